@@ -321,6 +321,28 @@ void single_value_verdict(MetricComparison& row, const Metric& base, const Metri
   }
 }
 
+// Runs pooled by merge_runs: per-request or per-repetition samples of one run share that run's
+// conditions, so a U test over the pooled samples treats round-to-round drift as signal. The
+// change must also clear what the runs' own values allow: a two-sample t bound on the per-run
+// values (relative to BASE, pooled variance, df = runs - 2) at the gate's alpha. 0 when neither
+// side holds two runs (nothing to estimate it from).
+double between_run_floor(const Metric& base, const Metric& next, double alpha) {
+  const double scale = std::fabs(stats::mean(base.run_values.empty() ? base.samples : base.run_values));
+  if (scale == 0) return 0;
+  double sum_sq = 0, df = 0;
+  for (const Metric* m : {&base, &next}) {
+    if (m->run_values.size() < 2) continue;
+    const double sd = stats::stdev_sample(m->run_values) / scale;
+    const double k = static_cast<double>(m->run_values.size());
+    sum_sq += sd * sd * (k - 1);
+    df += k - 1;
+  }
+  if (df < 1) return 0;
+  const double kb = static_cast<double>(std::max<std::size_t>(1, base.run_values.size()));
+  const double kn = static_cast<double>(std::max<std::size_t>(1, next.run_values.size()));
+  return student_t_quantile(1.0 - alpha / 2.0, df) * std::sqrt(sum_sq / df * (1.0 / kb + 1.0 / kn));
+}
+
 void u_test_verdict(MetricComparison& row, const Metric& base, const Metric& next) {
   const auto mw = stats::mann_whitney_u(base.samples, next.samples);
   row.method = "mann-whitney-u";
@@ -333,13 +355,23 @@ void u_test_verdict(MetricComparison& row, const Metric& base, const Metric& nex
   const bool significant = mw.p_value < row.rule.alpha;
   const bool practical = beyond_thresholds(row.rule, row.before, row.after);
   const int sign = improvement_sign(row.better, row.before, row.after);
-  if (significant && practical && shift_sign == value_sign && sign != 0) {
+  row.noise_floor_used = between_run_floor(base, next, row.rule.alpha);
+  const bool beyond_run_noise =
+      row.noise_floor_used == 0 ||
+      (row.before != 0 && std::fabs(row.after - row.before) / std::fabs(row.before) > row.noise_floor_used);
+  if (significant && practical && beyond_run_noise && shift_sign == value_sign && sign != 0) {
     row.verdict = sign > 0 ? Verdict::faster : Verdict::slower;
     row.reason = "p=" + fmt(mw.p_value, 3) + " < alpha " + fmt(row.rule.alpha) + " and change beyond threshold";
+    if (row.noise_floor_used > 0) row.reason += " and between-run noise " + fmt(100 * row.noise_floor_used, 3) + "%";
   } else if (practical && sign != 0) {
     row.verdict = Verdict::noisy;
-    row.reason = significant ? "distribution moved the other way than this statistic"
-                             : "change beyond threshold but not significant (p=" + fmt(mw.p_value, 3) + ")";
+    if (!significant)
+      row.reason = "change beyond threshold but not significant (p=" + fmt(mw.p_value, 3) + ")";
+    else if (shift_sign != value_sign)
+      row.reason = "distribution moved the other way than this statistic";
+    else
+      row.reason = "p=" + fmt(mw.p_value, 3) + " but within the between-run noise " +
+                   fmt(100 * row.noise_floor_used, 3) + "% (runs differ among themselves as much)";
   } else {
     row.verdict = Verdict::same;
     row.reason = significant ? "significant (p=" + fmt(mw.p_value, 3) + ") but below threshold"
@@ -578,6 +610,7 @@ json to_json(const Comparison& c) {
                 {"regression", r.regression},
                 {"reason", r.reason}};
     if (r.method == "threshold+noise-floor") row["noise_floor_relative"] = r.noise_floor_used;
+    if (r.method == "mann-whitney-u" && r.noise_floor_used > 0) row["between_run_noise_relative"] = r.noise_floor_used;
     if (r.interval_low) row["prediction_interval"] = {*r.interval_low, *r.interval_high};
     rows.push_back(std::move(row));
   }

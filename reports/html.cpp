@@ -393,9 +393,30 @@ table{border-collapse:collapse;font-size:13px;margin:8px 0} td,th{border:1px sol
 .meta{font-size:12px;color:#555}
 )css";
 
+// A closed-loop result is charted as what it holds: one serving run per arm.
+std::vector<RunResult> with_arms_expanded(const std::vector<RunResult>& runs) {
+  std::vector<RunResult> out;
+  for (const auto& r : runs) {
+    if (r.kind != ResultKind::closed_loop || !r.raw.contains("arms") || !r.raw["arms"].is_array()) {
+      out.push_back(r);
+      continue;
+    }
+    for (const auto& arm : r.raw["arms"]) {
+      if (!arm.is_object() || !arm.contains("serving")) continue;
+      RunResult serving = parse_result(arm["serving"], r.source + " [" + arm.value("preset", "?") + "]");
+      serving.identity.model = r.identity.model;
+      serving.identity.device = r.identity.device;
+      serving.git_sha = r.git_sha;
+      out.push_back(std::move(serving));
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
-HtmlReport render_html_report(const std::vector<RunResult>& runs, const std::string& title) {
+HtmlReport render_html_report(const std::vector<RunResult>& given_runs, const std::string& title) {
+  const std::vector<RunResult> runs = with_arms_expanded(given_runs);
   HtmlReport report;
   std::ostringstream body;
   auto add_chart = [&](const std::string& id, const std::string& svg) {

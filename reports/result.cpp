@@ -19,6 +19,7 @@ std::string to_string(ResultKind kind) {
     case ResultKind::encode: return "encode";
     case ResultKind::ab: return "ab";
     case ResultKind::gbench: return "gbench";
+    case ResultKind::closed_loop: return "closed-loop";
   }
   return "?";
 }
@@ -599,6 +600,79 @@ RunResult parse_gbench(const json& doc, const std::string& source) {
   return r;
 }
 
+// ---------------------------------------------------------------------------------------------
+// closed loop (`encbench run`)
+
+RunResult parse_closed_loop(const json& doc, const std::string& source) {
+  RunResult r;
+  r.kind = ResultKind::closed_loop;
+  r.source = source;
+  r.producer = "encbench";
+  read_envelope(doc, r);
+  const json scenario = doc.value("scenario", json::object());
+  require(scenario.is_object(), source + ": closed-loop result: 'scenario' must be an object");
+  require(doc.contains("arms") && doc["arms"].is_array() && !doc["arms"].empty(),
+          source + ": closed-loop result needs a non-empty 'arms' list");
+  r.identity.model = string_or(scenario, "model");
+  r.identity.device = string_or(scenario, "device", device_of(doc));
+  // The generated sample is defined by its size, image shape and seed (its path is not).
+  {
+    std::ostringstream d;
+    d << "vision-arena-bench num=" << canonical_number(scenario.value("num_prompts", json()))
+      << " image=" << canonical_number(scenario.value("image_width", json())) << "x"
+      << canonical_number(scenario.value("image_height", json()))
+      << " seed=" << canonical_number(scenario.value("seed", json()));
+    r.identity.dataset = d.str();
+    std::ostringstream sc;
+    sc << "presets=" << scenario.value("presets", json::array()).dump()
+       << " request_rate=" << canonical_number(scenario.value("request_rate", json()))
+       << " burstiness=" << canonical_number(scenario.value("burstiness", json()))
+       << " output_len=" << canonical_number(scenario.value("output_len", json()))
+       << " max_num_seqs=" << canonical_number(scenario.value("max_num_seqs", json()))
+       << " max_num_batched_tokens=" << canonical_number(scenario.value("max_num_batched_tokens", json()))
+       << " encoder_mlp=" << canonical_number(scenario.value("encoder_mlp", json()))
+       << " profile=" << canonical_number(scenario.value("profile", json()));
+    r.identity.scenario = sc.str();
+  }
+  const json& arms = doc["arms"];
+  for (std::size_t i = 0; i < arms.size(); ++i) {
+    const json& arm = arms[i];
+    const std::string what = source + ": arms[" + std::to_string(i) + "]";
+    require(arm.is_object() && arm.contains("serving") && arm["serving"].is_object(),
+            what + " needs a 'serving' object");
+    const std::string preset = string_or(arm, "preset", "?");
+    // Arms are named by position, as ab results are: BASE and NEW must list the same presets
+    // (the scenario identity checks that), and gate globs stay independent of preset names.
+    const std::string prefix = std::string(1, static_cast<char>('a' + i)) + ".";
+    const std::string label_prefix =
+        std::string(1, static_cast<char>('A' + i)) + " (" + preset + "): ";
+    RunResult serving = parse_serving(arm["serving"], what + ".serving");
+    for (Metric& m : serving.metrics) {
+      m.name = prefix + m.name;
+      m.label = label_prefix + m.label;
+      r.metrics.push_back(std::move(m));
+    }
+    const json delta = arm.value("server_engine_delta", json::object());
+    auto counter = [&](const char* key, const char* label, const char* unit, MetricGroup group, Better better) {
+      if (!delta.is_object() || !is_number(delta, key)) return;
+      Metric m;
+      m.name = prefix + key;
+      m.label = label_prefix + label;
+      m.unit = unit;
+      m.group = group;
+      m.better = better;
+      m.value = delta[key].get<double>();
+      r.metrics.push_back(std::move(m));
+    };
+    counter("syncs_per_forward", "Encoder syncs per forward", "", MetricGroup::exact, Better::lower);
+    counter("idle_pct", "Encoder device idle (%)", "%", MetricGroup::device, Better::lower);
+    counter("device_busy_ms", "Encoder device busy (ms)", "ms", MetricGroup::device, Better::lower);
+    counter("encoder_wall_ms", "Encoder wall time (ms)", "ms", MetricGroup::device, Better::lower);
+    counter("encoder_forwards", "Encoder forwards", "", MetricGroup::info, Better::none);
+  }
+  return r;
+}
+
 }  // namespace
 
 ResultKind detect_kind(const json& doc, const std::string& source) {
@@ -607,10 +681,11 @@ ResultKind detect_kind(const json& doc, const std::string& source) {
   if (schema == "encbench-encode") return ResultKind::encode;
   if (schema == "encbench-ab") return ResultKind::ab;
   if (schema == "encbench-serve-bench") return ResultKind::serving;
+  if (schema == "encbench-closed-loop") return ResultKind::closed_loop;
   if (!schema.empty())
     throw InvalidInput(source + ": schema '" + schema +
-                       "' cannot be compared (expected encbench-encode, encbench-ab, "
-                       "encbench-serve-bench, vllm bench serve or Google Benchmark JSON)");
+                       "' cannot be compared (expected encbench-encode, encbench-ab, encbench-serve-bench, "
+                       "encbench-closed-loop, vllm bench serve or Google Benchmark JSON)");
   if (doc.contains("benchmarks") && doc["benchmarks"].is_array() && doc.contains("context"))
     return ResultKind::gbench;
   if (doc.contains("completed") && (doc.contains("request_throughput") || doc.contains("duration")))
@@ -632,6 +707,7 @@ RunResult parse_result(const json& doc, const std::string& source) {
       case ResultKind::encode: r = parse_encode(doc, source); break;
       case ResultKind::ab: r = parse_ab(doc, source); break;
       case ResultKind::gbench: r = parse_gbench(doc, source); break;
+      case ResultKind::closed_loop: r = parse_closed_loop(doc, source); break;
     }
   } catch (const json::exception& e) {
     throw InvalidInput(source + ": unexpected value in a " + to_string(kind) + " result: " + e.what());
@@ -739,6 +815,7 @@ RunResult merge_runs(const std::vector<RunResult>& runs) {
       m.samples.clear();
       for (const Metric* p : parts) m.samples.insert(m.samples.end(), p->samples.begin(), p->samples.end());
       m.value = m.statistic == Statistic::point ? stats::median(values) : statistic_of(m, m.samples);
+      m.run_values = values;
     } else {
       // One value per run: the runs are the repetitions.
       m.samples = values;

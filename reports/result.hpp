@@ -17,7 +17,9 @@
 
 namespace encbench::reports {
 
-enum class ResultKind { serving, encode, ab, gbench };
+// closed_loop: `encbench run` (encbench-closed-loop/1): one serving run per encoder preset ("arm")
+// plus the server's encoder counters; metric names carry the arm ("a.mean_ttft_ms", "b.idle_pct").
+enum class ResultKind { serving, encode, ab, gbench, closed_loop };
 std::string to_string(ResultKind kind);
 
 // Which way is better. `none`: informational (counts, configuration echoes).
@@ -53,6 +55,10 @@ struct Metric {
   // (duration, throughputs) are set by the last requests to finish, so their noise is about
   // sd(E2EL) / duration; the single-value rule widens its noise floor by it.
   double run_noise_rel = 0;
+  // After merge_runs pooled the samples of several runs: each run's own value of this metric.
+  // Samples of one run share its conditions (machine state, process, code layout), so they are
+  // not independent across runs; compare requires a change to clear the spread of these too.
+  std::vector<double> run_values;
 };
 
 // What must match between two results before they may be compared.

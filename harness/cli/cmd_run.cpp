@@ -16,7 +16,7 @@ struct RunFlags {
   std::optional<std::int64_t> max_num_batched_tokens;
   std::optional<bool> encoder_mlp;
   std::optional<double> request_rate, burstiness;
-  std::optional<std::string> device, model, presets, result_dir, profiles_dir;
+  std::optional<std::string> device, model, presets, result_dir, result_file, profiles_dir;
   std::optional<std::uint64_t> seed;
   std::optional<bool> profile;
 };
@@ -43,6 +43,7 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--image-height", f.image_height, "Height of the generated sample's images (default 480)");
   sub->add_option("--encoder-mlp", f.encoder_mlp, "Encoder layers include norm2 + MLP (true|false; default true)");
   sub->add_option("--result-dir", f.result_dir, "Where the dataset, profiles and result JSON go (default ./encbench-results)");
+  sub->add_option("--result", f.result_file, "Result JSON path (default <result-dir>/closed-loop-<A>-vs-<B>.json)");
   sub->add_option("--profiles-dir", f.profiles_dir, "Device profiles folder (default: scenarios/devices)");
   sub->add_option("--seed", f.seed, "Dataset, arrivals and server seed (default 0)");
   sub->add_option("--profile", f.profile, "Server-side encoder profile per arm (true|false; default true)");
@@ -59,6 +60,7 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
       if (f.model) o.model = *f.model;
       if (f.max_num_seqs) o.max_num_seqs = *f.max_num_seqs;
       if (f.result_dir) o.result_dir = *f.result_dir;
+      if (f.result_file) o.result_file = *f.result_file;
       if (f.max_num_batched_tokens) o.max_num_batched_tokens = *f.max_num_batched_tokens;
       if (f.image_width) o.image_width = *f.image_width;
       if (f.image_height) o.image_height = *f.image_height;

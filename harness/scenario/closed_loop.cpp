@@ -235,7 +235,10 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
   doc["arms"] = arms;
   doc["comparison"] = reports::to_json(comparison);
   ClosedLoopRun run;
-  run.result_path = o.result_dir / ("closed-loop-" + o.presets[0] + "-vs-" + o.presets[1] + ".json");
+  run.result_path = o.result_file.empty()
+                        ? o.result_dir / ("closed-loop-" + o.presets[0] + "-vs-" + o.presets[1] + ".json")
+                        : o.result_file;
+  if (run.result_path.has_parent_path()) std::filesystem::create_directories(run.result_path.parent_path());
   write_json_file(run.result_path, doc);
   progress << "[run] wrote " << run.result_path.string() << std::endl;
   run.result = std::move(doc);

@@ -32,6 +32,7 @@ struct ClosedLoopOptions {
   bool encoder_mlp = true;
   bool profile = true;                      // /start_profile../stop_profile around each arm
   std::filesystem::path result_dir = "encbench-results";
+  std::filesystem::path result_file;        // "" = result_dir/closed-loop-<A>-vs-<B>.json
   std::filesystem::path profiles_dir;       // device profiles ("" = default lookup)
 };
 

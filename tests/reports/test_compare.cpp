@@ -241,3 +241,135 @@ TEST(Compare, DISABLED_FalseAlarmAndDetectionRates) {
 
 }  // namespace
 }  // namespace encbench::reports
+
+// Rounds pooled from several runs: the per-request samples of one run share its conditions.
+namespace encbench::reports {
+namespace {
+
+RunResult rounds(std::uint64_t first_seed, const std::vector<double>& scales, std::size_t n = 100) {
+  std::vector<RunResult> runs;
+  for (std::size_t i = 0; i < scales.size(); ++i)
+    runs.push_back(parse_result(test::crafted_serving(first_seed + i, n, scales[i]), "round" + std::to_string(i)));
+  return merge_runs(runs);
+}
+
+TEST(CompareRounds, DriftBetweenRoundsIsNotARegression) {
+  // Rounds whose TTFT level drifts by up to 20% (machine state): pooled, NEW looks 14% slower
+  // with a tiny U-test p-value, yet the rounds of each side disagree among themselves that much.
+  const RunResult base = rounds(10, {0.85, 1.00, 1.00});
+  const RunResult next = rounds(20, {1.00, 1.20, 1.05});
+  const Comparison c = compare_runs(base, next, default_gate());
+  const auto& ttft = row(c, "mean_ttft_ms");
+  ASSERT_TRUE(ttft.p_value.has_value());
+  EXPECT_LT(*ttft.p_value, 0.002);                 // the pooled test alone would cry wolf
+  EXPECT_GT(*ttft.relative_change, 0.10);
+  EXPECT_GT(ttft.noise_floor_used, *ttft.relative_change);
+  EXPECT_EQ(ttft.verdict, Verdict::noisy);
+  EXPECT_FALSE(ttft.regression);
+  EXPECT_EQ(c.exit_code(), 0);
+}
+
+TEST(CompareRounds, ConsistentRegressionAcrossRoundsFails) {
+  // Every round of NEW is 20% slower and the rounds agree: the floor is small, the gate fails.
+  const RunResult base = rounds(30, {1.00, 1.01, 0.99}, 400);
+  const RunResult next = rounds(40, {1.20, 1.21, 1.19}, 400);
+  const Comparison c = compare_runs(base, next, default_gate());
+  const auto& ttft = row(c, "mean_ttft_ms");
+  EXPECT_GT(ttft.noise_floor_used, 0.0);
+  EXPECT_LT(ttft.noise_floor_used, 0.19);
+  EXPECT_EQ(ttft.verdict, Verdict::slower);
+  EXPECT_TRUE(ttft.regression);
+  EXPECT_EQ(c.exit_code(), 1);
+}
+
+TEST(CompareRounds, SingleRunsKeepThePlainUTest) {
+  const Comparison c = compare_runs(serving(1, 1.0), serving(2, 1.10), default_gate());
+  EXPECT_EQ(row(c, "mean_ttft_ms").noise_floor_used, 0.0);
+  const RunResult merged = rounds(50, {1.0, 1.0});
+  const Metric* m = merged.find("mean_ttft_ms");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->run_values.size(), 2u);
+  EXPECT_EQ(m->samples.size(), 200u);
+}
+
+}  // namespace
+}  // namespace encbench::reports
+
+// `encbench run` results: two arms, each a serving run plus the server's encoder counters.
+namespace encbench::reports {
+namespace {
+
+nlohmann::json closed_loop(std::uint64_t seed, double ttft_scale_b, double syncs_b,
+                           const std::vector<std::string>& presets = {"baseline", "optimized"}) {
+  nlohmann::json scenario = {{"name", "closed-loop-ci"}, {"model", "tiny-qwen2.5-vl"},
+                             {"device", "sim:ascend-910b"}, {"presets", presets},
+                             {"num_prompts", 300}, {"request_rate", 10.0}, {"burstiness", 5.0},
+                             {"output_len", 8}, {"image_width", 448}, {"image_height", 448},
+                             {"seed", 0}, {"max_num_seqs", 256}, {"max_num_batched_tokens", 8192},
+                             {"encoder_mlp", true}, {"profile", false},
+                             {"result_dir", "/somewhere/" + std::to_string(seed)}};
+  auto arm = [&](const std::string& preset, std::uint64_t s, double scale, double syncs) {
+    nlohmann::json serving = test::crafted_serving(s, 300, scale);
+    serving["dataset_path"] = "/somewhere/" + std::to_string(seed) + "/vision-arena-300.jsonl";
+    return nlohmann::json{{"preset", preset},
+                          {"serving", serving},
+                          {"server_engine_delta", {{"syncs_per_forward", syncs}, {"idle_pct", 12.5},
+                                                   {"device_busy_ms", 40.0}, {"encoder_wall_ms", 80.0},
+                                                   {"encoder_forwards", 30}}}};
+  };
+  return {{"schema", "encbench-closed-loop"}, {"schema_version", 1}, {"scenario", scenario},
+          {"arms", {arm(presets[0], seed, 1.0, 8), arm(presets[1], seed + 7, ttft_scale_b, syncs_b)}}};
+}
+
+TEST(CompareClosedLoop, ReadsBothArmsWithPrefixedNames) {
+  const RunResult r = parse_result(closed_loop(1, 1.0, 0), "cl.json");
+  EXPECT_EQ(r.kind, ResultKind::closed_loop);
+  EXPECT_EQ(to_string(r.kind), "closed-loop");
+  EXPECT_EQ(r.identity.model, "tiny-qwen2.5-vl");
+  EXPECT_EQ(r.identity.device, "sim:ascend-910b");
+  ASSERT_NE(r.find("a.mean_ttft_ms"), nullptr);
+  ASSERT_NE(r.find("b.mean_ttft_ms"), nullptr);
+  EXPECT_EQ(r.find("b.mean_ttft_ms")->samples.size(), 300u);
+  EXPECT_EQ(r.find("a.mean_ttft_ms")->label, "A (baseline): Mean TTFT (ms)");
+  EXPECT_EQ(r.find("a.syncs_per_forward")->value, 8);
+  EXPECT_EQ(r.find("b.syncs_per_forward")->value, 0);
+  EXPECT_EQ(r.find("b.syncs_per_forward")->group, MetricGroup::exact);
+  EXPECT_EQ(r.find("mean_ttft_ms"), nullptr);
+}
+
+TEST(CompareClosedLoop, RegressionInOneArmFailsTheCiGate) {
+  const Gate ci = load_gate((test::source_root() / "scenarios/gates/ci.json").string());
+  // Result directories differ between BASE and NEW (as in scripts/ci-gate.sh): still comparable.
+  const Comparison same = compare_runs(parse_result(closed_loop(1, 1.0, 0), "base"),
+                                       parse_result(closed_loop(100, 1.0, 0), "head"), ci);
+  EXPECT_EQ(same.exit_code(), 0);
+  const Comparison slower = compare_runs(parse_result(closed_loop(1, 1.0, 0), "base"),
+                                         parse_result(closed_loop(100, 1.3, 0), "head"), ci);
+  EXPECT_EQ(row(slower, "b.mean_ttft_ms").verdict, Verdict::slower);
+  EXPECT_NE(row(slower, "a.mean_ttft_ms").verdict, Verdict::slower);
+  EXPECT_EQ(slower.exit_code(), 1);
+}
+
+TEST(CompareClosedLoop, ASyncCreepingBackFailsTheCiGate) {
+  const Gate ci = load_gate((test::source_root() / "scenarios/gates/ci.json").string());
+  const Comparison c = compare_runs(parse_result(closed_loop(1, 1.0, 0), "base"),
+                                    parse_result(closed_loop(100, 1.0, 1), "head"), ci);
+  bool syncs_failed = false;
+  for (const auto& e : c.exact) syncs_failed = syncs_failed || (e.metric == "b.syncs_per_forward" && !e.passed);
+  EXPECT_TRUE(syncs_failed);
+  EXPECT_EQ(c.exit_code(), 1);
+}
+
+TEST(CompareClosedLoop, DifferentPresetsAreRefused) {
+  EXPECT_THROW(compare_runs(parse_result(closed_loop(1, 1.0, 0), "base"),
+                            parse_result(closed_loop(2, 1.0, 0, {"baseline", "pr7104"}), "head"), default_gate()),
+               InvalidInput);
+  nlohmann::json broken = closed_loop(1, 1.0, 0);
+  broken["arms"] = nlohmann::json::array();
+  EXPECT_THROW(parse_result(broken, "broken"), InvalidInput);
+  broken["arms"] = {{{"preset", "baseline"}}};
+  EXPECT_THROW(parse_result(broken, "broken"), InvalidInput);
+}
+
+}  // namespace
+}  // namespace encbench::reports

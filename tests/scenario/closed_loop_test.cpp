@@ -19,6 +19,7 @@
 #include "harness/server/serve_command.hpp"
 #include "harness/server/server.hpp"
 #include "harness/timeline/chrome_trace.hpp"
+#include "reports/result.hpp"
 
 namespace encbench {
 namespace {
@@ -62,11 +63,20 @@ TEST(ClosedLoop, ProfileSummaryMatchesPresetAndServedImages) {
   o.image_width = 64;
   o.image_height = 48;
   o.result_dir = dir;
+  o.result_file = dir / "nested" / "result.json";  // --result: parent directories are created
   std::ostringstream out, progress;
   const scenario::ClosedLoopRun run = scenario::run_closed_loop(o, {"test"}, out, progress);
 
+  ASSERT_EQ(run.result_path, o.result_file);
   ASSERT_TRUE(std::filesystem::exists(run.result_path));
   const int depth = encoder::load_model(kTinyModel).depth;
+  // What `encbench compare` and the CI gate read from it: both arms, named a. and b.
+  const reports::RunResult parsed = reports::load_result(run.result_path);
+  EXPECT_EQ(parsed.kind, reports::ResultKind::closed_loop);
+  ASSERT_NE(parsed.find("a.syncs_per_forward"), nullptr);
+  EXPECT_EQ(parsed.find("a.syncs_per_forward")->value, depth);
+  EXPECT_EQ(parsed.find("b.syncs_per_forward")->value, 0.0);
+  EXPECT_EQ(parsed.find("b.mean_ttft_ms")->samples.size(), static_cast<std::size_t>(o.num_prompts));
   const nlohmann::json& arms = run.result["arms"];
   ASSERT_EQ(arms.size(), 2u);
   for (const auto& arm : arms) {
@@ -198,6 +208,10 @@ TEST(ClosedLoop, ScenarioFileMatchesEmbeddedDefaults) {
   scenario::ClosedLoopOptions bad;
   bad.presets = {"baseline"};
   EXPECT_THROW(scenario::validate(bad), InvalidInput);
+  // The CI gate's short scenario is a valid file too.
+  const auto ci = scenario::load_scenario(source_dir() / "scenarios/closed-loop-ci.json");
+  EXPECT_NO_THROW(scenario::validate(ci));
+  EXPECT_EQ(ci.name, "closed-loop-ci");
 }
 
 }  // namespace
