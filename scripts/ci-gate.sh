@@ -3,18 +3,23 @@
 # machine, compare, and fail only on a regression (docs/reports.md, "CI recipe").
 #
 #   scripts/ci-gate.sh [--base REF] [--head REF] [--rounds N] [--out DIR] [--gate FILE]
-#                      [--micro-filter REGEX] [--micro-reps N] [--serving-cmd CMD] [--keep]
+#                      [--micro-filter REGEX] [--micro-reps N] [--micro-min-time S]
+#                      [--serving-cmd CMD] [--warmup-rounds N] [--keep]
 #
-#   --base REF          baseline commit (default: merge-base of HEAD and origin/main, else main)
+#   --base REF          baseline commit (default: merge-base of HEAD and origin/main, else main;
+#                       on main itself that is HEAD: pass --base HEAD~1 to judge the last commit)
 #   --head REF          commit under test (default: HEAD)
 #   --rounds N          interleaved rounds (default 3); each round runs base and head once, in
 #                       alternating order (ABBA...) so slow drift of the machine cancels out
+#   --warmup-rounds N   unmeasured rounds first (default 1): the first runs on a fresh machine pay
+#                       for page faults and cold caches that later runs do not
 #   --micro-reps N      Google Benchmark repetitions per round (default 3; rounds x reps >= 9 is
 #                       what compare's U test wants)
 #   --micro-filter RE   --benchmark_filter for encbench-micro (default: all)
-#   --serving-cmd CMD   closed-loop serving run per round; {bin} is replaced by the build's
-#                       encbench, {out} by the result JSON path to write, e.g.
-#                       '{bin} run scenarios/closed-loop/ci.json --result {out}'
+#   --micro-min-time S  --benchmark_min_time in seconds (default: Google Benchmark's own)
+#   --serving-cmd CMD   closed-loop serving run per round, run in that side's source tree; {bin}
+#                       is replaced by the build's encbench, {out} by the result JSON path, e.g.
+#                       '{bin} run --scenario scenarios/closed-loop-ci.json --result {out}'
 #                       (default: none; the step is skipped with a message)
 #   --gate FILE         gate (default scenarios/gates/ci.json of HEAD)
 #   --out DIR           where results, tables, JUnit XML and the HTML report go (default ci-gate-out)
@@ -22,13 +27,17 @@
 #   --head-build DIR    harness/cli/encbench and harness/micro/encbench-micro; e.g. a CI cache)
 #   --keep              keep the temporary worktrees and builds
 #
+# A side that is built here is configured like --head-build when one is given (build type, CUDA
+# option and architectures) and compiled through ccache when it is installed, so the translation
+# units BASE shares with HEAD are cache hits (cmake/EncbenchCcache.cmake).
+#
 # Exit status: 0 no regression, 1 regression, 2 invalid input or a failed build/run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 repo=$(pwd)
 
 base_ref="" head_ref="HEAD" rounds=3 out="ci-gate-out" gate="" micro_filter="" micro_reps=3
-serving_cmd="" keep=0 base_build="" head_build=""
+serving_cmd="" keep=0 base_build="" head_build="" micro_min_time="" warmup_rounds=1
 while (($#)); do
   case "$1" in
     --base) base_ref=$2; shift 2 ;;
@@ -38,16 +47,24 @@ while (($#)); do
     --gate) gate=$2; shift 2 ;;
     --micro-filter) micro_filter=$2; shift 2 ;;
     --micro-reps) micro_reps=$2; shift 2 ;;
+    --micro-min-time) micro_min_time=$2; shift 2 ;;
+    --warmup-rounds) warmup_rounds=$2; shift 2 ;;
     --serving-cmd) serving_cmd=$2; shift 2 ;;
     --base-build) base_build=$2; shift 2 ;;
     --head-build) head_build=$2; shift 2 ;;
     --keep) keep=1; shift ;;
-    -h|--help) sed -n '2,29p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,37p' "$0"; exit 0 ;;
     *) echo "ci-gate: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
 [[ "$rounds" =~ ^[1-9][0-9]*$ ]] || { echo "ci-gate: --rounds must be a positive integer" >&2; exit 2; }
 [[ "$micro_reps" =~ ^[1-9][0-9]*$ ]] || { echo "ci-gate: --micro-reps must be a positive integer" >&2; exit 2; }
+[[ "$warmup_rounds" =~ ^[0-9]+$ ]] || { echo "ci-gate: --warmup-rounds must be a non-negative integer" >&2; exit 2; }
+[[ -z "$micro_min_time" || "$micro_min_time" =~ ^[0-9]*\.?[0-9]+$ ]] \
+  || { echo "ci-gate: --micro-min-time must be a number of seconds" >&2; exit 2; }
+for d in "$base_build" "$head_build"; do
+  [[ -z "$d" || -d "$d" ]] || { echo "ci-gate: no such build directory: $d" >&2; exit 2; }
+done
 if [[ -z "$base_ref" ]]; then
   base_ref=$(git merge-base HEAD origin/main 2>/dev/null || git merge-base HEAD main 2>/dev/null || true)
   [[ -n "$base_ref" ]] || { echo "ci-gate: cannot find a merge base; pass --base REF" >&2; exit 2; }
@@ -68,6 +85,24 @@ trap cleanup EXIT
 
 echo "ci-gate: base $base_sha, head $head_sha, $rounds rounds; output in $out"
 jobs=$(nproc)
+# Configure a side built here like the prebuilt one, so both sides are the same kind of build
+# (and share ccache entries); otherwise Release without CUDA.
+configure_args=(-DCMAKE_BUILD_TYPE=Release -DENCBENCH_BUILD_TESTS=OFF -DENCBENCH_CUDA=OFF)
+reference_build=${head_build:-$base_build}
+if [[ -n "$reference_build" && -f "$reference_build/CMakeCache.txt" ]]; then
+  cache_value() { sed -n "s/^$1:[A-Z]*=//p" "$reference_build/CMakeCache.txt" | head -1; }
+  configure_args=(-DENCBENCH_BUILD_TESTS=OFF "-DCMAKE_BUILD_TYPE=$(cache_value CMAKE_BUILD_TYPE)"
+                  "-DENCBENCH_CUDA=$(cache_value ENCBENCH_CUDA)")
+  cuda_arch=$(cache_value CMAKE_CUDA_ARCHITECTURES)
+  [[ -n "$cuda_arch" ]] && configure_args+=("-DCMAKE_CUDA_ARCHITECTURES=$cuda_arch")
+  sanitize=$(cache_value ENCBENCH_SANITIZE)
+  [[ -n "$sanitize" ]] && configure_args+=("-DENCBENCH_SANITIZE=$sanitize")
+fi
+ccache_hits() {  # hits and misses so far, from ccache's machine-readable counters
+  command -v ccache >/dev/null 2>&1 || return 0
+  ccache --print-stats 2>/dev/null | awk '$1 ~ /^(direct|preprocessed)_cache_hit$/ {h += $2}
+    $1 == "cache_miss" {m += $2} END {print h + 0, m + 0}'
+}
 declare -A build_dir src_dir
 for side in base head; do
   sha_var="${side}_sha"
@@ -80,11 +115,21 @@ for side in base head; do
     git worktree add --detach "$work/$side" "${!sha_var}" >/dev/null
     src_dir[$side]=$work/$side
     build_dir[$side]=$work/$side/build
-    echo "ci-gate: building $side (${!sha_var:0:12})"
-    cmake -S "$work/$side" -B "$work/$side/build" -DCMAKE_BUILD_TYPE=Release -DENCBENCH_BUILD_TESTS=OFF \
-      -DENCBENCH_CUDA=OFF >"$out/build-$side.log" 2>&1 || { echo "ci-gate: configure of $side failed, see $out/build-$side.log" >&2; exit 2; }
+    launcher=()
+    if command -v ccache >/dev/null 2>&1; then
+      # Set here rather than left to the commit's own CMake, which may predate ccache support.
+      l="$(command -v cmake);-E;env;CCACHE_BASEDIR=$work/$side;$(command -v ccache)"
+      launcher=("-DCMAKE_C_COMPILER_LAUNCHER=$l" "-DCMAKE_CXX_COMPILER_LAUNCHER=$l" "-DCMAKE_CUDA_COMPILER_LAUNCHER=$l")
+    fi
+    echo "ci-gate: building $side (${!sha_var:0:12}): ${configure_args[*]}"
+    read -r hits0 misses0 <<<"$(ccache_hits)"
+    started=$SECONDS
+    cmake -S "$work/$side" -B "$work/$side/build" "${configure_args[@]}" "${launcher[@]}" \
+      >"$out/build-$side.log" 2>&1 || { echo "ci-gate: configure of $side failed, see $out/build-$side.log" >&2; exit 2; }
     cmake --build "$work/$side/build" -j "$jobs" --target encbench encbench-micro >>"$out/build-$side.log" 2>&1 \
       || { echo "ci-gate: build of $side failed, see $out/build-$side.log" >&2; exit 2; }
+    read -r hits1 misses1 <<<"$(ccache_hits)"
+    echo "ci-gate: built $side in $((SECONDS - started)) s$( [[ -n "$hits1" ]] && echo ", ccache: $((hits1 - hits0)) hits, $((misses1 - misses0)) compiled")"
   fi
   for exe in harness/cli/encbench harness/micro/encbench-micro; do
     [[ -x "${build_dir[$side]}/$exe" ]] || { echo "ci-gate: ${build_dir[$side]}/$exe is missing" >&2; exit 2; }
@@ -95,24 +140,36 @@ micro() { echo "${build_dir[$1]}/harness/micro/encbench-micro"; }
 gate=${gate:-${src_dir[head]}/scenarios/gates/ci.json}
 encbench_head=$(bin head)  # compare/report of the commit under test judge both sides
 
-mkdir -p "$out/micro/base" "$out/micro/head" "$out/serving/base" "$out/serving/head"
+mkdir -p "$out/micro/base" "$out/micro/head" "$out/serving/base" "$out/serving/head" "$out/warmup"
+run_side() {  # run_side SIDE MICRO_JSON SERVING_JSON LOG_STEM REPS
+  local side=$1 args
+  args=(--benchmark_repetitions="$5" --benchmark_enable_random_interleaving=true
+        --benchmark_out="$2" --benchmark_out_format=json)
+  [[ -n "$micro_filter" ]] && args+=(--benchmark_filter="$micro_filter")
+  [[ -n "$micro_min_time" ]] && args+=(--benchmark_min_time="$micro_min_time")
+  "$(micro "$side")" "${args[@]}" >"$4-micro.log" 2>&1 \
+    || { echo "ci-gate: encbench-micro ($side) failed, see $4-micro.log" >&2; exit 2; }
+  if [[ -n "$serving_cmd" ]]; then
+    local cmd=${serving_cmd//\{bin\}/$(bin "$side")}
+    cmd=${cmd//\{out\}/$3}
+    (cd "${src_dir[$side]}" && bash -c "$cmd") >"$4-serving.log" 2>&1 \
+      || { echo "ci-gate: serving run ($side) failed, see $4-serving.log" >&2; exit 2; }
+  fi
+  return 0
+}
+for ((r = 1; r <= warmup_rounds; r++)); do
+  for side in base head; do
+    echo "ci-gate: warm-up $r/$warmup_rounds: $side (not measured)"
+    run_side "$side" "$out/warmup/$side-micro$r.json" "$out/warmup/$side-serving$r.json" "$out/warmup/$side$r" 1
+  done
+done
 for ((r = 1; r <= rounds; r++)); do
   # ABBA order: base first in odd rounds, head first in even rounds.
   order=(base head)
   ((r % 2 == 0)) && order=(head base)
   for side in "${order[@]}"; do
     echo "ci-gate: round $r/$rounds: $side"
-    args=(--benchmark_repetitions="$micro_reps" --benchmark_enable_random_interleaving=true
-          --benchmark_out="$out/micro/$side/round$r.json" --benchmark_out_format=json)
-    [[ -n "$micro_filter" ]] && args+=(--benchmark_filter="$micro_filter")
-    "$(micro "$side")" "${args[@]}" >"$out/micro/$side/round$r.log" 2>&1 \
-      || { echo "ci-gate: encbench-micro ($side) failed, see $out/micro/$side/round$r.log" >&2; exit 2; }
-    if [[ -n "$serving_cmd" ]]; then
-      cmd=${serving_cmd//\{bin\}/$(bin "$side")}
-      cmd=${cmd//\{out\}/$out/serving/$side/round$r.json}
-      (cd "${src_dir[$side]}" && bash -c "$cmd") >"$out/serving/$side/round$r.log" 2>&1 \
-        || { echo "ci-gate: serving run ($side) failed, see $out/serving/$side/round$r.log" >&2; exit 2; }
-    fi
+    run_side "$side" "$out/micro/$side/round$r.json" "$out/serving/$side/round$r.json" "$out/$side-round$r" "$micro_reps"
   done
 done
 

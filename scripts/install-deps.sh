@@ -5,7 +5,7 @@
 set -euo pipefail
 want=(cmake g++ make git pkg-config libbenchmark-dev libgtest-dev libgmock-dev nlohmann-json3-dev
       libcli11-dev libcurl4-openssl-dev libboost-dev libboost-system-dev libstb-dev
-      libsqlite3-dev zlib1g-dev ca-certificates)
+      libsqlite3-dev zlib1g-dev ca-certificates ccache)
 if [[ "${1:-}" == "--test" ]]; then
   want+=(chromium)
   command -v node >/dev/null 2>&1 || want+=(nodejs)

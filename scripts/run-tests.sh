@@ -14,3 +14,13 @@ scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS
   "-DENCBENCH_SANITIZE=address;undefined" -DENCBENCH_CUDA=OFF -DENCBENCH_BUILD_MICRO=OFF
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ENCBENCH_SANITIZED=1 ctest --output-on-failure -j "$jobs" --timeout 900)
+# Performance gate (docs/reports.md, "CI recipe"): the commit under test against its first parent,
+# BASE built here (ccache makes the shared code free), both run interleaved on this machine; fails
+# only on a regression that clears significance, threshold and the spread between rounds.
+if git rev-parse -q --verify 'HEAD~1^{commit}' >/dev/null 2>&1; then
+  scripts/ci-gate.sh --base HEAD~1 --head-build build --rounds 3 --warmup-rounds 1 --micro-reps 3 \
+    --micro-min-time 0.1 --micro-filter "$(cat scenarios/gates/ci-micro-filter.txt)" --out ci-gate-out \
+    --serving-cmd '{bin} run --scenario scenarios/closed-loop-ci.json --result {out} --result-dir {out}.d'
+else
+  echo "encbench: no parent commit to gate against; performance gate skipped"
+fi
