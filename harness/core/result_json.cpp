@@ -1,5 +1,8 @@
 #include "harness/core/result_json.hpp"
 
+#include <cctype>
+#include <string_view>
+
 #include <sys/utsname.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -112,12 +115,58 @@ std::string read_file_maybe_gz(const std::filesystem::path& path) {
   return out;
 }
 
+std::string non_finite_to_null(const std::string& text) {
+  static constexpr std::string_view kTokens[] = {"-Infinity", "Infinity", "-nan", "-NaN", "NaN", "nan",
+                                                 "-inf", "inf"};
+  std::string out;
+  out.reserve(text.size());
+  bool in_string = false;
+  char last_structural = 0;  // last non-space character outside strings
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < text.size()) out += text[++i];
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+      out += c;
+      last_structural = c;
+      continue;
+    }
+    if (last_structural == ':' || last_structural == ',' || last_structural == '[') {
+      bool replaced = false;
+      for (std::string_view token : kTokens) {
+        if (text.compare(i, token.size(), token) != 0) continue;
+        const std::size_t end = i + token.size();
+        const bool boundary = end == text.size() || !std::isalnum(static_cast<unsigned char>(text[end]));
+        if (!boundary) continue;
+        out += "null";
+        i = end - 1;
+        last_structural = 'l';
+        replaced = true;
+        break;
+      }
+      if (replaced) continue;
+    }
+    out += c;
+    if (!std::isspace(static_cast<unsigned char>(c))) last_structural = c;
+  }
+  return out;
+}
+
 nlohmann::json read_json_file(const std::filesystem::path& path) {
   if (!std::filesystem::exists(path)) throw InvalidInput("no such file: " + path.string());
   const std::string text = read_file_maybe_gz(path);
   try {
     return nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
+    // Google Benchmark writes nan/inf counters (a CV of all-zero values) and Python's json writes
+    // NaN/Infinity: neither is JSON. Read them as null (no value) rather than refuse the file.
+    const nlohmann::json lenient = nlohmann::json::parse(non_finite_to_null(text), nullptr, false);
+    if (!lenient.is_discarded()) return lenient;
     throw InvalidInput(path.string() + " is not valid JSON: " + e.what());
   }
 }

@@ -34,7 +34,11 @@ void write_json_file(const std::filesystem::path& path, const nlohmann::json& va
 
 // Reads a JSON document (plain or gzip-compressed, detected by magic bytes). Throws InvalidInput
 // naming the path and what is wrong (missing, unreadable, not JSON with the parser's position).
+// Non-finite literals that other tools write where JSON has none (Google Benchmark's nan/inf,
+// Python's NaN/Infinity) are read as null.
 nlohmann::json read_json_file(const std::filesystem::path& path);
+// The text with those literals (outside strings, in value position) replaced by null.
+std::string non_finite_to_null(const std::string& text);
 
 // Reads a whole file (gzip-decompressed when it starts with the gzip magic).
 std::string read_file_maybe_gz(const std::filesystem::path& path);

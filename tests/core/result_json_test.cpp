@@ -50,3 +50,32 @@ TEST(ResultJson, BadFilesGiveClearErrors) {
   EXPECT_THROW(write_json_file("/proc/definitely/not/writable.json", nlohmann::json{}), InvalidInput);
   fs::remove_all(dir);
 }
+
+namespace encbench {
+namespace {
+
+TEST(ResultJson, NonFiniteLiteralsOfOtherToolsReadAsNull) {
+  // Google Benchmark writes `"syncs": -nan` for the CV of all-zero counters; Python's json.dump
+  // writes NaN and Infinity. Text inside strings stays as it is.
+  const fs::path dir = fs::temp_directory_path() / "encbench_result_json_nan";
+  fs::create_directories(dir);
+  std::ofstream(dir / "gbench.json")
+      << "{\"benchmarks\": [{\"name\": \"nan inf\", \"syncs\": -nan, \"a\": nan, \"b\": inf,\n"
+         "  \"c\": [NaN, -Infinity, Infinity, 1.5], \"d\": \"-nan\", \"infinite\": 2}]}";
+  const nlohmann::json doc = read_json_file(dir / "gbench.json");
+  const auto& row = doc["benchmarks"][0];
+  EXPECT_EQ(row["name"], "nan inf");
+  EXPECT_TRUE(row["syncs"].is_null());
+  EXPECT_TRUE(row["a"].is_null());
+  EXPECT_TRUE(row["b"].is_null());
+  EXPECT_EQ(row["c"], nlohmann::json::parse("[null, null, null, 1.5]"));
+  EXPECT_EQ(row["d"], "-nan");
+  EXPECT_EQ(row["infinite"], 2);
+  // Anything else that is not JSON is still refused.
+  std::ofstream(dir / "bad.json") << "{\"a\": nano}";
+  EXPECT_THROW(read_json_file(dir / "bad.json"), InvalidInput);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace encbench
