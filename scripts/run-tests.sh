@@ -19,7 +19,7 @@ scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS
 # only on a regression that clears significance, threshold and the spread between rounds.
 if git rev-parse -q --verify 'HEAD~1^{commit}' >/dev/null 2>&1; then
   scripts/ci-gate.sh --base HEAD~1 --head-build build --rounds 3 --warmup-rounds 1 --micro-reps 3 \
-    --micro-min-time 0.1 --micro-filter "$(cat scenarios/gates/ci-micro-filter.txt)" --out ci-gate-out \
+    --micro-min-time 0.1 --micro-filter "$(cat scenarios/ci-micro-filter.txt)" --out ci-gate-out \
     --serving-cmd '{bin} run --scenario scenarios/closed-loop-ci.json --result {out} --result-dir {out}.d'
 else
   echo "encbench: no parent commit to gate against; performance gate skipped"
