@@ -209,6 +209,21 @@ std::string device_of(const json& doc) {
   return "";
 }
 
+// One number of `doc` as a metric without samples, named prefix + key; absent or not a number:
+// no metric.
+void add_point_metric(RunResult& r, const json& doc, const char* key, const std::string& prefix,
+                      const std::string& label, const char* unit, MetricGroup group, Better better) {
+  if (!doc.is_object() || !is_number(doc, key)) return;
+  Metric m;
+  m.name = prefix + key;
+  m.label = label;
+  m.unit = unit;
+  m.group = group;
+  m.better = better;
+  m.value = doc[key].get<double>();
+  r.metrics.push_back(std::move(m));
+}
+
 void read_envelope(const json& doc, RunResult& r) {
   r.git_sha = string_or(doc, "git_sha");
   r.created_utc = string_or(doc, "created_utc", string_or(doc, "date"));
@@ -240,17 +255,7 @@ RunResult parse_serving(const json& doc, const std::string& source) {
   }
 
   auto point = [&](const char* key, const char* label, const char* unit, MetricGroup group,
-                   Better better) {
-    if (!is_number(doc, key)) return;
-    Metric m;
-    m.name = key;
-    m.label = label;
-    m.unit = unit;
-    m.group = group;
-    m.better = better;
-    m.value = doc[key].get<double>();
-    r.metrics.push_back(std::move(m));
-  };
+                   Better better) { add_point_metric(r, doc, key, "", label, unit, group, better); };
   point("request_throughput", "Request throughput (req/s)", "req/s", MetricGroup::throughput, Better::higher);
   point("request_goodput", "Request goodput (req/s)", "req/s", MetricGroup::throughput, Better::higher);
   point("output_throughput", "Output token throughput (tok/s)", "tok/s", MetricGroup::throughput, Better::higher);
@@ -654,15 +659,7 @@ RunResult parse_closed_loop(const json& doc, const std::string& source) {
     }
     const json delta = arm.value("server_engine_delta", json::object());
     auto counter = [&](const char* key, const char* label, const char* unit, MetricGroup group, Better better) {
-      if (!delta.is_object() || !is_number(delta, key)) return;
-      Metric m;
-      m.name = prefix + key;
-      m.label = label_prefix + label;
-      m.unit = unit;
-      m.group = group;
-      m.better = better;
-      m.value = delta[key].get<double>();
-      r.metrics.push_back(std::move(m));
+      add_point_metric(r, delta, key, prefix, label_prefix + label, unit, group, better);
     };
     counter("syncs_per_forward", "Encoder syncs per forward", "", MetricGroup::exact, Better::lower);
     counter("idle_pct", "Encoder device idle (%)", "%", MetricGroup::device, Better::lower);

@@ -120,7 +120,15 @@ nlohmann::json to_json(const ClosedLoopOptions& o) {
 ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std::string>& argv, std::ostream& out,
                               std::ostream& progress) {
   validate(o);
-  std::filesystem::create_directories(o.result_dir);
+  // Where the result goes is checked before the arms run, not after minutes of serving.
+  const std::filesystem::path result_path =
+      o.result_file.empty() ? o.result_dir / ("closed-loop-" + o.presets[0] + "-vs-" + o.presets[1] + ".json")
+                            : o.result_file;
+  for (const auto& dir : {o.result_dir, result_path.parent_path()}) {
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    require(!ec, "cannot create directory " + dir.string() + " for the results: " + ec.message());
+  }
   // The project's vision-arena sample, generated once and shared by both arms.
   client::GenerateConfig gen;
   gen.layout = "vision-arena-bench";
@@ -235,10 +243,7 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
   doc["arms"] = arms;
   doc["comparison"] = reports::to_json(comparison);
   ClosedLoopRun run;
-  run.result_path = o.result_file.empty()
-                        ? o.result_dir / ("closed-loop-" + o.presets[0] + "-vs-" + o.presets[1] + ".json")
-                        : o.result_file;
-  if (run.result_path.has_parent_path()) std::filesystem::create_directories(run.result_path.parent_path());
+  run.result_path = result_path;
   write_json_file(run.result_path, doc);
   progress << "[run] wrote " << run.result_path.string() << std::endl;
   run.result = std::move(doc);

@@ -208,6 +208,13 @@ TEST(ClosedLoop, ScenarioFileMatchesEmbeddedDefaults) {
   scenario::ClosedLoopOptions bad;
   bad.presets = {"baseline"};
   EXPECT_THROW(scenario::validate(bad), InvalidInput);
+  // An unusable result path is refused before any serving, not after it.
+  scenario::ClosedLoopOptions unwritable;
+  unwritable.result_dir = temp_dir("unwritable");
+  unwritable.result_file = "/proc/encbench-no-such-dir/result.json";
+  std::ostringstream out, progress;
+  EXPECT_THROW(scenario::run_closed_loop(unwritable, {"test"}, out, progress), InvalidInput);
+  EXPECT_EQ(progress.str().find("server on"), std::string::npos);
   // The CI gate's short scenario is a valid file too.
   const auto ci = scenario::load_scenario(source_dir() / "scenarios/closed-loop-ci.json");
   EXPECT_NO_THROW(scenario::validate(ci));
