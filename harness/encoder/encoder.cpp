@@ -110,9 +110,12 @@ struct EncoderRunner::Impl {
   struct AttentionState {
     float scale_init = 0;
     bool enable_pad_init = false;
-    Buffer out_buffer;  // out-buffer=reuse
-    std::size_t out_buffer_bytes = 0;
   };
+  // out-buffer=reuse: one attention output buffer shared by every layer (the stream runs the
+  // layers in order, so a layer's output is consumed before the next layer writes it); one
+  // per layer would hold num_layers full-size buffers.
+  Buffer shared_out_buffer;
+  std::size_t shared_out_bytes = 0;
   // The #6448 module-global cache, shared by every layer (and the value-cache variant's key).
   struct SeqLensCache {
     bool valid = false;
@@ -521,12 +524,13 @@ struct EncoderRunner::Impl {
       per_call.push_back(allocate_call(out_bytes));
       out = &per_call.back();
     } else {
-      if (!st.out_buffer || st.out_buffer_bytes != out_bytes) {
+      if (!shared_out_buffer || shared_out_bytes != out_bytes) {
         ScopedHostSpan span(rec, "alloc attn_out (shape changed)", HostSpanKind::api, layer);
-        st.out_buffer = allocate(out_bytes);
-        st.out_buffer_bytes = out_bytes;
+        shared_out_buffer = Buffer();  // back to the allocator before the new one is taken
+        shared_out_buffer = allocate(out_bytes);
+        shared_out_bytes = out_bytes;
       }
-      out = &st.out_buffer;
+      out = &shared_out_buffer;
     }
     float* op = out->as<float>();
 
