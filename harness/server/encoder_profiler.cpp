@@ -105,9 +105,8 @@ ProfileReply EncoderProfiler::handle(ProfileAction action) {
         merged.device_ops.insert(merged.device_ops.end(), t.device_ops.begin(), t.device_ops.end());
         merged.host_spans.insert(merged.host_spans.end(), t.host_spans.begin(), t.host_spans.end());
       }
-      // Op ids restart per recording: renumber so flow arrows stay unique.
-      std::uint64_t id = 1;
-      for (auto& op : merged.device_ops) op.id = id++;
+      // Op ids are unique for the device's whole life (the recorder's counter never restarts),
+      // so they are kept as they are: host spans refer to them by op_id.
       timeline::write_chrome_trace(trace_path, merged);
       summary["trace_path"] = trace_path.string();
       summary["summary_path"] = summary_path.string();
