@@ -39,7 +39,24 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--max-num-seqs", o.max_num_seqs, "Most sequences in the running batch")->capture_default_str();
   sub->add_option("--max-num-batched-tokens", o.max_num_batched_tokens, "Token budget of one step")
       ->capture_default_str();
-  sub->add_option("--max-model-len", o.max_model_len, "Context length (prompt + output)")->capture_default_str();
+  sub->add_option("--max-model-len", o.max_model_len, "Context length (prompt + output); 400 when prompt + max_tokens exceeds it")
+      ->capture_default_str();
+  sub->add_option("--max-num-encoder-input-tokens", o.max_num_encoder_input_tokens,
+                  "Encoder budget (vLLM's): multimodal tokens one step may encode; a request needing more is a 400 "
+                  "(0 = --max-num-batched-tokens)")
+      ->capture_default_str();
+  sub->add_option("--mm-processor-kwargs", o.mm_processor_kwargs,
+                  "Image processor overrides (vLLM's flag): '{\"min_pixels\": N, \"max_pixels\": M}' "
+                  "(default: the model preset's)");
+  sub->add_option("--max-waiting", o.max_waiting, "Most requests waiting for admission (503 beyond)")
+      ->capture_default_str();
+  sub->add_option("--device-memory-gb", o.device_memory_gb,
+                  "Device memory budget of the encoder's allocator; exhaustion answers 503 "
+                  "(0: sim = the profile's HBM size, cpu = unlimited)")
+      ->capture_default_str();
+  sub->add_option("--device-cache-keep-mb", o.device_cache_keep_mb,
+                  "Cached device memory the allocator keeps when the engine goes idle (the rest is returned)")
+      ->capture_default_str();
   sub->add_option("--limit-mm-per-prompt", o.limit_mm_per_prompt, "Images per prompt: N or '{\"image\": N}'")
       ->capture_default_str();
   sub->add_option("--allowed-local-media-path", o.allowed_local_media_path,

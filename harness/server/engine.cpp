@@ -122,6 +122,10 @@ struct Engine::State {
 Engine::Engine(EngineConfig config) : config_(std::move(config)), state_(std::make_unique<State>()) {
   require(config_.max_num_seqs >= 1, "--max-num-seqs must be at least 1");
   require(config_.max_num_batched_tokens >= 1, "--max-num-batched-tokens must be at least 1");
+  require(config_.max_num_encoder_input_tokens >= 0, "--max-num-encoder-input-tokens must not be negative");
+  if (config_.max_num_encoder_input_tokens == 0)
+    config_.max_num_encoder_input_tokens = config_.max_num_batched_tokens;
+  require(config_.max_waiting >= 1, "--max-waiting must be at least 1");
   require(config_.null_mode || static_cast<bool>(config_.encoder),
           "the engine needs an encoder hook unless it runs in null mode");
 }
@@ -159,6 +163,10 @@ std::shared_ptr<RequestHandle> Engine::submit(EngineRequest request, EngineSink 
   request.plan.tokens = std::max<std::int64_t>(1, request.plan.tokens);
   {
     std::lock_guard lock(state_->mutex);
+    if (static_cast<std::int64_t>(state_->waiting.size()) >= config_.max_waiting) {
+      ++state_->stats.requests_rejected;
+      return nullptr;
+    }
     state_->waiting.push_back(
         Sequence{handle, std::make_shared<EngineSink>(std::move(sink)), std::move(request)});
     state_->stats.waiting = static_cast<std::int64_t>(state_->waiting.size());
@@ -178,10 +186,28 @@ void Engine::run() {
   State& s = *state_;
   std::vector<Sequence> admitted;
   std::vector<GridTHW> grids;
+  bool worked = false;  // since the last on_idle call
   while (true) {
     admitted.clear();
     grids.clear();
+    if (worked && config_.on_idle) {
+      bool idle = false;
+      {
+        std::lock_guard lock(s.mutex);
+        idle = s.waiting.empty() && s.running.empty() && !s.stopping;
+        if (idle) ++s.stats.idle_trims;
+      }
+      if (idle) {
+        worked = false;
+        try {
+          config_.on_idle();
+        } catch (const std::exception&) {
+          // Returning cache is best effort; the next request allocates as usual.
+        }
+      }
+    }
     std::int64_t budget = config_.max_num_batched_tokens;
+    std::int64_t encoder_budget = config_.max_num_encoder_input_tokens;
     std::int64_t prefill_tokens = 0;
     std::int64_t batch = 0;
     std::int64_t aborted = 0;
@@ -189,6 +215,7 @@ void Engine::run() {
       std::unique_lock lock(s.mutex);
       s.wake.wait(lock, [&] { return s.stopping || !s.waiting.empty() || !s.running.empty(); });
       if (s.stopping) return;
+      worked = true;
       // Cancelled requests leave before they take seats or budget.
       const auto is_cancelled = [](const Sequence& q) { return q.handle->cancelled(); };
       aborted += std::erase_if(s.waiting, is_cancelled);
@@ -205,6 +232,12 @@ void Engine::run() {
       const std::int64_t seat_limit = config_.null_mode ? INT64_MAX : config_.max_num_seqs;
       while (!s.waiting.empty() && budget > 0 &&
              static_cast<std::int64_t>(s.running.size() + admitted.size()) < seat_limit) {
+        // Encoder budget (vLLM's encoder_compute_budget): a request's images are all encoded in
+        // the step that admits it, so it waits (first come, first served) for a step with room.
+        // One that could never fit was refused at parsing; one admitted alone always runs.
+        const std::int64_t needs = s.waiting.front().request.encoder_tokens;
+        if (needs > encoder_budget && encoder_budget < config_.max_num_encoder_input_tokens) break;
+        encoder_budget -= std::min(needs, encoder_budget);
         Sequence q = std::move(s.waiting.front());
         s.waiting.pop_front();
         q.scheduled = std::min(q.request.prompt_tokens, budget);
@@ -222,6 +255,8 @@ void Engine::run() {
       s.stats.max_running_seen = std::max(s.stats.max_running_seen, s.stats.running);
       s.stats.max_step_tokens_seen =
           std::max(s.stats.max_step_tokens_seen, config_.max_num_batched_tokens - budget);
+      s.stats.max_step_encoder_tokens_seen = std::max(
+          s.stats.max_step_encoder_tokens_seen, config_.max_num_encoder_input_tokens - encoder_budget);
       ++s.stats.steps;
     }
 
@@ -258,8 +293,9 @@ void Engine::run() {
       // Requests whose images could not be encoded fail; the others go on.
       std::erase_if(admitted, [&](Sequence& q) {
         if (q.request.images.empty()) return false;
-        outbox.emplace_back(std::move(q.sink),
-                            EngineEvent{0, 0, true, FinishReason::error, "encoder failed: " + encoded.error});
+        outbox.emplace_back(std::move(q.sink), EngineEvent{0, 0, true, FinishReason::error,
+                                                           "encoder failed: " + encoded.error,
+                                                           encoded.out_of_memory});
         ++failed;
         return true;
       });
@@ -304,6 +340,7 @@ void Engine::run() {
       s.stats.generation_tokens += emitted;
       s.stats.requests_finished += finished;
       s.stats.requests_failed += failed;
+      if (!encoded.ok && encoded.out_of_memory) ++s.stats.encoder_oom;
       s.stats.running = static_cast<std::int64_t>(s.running.size());
       s.stats.lm_modelled_ns += lm_ns;
       if (!grids.empty()) {

@@ -32,6 +32,7 @@ namespace encbench::server {
 struct EncoderStepResult {
   bool ok = true;
   std::string error;             // when !ok: every request in the step fails with it
+  bool out_of_memory = false;    // when !ok: the device ran out of memory (503, retry later)
   int forwards = 0;              // encoder forwards run (one per image for per-image encoders)
   Nanos device_busy_ns = 0;      // device time spent in ops (0 when the hook cannot tell)
   Nanos device_idle_ns = 0;      // device idle inside the forward window
@@ -41,6 +42,9 @@ struct EncoderStepResult {
 // Injected encoder path: called on the engine thread with the grids of newly admitted images.
 // The engine measures its wall time itself.
 using EncoderHook = std::function<EncoderStepResult(const std::vector<GridTHW>&)>;
+// Called on the engine thread each time the engine goes idle (no request waiting or running)
+// after work: where the encoder returns cached device memory above its high-water mark.
+using IdleHook = std::function<void()>;
 
 struct LmCostModel {
   double base_ms = 5.0;               // fixed cost of a forward (launches, sampling)
@@ -87,6 +91,12 @@ std::string_view pseudo_word(std::uint64_t seed, std::int64_t index);
 struct EngineConfig {
   int max_num_seqs = 256;
   std::int64_t max_num_batched_tokens = 8192;
+  // vLLM's --max-num-encoder-input-tokens: multimodal tokens (patches / merge^2) one step may
+  // encode; requests with images are admitted while it lasts. 0 = max_num_batched_tokens.
+  std::int64_t max_num_encoder_input_tokens = 0;
+  // Requests queued before admission; submit() refuses more (the server answers 503).
+  std::int64_t max_waiting = 4096;
+  IdleHook on_idle;                 // optional
   LmCostModel lm;
   bool null_mode = false;           // no encoder, no modelled time, whole output at once
   EncoderHook encoder;              // required unless null_mode
@@ -99,12 +109,14 @@ struct EngineEvent {
   bool finished = false;
   FinishReason finish = FinishReason::length;
   std::string error;                // FinishReason::error
+  bool out_of_memory = false;       // FinishReason::error caused by device memory exhaustion
 };
 using EngineSink = std::function<void(EngineEvent)>;
 
 struct EngineRequest {
   std::int64_t prompt_tokens = 0;
   std::vector<GridTHW> images;
+  std::int64_t encoder_tokens = 0;   // multimodal tokens of `images` (counts against the encoder budget)
   OutputPlan plan;
 };
 
@@ -127,6 +139,10 @@ struct EngineStats {
   std::int64_t requests_finished = 0;     // stop or length
   std::int64_t requests_aborted = 0;      // cancelled by the client side
   std::int64_t requests_failed = 0;       // encoder error
+  std::int64_t requests_rejected = 0;     // refused by submit(): waiting queue full
+  std::int64_t encoder_oom = 0;           // encoder steps that ran out of device memory
+  std::int64_t idle_trims = 0;            // on_idle calls
+  std::int64_t max_step_encoder_tokens_seen = 0;  // never above the encoder budget
   std::int64_t prompt_tokens = 0;         // of admitted requests
   std::int64_t generation_tokens = 0;     // emitted
   std::int64_t images = 0;                // encoded
@@ -152,7 +168,8 @@ class Engine {
   void start();
   void stop();  // drops waiting and running requests without calling their sinks
 
-  // Thread-safe. The sink is called on the engine thread.
+  // Thread-safe. The sink is called on the engine thread. Returns nullptr (and never calls the
+  // sink) when max_waiting requests are already waiting.
   std::shared_ptr<RequestHandle> submit(EngineRequest request, EngineSink sink);
   EngineStats stats() const;
   const EngineConfig& config() const { return config_; }

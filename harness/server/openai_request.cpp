@@ -2,6 +2,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cmath>
+
 #include "harness/core/error.hpp"
 #include "harness/server/api_error.hpp"
 
@@ -45,6 +47,13 @@ std::uint64_t fnv1a(std::string_view bytes) {
 
 const char* type_name(const json& value) { return value.type_name(); }
 
+// Client-supplied counts are summed with a check: no input can overflow a token total (the sums
+// stay far below INT64_MAX with sane limits, but a check is cheaper than a proof).
+void add_tokens(std::int64_t& total, std::int64_t add, const char* param) {
+  if (add < 0 || __builtin_add_overflow(total, add, &total))
+    throw bad_request("the request's token count is out of range", param, "invalid_value");
+}
+
 ApiException wrong_type(const std::string& field, const char* expected, const json& value) {
   return bad_request("'" + field + "' must be " + expected + ", got " + type_name(value), field,
                      "invalid_type");
@@ -70,10 +79,11 @@ std::optional<std::int64_t> optional_int(const json& body, const char* field) {
   }
   if (it->is_number_float()) {
     const double value = it->get<double>();
-    // JSON has one number type; 16.0 is an integer to most clients.
-    if (value == static_cast<double>(static_cast<std::int64_t>(value)) && value >= -9e15 &&
-        value <= 9e15)
-      return static_cast<std::int64_t>(value);
+    // JSON has one number type; 16.0 is an integer to most clients. Range first: converting an
+    // out-of-range double to an integer is undefined behaviour.
+    if (value >= -9e15 && value <= 9e15 && value == std::trunc(value)) return static_cast<std::int64_t>(value);
+    if (value == std::trunc(value))
+      throw bad_request(std::string("'") + field + "' is out of range", field, "invalid_value");
   }
   throw wrong_type(field, "an integer", *it);
 }
@@ -131,15 +141,34 @@ struct PromptCounter {
       throw bad_request(std::string("image cannot be processed: ") + e.what(), "messages", "invalid_image");
     }
     image.tokens = image_token_count(options.geometry, image.grid);
-    request.image_tokens += image.tokens;
-    request.text_tokens += kImageWrapperTokens;
+    const std::int64_t budget = options.max_num_encoder_input_tokens;
+    if (budget > 0 && image.tokens > budget) {
+      // vLLM's wording (vllm/v1/engine/processor.py, _validate_model_input); the remedy is ours.
+      throw bad_request("The decoder prompt contains a(n) image item with length " +
+                            std::to_string(image.tokens) +
+                            ", which exceeds the pre-allocated encoder cache size " + std::to_string(budget) +
+                            ". Please reduce the input size or increase the encoder cache size by setting "
+                            "--max-num-encoder-input-tokens at startup.",
+                        "messages", "mm_item_too_large");
+    }
+    add_tokens(request.image_tokens, image.tokens, "messages");
+    if (budget > 0 && request.image_tokens > budget) {
+      throw bad_request("The decoder prompt contains " + std::to_string(request.images.size() + 1) +
+                            " image items with " + std::to_string(request.image_tokens) +
+                            " multimodal tokens in all, which exceeds the encoder budget of one step (" +
+                            std::to_string(budget) +
+                            "); a request's images are encoded in one step. Please send fewer or smaller "
+                            "images or increase --max-num-encoder-input-tokens at startup.",
+                        "messages", "mm_item_too_large");
+    }
+    add_tokens(request.text_tokens, kImageWrapperTokens, "messages");
     request.images.push_back(image);
   }
 
   void add_content(const json& content) {
     if (content.is_null()) return;
     if (content.is_string()) {
-      request.text_tokens += approx_text_tokens(content.get_ref<const std::string&>());
+      add_tokens(request.text_tokens, approx_text_tokens(content.get_ref<const std::string&>()), "messages");
       return;
     }
     if (!content.is_array())
@@ -156,7 +185,7 @@ struct PromptCounter {
         const auto text_it = part.find("text");
         if (text_it == part.end() || !text_it->is_string())
           throw bad_request("text content part needs a string 'text'", "messages", "missing_field");
-        request.text_tokens += approx_text_tokens(text_it->get_ref<const std::string&>());
+        add_tokens(request.text_tokens, approx_text_tokens(text_it->get_ref<const std::string&>()), "messages");
       } else if (type == "image_url") {
         add_image(part);
       } else {
@@ -186,10 +215,10 @@ void parse_chat_messages(const json& body, const RequestOptions& options, Genera
     const auto content = message.find("content");
     if (content == message.end() && role_name != "assistant")
       throw bad_request("message with role '" + role_name + "' needs 'content'", "messages", "missing_field");
-    request.text_tokens += kChatTokensPerMessage;
+    add_tokens(request.text_tokens, kChatTokensPerMessage, "messages");
     if (content != message.end()) counter.add_content(*content);
   }
-  request.text_tokens += kChatAssistantPrefixTokens;
+  add_tokens(request.text_tokens, kChatAssistantPrefixTokens, "messages");
 }
 
 void parse_completion_prompt(const json& body, GenerationRequest& request) {
@@ -271,18 +300,26 @@ GenerationRequest parse_generation_request(Endpoint endpoint, std::string_view b
   if (endpoint == Endpoint::chat_completions) parse_chat_messages(body, options, request);
   else parse_completion_prompt(body, request);
 
-  const std::int64_t prompt = request.prompt_tokens();
+  std::int64_t prompt = request.text_tokens;
+  add_tokens(prompt, request.image_tokens, "messages");
+  // vLLM's wording for both checks (vllm/v1/engine/processor.py and the OpenAI serving layer).
+  // The prompt is checked first, so max_model_len - prompt cannot overflow and the max_tokens
+  // check needs no addition at all (max_tokens = 2^63-1 is an ordinary 400).
   if (prompt >= options.max_model_len) {
-    throw bad_request("This model's maximum context length is " + std::to_string(options.max_model_len) +
-                          " tokens. However, your request has " + std::to_string(prompt) +
-                          " input tokens.",
+    throw bad_request("The decoder prompt (length " + std::to_string(prompt) +
+                          ") is longer than the maximum model length of " +
+                          std::to_string(options.max_model_len) +
+                          ". Make sure that `max_model_len` is no smaller than the number of text tokens "
+                          "plus multimodal tokens. For image inputs, the number of image tokens depends on "
+                          "the number of images, and possibly their aspect ratios as well.",
                       "messages", "context_length_exceeded");
   }
-  if (max_tokens && prompt + *max_tokens > options.max_model_len) {
-    throw bad_request("This model's maximum context length is " + std::to_string(options.max_model_len) +
-                          " tokens. However, you requested " + std::to_string(prompt + *max_tokens) +
-                          " tokens (" + std::to_string(prompt) + " in the messages, " +
-                          std::to_string(*max_tokens) + " in the completion).",
+  if (max_tokens && *max_tokens > options.max_model_len - prompt) {
+    throw bad_request("'max_tokens' or 'max_completion_tokens' is too large: " + std::to_string(*max_tokens) +
+                          ". This model's maximum context length is " + std::to_string(options.max_model_len) +
+                          " tokens and your request has " + std::to_string(prompt) + " input tokens (" +
+                          std::to_string(*max_tokens) + " > " + std::to_string(options.max_model_len) +
+                          " - " + std::to_string(prompt) + ").",
                       max_field, "context_length_exceeded");
   }
   request.max_tokens = max_tokens.value_or(options.max_model_len - prompt);

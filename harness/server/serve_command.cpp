@@ -35,6 +35,32 @@ int parse_image_limit(const std::string& text) {
   return static_cast<int>(value.get<std::int64_t>());
 }
 
+void apply_mm_processor_kwargs(const std::string& text, VisionGeometry& geometry) {
+  if (text.empty()) return;
+  nlohmann::json value;
+  try {
+    value = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error&) {
+    throw InvalidInput("--mm-processor-kwargs must be a JSON object like '{\"max_pixels\": 1003520}', got '" +
+                       text + "'");
+  }
+  require(value.is_object(), "--mm-processor-kwargs must be a JSON object");
+  constexpr std::int64_t kLimit = std::int64_t{1} << 31;
+  for (const auto& [key, v] : value.items()) {
+    std::int64_t* target = key == "min_pixels" ? &geometry.min_pixels
+                           : key == "max_pixels" ? &geometry.max_pixels
+                                                 : nullptr;
+    require(target != nullptr, "--mm-processor-kwargs: unsupported key '" + key +
+                                   "' (supported: min_pixels, max_pixels)");
+    require(v.is_number_integer() && v.get<std::int64_t>() >= 1 && v.get<std::int64_t>() <= kLimit,
+            "--mm-processor-kwargs: " + key + " must be an integer in [1, 2^31]");
+    *target = v.get<std::int64_t>();
+  }
+  require(geometry.min_pixels <= geometry.max_pixels,
+          "--mm-processor-kwargs: min_pixels (" + std::to_string(geometry.min_pixels) +
+              ") must not exceed max_pixels (" + std::to_string(geometry.max_pixels) + ")");
+}
+
 namespace {
 
 // The device and the runner live as long as the hook (the engine's copy of it): one runner per
@@ -109,6 +135,11 @@ EncoderHook make_real_encoder(const ServeOptions& o, std::shared_ptr<EncoderProf
       step.device_busy_ns = report.device_busy_ns;
       step.device_idle_ns = report.idle_ns;
       step.syncs = static_cast<int>(report.syncs);
+    } catch (const std::bad_alloc& e) {
+      // The step's requests get 503; the runner and the server go on with the next step.
+      step.ok = false;
+      step.out_of_memory = true;
+      step.error = std::string("encoder forward failed: ") + e.what();
     } catch (const std::exception& e) {
       step.ok = false;
       step.error = std::string("encoder forward failed: ") + e.what();
@@ -123,6 +154,7 @@ ServerConfig build_server_config(const ServeOptions& o) {
   config.host = o.host;
   config.port = static_cast<std::uint16_t>(o.port);
   config.request.geometry = geometry_for_model(o.model);
+  apply_mm_processor_kwargs(o.mm_processor_kwargs, config.request.geometry);
   config.request.served_model_name = o.served_model_name.empty() ? o.model : o.served_model_name;
   config.request.limit_images_per_prompt = parse_image_limit(o.limit_mm_per_prompt);
   config.request.max_model_len = o.max_model_len;
@@ -145,6 +177,12 @@ ServerConfig build_server_config(const ServeOptions& o) {
 
   config.engine.max_num_seqs = o.max_num_seqs;
   config.engine.max_num_batched_tokens = o.max_num_batched_tokens;
+  require(o.max_num_encoder_input_tokens >= 0, "--max-num-encoder-input-tokens must not be negative");
+  config.engine.max_num_encoder_input_tokens = o.max_num_encoder_input_tokens;
+  require(o.max_waiting >= 1, "--max-waiting must be at least 1");
+  config.engine.max_waiting = o.max_waiting;
+  require(o.device_memory_gb >= 0 && o.device_memory_gb <= 1e6, "--device-memory-gb must be in [0, 1e6]");
+  require(o.device_cache_keep_mb >= 0 && o.device_cache_keep_mb <= 1e9, "--device-cache-keep-mb must be in [0, 1e9]");
   config.engine.null_mode = o.null_mode;
   require(o.device == "cpu" || o.device.rfind("sim:", 0) == 0,
           "--device must be cpu or sim:<profile>, got '" + o.device + "'");
@@ -255,6 +293,10 @@ int run_serve(const ServeOptions& options, const std::vector<std::string>& argv,
                         {"encoder_mlp", options.encoder_mlp},
                         {"max_num_seqs", options.max_num_seqs},
                         {"max_num_batched_tokens", options.max_num_batched_tokens},
+                        {"max_num_encoder_input_tokens", config.engine.max_num_encoder_input_tokens},
+                        {"max_waiting", options.max_waiting},
+                        {"min_pixels", config.request.geometry.min_pixels},
+                        {"max_pixels", config.request.geometry.max_pixels},
                         {"lm_cost_model",
                          {{"base_ms", config.engine.lm.base_ms},
                           {"per_seq_ms", config.engine.lm.per_seq_ms},

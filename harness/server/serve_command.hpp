@@ -28,6 +28,11 @@ struct ServeOptions {
   int max_num_seqs = 256;
   std::int64_t max_num_batched_tokens = 8192;
   std::int64_t max_model_len = 32768;
+  std::int64_t max_num_encoder_input_tokens = 0;  // vLLM's encoder budget; 0 = max_num_batched_tokens
+  std::string mm_processor_kwargs;         // '{"min_pixels": N, "max_pixels": M}' overrides the model's
+  std::int64_t max_waiting = 4096;         // waiting-queue bound (503 beyond)
+  double device_memory_gb = 0;             // allocator budget; 0: sim = profile HBM, cpu = unlimited
+  double device_cache_keep_mb = 256;       // cached device memory kept when the engine goes idle
   std::string limit_mm_per_prompt = "16";  // N or {"image": N}
   std::string allowed_local_media_path;
   std::int64_t max_body_bytes = 32ll << 20;
@@ -56,6 +61,10 @@ ServerConfig build_server_config(const ServeOptions& options);
 
 // Parses --limit-mm-per-prompt: "4" or '{"image": 4}'.
 int parse_image_limit(const std::string& text);
+
+// Applies --mm-processor-kwargs (vLLM's flag; here "min_pixels" and "max_pixels", integers with
+// 1 <= min_pixels <= max_pixels <= 2^31) to a model's geometry. Throws InvalidInput naming the key.
+void apply_mm_processor_kwargs(const std::string& json_text, VisionGeometry& geometry);
 
 // Starts, prints "encbench-serve listening url=http://H:P port=P" on `out`, serves until SIGINT or
 // SIGTERM, then writes the optional result JSON (schema encbench-serve / 1). Returns 0.

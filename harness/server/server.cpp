@@ -400,7 +400,10 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     word_seed_ = mix64(seed ^ server_.config_.seed);
     EngineRequest engine_request;
     engine_request.prompt_tokens = request_.prompt_tokens();
-    for (const ImageInput& image : request_.images) engine_request.images.push_back(image.grid);
+    for (const ImageInput& image : request_.images) {
+      engine_request.images.push_back(image.grid);
+      engine_request.encoder_tokens += image.tokens;
+    }
     engine_request.plan = plan_output(word_seed_, request_.max_tokens, request_.ignore_eos,
                                       server_.config_.eos_mean_tokens);
     if (disconnect) disconnect_at_token_ = std::max<std::int64_t>(1, engine_request.plan.tokens / 2);
@@ -418,6 +421,14 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
       });
     };
     engine_handle_ = server_.engine_->submit(std::move(engine_request), std::move(sink));
+    if (!engine_handle_) {
+      formatter_.reset();
+      return send_error(ApiError{503, "server_error",
+                                 "The server is overloaded: " +
+                                     std::to_string(server_.config_.engine.max_waiting) +
+                                     " requests are already waiting (--max-waiting); retry later.",
+                                 "", "queue_full"});
+    }
   }
 
   void on_engine_event(EngineEvent event) {
@@ -425,7 +436,14 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     const ResponseFormatter& fmt = *formatter_;
     if (event.finish == FinishReason::error) {
       engine_handle_.reset();
-      if (!request_.stream) return send_error(ApiError{500, "server_error", event.error, "", "engine_error"});
+      // Nothing sent yet: a plain error response (503 when the device ran out of memory, which a
+      // client may retry; the server keeps serving). Mid-stream: an error event, as vLLM does.
+      if (!request_.stream || !streaming_active_) {
+        if (event.out_of_memory)
+          return send_error(ApiError{503, "server_error", "out of device memory: " + event.error, "",
+                                     "out_of_device_memory"});
+        return send_error(ApiError{500, "server_error", event.error, "", "engine_error"});
+      }
       std::string sse;
       if (!streaming_active_) begin_stream(sse);
       fmt.append_error_event(sse, event.error);
@@ -650,7 +668,16 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
 Server::Impl::Impl(ServerConfig config) : config_(std::move(config)) {
   require(!config_.request.served_model_name.empty(), "the served model name must not be empty");
   require(config_.request.limit_images_per_prompt >= 0, "--limit-mm-per-prompt must be >= 0");
-  require(config_.request.max_model_len >= 2, "--max-model-len must be at least 2");
+  // The upper bound keeps every per-request buffer bounded: a non-streaming answer holds at most
+  // max_model_len pseudo-words of at most 10 bytes.
+  require(config_.request.max_model_len >= 2 && config_.request.max_model_len <= kMaxModelLen,
+          "--max-model-len must be in [2, " + std::to_string(kMaxModelLen) + "]");
+  // One encoder budget for parsing (400 for a request that could never fit) and scheduling.
+  require(config_.engine.max_num_encoder_input_tokens >= 0, "--max-num-encoder-input-tokens must not be negative");
+  if (config_.engine.max_num_encoder_input_tokens == 0)
+    config_.engine.max_num_encoder_input_tokens = config_.engine.max_num_batched_tokens;
+  if (config_.request.max_num_encoder_input_tokens == 0)
+    config_.request.max_num_encoder_input_tokens = config_.engine.max_num_encoder_input_tokens;
   require(config_.max_body_bytes >= 1, "--max-body-bytes must be at least 1");
   require(config_.decode_threads >= 1, "--decode-threads must be at least 1");
   require(config_.faults.fail_rate >= 0 && config_.faults.fail_rate <= 1, "--fail-rate must be in [0, 1]");
@@ -762,6 +789,10 @@ std::string Server::Impl::metrics_text() const {
   metric("encbench:request_success_total", "counter", "Generations finished (stop or length).", e.requests_finished);
   metric("encbench:request_aborted_total", "counter", "Generations dropped because the client left.", e.requests_aborted);
   metric("encbench:request_failed_total", "counter", "Generations failed by the encoder.", e.requests_failed);
+  metric("encbench:request_rejected_total", "counter", "Generations refused with 503: waiting queue full (--max-waiting).", e.requests_rejected);
+  metric("encbench:encoder_out_of_memory_total", "counter", "Encoder steps that ran out of device memory (their requests got 503).", e.encoder_oom);
+  metric("encbench:engine_idle_trims_total", "counter", "Times the engine went idle and returned cached device memory.", e.idle_trims);
+  metric("encbench:engine_max_step_encoder_tokens_seen", "gauge", "Most multimodal tokens encoded in one step (<= max_num_encoder_input_tokens).", e.max_step_encoder_tokens_seen);
   metric("encbench:prompt_tokens_total", "counter", "Prompt tokens of admitted requests.", e.prompt_tokens);
   metric("encbench:generation_tokens_total", "counter", "Output tokens generated.", e.generation_tokens);
   metric("encbench:usage_prompt_tokens_total", "counter", "usage.prompt_tokens of completed responses.", h.prompt_tokens_served);

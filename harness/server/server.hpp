@@ -40,6 +40,9 @@ struct FaultConfig {
   std::uint64_t seed = 0;      // which requests are chosen is deterministic in (seed, request #)
 };
 
+// Largest --max-model-len accepted (16M tokens): bounds every per-request buffer.
+inline constexpr std::int64_t kMaxModelLen = std::int64_t{1} << 24;
+
 struct ServerConfig {
   std::string host = "127.0.0.1";
   std::uint16_t port = 8000;               // 0 = any free port (read it back with port())

@@ -10,7 +10,9 @@
 #include "harness/core/error.hpp"
 #include "harness/server/engine.hpp"
 #include "harness/server/image_input.hpp"
+#include "harness/server/api_error.hpp"
 #include "harness/server/openai_request.hpp"
+#include "harness/server/serve_command.hpp"
 #include "harness/server/vision_geometry.hpp"
 #include "tests/server/test_images.hpp"
 
@@ -210,6 +212,236 @@ TEST(Engine, CancelledRequestsLeaveTheBatch) {
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_TRUE(second_done);
   EXPECT_EQ(engine.stats().requests_aborted, 1);
+}
+
+// ----------------------------------------------------------------- limits (issue #14)
+
+RequestOptions qwen3_options() {
+  RequestOptions o;
+  o.served_model_name = "qwen3-vl-8b";
+  o.geometry = vision_geometry_for("qwen3-vl-8b");
+  o.max_model_len = 32768;
+  o.max_num_encoder_input_tokens = 8192;
+  return o;
+}
+
+ApiError parse_error(const std::string& body, const RequestOptions& options) {
+  try {
+    (void)parse_generation_request(Endpoint::chat_completions, body, options);
+  } catch (const ApiException& e) {
+    return e.error();
+  }
+  ADD_FAILURE() << "accepted: " << body.substr(0, 200);
+  return {};
+}
+
+std::string chat_with(const std::string& extra, const std::string& content = "\"hi\"") {
+  return R"({"messages":[{"role":"user","content":)" + content + "}]" + extra + "}";
+}
+
+TEST(RequestLimits, HugeMaxTokensIsA400WithVllmWording) {
+  const RequestOptions o = qwen3_options();
+  for (const char* value : {"9223372036854775807", "9223372036854775806", "32768", "32761"}) {
+    const ApiError e = parse_error(chat_with(std::string(",\"max_tokens\":") + value), o);
+    EXPECT_EQ(e.status, 400);
+    EXPECT_EQ(e.code, "context_length_exceeded");
+    EXPECT_NE(e.message.find("'max_tokens' or 'max_completion_tokens' is too large: " + std::string(value)),
+              std::string::npos) << e.message;
+    EXPECT_NE(e.message.find("(" + std::string(value) + " > 32768 - 8)"), std::string::npos) << e.message;
+  }
+  // Out of int64 range, or a float that no integer type holds: a 400, never a wrapped value.
+  for (const char* value : {"18446744073709551615", "1e300", "-1e300", "9.3e18"}) {
+    const ApiError e = parse_error(chat_with(std::string(",\"max_completion_tokens\":") + value), o);
+    EXPECT_EQ(e.status, 400) << value;
+    EXPECT_EQ(e.param, "max_completion_tokens") << value;
+  }
+  // The largest that fits is accepted: 32768 - 8 prompt tokens ("hi" = 1 + 4 + 3).
+  const GenerationRequest ok = parse_generation_request(Endpoint::chat_completions,
+                                                        chat_with(",\"max_tokens\":32760", "\"hi\""), o);
+  EXPECT_EQ(ok.prompt_tokens(), 8);
+  EXPECT_EQ(ok.max_tokens, 32760);
+}
+
+TEST(RequestLimits, LongPromptIsA400WithVllmWording) {
+  RequestOptions o = qwen3_options();
+  o.max_model_len = 100;
+  const ApiError e = parse_error(chat_with("", "\"" + std::string(400, 'a') + "\""), o);
+  EXPECT_EQ(e.status, 400);
+  EXPECT_NE(e.message.find("The decoder prompt (length 107) is longer than the maximum model length of 100"),
+            std::string::npos) << e.message;
+}
+
+std::string image_content(const std::vector<std::string>& urls) {
+  std::string parts = "[";
+  for (const auto& url : urls) {
+    if (parts.size() > 1) parts += ",";
+    parts += R"({"type":"image_url","image_url":{"url":")" + url + "\"}}";
+  }
+  return parts + "]";
+}
+
+TEST(RequestLimits, ImagesOverTheEncoderBudgetAreA400) {
+  RequestOptions o = qwen3_options();
+  // 448x448 on qwen3-vl-8b (factor 32, min_pixels 65536): 448x448 -> 28x28 patches -> 196 tokens.
+  const std::string url = testing::data_url(448, 448, false);
+  o.max_num_encoder_input_tokens = 196;
+  const GenerationRequest ok =
+      parse_generation_request(Endpoint::chat_completions, chat_with("", image_content({url})), o);
+  EXPECT_EQ(ok.image_tokens, 196);
+  o.max_num_encoder_input_tokens = 195;
+  ApiError e = parse_error(chat_with("", image_content({url})), o);
+  EXPECT_EQ(e.status, 400);
+  EXPECT_EQ(e.code, "mm_item_too_large");
+  EXPECT_NE(e.message.find("image item with length 196, which exceeds the pre-allocated encoder cache size 195"),
+            std::string::npos) << e.message;
+  // Two images, each within the budget, not together: still a 400 (encoded in one step).
+  o.max_num_encoder_input_tokens = 300;
+  e = parse_error(chat_with("", image_content({url, url})), o);
+  EXPECT_EQ(e.status, 400);
+  EXPECT_NE(e.message.find("392 multimodal tokens"), std::string::npos) << e.message;
+}
+
+TEST(RequestLimits, ExtremeAspectRatioIsA400) {
+  const RequestOptions o = qwen3_options();
+  const ApiError e = parse_error(chat_with("", image_content({testing::data_url(4096, 1, false)})), o);
+  EXPECT_EQ(e.status, 400);
+  EXPECT_EQ(e.code, "invalid_image");
+  EXPECT_NE(e.message.find("aspect ratio must be smaller than 200"), std::string::npos) << e.message;
+}
+
+TEST(RequestLimits, MmProcessorKwargsOverrideThePixelLimits) {
+  VisionGeometry g = vision_geometry_for("qwen3-vl-8b");
+  apply_mm_processor_kwargs(R"({"max_pixels": 262144, "min_pixels": 4096})", g);
+  EXPECT_EQ(g.max_pixels, 262144);
+  EXPECT_EQ(g.min_pixels, 4096);
+  // 4096x4096 now resizes to 512x512 -> 32x32 patches -> 256 tokens (16384 with the preset's cap).
+  const GridTHW grid = image_grid(g, 4096, 4096);
+  EXPECT_EQ(grid, (GridTHW{1, 32, 32}));
+  EXPECT_EQ(image_token_count(g, grid), 256);
+  EXPECT_EQ(image_token_count(vision_geometry_for("qwen3-vl-8b"), image_grid(vision_geometry_for("qwen3-vl-8b"), 4096, 4096)),
+            16384);
+  for (const char* bad : {"{", "[1]", R"({"max_pixels": -1})", R"({"max_pixels": "big"})",
+                          R"({"do_resize": false})", R"({"min_pixels": 20000000})",
+                          R"({"max_pixels": 99999999999999})"}) {
+    VisionGeometry copy = vision_geometry_for("qwen3-vl-8b");
+    EXPECT_THROW(apply_mm_processor_kwargs(bad, copy), InvalidInput) << bad;
+  }
+}
+
+TEST(Engine, EncoderBudgetBoundsEveryStep) {
+  std::mutex mutex;
+  std::vector<std::int64_t> step_tokens;  // multimodal tokens per encoder call
+  EngineConfig config;
+  config.max_num_seqs = 64;
+  config.max_num_batched_tokens = 100000;
+  config.max_num_encoder_input_tokens = 1000;
+  config.lm = LmCostModel{0.05, 0.0, 0.0};
+  config.encoder = [&](const std::vector<GridTHW>& grids) {
+    std::lock_guard lock(mutex);
+    std::int64_t tokens = 0;
+    for (const GridTHW& g : grids) tokens += g.patches() / 4;
+    step_tokens.push_back(tokens);
+    return EncoderStepResult{};
+  };
+  Engine engine(config);
+  constexpr int kRequests = 12;
+  Collected c;
+  c.events.resize(kRequests);
+  for (int i = 0; i < kRequests; ++i) {
+    EngineRequest r;
+    r.prompt_tokens = 320;
+    r.images = {GridTHW{1, 40, 30}};  // 1200 patches = 300 tokens
+    r.encoder_tokens = 300;
+    r.plan = OutputPlan{2, FinishReason::length};
+    ASSERT_NE(engine.submit(r, [&c](EngineEvent e) {
+      std::lock_guard lock(c.mutex);
+      if (e.finished && ++c.finished == kRequests) c.done.notify_all();
+    }), nullptr);
+  }
+  engine.start();  // all 12 wait before the first step: only the budget limits admission
+  {
+    std::unique_lock lock(c.mutex);
+    ASSERT_TRUE(c.done.wait_for(lock, std::chrono::seconds(30), [&] { return c.finished == kRequests; }));
+  }
+  const EngineStats stats = engine.stats();
+  engine.stop();
+  // 3 requests (900 tokens) per step, never 4 (1200): 4 encoder calls of 900, 900, 900, 900.
+  ASSERT_EQ(step_tokens.size(), 4u);
+  for (const std::int64_t t : step_tokens) EXPECT_EQ(t, 900);
+  EXPECT_EQ(stats.max_step_encoder_tokens_seen, 900);
+  EXPECT_EQ(stats.images, kRequests);
+}
+
+TEST(Engine, WaitingQueueIsBoundedAndIdleHookRuns) {
+  EngineConfig config;
+  config.max_waiting = 3;
+  config.lm = LmCostModel{0.01, 0, 0};
+  std::atomic<int> idle_calls{0};
+  config.on_idle = [&] { ++idle_calls; };
+  config.encoder = [](const std::vector<GridTHW>&) { return EncoderStepResult{}; };
+  Engine engine(config);
+  std::atomic<int> finished{0};
+  EngineRequest r;
+  r.prompt_tokens = 5;
+  r.plan = OutputPlan{2, FinishReason::length};
+  const auto sink = [&](EngineEvent e) { if (e.finished) ++finished; };
+  for (int i = 0; i < 3; ++i) EXPECT_NE(engine.submit(r, sink), nullptr);
+  EXPECT_EQ(engine.submit(r, sink), nullptr);  // the 4th waits for nothing: refused
+  EXPECT_EQ(engine.stats().requests_rejected, 1);
+  EXPECT_EQ(idle_calls.load(), 0);
+  engine.start();
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while ((finished.load() < 3 || idle_calls.load() < 1) && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(finished.load(), 3);
+  EXPECT_EQ(idle_calls.load(), 1);  // once per busy -> idle transition, not per wake-up
+  EXPECT_NE(engine.submit(r, sink), nullptr);  // room again
+  engine.stop();
+}
+
+TEST(Engine, OutOfMemoryIsMarkedOnTheFailedRequestsOnly) {
+  EngineConfig config;
+  config.lm = LmCostModel{0.01, 0, 0};
+  std::atomic<int> calls{0};
+  config.encoder = [&](const std::vector<GridTHW>&) {
+    EncoderStepResult r;
+    if (calls++ == 0) {
+      r.ok = false;
+      r.out_of_memory = true;
+      r.error = "out of device memory";
+    }
+    return r;
+  };
+  Engine engine(config);
+  Collected c;
+  c.events.resize(2);
+  EngineRequest r;
+  r.prompt_tokens = 10;
+  r.images = {GridTHW{1, 4, 4}};
+  r.encoder_tokens = 4;
+  r.plan = OutputPlan{2, FinishReason::length};
+  for (int i = 0; i < 2; ++i) {
+    engine.submit(r, [&c, i](EngineEvent e) {
+      std::lock_guard lock(c.mutex);
+      const bool finished = e.finished;
+      c.events[static_cast<std::size_t>(i)].push_back(std::move(e));
+      if (finished && ++c.finished == 2) c.done.notify_all();
+    });
+    if (i == 0) {
+      engine.start();
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+      while (engine.stats().requests_failed < 1 && std::chrono::steady_clock::now() < deadline)
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  std::unique_lock lock(c.mutex);
+  ASSERT_TRUE(c.done.wait_for(lock, std::chrono::seconds(10), [&] { return c.finished == 2; }));
+  ASSERT_EQ(c.events[0].size(), 1u);
+  EXPECT_EQ(c.events[0][0].finish, FinishReason::error);
+  EXPECT_TRUE(c.events[0][0].out_of_memory);
+  EXPECT_EQ(c.events[1].back().finish, FinishReason::length);  // the next step works again
+  EXPECT_FALSE(c.events[1].back().out_of_memory);
+  EXPECT_EQ(engine.stats().encoder_oom, 1);
 }
 
 }  // namespace

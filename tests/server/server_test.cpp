@@ -8,8 +8,10 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <set>
 #include <thread>
 
+#include "harness/server/serve_command.hpp"
 #include "harness/server/server.hpp"
 #include "tests/server/raw_http.hpp"
 #include "tests/server/test_images.hpp"
@@ -493,6 +495,113 @@ TEST_F(ServerTest, StopWithOpenStreamsDoesNotHang) {
   std::this_thread::sleep_for(100ms);
   server_->stop();
   for (auto& client : clients) EXPECT_TRUE(client->closed_by_peer_within(5000ms));
+}
+
+TEST_F(ServerTest, OutOfDeviceMemoryIs503AndTheServerKeepsServing) {
+  ServerConfig config = test_config();
+  auto calls = std::make_shared<std::atomic<int>>(0);
+  config.engine.encoder = [calls](const std::vector<GridTHW>&) {
+    EncoderStepResult r;
+    if ((*calls)++ == 0) {  // the first step's device allocation fails; later ones fit
+      r.ok = false;
+      r.out_of_memory = true;
+      r.error = "requested 4096 MiB, 1024 MiB in use, budget 2048 MiB";
+    }
+    return r;
+  };
+  start(config);
+  json body = user_text("x", 3);
+  body["messages"][0]["content"] = json::array({{{"type", "image_url"}, {"image_url", {{"url", testing::data_url(64, 64, false)}}}}});
+  const auto first = chat(body);
+  expect_error(first, 503, "out of device memory");
+  EXPECT_EQ(json::parse(first.body)["error"]["code"], "out_of_device_memory");
+  body["stream"] = true;  // nothing streamed yet: a 503 too, not a 200 stream with an error event
+  const auto again = chat(body);
+  EXPECT_EQ(again.status, 200) << again.body;  // the second step fits
+  EXPECT_EQ(server_->engine_stats().encoder_oom, 1);
+  EXPECT_NE(server_->metrics_text().find("encbench:encoder_out_of_memory_total 1"), std::string::npos);
+}
+
+TEST_F(ServerTest, FullWaitingQueueIs503) {
+  ServerConfig config = test_config();
+  config.engine.max_num_seqs = 1;
+  config.engine.max_waiting = 1;
+  config.engine.lm = LmCostModel{5.0, 0.0, 0.0};
+  start(config);
+  // One running (1000 tokens of 5 ms), one waiting: the third is refused at once.
+  RawConnection running(server_->port()), waiting(server_->port());
+  ASSERT_TRUE(running.send_all(testing::post_request("/v1/chat/completions", user_text("a", 1000).dump())));
+  const auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (server_->engine_stats().running < 1 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  ASSERT_TRUE(waiting.send_all(testing::post_request("/v1/chat/completions", user_text("b", 1).dump())));
+  while (server_->engine_stats().waiting < 1 && std::chrono::steady_clock::now() < deadline) std::this_thread::sleep_for(1ms);
+  const auto refused = chat(user_text("c", 1));
+  expect_error(refused, 503, "--max-waiting");
+  EXPECT_EQ(json::parse(refused.body)["error"]["code"], "queue_full");
+  EXPECT_EQ(server_->engine_stats().requests_rejected, 1);
+}
+
+std::filesystem::path source_dir() {
+  const char* dir = std::getenv("ENCBENCH_SOURCE_DIR");
+  return dir ? std::filesystem::path(dir) : std::filesystem::current_path();
+}
+
+// Issue #14: the profiler used to renumber device op ids, so host spans (which carry the
+// recorder's ids) pointed at the wrong ops or at none. Every linked host span must find its op.
+TEST(ServerTrace, EveryHostSpanLinksToItsDeviceOp) {
+  const auto dir = std::filesystem::temp_directory_path() / ("encbench_server_trace_" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  ServeOptions o;
+  o.port = 0;
+  o.model = "tiny-qwen3-vl";
+  o.device = "sim:ascend-910b";
+  o.profiles_dir = source_dir() / "scenarios/devices";
+  o.profile_dir = dir;
+  o.encoder_preset = "baseline";  // baseline has host spans tied to ops (syncs, D2H copies)
+  Server server(build_server_config(o));
+  server.start();
+  const auto post = [&](const std::string& path, const std::string& body) {
+    RawConnection c(server.port());
+    c.send_all(testing::post_request(path, body));
+    return c.read_response();
+  };
+  ASSERT_EQ(post("/start_profile", "").status, 200);
+  for (int i = 0; i < 3; ++i) {  // sequential: three steps, three forwards in one trace
+    json body = {{"messages", {{{"role", "user"},
+                                {"content", {{{"type", "image_url"},
+                                              {"image_url", {{"url", testing::data_url(64 + 32 * i, 48, false)}}}}}}}}},
+                 {"max_tokens", 2}};
+    ASSERT_EQ(post("/v1/chat/completions", body.dump()).status, 200);
+  }
+  const auto stop = post("/stop_profile", "");
+  ASSERT_EQ(stop.status, 200) << stop.body;
+  const json summary = json::parse(stop.body);
+  EXPECT_EQ(summary["forwards"], 3);
+  std::ifstream in(summary["trace_path"].get<std::string>());
+  const json trace = json::parse(in);
+  const json& events = trace.is_array() ? trace : trace["traceEvents"];
+  std::set<std::uint64_t> op_ids;
+  std::size_t ops = 0;
+  std::vector<std::uint64_t> linked;
+  for (const json& e : events) {
+    if (e.value("ph", "") != "X" || !e.contains("args")) continue;
+    const std::string cat = e.value("cat", "");
+    const std::uint64_t id = e["args"].value("op_id", std::uint64_t{0});
+    if (cat.rfind("host_", 0) == 0) {
+      if (id != 0) linked.push_back(id);
+    } else if (e["args"].contains("stream")) {
+      ++ops;
+      op_ids.insert(id);
+    }
+  }
+  EXPECT_EQ(op_ids.size(), ops) << "device op ids must be unique in one trace";
+  EXPECT_GE(ops, 3u * 10u);
+  ASSERT_GE(linked.size(), 3u) << "the baseline preset's syncs link host spans to device ops";
+  std::size_t unlinked = 0;
+  for (const std::uint64_t id : linked) unlinked += op_ids.count(id) == 0;
+  EXPECT_EQ(unlinked, 0u) << "of " << linked.size() << " linked host spans";
+  server.stop();
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
