@@ -4,6 +4,7 @@
 
 #include <sys/resource.h>
 
+#include <algorithm>
 #include <csignal>
 #include <ostream>
 
@@ -177,8 +178,24 @@ ServerConfig build_server_config(const ServeOptions& o) {
 
   config.engine.max_num_seqs = o.max_num_seqs;
   config.engine.max_num_batched_tokens = o.max_num_batched_tokens;
+  require(o.max_num_batched_tokens >= 1, "--max-num-batched-tokens must be at least 1");
   require(o.max_num_encoder_input_tokens >= 0, "--max-num-encoder-input-tokens must not be negative");
-  config.engine.max_num_encoder_input_tokens = o.max_num_encoder_input_tokens;
+  {
+    // One encoder step is one forward: its patches (tokens * merge^2) stay within encbench
+    // encode's limit of 262144 per forward. The default (vLLM's: --max-num-batched-tokens) is
+    // clamped to it; an explicit value above it is an error.
+    const std::int64_t merge2 = config.request.geometry.merge_size * config.request.geometry.merge_size;
+    const std::int64_t cap = kMaxPatchesPerForward / std::max<std::int64_t>(1, merge2);
+    require(o.max_num_encoder_input_tokens <= cap,
+            "--max-num-encoder-input-tokens " + std::to_string(o.max_num_encoder_input_tokens) +
+                " would allow " + std::to_string(o.max_num_encoder_input_tokens * merge2) +
+                " patches in one encoder forward; the limit is " + std::to_string(kMaxPatchesPerForward) +
+                " (at most " + std::to_string(cap) + " tokens for this model)");
+    config.engine.max_num_encoder_input_tokens = o.max_num_encoder_input_tokens > 0
+                                                     ? o.max_num_encoder_input_tokens
+                                                     : std::min(o.max_num_batched_tokens, cap);
+    config.request.max_num_encoder_input_tokens = config.engine.max_num_encoder_input_tokens;
+  }
   require(o.max_waiting >= 1, "--max-waiting must be at least 1");
   config.engine.max_waiting = o.max_waiting;
   require(o.device_memory_gb >= 0 && o.device_memory_gb <= 1e6, "--device-memory-gb must be in [0, 1e6]");

@@ -11,6 +11,9 @@
 
 namespace encbench::server {
 
+// Most patches one encoder forward may take (the same limit as `encbench encode`).
+inline constexpr std::int64_t kMaxPatchesPerForward = 262144;
+
 struct ServeOptions {
   std::string host = "127.0.0.1";
   int port = 8000;

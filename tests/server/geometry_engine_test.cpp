@@ -13,6 +13,7 @@
 #include "harness/server/api_error.hpp"
 #include "harness/server/openai_request.hpp"
 #include "harness/server/serve_command.hpp"
+#include "harness/server/server.hpp"
 #include "harness/server/vision_geometry.hpp"
 #include "tests/server/test_images.hpp"
 
@@ -326,6 +327,30 @@ TEST(RequestLimits, MmProcessorKwargsOverrideThePixelLimits) {
     VisionGeometry copy = vision_geometry_for("qwen3-vl-8b");
     EXPECT_THROW(apply_mm_processor_kwargs(bad, copy), InvalidInput) << bad;
   }
+}
+
+TEST(ServeConfig, EncoderBudgetDefaultsClampAndLimits) {
+  ServeOptions o;
+  o.encoder = "cost-model";  // no device needed
+  o.model = "qwen3-vl-8b";
+  ServerConfig c = build_server_config(o);
+  EXPECT_EQ(c.engine.max_num_encoder_input_tokens, 8192);  // vLLM's default: --max-num-batched-tokens
+  EXPECT_EQ(c.request.max_num_encoder_input_tokens, 8192);
+  o.max_num_batched_tokens = 10000000;  // clamped to 262144 patches per forward (merge 2: 65536 tokens)
+  c = build_server_config(o);
+  EXPECT_EQ(c.engine.max_num_encoder_input_tokens, 65536);
+  o.max_num_encoder_input_tokens = 65537;
+  EXPECT_THROW(build_server_config(o), InvalidInput);
+  o.max_num_encoder_input_tokens = 20000;
+  o.mm_processor_kwargs = R"({"max_pixels": 1003520})";
+  c = build_server_config(o);
+  EXPECT_EQ(c.engine.max_num_encoder_input_tokens, 20000);
+  EXPECT_EQ(c.request.geometry.max_pixels, 1003520);
+  o.max_waiting = 0;
+  EXPECT_THROW(build_server_config(o), InvalidInput);
+  o.max_waiting = 10;
+  o.max_model_len = kMaxModelLen + 1;
+  EXPECT_THROW(Server{build_server_config(o)}, InvalidInput);
 }
 
 TEST(Engine, EncoderBudgetBoundsEveryStep) {
