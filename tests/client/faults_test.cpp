@@ -107,7 +107,9 @@ TEST(Faults, VllmSuccessRulesUnderFaults) {
       EXPECT_EQ(rec.incomplete_stream, i % 4 == 3) << i;
       EXPECT_EQ(rec.error_events, i % 5 == 4 ? 1 : 0) << i;
       EXPECT_EQ(rec.success, !strict || (i % 4 != 3 && i % 5 != 4)) << i << " " << rec.error;
-      if (rec.success) EXPECT_EQ(rec.usage_completion_tokens, 4) << i;  // usage after the error event is read
+      if (rec.success) {
+        EXPECT_EQ(rec.usage_completion_tokens, 4) << i;  // usage after the error event is read
+      }
     }
   }
 }
