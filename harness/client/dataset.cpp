@@ -93,7 +93,7 @@ constexpr const char* kHfHelp =
     "      for row in ds:\n"
     "          imgs = []\n"
     "          for im in row['images'][:1]:\n"
-    "              buf = io.BytesIO(); im.convert('RGB').save(buf, format='JPEG')\n"
+    "              buf = io.BytesIO(); im.save(buf, format='PNG')  # lossless: encbench converts and JPEG-encodes once\n"
     "              imgs.append({'bytes': base64.b64encode(buf.getvalue()).decode()})\n"
     "          f.write(json.dumps({key: row[key], 'images': imgs}) + '\\n')\n"
     "  EOF\n"

@@ -4,6 +4,8 @@
 
 #include <map>
 
+#include <stb/stb_image_write.h>
+
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -325,4 +327,27 @@ TEST(RequestBuilder, ChatBodyShapeLikeVllm) {
   EXPECT_EQ(ns["ignore_eos"], true);
   o.backend = Backend::openai;
   EXPECT_THROW(build_body(s, o), encbench::InvalidInput);
+}
+
+namespace {
+void append_png(void* ctx, void* data, int size) { static_cast<std::string*>(ctx)->append(static_cast<char*>(data), size); }
+}  // namespace
+
+TEST(Image, RgbaIsCompositedOnWhiteLikeVllm) {
+  // Pixel 0: transparent black -> white; pixel 1: opaque red stays red; pixel 2: red at alpha 128.
+  const std::uint8_t rgba[] = {0, 0, 0, 0, 255, 0, 0, 255, 255, 0, 0, 128};
+  std::string png;
+  ASSERT_NE(stbi_write_png_to_func(append_png, &png, 3, 1, 4, rgba, 12), 0);
+  const RgbImage img = decode_image(png, "test");
+  ASSERT_EQ(img.rgb.size(), 9u);
+  EXPECT_EQ(img.rgb[0], 255);
+  EXPECT_EQ(img.rgb[1], 255);
+  EXPECT_EQ(img.rgb[2], 255);
+  EXPECT_EQ(img.rgb[3], 255);
+  EXPECT_EQ(img.rgb[4], 0);
+  EXPECT_EQ(img.rgb[5], 0);
+  EXPECT_EQ(img.rgb[6], 255);
+  EXPECT_GE(img.rgb[7], 126);  // 255 * (1 - 128/255) = 127
+  EXPECT_LE(img.rgb[7], 128);
+  EXPECT_EQ(img.rgb[7], img.rgb[8]);
 }
