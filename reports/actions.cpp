@@ -16,6 +16,7 @@
 #include "reports/compare.hpp"
 #include "reports/history.hpp"
 #include "reports/html.hpp"
+#include "reports/html_sections.hpp"
 #include "reports/tables.hpp"
 
 namespace encbench::reports {
@@ -108,22 +109,39 @@ static int run_compare_impl(const CompareOptions& o, std::ostream& out) {
 }
 
 static int run_report_impl(const ReportOptions& o, std::ostream& out) {
-  require(!o.inputs.empty(), "report needs at least one RESULT");
+  require(!o.inputs.empty() || !o.compare_files.empty(), "report needs at least one RESULT or --compare FILE");
   require(!o.html_file.empty(), "report needs --html FILE");
-  std::vector<RunResult> runs;
+  require(!o.gate_exit || (*o.gate_exit >= 0 && *o.gate_exit <= 255),
+          "--gate-exit must be an exit status 0..255, got " + std::to_string(o.gate_exit.value_or(0)));
+  ReportContent content;
+  content.title = o.title;
+  content.gate_exit = o.gate_exit;
+  for (const auto& f : o.compare_files) content.gates.push_back(load_gate_input(f));
   for (const auto& spec : o.inputs)
-    for (const auto& path : expand_inputs(spec)) runs.push_back(load_result(path));
-  const HtmlReport report = render_html_report(runs, o.title);
+    for (const auto& path : expand_inputs(spec)) {
+      nlohmann::json doc = read_json_file(path);
+      if (doc.is_object() && doc.value("schema", std::string()) == "encbench-compare")
+        content.gates.push_back(load_gate_input(path.string()));
+      else
+        content.runs.push_back(parse_result(doc, path.string()));
+    }
+  const HtmlReport report = render_html_report(content);
   write_text_file(o.html_file, report.html);
-  out << "wrote " << o.html_file << " (" << report.charts.size() << " charts from " << runs.size()
-      << " result" << (runs.size() == 1 ? "" : "s") << ")\n";
+  std::string reason;
+  const std::string verdict = detail::overall_verdict(content, reason);
+  out << "wrote " << o.html_file << " (" << report.html.size() << " bytes, " << report.charts.size()
+      << " charts from " << content.runs.size() << " result" << (content.runs.size() == 1 ? "" : "s") << " and "
+      << content.gates.size() << " comparison" << (content.gates.size() == 1 ? "" : "s") << "): " << verdict
+      << ", " << reason << "\n";
   for (const auto& chart : report.charts) out << "  " << chart << "\n";
   if (!o.json_file.empty()) {
     nlohmann::json doc = make_result_envelope("encbench-report", 1, o.argv, "");
     doc["html"] = o.html_file;
+    doc["verdict"] = verdict;
     doc["charts"] = report.charts;
     nlohmann::json inputs = nlohmann::json::array();
-    for (const auto& r : runs) inputs.push_back({{"source", r.source}, {"kind", to_string(r.kind)}});
+    for (const auto& r : content.runs) inputs.push_back({{"source", r.source}, {"kind", to_string(r.kind)}});
+    for (const auto& g : content.gates) inputs.push_back({{"source", g.source}, {"kind", "compare"}});
     doc["inputs"] = inputs;
     write_json_file(o.json_file, doc);
   }

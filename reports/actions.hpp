@@ -24,7 +24,9 @@ struct CompareOptions {
 int run_compare(const CompareOptions& options, std::ostream& out);
 
 struct ReportOptions {
-  std::vector<std::string> inputs;
+  std::vector<std::string> inputs;         // results; encbench-compare JSON here counts as --compare
+  std::vector<std::string> compare_files;  // encbench compare --json outputs: the verdict
+  std::optional<int> gate_exit;            // the gate's exit status, shown as the verdict
   std::string html_file;
   std::string title = "encbench report";
   std::string json_file;  // optional: what the report contains, as JSON

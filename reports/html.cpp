@@ -4,10 +4,13 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <sstream>
 #include <tuple>
 
 #include "harness/core/stats.hpp"
+#include "reports/html_sections.hpp"
+#include "reports/svg.hpp"
 #include "reports/tables.hpp"
 
 namespace encbench::reports {
@@ -28,124 +31,7 @@ std::pair<double, double> median_interval(std::vector<double> xs) {
 
 namespace {
 
-constexpr const char* kPalette[] = {"#1f77b4", "#d62728", "#2ca02c", "#9467bd",
-                                    "#ff7f0e", "#17becf", "#8c564b", "#e377c2"};
-const char* colour(std::size_t i) { return kPalette[i % (sizeof kPalette / sizeof *kPalette)]; }
-
-std::string esc(const std::string& s) { return xml_escape(s); }
-
-std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.2f", v);
-  return buf;
-}
-
-std::string tick_label(double v) {
-  char buf[32];
-  const double a = std::fabs(v);
-  if (a >= 1e6 || (a > 0 && a < 1e-2)) std::snprintf(buf, sizeof buf, "%.2g", v);
-  else if (a >= 100 || v == std::floor(v)) std::snprintf(buf, sizeof buf, "%.0f", v);
-  else std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
-}
-
-// "Nice" tick spacing: 1, 2 or 5 times a power of ten, about `count` ticks over the range.
-std::vector<double> nice_ticks(double lo, double hi, int count = 5) {
-  if (!(hi > lo)) hi = lo + 1;
-  const double raw = (hi - lo) / count;
-  const double mag = std::pow(10.0, std::floor(std::log10(raw)));
-  const double norm = raw / mag;
-  const double step = (norm < 1.5 ? 1 : norm < 3 ? 2 : norm < 7 ? 5 : 10) * mag;
-  std::vector<double> ticks;
-  for (double t = std::ceil(lo / step) * step; t <= hi + step * 1e-9; t += step) ticks.push_back(t);
-  return ticks;
-}
-
-struct Series {
-  std::string name;
-  std::vector<std::pair<double, double>> points;
-  bool step = false;
-};
-
-// A line chart with axes, ticks and a legend.
-class LineChart {
- public:
-  LineChart(std::string id, std::string title, std::string x_label, std::string y_label)
-      : id_(std::move(id)), title_(std::move(title)), x_label_(std::move(x_label)), y_label_(std::move(y_label)) {}
-  void add(Series s) { series_.push_back(std::move(s)); }
-  void set_y_range(double lo, double hi) {
-    y_fixed_ = true;
-    y_lo_ = lo;
-    y_hi_ = hi;
-  }
-  bool empty() const { return series_.empty(); }
-
-  std::string svg() const {
-    double x_lo = 1e300, x_hi = -1e300, y_lo = 1e300, y_hi = -1e300;
-    for (const auto& s : series_)
-      for (const auto& [x, y] : s.points) {
-        x_lo = std::min(x_lo, x);
-        x_hi = std::max(x_hi, x);
-        y_lo = std::min(y_lo, y);
-        y_hi = std::max(y_hi, y);
-      }
-    if (y_fixed_) {
-      y_lo = y_lo_;
-      y_hi = y_hi_;
-    } else {
-      y_lo = std::min(0.0, y_lo);
-      y_hi = y_hi <= y_lo ? y_lo + 1 : y_hi * 1.05;
-    }
-    if (!(x_hi > x_lo)) x_hi = x_lo + 1;
-    const double left = 70, right = 20, top = 36, bottom = 48, width = 760, height = 320;
-    const double pw = width - left - right, ph = height - top - bottom;
-    auto sx = [&](double x) { return left + (x - x_lo) / (x_hi - x_lo) * pw; };
-    auto sy = [&](double y) { return top + ph - (y - y_lo) / (y_hi - y_lo) * ph; };
-    std::ostringstream o;
-    o << "<svg id=\"" << esc(id_) << "\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width
-      << "\" height=\"" << height << "\" viewBox=\"0 0 " << width << " " << height << "\" role=\"img\">\n";
-    o << "<title>" << esc(title_) << "</title>\n";
-    o << "<text x=\"" << left << "\" y=\"20\" class=\"ctitle\">" << esc(title_) << "</text>\n";
-    for (double t : nice_ticks(x_lo, x_hi)) {
-      o << "<line x1=\"" << num(sx(t)) << "\" y1=\"" << top << "\" x2=\"" << num(sx(t)) << "\" y2=\"" << top + ph
-        << "\" class=\"grid\"/><text x=\"" << num(sx(t)) << "\" y=\"" << top + ph + 16
-        << "\" class=\"tick\" text-anchor=\"middle\">" << tick_label(t) << "</text>\n";
-    }
-    for (double t : nice_ticks(y_lo, y_hi)) {
-      o << "<line x1=\"" << left << "\" y1=\"" << num(sy(t)) << "\" x2=\"" << left + pw << "\" y2=\"" << num(sy(t))
-        << "\" class=\"grid\"/><text x=\"" << left - 6 << "\" y=\"" << num(sy(t) + 4)
-        << "\" class=\"tick\" text-anchor=\"end\">" << tick_label(t) << "</text>\n";
-    }
-    o << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << pw << "\" height=\"" << ph
-      << "\" class=\"frame\"/>\n";
-    o << "<text x=\"" << left + pw / 2 << "\" y=\"" << height - 8 << "\" class=\"axis\" text-anchor=\"middle\">"
-      << esc(x_label_) << "</text>\n";
-    o << "<text x=\"14\" y=\"" << top + ph / 2 << "\" class=\"axis\" text-anchor=\"middle\" transform=\"rotate(-90 14 "
-      << top + ph / 2 << ")\">" << esc(y_label_) << "</text>\n";
-    for (std::size_t i = 0; i < series_.size(); ++i) {
-      const auto& s = series_[i];
-      o << "<polyline class=\"series\" fill=\"none\" stroke=\"" << colour(i) << "\" stroke-width=\"1.8\" points=\"";
-      for (std::size_t k = 0; k < s.points.size(); ++k) {
-        const auto& [x, y] = s.points[k];
-        if (s.step && k > 0) o << num(sx(x)) << "," << num(sy(s.points[k - 1].second)) << " ";
-        o << num(sx(x)) << "," << num(sy(y)) << " ";
-      }
-      o << "\"><title>" << esc(s.name) << "</title></polyline>\n";
-      const double ly = top + 14 + 16.0 * static_cast<double>(i);
-      o << "<rect x=\"" << left + pw - 250 << "\" y=\"" << ly - 9 << "\" width=\"10\" height=\"10\" fill=\""
-        << colour(i) << "\"/><text x=\"" << left + pw - 235 << "\" y=\"" << ly << "\" class=\"legend\">"
-        << esc(s.name.size() > 40 ? "..." + s.name.substr(s.name.size() - 37) : s.name) << "</text>\n";
-    }
-    o << "</svg>\n";
-    return o.str();
-  }
-
- private:
-  std::string id_, title_, x_label_, y_label_;
-  std::vector<Series> series_;
-  bool y_fixed_ = false;
-  double y_lo_ = 0, y_hi_ = 1;
-};
+using namespace svg;
 
 struct Bar {
   std::string label;
@@ -197,13 +83,6 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
     << esc(interval_note) << "</text>\n";
   o << "</svg>\n";
   return o.str();
-}
-
-std::string short_name(const RunResult& r, std::size_t index) {
-  // (a stream, not operator+: GCC 12 warns falsely about -Wrestrict on that chain)
-  std::ostringstream s;
-  s << '#' << index + 1 << ' ' << std::filesystem::path(r.source).filename().string();
-  return s.str();
 }
 
 // Empirical CDF, thinned to at most ~400 points (always keeping both ends).
@@ -271,18 +150,11 @@ bool serving_time_series(const RunResult& r, std::vector<std::pair<double, doubl
   return true;
 }
 
-const char* gap_colour(const std::string& cls) {
-  if (cls == "host_wait") return "#d62728";
-  if (cls == "sync_stall") return "#ff7f0e";
-  if (cls == "kernel_wait") return "#bcbd22";
-  return "#7f7f7f";
-}
-
 const char* op_colour(const std::string& category) {
-  if (category == "kernel") return "#1f77b4";
+  if (category == "kernel") return "#2ca02c";
   if (category.rfind("memcpy", 0) == 0) return "#2ca02c";
   if (category == "memset") return "#17becf";
-  if (category == "sync") return "#9467bd";
+  if (category == "sync") return "#8e44ad";
   return "#8c564b";
 }
 
@@ -361,13 +233,234 @@ std::string timeline_chart(const std::string& id, const json& doc, const std::st
   o << "<text x=\"" << left << "\" y=\"" << gap_lane_y + lane_h + 34 << "\" class=\"axis\">time since first op (us)</text>\n";
   double x = left;
   for (const char* cls : {"host_wait", "sync_stall", "kernel_wait", "other"}) {
-    o << "<rect x=\"" << x << "\" y=\"" << height - 22 << "\" width=\"10\" height=\"10\" fill=\"" << gap_colour(cls)
-      << "\"/><text x=\"" << x + 14 << "\" y=\"" << height - 13 << "\" class=\"legend\">" << cls << " "
-      << num(idle_by_class.count(cls) ? idle_by_class[cls] : 0.0) << " us</text>\n";
+    o << "<g class=\"legend\"><rect x=\"" << x << "\" y=\"" << height - 22 << "\" width=\"10\" height=\"10\" fill=\""
+      << gap_colour(cls) << "\"/><text x=\"" << x + 14 << "\" y=\"" << height - 13 << "\" class=\"legend\">" << cls
+      << " " << num(idle_by_class.count(cls) ? idle_by_class[cls] : 0.0) << " us</text></g>\n";
     x += 185;
   }
   o << "</svg>\n";
   return o.str();
+}
+
+// The seeds' picture without a trace viewer: per layer, device busy time and idle time split by
+// gap class (from the listed gaps attributed to the layer; what the largest-gaps list does not
+// cover is "unclassified"). `y_max` is shared by charts drawn side by side.
+struct LayerBar {
+  int layer = 0;
+  double busy = 0, idle = 0;
+  std::map<std::string, double> by_class;
+};
+constexpr const char* kGapClasses[] = {"sync_stall", "host_wait", "kernel_wait", "other"};
+
+std::vector<LayerBar> layer_bars(const json& doc) {
+  std::vector<LayerBar> bars;
+  const json layers = doc.value("layers", json::array());
+  if (!layers.is_array()) return bars;
+  std::map<int, std::size_t> index;
+  for (const auto& l : layers) {
+    if (!l.is_object()) continue;
+    LayerBar b;
+    b.layer = l.value("layer", -1);
+    if (b.layer < 0) continue;
+    b.busy = l.value("device_busy_us", 0.0);
+    b.idle = l.value("idle_us", 0.0);
+    // A per-class split in the layer itself wins over the gap list (encode_run may add one).
+    if (auto it = l.find("idle_by_class_us"); it != l.end() && it->is_object())
+      for (const auto& [cls, v] : it->items()) b.by_class[cls] = v.is_number() ? v.get<double>() : 0.0;
+    index[b.layer] = bars.size();
+    bars.push_back(std::move(b));
+  }
+  for (const auto& g : doc.value("gaps", json::array())) {
+    if (!g.is_object()) continue;
+    auto it = index.find(g.value("layer", -1));
+    if (it == index.end() || !doc["layers"][it->second].value("idle_by_class_us", json()).is_null()) continue;
+    bars[it->second].by_class[g.value("class", std::string("other"))] +=
+        g.value("end_us", 0.0) - g.value("start_us", 0.0);
+  }
+  return bars;
+}
+
+double layer_total(const LayerBar& b) {
+  double classified = 0;
+  for (const auto& [cls, v] : b.by_class) classified += v;
+  return b.busy + std::max(b.idle, classified);
+}
+
+std::string layers_chart(const std::string& id, const std::string& title, const std::vector<LayerBar>& bars,
+                         double y_max) {
+  if (bars.empty()) return "";
+  const double left = 70, right = 20, width = 760, ph = 200, bottom = 44;
+  const double pw = width - left - right;
+  std::map<std::string, double> totals;
+  for (const auto& b : bars) {
+    totals["busy"] += b.busy;
+    double classified = 0;
+    for (const auto& [cls, v] : b.by_class) {
+      totals[cls] += v;
+      classified += v;
+    }
+    totals["unclassified"] += std::max(0.0, b.idle - classified);
+  }
+  std::vector<LegendEntry> legend = {{"device busy " + format_number(totals["busy"]) + " us", gap_colour("busy")}};
+  for (const char* cls : kGapClasses)
+    legend.push_back({std::string(cls) + " " + format_number(totals[cls]) + " us", gap_colour(cls)});
+  if (totals["unclassified"] > 0)
+    legend.push_back({"idle, not in the gap list " + format_number(totals["unclassified"]) + " us",
+                      gap_colour("unclassified")});
+  const double top = 30 + legend_height(legend.size(), pw, 230) + 8, height = top + ph + bottom;
+  if (!(y_max > 0)) y_max = 1;
+  const double slot = pw / static_cast<double>(bars.size());
+  auto sy = [&](double v) { return top + ph - v / y_max * ph; };
+  std::ostringstream o;
+  o << "<svg id=\"" << esc(id) << "\" class=\"chart layers\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width
+    << "\" height=\"" << height << "\" viewBox=\"0 0 " << width << " " << height << "\" role=\"img\">\n";
+  o << "<title>" << esc(title) << "</title>\n<text x=\"" << left << "\" y=\"20\" class=\"ctitle\">" << esc(title)
+    << "</text>\n";
+  draw_legend(o, legend, left, 28, pw, 230);
+  for (double t : nice_ticks(0, y_max))
+    o << "<line x1=\"" << left << "\" y1=\"" << num(sy(t)) << "\" x2=\"" << left + pw << "\" y2=\"" << num(sy(t))
+      << "\" class=\"grid\"/><text x=\"" << left - 6 << "\" y=\"" << num(sy(t) + 4)
+      << "\" class=\"tick\" text-anchor=\"end\">" << tick_label(t) << "</text>\n";
+  for (std::size_t i = 0; i < bars.size(); ++i) {
+    const auto& b = bars[i];
+    const double x = left + slot * static_cast<double>(i) + slot * 0.12, w = std::max(1.0, slot * 0.76);
+    double acc = 0;
+    auto seg = [&](const std::string& cls, double v) {
+      if (v <= 0) return;
+      o << "<rect class=\"layer-seg\" x=\"" << num(x) << "\" y=\"" << num(sy(acc + v)) << "\" width=\"" << num(w)
+        << "\" height=\"" << num(sy(acc) - sy(acc + v)) << "\" fill=\"" << gap_colour(cls) << "\"><title>layer "
+        << b.layer << " " << esc(cls) << ": " << format_number(v) << " us</title></rect>";
+      acc += v;
+    };
+    seg("busy", b.busy);
+    double classified = 0;
+    for (const char* cls : kGapClasses) {
+      auto it = b.by_class.find(cls);
+      if (it == b.by_class.end()) continue;
+      seg(cls, it->second);
+      classified += it->second;
+    }
+    seg("unclassified", b.idle - classified);
+    o << "\n";
+    if (bars.size() <= 40 || i % 4 == 0)
+      o << "<text x=\"" << num(x + w / 2) << "\" y=\"" << top + ph + 14 << "\" class=\"tick\" text-anchor=\"middle\">"
+        << b.layer << "</text>\n";
+  }
+  o << "<rect x=\"" << left << "\" y=\"" << top << "\" width=\"" << pw << "\" height=\"" << ph << "\" class=\"frame\"/>\n";
+  o << "<text x=\"" << left + pw / 2 << "\" y=\"" << height - 8 << "\" class=\"axis\" text-anchor=\"middle\">layer "
+       "(us per layer, last forward)</text>\n</svg>\n";
+  return o.str();
+}
+
+std::string largest_gaps_table(const json& doc, std::size_t count = 5) {
+  std::vector<const json*> gaps;  // pointers into the document itself, not into a copy
+  if (doc.is_object() && doc.contains("gaps") && doc["gaps"].is_array())
+    for (const auto& g : doc["gaps"])
+      if (g.is_object()) gaps.push_back(&g);
+  if (gaps.empty()) return "";
+  auto dur = [](const json* g) { return g->value("end_us", 0.0) - g->value("start_us", 0.0); };
+  std::stable_sort(gaps.begin(), gaps.end(), [&](const json* a, const json* b) { return dur(a) > dur(b); });
+  std::ostringstream o;
+  o << "<table class=\"gaps\"><tr><th>largest gaps</th><th>us</th><th>class</th><th>layer</th><th>cause</th></tr>\n";
+  for (std::size_t i = 0; i < gaps.size() && i < count; ++i) {
+    const int layer = gaps[i]->value("layer", -1);
+    o << "<tr><td>" << i + 1 << "</td><td class=\"n\">" << format_number(dur(gaps[i])) << "</td><td>"
+      << "<span class=\"sw\" style=\"background:" << gap_colour(gaps[i]->value("class", std::string("other")))
+      << "\"></span>" << esc(gaps[i]->value("class", std::string("other"))) << "</td><td>"
+      << (layer >= 0 ? std::to_string(layer) : "-") << "</td><td>" << esc(gaps[i]->value("cause", std::string()))
+      << "</td></tr>\n";
+  }
+  o << "</table>\n";
+  return o.str();
+}
+
+// Server-side encoder busy vs idle (by class where the profile summary has it), one bar per arm.
+struct EncoderBar {
+  std::string label;
+  double busy = 0, idle = 0;
+  std::map<std::string, double> by_class;
+};
+std::string encoder_bars_chart(const std::string& id, const std::string& title, const std::vector<EncoderBar>& bars) {
+  if (bars.empty()) return "";
+  const double left = 170, right = 20, width = 760, row = 26, pw = width - left - right;
+  const std::vector<LegendEntry> legend = {{"busy", gap_colour("busy")},           {"sync_stall", gap_colour("sync_stall")},
+                                           {"host_wait", gap_colour("host_wait")}, {"kernel_wait", gap_colour("kernel_wait")},
+                                           {"other", gap_colour("other")},         {"idle, no class", gap_colour("unclassified")}};
+  const double top = 30 + legend_height(legend.size(), pw, 130) + 8;
+  const double height = top + row * static_cast<double>(bars.size()) + 40;
+  double hi = 0;
+  for (const auto& b : bars) hi = std::max(hi, b.busy + b.idle);
+  if (hi <= 0) hi = 1;
+  auto sx = [&](double v) { return left + v / (hi * 1.05) * pw; };
+  std::ostringstream o;
+  o << "<svg id=\"" << esc(id) << "\" class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width
+    << "\" height=\"" << height << "\" viewBox=\"0 0 " << width << " " << height << "\" role=\"img\">\n<title>"
+    << esc(title) << "</title>\n<text x=\"10\" y=\"20\" class=\"ctitle\">" << esc(title) << "</text>\n";
+  draw_legend(o, legend, left, 28, pw, 130);
+  for (double t : nice_ticks(0, hi * 1.05))
+    o << "<line x1=\"" << num(sx(t)) << "\" y1=\"" << top << "\" x2=\"" << num(sx(t)) << "\" y2=\""
+      << height - 36 << "\" class=\"grid\"/><text x=\"" << num(sx(t)) << "\" y=\"" << height - 22
+      << "\" class=\"tick\" text-anchor=\"middle\">" << tick_label(t) << "</text>\n";
+  for (std::size_t i = 0; i < bars.size(); ++i) {
+    const auto& b = bars[i];
+    const double y = top + row * static_cast<double>(i);
+    o << "<text x=\"" << left - 8 << "\" y=\"" << y + 15 << "\" class=\"tick\" text-anchor=\"end\">" << esc(shorten(b.label, 28))
+      << "</text>\n";
+    double acc = 0;
+    auto seg = [&](const std::string& cls, double v) {
+      if (v <= 0) return;
+      o << "<rect class=\"bar\" x=\"" << num(sx(acc)) << "\" y=\"" << y + 3 << "\" width=\"" << num(sx(acc + v) - sx(acc))
+        << "\" height=\"" << row - 8 << "\" fill=\"" << gap_colour(cls) << "\"><title>" << esc(b.label) << " " << esc(cls)
+        << ": " << format_number(v) << " ms</title></rect>";
+      acc += v;
+    };
+    seg("busy", b.busy);
+    double classified = 0;
+    for (const char* cls : kGapClasses)
+      if (auto it = b.by_class.find(cls); it != b.by_class.end()) {
+        seg(cls, it->second);
+        classified += it->second;
+      }
+    seg("unclassified", b.idle - classified);
+    o << "\n";
+  }
+  o << "<text x=\"" << left << "\" y=\"" << height - 6 << "\" class=\"axis\">ms of encoder device time in the "
+       "benchmark window (server counters; classes from --profile)</text>\n</svg>\n";
+  return o.str();
+}
+
+std::vector<EncoderBar> encoder_bars(const RunResult& r, const std::string& prefix) {
+  std::vector<EncoderBar> out;
+  if (r.kind != ResultKind::closed_loop || !r.raw.contains("arms") || !r.raw["arms"].is_array()) return out;
+  for (const auto& arm : r.raw["arms"]) {
+    if (!arm.is_object()) continue;
+    EncoderBar b;
+    b.label = prefix + arm.value("preset", std::string("?"));
+    const json d = arm.value("server_engine_delta", json::object());
+    b.busy = d.value("device_busy_ms", 0.0);
+    b.idle = d.value("device_idle_ms", 0.0);
+    if (arm.contains("serving") && arm["serving"].is_object()) {
+      const json p = arm["serving"].value("server_profile", json::object());
+      if (p.is_object() && p.contains("gap_classes") && p["gap_classes"].is_object())
+        for (const auto& [cls, v] : p["gap_classes"].items())
+          if (v.is_object()) b.by_class[cls] = v.value("total_ms", 0.0);
+    }
+    out.push_back(std::move(b));
+  }
+  return out;
+}
+
+// Longest common directory prefix of the inputs' paths ("" when there is none).
+std::string common_dir_prefix(const std::vector<RunResult>& runs) {
+  if (runs.size() < 2) return runs.empty() ? "" : std::filesystem::path(runs[0].source).parent_path().string() + "/";
+  std::string prefix = runs[0].source;
+  for (const auto& r : runs) {
+    std::size_t n = 0;
+    while (n < prefix.size() && n < r.source.size() && prefix[n] == r.source[n]) ++n;
+    prefix.resize(n);
+  }
+  const auto slash = prefix.rfind('/');
+  return slash == std::string::npos ? "" : prefix.substr(0, slash + 1);
 }
 
 std::string summary_table(const RunResult& r) {
@@ -384,13 +477,22 @@ std::string summary_table(const RunResult& r) {
 }
 
 constexpr const char* kStyle = R"css(
-body{font-family:-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:24px;color:#222;max-width:1000px}
-h1{font-size:22px} h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}
-table{border-collapse:collapse;font-size:13px;margin:8px 0} td,th{border:1px solid #ddd;padding:3px 8px;text-align:left}
-.chart{display:block;margin:12px 0;background:#fff;border:1px solid #eee}
+body{font-family:-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:16px 24px;color:#222;max-width:1100px}
+h1{font-size:24px;margin:4px 0 2px;padding:6px 10px;border-radius:4px} h1 small{font-size:15px;font-weight:400}
+h1.pass{background:#e3f4e1;color:#135f13} h1.fail{background:#fbe3e1;color:#8b1212} h1.invalid{background:#fff1d6;color:#7a4b00}
+h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd} h3{font-size:15px;margin:18px 0 4px}
+.sub{font-size:13px;color:#444;margin:4px 0 8px}
+table{border-collapse:collapse;font-size:13px;margin:6px 0} td,th{border:1px solid #ddd;padding:2px 7px;text-align:left;vertical-align:top}
+td.n{text-align:right;white-space:nowrap} td.m{overflow-wrap:anywhere;max-width:420px} tr.reg td{background:#fdf0ef}
+.badge{font-weight:600;white-space:nowrap} .badge.bad{color:#b00} .badge.good{color:#176c17} .badge.noisy{color:#8a6d00} .badge.same{color:#555}
+details{margin:6px 0} summary{cursor:pointer;font-size:14px}
+.chart{display:block;margin:10px 0;background:#fff;border:1px solid #eee;max-width:100%;height:auto}
+.pair{display:flex;flex-wrap:wrap;gap:12px} .pair>div{flex:1 1 560px;min-width:0}
 .ctitle{font-size:14px;font-weight:600} .tick{font-size:11px;fill:#444} .axis{font-size:12px;fill:#333}
 .legend{font-size:11px;fill:#222} .grid{stroke:#eee} .frame{fill:none;stroke:#999}
-.meta{font-size:12px;color:#555}
+.meta{font-size:12px;color:#555} .sw{display:inline-block;width:10px;height:10px;margin-right:4px}
+code{font-size:12px}
+@media (max-width:900px){body{margin:8px} td,th{padding:2px 4px;font-size:12px}}
 )css";
 
 // A closed-loop result is charted as what it holds: one serving run per arm.
@@ -415,8 +517,14 @@ std::vector<RunResult> with_arms_expanded(const std::vector<RunResult>& runs) {
 
 }  // namespace
 
-HtmlReport render_html_report(const std::vector<RunResult>& given_runs, const std::string& title) {
-  const std::vector<RunResult> runs = with_arms_expanded(given_runs);
+HtmlReport render_html_report(const std::vector<RunResult>& runs, const std::string& title) {
+  ReportContent content;
+  content.runs = runs;
+  content.title = title;
+  return render_html_report(content);
+}
+
+HtmlReport render_html_report(const ReportContent& content) {
   HtmlReport report;
   std::ostringstream body;
   auto add_chart = [&](const std::string& id, const std::string& svg) {
@@ -424,16 +532,65 @@ HtmlReport render_html_report(const std::vector<RunResult>& given_runs, const st
     body << svg;
     report.charts.push_back(id);
   };
+  auto add_section = [&](const detail::Section& s) {
+    body << s.html;
+    report.charts.insert(report.charts.end(), s.charts.begin(), s.charts.end());
+  };
+  // Verdict first, then its evidence.
+  add_section(detail::verdict_section(content));
+  add_section(detail::pooled_cdf_section(content));
 
-  body << "<h2>Inputs</h2>\n<table><tr><th>#</th><th>File</th><th>Kind</th><th>Model</th><th>Device</th>"
-          "<th>Scenario</th><th>git sha</th></tr>\n";
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    const auto& r = runs[i];
-    body << "<tr><td>" << i + 1 << "</td><td>" << esc(r.source) << "</td><td>" << to_string(r.kind) << "</td><td>"
-         << esc(r.identity.model) << "</td><td>" << esc(r.identity.device) << "</td><td>" << esc(r.identity.scenario)
-         << "</td><td>" << esc(r.git_sha) << "</td></tr>\n";
+  // Results that are rounds of a comparison are drawn pooled above, not one line per round.
+  std::set<std::string> covered;
+  auto key = [](const std::string& path) {
+    std::error_code ec;
+    const auto k = std::filesystem::weakly_canonical(path, ec);
+    return ec ? path : k.string();
+  };
+  for (const auto& g : content.gates)
+    for (const auto* side : {&g.base_rounds, &g.new_rounds})
+      for (const auto& r : *side) covered.insert(key(r.source));
+  std::vector<RunResult> uncovered;
+  for (const auto& r : content.runs)
+    if (!covered.count(key(r.source))) uncovered.push_back(r);
+
+  // Server-side encoder of closed-loop comparisons: busy vs idle per arm, rounds summed.
+  for (const auto& g : content.gates) {
+    std::vector<EncoderBar> bars;
+    for (int s = 0; s < 2; ++s) {
+      std::map<std::string, EncoderBar> sum;
+      std::vector<std::string> order;
+      for (const auto& r : s ? g.new_rounds : g.base_rounds)
+        for (auto& b : encoder_bars(r, s ? "HEAD " : "BASE ")) {
+          if (!sum.count(b.label)) order.push_back(b.label);
+          auto& t = sum[b.label];
+          t.label = b.label;
+          t.busy += b.busy;
+          t.idle += b.idle;
+          for (const auto& [cls, v] : b.by_class) t.by_class[cls] += v;
+        }
+      for (const auto& l : order) bars.push_back(sum[l]);
+    }
+    if (bars.empty()) continue;
+    const std::string id = "server-encoder-" + std::to_string(report.charts.size() + 1);
+    body << "<h2>" << esc(g.name) << ": server-side encoder, busy vs idle</h2>\n";
+    add_chart(id, encoder_bars_chart(id, "Encoder device time per arm (rounds summed)", bars));
   }
-  body << "</table>\n";
+
+  const std::vector<RunResult> runs = with_arms_expanded(uncovered);
+  const std::string prefix = common_dir_prefix(content.runs);
+  auto short_name = [&](const RunResult& r, std::size_t index) {
+    std::ostringstream s;
+    s << '#' << index + 1 << ' ' << (r.source.rfind(prefix, 0) == 0 ? r.source.substr(prefix.size()) : r.source);
+    return s.str();
+  };
+  for (std::size_t i = 0; i < uncovered.size(); ++i) {
+    const auto bars = encoder_bars(uncovered[i], "");
+    if (bars.empty()) continue;
+    const std::string id = "server-encoder-" + std::to_string(report.charts.size() + 1);
+    body << "<h2>" << esc(short_name(uncovered[i], i)) << ": server-side encoder, busy vs idle</h2>\n";
+    add_chart(id, encoder_bars_chart(id, "Encoder device time per arm", bars));
+  }
 
   // Serving: latency CDFs and time series.
   std::vector<std::size_t> serving;
@@ -487,6 +644,20 @@ HtmlReport render_html_report(const std::vector<RunResult>& given_runs, const st
       chart.add(std::move(s));
       add_chart("forwards-" + std::to_string(i + 1), chart.svg());
     }
+    {
+      const auto bars = layer_bars(r.raw);
+      double y_max = 0;
+      for (const auto& b : bars) y_max = std::max(y_max, layer_total(b));
+      // Encode results of the same model and device share a scale: baseline beside optimized.
+      for (const auto& other : runs)
+        if (other.kind == ResultKind::encode && other.identity.model == r.identity.model &&
+            other.identity.device == r.identity.device)
+          for (const auto& b : layer_bars(other.raw)) y_max = std::max(y_max, layer_total(b));
+      const std::string lid = "layers-" + std::to_string(i + 1);
+      add_chart(lid, layers_chart(lid, "Device busy vs idle per layer: preset " + r.raw.value("preset", std::string("?")),
+                                  bars, y_max * 1.05));
+      body << largest_gaps_table(r.raw);
+    }
     std::string note;
     const std::string id = "timeline-" + std::to_string(i + 1);
     const std::string svg = timeline_chart(id, r.raw, "Device timeline and idle gaps", note);
@@ -516,6 +687,27 @@ HtmlReport render_html_report(const std::vector<RunResult>& given_runs, const st
       add_chart("ab-bars-" + std::to_string(i + 1),
                 bar_chart("ab-bars-" + std::to_string(i + 1), "A/B: median per forward", "ms", bars,
                           "whiskers: 95% interval of the median (order statistics)"));
+    {
+      // The seeds' picture: A (baseline) beside B (optimized) on one scale.
+      const std::vector<LayerBar> sides[2] = {layer_bars(r.raw.value("a", json::object())),
+                                              layer_bars(r.raw.value("b", json::object()))};
+      double y_max = 0;
+      for (const auto& bars : sides)
+        for (const auto& b : bars) y_max = std::max(y_max, layer_total(b));
+      if (!sides[0].empty() || !sides[1].empty())
+        body << "<div class=\"pair\">";
+      for (int side = 0; side < 2; ++side) {
+        if (sides[side].empty()) continue;
+        const json& doc = r.raw[side ? "b" : "a"];
+        const std::string lid = "layers-" + std::to_string(i + 1) + (side ? "-b" : "-a");
+        body << "<div>";
+        add_chart(lid, layers_chart(lid, std::string(side ? "B" : "A") + " (" + doc.value("preset", std::string("?")) +
+                                             "): device busy vs idle per layer",
+                                    sides[side], y_max * 1.05));
+        body << largest_gaps_table(doc) << "</div>";
+      }
+      if (!sides[0].empty() || !sides[1].empty()) body << "</div>\n";
+    }
     if (const Metric* s = r.find("speedup_b_over_a"))
       body << "<p>Speedup of B over A (median forward): <b>" << format_number(s->value) << "x</b></p>\n";
     body << "<p class=\"meta\">A toggles: " << esc(r.raw["a"].value("toggles", json::object()).dump())
@@ -568,16 +760,39 @@ HtmlReport render_html_report(const std::vector<RunResult>& given_runs, const st
     }
   }
 
-  body << "<h2>Metrics</h2>\n";
-  for (std::size_t i = 0; i < runs.size(); ++i)
-    body << "<h3>#" << i + 1 << " " << esc(runs[i].source) << "</h3>\n" << summary_table(runs[i]);
+  // Inputs, compact: the common directory once, the scenario once when every input shares it.
+  {
+    const auto& all = content.runs;
+    bool one_scenario = !all.empty();
+    for (const auto& r : all) one_scenario = one_scenario && r.identity.scenario == all.front().identity.scenario;
+    body << "<h2 id=\"inputs\">Inputs (" << all.size() << ")</h2>\n<p class=\"meta\">";
+    if (!prefix.empty()) body << "under <code>" << esc(prefix) << "</code>";
+    if (one_scenario && !all.front().identity.scenario.empty())
+      body << "; scenario for all: " << esc(all.front().identity.scenario);
+    for (const auto& g : content.gates) body << "; comparison <code>" << esc(g.source) << "</code>";
+    body << "</p>\n<table class=\"inputs\"><tr><th>#</th><th>file</th><th>kind</th><th>model</th><th>device</th>"
+         << (one_scenario ? "" : "<th>scenario</th>") << "<th>git sha</th></tr>\n";
+    for (std::size_t i = 0; i < all.size(); ++i) {
+      const auto& r = all[i];
+      body << "<tr><td>" << i + 1 << "</td><td>"
+           << esc(r.source.rfind(prefix, 0) == 0 ? r.source.substr(prefix.size()) : r.source) << "</td><td>"
+           << to_string(r.kind) << "</td><td>" << esc(r.identity.model) << "</td><td>" << esc(r.identity.device)
+           << "</td>" << (one_scenario ? "" : "<td>" + esc(r.identity.scenario) + "</td>") << "<td>"
+           << esc(r.git_sha.substr(0, 12)) << "</td></tr>\n";
+    }
+    body << "</table>\n";
+  }
+  body << "<details id=\"metrics\"><summary>Every metric of every input</summary>\n";
+  for (std::size_t i = 0; i < content.runs.size(); ++i)
+    body << "<h3>#" << i + 1 << " " << esc(content.runs[i].source) << "</h3>\n" << summary_table(content.runs[i]);
+  body << "</details>\n";
 
   std::ostringstream page;
-  page << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n<title>" << esc(title)
-       << "</title>\n<style>" << kStyle << "</style></head>\n<body>\n<h1>" << esc(title) << "</h1>\n"
-       << "<p class=\"meta\">" << runs.size() << " result(s), " << report.charts.size()
-       << " chart(s). Self-contained: inline SVG, no scripts, no network.</p>\n"
-       << body.str() << "</body></html>\n";
+  page << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+       << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>" << esc(content.title)
+       << "</title>\n<style>" << kStyle << "</style></head>\n<body>\n"
+       << body.str() << "<p class=\"meta\">" << content.runs.size() << " result(s), " << report.charts.size()
+       << " chart(s). Self-contained: inline SVG, no scripts, no network.</p>\n</body></html>\n";
   report.html = page.str();
   return report;
 }

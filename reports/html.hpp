@@ -2,7 +2,19 @@
 // Self-contained HTML report: inline CSS and SVG only (no scripts, no network), so it opens from a
 // CI artefact store or a mail attachment exactly as it was rendered.
 //
+// Page order (a reviewer reads the first screen and stops): the verdict as the first heading
+// (<h1 id="verdict">: PASS / REGRESSION / INVALID, gate file, alpha, thresholds), the table of
+// metrics that moved beyond noise (id "moved"), NOISY and SAME folded (<details id="noisy">,
+// <details id="same">), then the evidence: BASE vs HEAD per moved metric (rounds pooled, the
+// per-round values drawn, per-round table one click away), pooled latency CDFs per arm, the
+// seeds' picture of encoder results (device busy vs idle per layer by gap class, the largest
+// gaps and their causes), the other charts, and the inputs.
+//
 // Charts (ids in the page, so tests and users can find them):
+//   dist-<C>-<M>                    BASE vs HEAD distribution of metric M of comparison C
+//   cdf-<C>-<arm>-ttft|itl|e2el     pooled per-request CDF per side, round-to-round band
+//   layers-N, layers-N-a, layers-N-b  device busy / idle by class per layer (encode, ab results)
+//   server-encoder-N                server-side encoder busy / idle (closed-loop arms)
 //   cdf-ttft, cdf-itl, cdf-e2el     per-request latency CDFs, one line per serving result
 //   throughput-over-time            output tokens per second over each run (detailed results)
 //   concurrency-over-time           mean requests in flight per second over each run
@@ -12,6 +24,7 @@
 //   ab-bars-N                       A/B bars with 95% intervals of the median for ab result N
 //   runs-bars                       the same bars across several results of one kind
 //   gbench-bars                     Google Benchmark medians with min..max intervals
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +37,27 @@ struct HtmlReport {
   std::vector<std::string> charts;  // ids of the charts it contains, in page order
 };
 
+// One `encbench compare --json` output (encbench-compare/1) and the rounds it compared, read
+// back from its "base" / "new" paths when they can be found (as written, or relative to the
+// compare file's directory), so the report shows the evidence behind each verdict.
+struct GateInput {
+  std::string source;  // the compare JSON's path
+  std::string name;    // its stem without "-compare" ("micro", "serving")
+  nlohmann::json doc;
+  std::vector<RunResult> base_rounds, new_rounds;
+  std::string rounds_note;  // why the rounds are missing, when they are
+};
+// Throws InvalidInput when the file is not an encbench-compare result.
+GateInput load_gate_input(const std::string& path);
+
+struct ReportContent {
+  std::string title = "encbench report";
+  std::vector<RunResult> runs;    // results given on the command line
+  std::vector<GateInput> gates;   // comparisons: the verdict
+  std::optional<int> gate_exit;   // the gate's exit status (0 PASS, 1 REGRESSION, 2 INVALID)
+};
+
+HtmlReport render_html_report(const ReportContent& content);
 HtmlReport render_html_report(const std::vector<RunResult>& runs, const std::string& title);
 
 // Distribution-free 95% confidence interval of the median from order statistics

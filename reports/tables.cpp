@@ -143,6 +143,26 @@ std::string summary_line(const Comparison& c) {
 
 }  // namespace
 
+bool is_deterministic_metric(const std::string& name) {
+  auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
+  if (has("instructions") || has("virtual")) return true;
+  // Arm / side prefixes of ab and closed-loop results ("a.failed", "b.syncs_per_forward").
+  std::string base = name;
+  if (base.size() > 2 && base[1] == '.' && (base[0] == 'a' || base[0] == 'b')) base = base.substr(2);
+  if (base == "failed" || base == "syncs" || base == "syncs_per_forward" || base == "accuracy.verdict")
+    return true;
+  // Byte counts and peak memory, but not rates such as bytes_per_second.
+  const bool rate = has("per_second") || has("/s");
+  return !rate && (has("bytes") || has("peak_mem") || has("memory"));
+}
+
+std::string metric_kind_name(bool deterministic) { return deterministic ? "deterministic" : "wall-clock"; }
+
+std::string verdict_line(const Comparison& c) {
+  const std::string summary = summary_line(c);
+  return std::string(c.passed() ? "PASS" : "REGRESSION") + ": " + summary.substr(0, summary.find('\n'));
+}
+
 std::string render_terminal(const Comparison& c) {
   std::ostringstream out;
   out << "encbench compare (" << to_string(c.kind) << "): " << c.base_source << " -> " << c.new_source << "\n";
@@ -179,7 +199,47 @@ std::string render_terminal(const Comparison& c) {
 }
 
 std::string render_markdown(const Comparison& c) {
+  // Verdict first, then only what moved; the full table (mostly SAME) is folded.
   std::ostringstream out;
+  const std::string summary = summary_line(c);
+  const auto nl = summary.find('\n');
+  out << "**" << (c.passed() ? "PASS" : "REGRESSION") << "** \u2014 " << summary.substr(0, nl)
+      << (nl == std::string::npos ? "" : summary.substr(nl)) << "\n\n";
+  std::vector<Row> moved;
+  std::size_t same = 0, noisy = 0;
+  for (const auto& r : c.rows) {
+    if (r.verdict == Verdict::same) ++same;
+    if (r.verdict == Verdict::noisy) ++noisy;
+    if (r.verdict != Verdict::faster && r.verdict != Verdict::slower) continue;
+    const bool exact = std::any_of(c.exact.begin(), c.exact.end(), [&](const ExactCheck& e) {
+      return e.applicable && e.metric == r.name;
+    });
+    if (exact) continue;
+    moved.push_back({r.label, format_number(r.before), format_number(r.after), format_change(r.relative_change),
+                     verdict_cell(r, true) + " | " + metric_kind_name(is_deterministic_metric(r.name))});
+  }
+  for (const auto& e : c.exact)
+    if (e.applicable && !e.passed)
+      moved.push_back({e.label, e.before, e.after, e.expectation, "**VIOLATED** | deterministic"});
+  // Regressions first, then improvements.
+  std::stable_partition(moved.begin(), moved.end(), [](const Row& r) {
+    return r.verdict.find("REGRESSION") != std::string::npos || r.verdict.find("VIOLATED") != std::string::npos;
+  });
+  if (!moved.empty()) {
+    out << "**Moved beyond noise:**\n";
+    out << "| Metric | Before | After | Comparison | Verdict | Kind |\n";
+    out << "| :----- | :----- | :---- | :--------- | :------ | :--- |\n";
+    for (const auto& r : moved)
+      out << "| " << r.metric << " | " << r.before << " | " << r.after << " | " << r.change << " | " << r.verdict
+          << " |\n";
+    out << "\n";
+  } else {
+    out << "No metric moved beyond noise.\n\n";
+  }
+  for (const auto& w : c.warnings) out << "> WARNING: " << w << "\n";
+  if (!c.warnings.empty()) out << "\n";
+  out << "<details><summary>All " << c.rows.size() << " metrics (" << same << " SAME, " << noisy
+      << " NOISY) and exact checks</summary>\n\n";
   out << "**Performance Metrics:**\n";
   out << "| Metric | Before | After | Comparison | Verdict |\n";
   out << "| :----- | :----- | :---- | :--------- | :------ |\n";
@@ -188,23 +248,40 @@ std::string render_markdown(const Comparison& c) {
     else out << "| " << r.metric << " | " << r.before << " | " << r.after << " | " << r.change
              << " | " << r.verdict << " |\n";
   }
-  out << "\n";
-  for (const auto& w : c.warnings) out << "> WARNING: " << w << "\n";
-  if (!c.warnings.empty()) out << "\n";
+  out << "\n</details>\n\n";
   out << "BASE: `" << c.base_source << "`, NEW: `" << c.new_source << "`, alpha " << c.alpha
-      << ", U test two-sided (scipy-compatible).\n\n";
-  std::string summary = summary_line(c);
-  out << (c.passed() ? "" : "**") << summary.substr(0, summary.find('\n')) << (c.passed() ? "" : "**")
-      << summary.substr(summary.find('\n') == std::string::npos ? summary.size() : summary.find('\n'))
-      << "\n";
+      << ", U test two-sided (scipy-compatible).\n";
   return out.str();
 }
 
 std::string render_junit(const Comparison& c) {
   std::ostringstream body;
   std::size_t tests = 0, failures = 0;
-  for (const auto& r : c.rows) {
-    if (!r.rule.gated) continue;
+  // Verdict-first order: failures, then improvements, NOISY, SAME.
+  std::vector<const MetricComparison*> ordered;
+  for (const auto& r : c.rows)
+    if (r.rule.gated) ordered.push_back(&r);
+  auto rank = [](const MetricComparison* r) {
+    return r->regression ? 0 : r->verdict == Verdict::faster ? 1 : r->verdict == Verdict::noisy ? 2 : 3;
+  };
+  std::stable_sort(ordered.begin(), ordered.end(),
+                   [&](const MetricComparison* a, const MetricComparison* b) { return rank(a) < rank(b); });
+  std::vector<const ExactCheck*> failed_exact, passed_exact;
+  for (const auto& e : c.exact)
+    if (e.applicable) (e.passed ? passed_exact : failed_exact).push_back(&e);
+  auto exact_case = [&](const ExactCheck& e) {
+    ++tests;
+    body << "    <testcase classname=\"encbench.compare.exact\" name=\"" << xml_escape(e.metric) << "\">";
+    if (!e.passed) {
+      ++failures;
+      body << "\n      <failure message=\"" << xml_escape(e.label + ": " + e.reason)
+           << "\" type=\"exact\"/>\n    ";
+    }
+    body << "</testcase>\n";
+  };
+  for (const ExactCheck* e : failed_exact) exact_case(*e);
+  for (const MetricComparison* rp : ordered) {
+    const MetricComparison& r = *rp;
     ++tests;
     body << "    <testcase classname=\"encbench.compare." << xml_escape(to_string(c.kind)) << "\" name=\""
          << xml_escape(r.name) << "\">";
@@ -219,23 +296,14 @@ std::string render_junit(const Comparison& c) {
     }
     body << "</testcase>\n";
   }
-  for (const auto& e : c.exact) {
-    if (!e.applicable) continue;
-    ++tests;
-    body << "    <testcase classname=\"encbench.compare.exact\" name=\"" << xml_escape(e.metric) << "\">";
-    if (!e.passed) {
-      ++failures;
-      body << "\n      <failure message=\"" << xml_escape(e.label + ": " + e.reason)
-           << "\" type=\"exact\"/>\n    ";
-    }
-    body << "</testcase>\n";
-  }
+  for (const ExactCheck* e : passed_exact) exact_case(*e);
   std::ostringstream out;
   out << "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n";
   out << "<testsuites name=\"encbench compare\" tests=\"" << tests << "\" failures=\"" << failures << "\">\n";
   out << "  <testsuite name=\"encbench.compare\" tests=\"" << tests << "\" failures=\"" << failures
       << "\" errors=\"0\" skipped=\"0\">\n";
   out << "    <properties>\n";
+  out << "      <property name=\"verdict\" value=\"" << xml_escape(verdict_line(c)) << "\"/>\n";
   out << "      <property name=\"base\" value=\"" << xml_escape(c.base_source) << "\"/>\n";
   out << "      <property name=\"new\" value=\"" << xml_escape(c.new_source) << "\"/>\n";
   out << "      <property name=\"gate\" value=\"" << xml_escape(c.gate_name) << "\"/>\n";

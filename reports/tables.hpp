@@ -20,4 +20,16 @@ std::string render_junit(const Comparison& comparison);
 
 std::string xml_escape(const std::string& text);
 
+// Whether a metric's value is deterministic (same code, same value on any machine): instruction
+// counts and virtual/modelled times (names containing "instructions" or "virtual"), failed
+// requests, syncs per forward, byte counts and peak memory, accuracy verdicts. Everything else is
+// wall-clock and carries the machine's noise. Metrics under an exact check are deterministic too;
+// the caller knows those.
+bool is_deterministic_metric(const std::string& name);
+// "deterministic" / "wall-clock".
+std::string metric_kind_name(bool deterministic);
+
+// The one-line verdict of a comparison: "PASS (gate ...)", "REGRESSION: 2 of 14 gated metrics ...".
+std::string verdict_line(const Comparison& comparison);
+
 }  // namespace encbench::reports

@@ -10,6 +10,7 @@
 #include <iostream>
 #include <optional>
 #include <sstream>
+#include <tuple>
 
 #include "harness/cli/command.hpp"
 #include "harness/client/bench.hpp"
@@ -22,8 +23,17 @@ namespace {
 struct BenchFlags {
   std::string backend = "openai", base_url, host = "127.0.0.1", endpoint = "/v1/completions", model, served_model_name;
   int port = 8000;
-  std::string dataset_name = "random", dataset_path, hf_split = "train";
-  std::optional<int> hf_output_len, output_len;
+  std::string dataset_name = "random", dataset_path, hf_split = "train", hf_subset, hf_name;
+  std::optional<int> hf_output_len, output_len, input_len;
+  int custom_output_len = 256;
+  bool custom_ensure_client_side_data = false, skip_chat_template = false;
+  // accepted for vllm scripts (a note says what they do there)
+  std::string tokenizer, tokenizer_mode, chat_template_kwargs;
+  bool trust_remote_code = false, insecure = false, plot_timeline = false, strict_success = false;
+  std::optional<int> logprobs;
+  std::string ramp_up_strategy;
+  std::optional<int> ramp_up_start_rps, ramp_up_end_rps;
+  int random_prefix_len = 0, random_batch_size = 1;
   std::size_t num_prompts = 1000;
   std::string request_rate = "inf";
   std::string burstiness = "1.0";
@@ -43,8 +53,9 @@ struct BenchFlags {
   double ready_check_timeout_sec = 0;
   bool disable_tqdm = false, disable_shuffle = false, no_oversample = false;
   // random / random-mm
-  int random_input_len = 1024, random_output_len = 128, random_mm_base_items = 1, random_mm_limit_images = 255;
-  double random_range_ratio = 0.0, random_mm_items_range_ratio = 0.0;
+  int random_input_len = 1024, random_output_len = 128, random_mm_base_items = 1;
+  std::string random_mm_limit = R"({"image": 255, "video": 1})", random_range_ratio = "0.0";
+  double random_mm_items_range_ratio = 0.0;
   std::string random_mm_bucket_config = "{(256, 256, 1): 0.5, (720, 1280, 1): 0.5}";
   // beyond vllm
   std::string request_mode = "stream";
@@ -79,9 +90,78 @@ std::pair<std::string, std::string> split_pair(const std::string& flag, const st
   return {item.substr(0, pos), item.substr(pos + 1)};
 }
 
+// vllm's --random-range-ratio: a float for both lengths, or {"input": a, "output": b}.
+std::pair<double, double> parse_range_ratio(const std::string& text) {
+  try {
+    std::size_t used = 0;
+    const double v = std::stod(text, &used);
+    if (used == text.size()) return {v, v};
+  } catch (...) {
+  }
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  require(!j.is_discarded() && j.is_object() && j.contains("input") && j.contains("output") && j["input"].is_number() &&
+              j["output"].is_number(),
+          "--random-range-ratio expects a number or a JSON object with 'input' and 'output' keys, got '" + text + "'");
+  return {j["input"].get<double>(), j["output"].get<double>()};
+}
+
+// vllm's --random-mm-limit-mm-per-prompt: JSON {"image": N, "video": M}; a plain N is the image limit.
+int parse_mm_image_limit(const std::string& text) {
+  try {
+    std::size_t used = 0;
+    const int v = std::stoi(text, &used);
+    if (used == text.size()) return v;
+  } catch (...) {
+  }
+  const auto j = nlohmann::json::parse(text, nullptr, false);
+  require(!j.is_discarded() && j.is_object() && j.contains("image") && j["image"].is_number_integer(),
+          "--random-mm-limit-mm-per-prompt expects JSON like '{\"image\": 3, \"video\": 0}', got '" + text + "'");
+  for (const auto& [k, v] : j.items())
+    require(k == "image" || k == "video", "--random-mm-limit-mm-per-prompt: unknown modality '" + k + "' (image, video)");
+  return j["image"].get<int>();
+}
+
+// Flags a vllm script passes that change nothing here: one line each saying what they do in vllm.
+std::vector<std::string> accepted_flag_notes(const BenchFlags& f) {
+  std::vector<std::string> notes;
+  if (!f.tokenizer.empty())
+    notes.push_back("--tokenizer: vllm tokenizes prompts/outputs client-side with it; no tokenizer runs here (stored as tokenizer_id)");
+  if (!f.tokenizer_mode.empty()) notes.push_back("--tokenizer-mode: selects vllm's client-side tokenizer; no effect here");
+  if (f.trust_remote_code) notes.push_back("--trust-remote-code: lets vllm load tokenizer/dataset code from the Hub; no effect here");
+  if (!f.chat_template_kwargs.empty())
+    notes.push_back("--chat-template-kwargs: vllm passes them to the client-side chat template (custom datasets); no template is applied here");
+  if (f.skip_chat_template)
+    notes.push_back("--skip-chat-template: vllm then sends custom prompts without its chat template; here no template is ever applied");
+  if (!f.hf_name.empty()) notes.push_back("--hf-name: picks vllm's dataset class for a local path; the layout is detected from the rows here");
+  if (!f.hf_subset.empty()) notes.push_back("--hf-subset: the HF dataset config name in vllm's load_dataset; no effect on a local file");
+  if (f.random_batch_size != 1) notes.push_back("--random-batch-size: only used by vllm's embeddings benchmark; ignored");
+  if (f.plot_timeline) notes.push_back("--plot-timeline: vllm writes an HTML timeline beside the result; not produced here");
+  if (f.custom_ensure_client_side_data)
+    notes.push_back("--custom-ensure-client-side-data: custom_image files are always sent as data URLs here");
+  return notes;
+}
+
 client::BenchConfig to_config(const BenchFlags& f, const std::vector<std::string>& argv) {
   client::BenchConfig c;
-  c.backend = client::parse_backend(f.backend);
+  if (f.backend == "vllm") {
+    c.backend = client::Backend::openai;  // vllm's "vllm" backend is its completions client
+    c.backend_name = "vllm";
+  } else {
+    c.backend = client::parse_backend(f.backend);
+  }
+  c.tokenizer = f.tokenizer;
+  c.logprobs = f.logprobs;
+  c.insecure = f.insecure;
+  c.strict_success = f.strict_success;
+  if (!f.ramp_up_strategy.empty()) {
+    c.ramp_up = client::parse_ramp_up(f.ramp_up_strategy);
+    c.ramp_up_start_rps = f.ramp_up_start_rps.value_or(-1);
+    c.ramp_up_end_rps = f.ramp_up_end_rps.value_or(-1);
+  }
+  if (!f.chat_template_kwargs.empty()) {
+    const auto j = nlohmann::json::parse(f.chat_template_kwargs, nullptr, false);
+    require(!j.is_discarded() && j.is_object(), "--chat-template-kwargs must be a JSON object, got '" + f.chat_template_kwargs + "'");
+  }
   c.base_url = f.base_url;
   c.host = f.host;
   c.port = f.port;
@@ -94,17 +174,21 @@ client::BenchConfig to_config(const BenchFlags& f, const std::vector<std::string
   c.dataset.hf_split = f.hf_split;
   c.dataset.num_prompts = f.num_prompts;
   c.dataset.seed = f.seed;
-  c.dataset.output_len = f.hf_output_len ? f.hf_output_len : f.output_len;
+  // vllm main_async: --output-len overrides every dataset's own output flag (--hf-output-len,
+  // --random-output-len, --custom-output-len); --input-len sets --random-input-len.
+  c.dataset.output_len = f.output_len ? f.output_len : f.hf_output_len;
+  c.dataset.custom_output_len = f.output_len.value_or(f.custom_output_len);
   c.dataset.shuffle = !f.disable_shuffle;
   c.dataset.oversample = !f.no_oversample;
-  c.dataset.random.input_len = f.random_input_len;
-  c.dataset.random.output_len = f.random_output_len;
-  c.dataset.random.range_ratio = f.random_range_ratio;
+  c.dataset.random.input_len = f.input_len.value_or(f.random_input_len);
+  c.dataset.random.output_len = f.output_len.value_or(f.random_output_len);
+  std::tie(c.dataset.random.range_ratio, c.dataset.random.output_range_ratio) = parse_range_ratio(f.random_range_ratio);
+  c.dataset.random.prefix_len = f.random_prefix_len;
   c.dataset.random.mm_base_items = f.random_mm_base_items;
   c.dataset.random.mm_items_range_ratio = f.random_mm_items_range_ratio;
-  c.dataset.random.mm_limit_images = f.random_mm_limit_images;
+  c.dataset.random.mm_limit_images = parse_mm_image_limit(f.random_mm_limit);
   c.dataset.random.buckets = client::parse_bucket_config(f.random_mm_bucket_config);
-  if (c.dataset.name == "random" && !f.output_len && !f.hf_output_len) c.dataset.output_len.reset();
+  if (c.dataset.name == "random" || c.dataset.name == "random-mm") c.dataset.output_len.reset();  // via random.output_len
   c.request_rate = parse_number("--request-rate", f.request_rate);
   c.burstiness = parse_number("--burstiness", f.burstiness);
   if (f.max_concurrency) {
@@ -167,6 +251,7 @@ void raise_fd_limit() {
 int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
   client::BenchConfig config = to_config(flags, argv);
   client::validate(config);
+  for (const auto& note : accepted_flag_notes(flags)) std::cout << "note: " << note << "\n";
   raise_fd_limit();
   // SIGINT/SIGTERM become readable events in the loop (stop sending, drain, save, marked
   // interrupted) instead of killing the process mid-write. Blocked before any thread starts.
@@ -183,7 +268,13 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
 
   char rate[32], burst[32];
   std::snprintf(rate, sizeof rate, std::floor(config.request_rate) == config.request_rate ? "%.1f" : "%g", config.request_rate);
-  std::cout << "Traffic request rate: " << (std::isinf(config.request_rate) ? std::string("inf") : std::string(rate)) << "\n";
+  if (config.ramp_up != client::RampUp::none) {
+    std::cout << "Traffic ramp-up strategy: " << flags.ramp_up_strategy << ".\n";
+    std::cout << "Will increase RPS from " << config.ramp_up_start_rps << " to " << config.ramp_up_end_rps
+              << " RPS over the duration of the benchmark.\n";
+  } else {
+    std::cout << "Traffic request rate: " << (std::isinf(config.request_rate) ? std::string("inf") : std::string(rate)) << "\n";
+  }
   std::snprintf(burst, sizeof burst, std::floor(config.burstiness) == config.burstiness ? "%.1f" : "%g", config.burstiness);
   std::cout << "Burstiness factor: " << burst << (config.burstiness == 1.0 ? " (Poisson process)" : " (Gamma distribution)") << "\n";
   std::cout << "Maximum request concurrency: " << (config.max_concurrency > 0 ? std::to_string(config.max_concurrency) : "None") << "\n";
@@ -218,7 +309,7 @@ void add_bench_command(CLI::App& app, CommandContext& ctx) {
   auto* serve = bench->add_subcommand("serve", "Benchmark an OpenAI-compatible server (vllm bench serve flags, same output)");
   auto flags = std::make_shared<BenchFlags>();
   BenchFlags& f = *flags;
-  serve->add_option("--backend", f.backend, "openai (completions) | openai-chat")->capture_default_str();
+  serve->add_option("--backend", f.backend, "openai (completions) | vllm (the same) | openai-chat")->capture_default_str();
   serve->add_option("--base-url", f.base_url, "Server base URL (overrides --host/--port), e.g. http://127.0.0.1:8000");
   serve->add_option("--host", f.host, "Server host")->capture_default_str();
   serve->add_option("--port", f.port, "Server port")->capture_default_str();
@@ -227,12 +318,33 @@ void add_bench_command(CLI::App& app, CommandContext& ctx) {
   serve->add_option("--model", f.model, "Model name (default: first id from GET /v1/models)");
   serve->add_option("--served-model-name", f.served_model_name, "Model name sent in requests (default: --model)");
   serve->add_option("--label", f.label, "Label used in the result file name instead of the backend");
-  serve->add_option("--dataset-name", f.dataset_name, "hf | vision-arena | random-mm | random | custom")->capture_default_str();
+  serve->add_option("--dataset-name", f.dataset_name, "hf | vision-arena | random-mm | random | custom | custom_image")->capture_default_str();
   serve->add_option("--dataset-path", f.dataset_path,
                     "Local dataset file or directory (a Hugging Face id prints how to export a local copy)");
   serve->add_option("--hf-split", f.hf_split, "Split name used to pick a file inside a dataset directory")->capture_default_str();
   serve->add_option("--hf-output-len", f.hf_output_len, "Output length for hf/vision-arena samples (default 128)");
-  serve->add_option("--output-len", f.output_len, "Output length for every sample (default 128; random: --random-output-len)");
+  serve->add_option("--output-len", f.output_len,
+                    "Output length for every dataset: overrides --hf-output-len, --random-output-len, --custom-output-len");
+  serve->add_option("--input-len", f.input_len, "Sets --random-input-len (vllm's general input length)");
+  serve->add_option("--hf-subset", f.hf_subset, "Accepted (HF dataset config; no effect on a local file)");
+  serve->add_option("--hf-name", f.hf_name, "Accepted (vllm picks its dataset class with it; the layout is detected here)");
+  serve->add_option("--custom-output-len", f.custom_output_len,
+                    "custom/custom_image: max tokens per request (-1: each row's output_tokens)")->capture_default_str();
+  serve->add_flag("--custom-ensure-client-side-data", f.custom_ensure_client_side_data,
+                  "Accepted (custom_image files are always sent as data URLs here)");
+  serve->add_flag("--skip-chat-template", f.skip_chat_template, "Accepted (no chat template is ever applied client-side here)");
+  serve->add_option("--chat-template-kwargs", f.chat_template_kwargs, "Accepted JSON object (for vllm's client-side chat template; none here)");
+  serve->add_option("--tokenizer", f.tokenizer, "Accepted; stored as tokenizer_id (no tokenizer runs client-side)");
+  serve->add_option("--tokenizer-mode", f.tokenizer_mode, "Accepted (vllm's client-side tokenizer mode; no effect)");
+  serve->add_flag("--trust-remote-code", f.trust_remote_code, "Accepted (no Hub code is loaded here)");
+  serve->add_option("--logprobs", f.logprobs, "Completions: logprobs sent per request (vllm sends null when unset)");
+  serve->add_flag("--insecure", f.insecure, "Do not verify TLS certificates (https servers)");
+  serve->add_flag("--plot-timeline", f.plot_timeline, "Accepted (vllm's HTML timeline is not produced)");
+  serve->add_flag("--strict-success", f.strict_success,
+                  "Fail 200 streams that end without data: [DONE] or carry an error event (vllm counts them as successes)");
+  serve->add_option("--ramp-up-strategy", f.ramp_up_strategy, "linear | exponential: rate ramps from --ramp-up-start-rps to --ramp-up-end-rps (needs --request-rate inf)");
+  serve->add_option("--ramp-up-start-rps", f.ramp_up_start_rps, "Ramp-up start rate (integer req/s)");
+  serve->add_option("--ramp-up-end-rps", f.ramp_up_end_rps, "Ramp-up end rate (integer req/s)");
   serve->add_option("--num-prompts", f.num_prompts, "Number of requests")->capture_default_str();
   serve->add_option("--request-rate", f.request_rate, "Requests per second (inf: all at t=0)")->capture_default_str();
   serve->add_option("--burstiness", f.burstiness, "Gamma shape of inter-arrival gaps (1 = Poisson; inf = uniform)")->capture_default_str();
@@ -273,11 +385,15 @@ void add_bench_command(CLI::App& app, CommandContext& ctx) {
   serve->add_flag("--no-oversample", f.no_oversample, "Do not duplicate rows when the dataset is short");
   serve->add_option("--random-input-len", f.random_input_len, "random/random-mm: prompt length (words)")->capture_default_str();
   serve->add_option("--random-output-len", f.random_output_len, "random/random-mm: output length")->capture_default_str();
-  serve->add_option("--random-range-ratio", f.random_range_ratio, "random/random-mm: lengths uniform in L*(1 +- r)")->capture_default_str();
+  serve->add_option("--random-range-ratio", f.random_range_ratio,
+                    "random/random-mm: lengths uniform in L*(1 +- r); a number or {\"input\": a, \"output\": b}")->capture_default_str();
+  serve->add_option("--random-prefix-len", f.random_prefix_len, "random/random-mm: fixed random words before every prompt")->capture_default_str();
+  serve->add_option("--random-batch-size", f.random_batch_size, "Accepted (vllm: embeddings benchmark only)")->capture_default_str();
   serve->add_option("--random-mm-base-items-per-request", f.random_mm_base_items, "random-mm: images per request")->capture_default_str();
   serve->add_option("--random-mm-num-mm-items-range-ratio", f.random_mm_items_range_ratio,
                     "random-mm: image count uniform in base*(1 +- r)")->capture_default_str();
-  serve->add_option("--random-mm-limit-mm-per-prompt", f.random_mm_limit_images, "random-mm: max images per request")->capture_default_str();
+  serve->add_option("--random-mm-limit-mm-per-prompt", f.random_mm_limit,
+                    "random-mm: per-modality caps as JSON, e.g. {\"image\": 3, \"video\": 0} (a plain number: images)")->capture_default_str();
   serve->add_option("--random-mm-bucket-config", f.random_mm_bucket_config,
                     "random-mm: {(height, width, 1): probability, ...}")->capture_default_str();
   serve->add_option("--request-mode", f.request_mode, "stream | non-stream (non-stream: TTFT = E2EL, no ITL)")->capture_default_str();

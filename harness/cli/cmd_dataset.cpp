@@ -12,7 +12,7 @@ void add_dataset_command(CLI::App& app, CommandContext& ctx) {
   auto* gen = dataset->add_subcommand("generate", "Write a JSONL sample in a VisionArena layout with synthetic images");
   auto config = std::make_shared<client::GenerateConfig>();
   auto out_path = std::make_shared<std::string>();
-  gen->add_option("--layout", config->layout, "vision-arena-bench | visionarena-chat | custom")->capture_default_str();
+  gen->add_option("--layout", config->layout, "vision-arena-bench | visionarena-chat | custom | custom_image")->capture_default_str();
   gen->add_option("--num", config->num, "Rows to write")->capture_default_str();
   gen->add_option("--out", *out_path, "Output JSONL file")->required();
   gen->add_option("--seed", config->seed, "Seed for prompts and images")->capture_default_str();

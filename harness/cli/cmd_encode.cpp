@@ -27,6 +27,15 @@ void add_encoder_run_flags(CLI::App* sub, encoder::RunOptions& o) {
                   "Host work added per device op (eager dispatch model), microseconds")
       ->capture_default_str();
   sub->add_option("--alloc-mode", o.alloc_mode, "Device allocator: fresh | caching")->capture_default_str();
+  sub->add_option("--clock", o.clock,
+                  "virtual | real. virtual (default on sim devices): a discrete-event model; host time is the "
+                  "host thread's CPU time between device calls + the launch overhead, so machine load cannot "
+                  "move the figures. real: sim ops wait out their modelled end in real time (lateness reported); "
+                  "cpu/cuda always run on the real clock");
+  sub->add_option("--device-memory-gb", o.device_memory_gb,
+                  "Device memory budget in GB (1e9 bytes): a configuration that needs more fails with "
+                  "'out of device memory'. 0 = the sim profile's memory size, unlimited on cpu")
+      ->capture_default_str();
   sub->add_option("--kernel-wait-threshold-us", o.kernel_wait_threshold_us,
                   "Queued gaps shorter than this are kernel_wait, longer ones other (microseconds)")
       ->capture_default_str();

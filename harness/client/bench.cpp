@@ -24,6 +24,19 @@ namespace encbench::client {
 namespace fs = std::filesystem;
 using ojson = nlohmann::ordered_json;
 
+namespace {
+// snprintf into a string of the needed size: long labels and paths are never cut.
+template <typename... Args>
+std::string sformat(const char* fmt, Args... args) {
+  const int n = std::snprintf(nullptr, 0, fmt, args...);
+  if (n <= 0) return {};
+  std::string out(static_cast<std::size_t>(n), '\0');
+  std::snprintf(out.data(), out.size() + 1, fmt, args...);
+  return out;
+}
+
+}  // namespace
+
 std::string base_url(const BenchConfig& c) {
   std::string base = !c.base_url.empty() ? c.base_url : "http://" + c.host + ":" + std::to_string(c.port);
   while (!base.empty() && base.back() == '/') base.pop_back();
@@ -64,6 +77,18 @@ void validate(const BenchConfig& c) {
     require(url.size() >= 11 && url.substr(url.size() - 11) == "completions",
             "--backend openai needs an endpoint ending in completions (got " + url + ")");
   require(c.extra_body.is_object(), "--extra-body must be a JSON object");
+  if (c.ramp_up != RampUp::none) {
+    // vllm main_async's checks, in its order and words.
+    require(std::isinf(c.request_rate),
+            "When using ramp-up, do not specify --request-rate. The request rate will be controlled by ramp-up "
+            "parameters. Please remove the --request-rate argument.");
+    require(c.ramp_up_start_rps != -1 && c.ramp_up_end_rps != -1,
+            "When using --ramp-up-strategy, both --ramp-up-start-rps and --ramp-up-end-rps must be specified");
+    require(c.ramp_up_start_rps >= 0 && c.ramp_up_end_rps >= 0, "Ramp-up start and end RPS must be non-negative");
+    require(c.ramp_up_start_rps <= c.ramp_up_end_rps, "Ramp-up start RPS must be less than end RPS");
+    require(!(c.ramp_up == RampUp::exponential && c.ramp_up_start_rps == 0),
+            "For exponential ramp-up, the start RPS cannot be 0.");
+  }
 }
 
 namespace {
@@ -80,6 +105,23 @@ std::string local_date() {
   char buf[32];
   std::strftime(buf, sizeof buf, "%Y%m%d-%H%M%S", &tm);
   return buf;
+}
+
+// Python's datetime.isoformat() in local time: YYYY-mm-ddTHH:MM:SS[.ffffff].
+std::string iso_local(std::chrono::system_clock::time_point tp) {
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(tp.time_since_epoch()).count();
+  const std::time_t t = static_cast<std::time_t>(us / 1'000'000);
+  std::tm tm{};
+  localtime_r(&t, &tm);
+  char buf[48];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+  std::string out = buf;
+  if (const long frac = static_cast<long>(us % 1'000'000); frac != 0) {
+    char f[16];
+    std::snprintf(f, sizeof f, ".%06ld", frac);
+    out += f;
+  }
+  return out;
 }
 
 // Python's str(float) for the values that appear in file names and JSON ("inf", "10.0", "2.5").
@@ -110,14 +152,20 @@ std::vector<std::string> header_lines(const BenchConfig& c) {
 }  // namespace
 
 std::string first_model_from_server(const std::string& base, double timeout_s) {
+  std::vector<std::string> headers;
+  if (const char* key = std::getenv("OPENAI_API_KEY"); key && *key) headers.push_back(std::string("Authorization: Bearer ") + key);
+  return first_model_id_and_root(base, headers, timeout_s).first;
+}
+
+std::pair<std::string, std::string> first_model_id_and_root(const std::string& base, const std::vector<std::string>& extra_headers,
+                                                            double timeout_s) {
   global_curl_init();
   const std::string url = base + "/v1/models";
   std::unique_ptr<CURL, void (*)(CURL*)> easy(curl_easy_init(), curl_easy_cleanup);
   std::string body;
   char err[CURL_ERROR_SIZE] = {};
   curl_slist* headers = nullptr;
-  if (const char* key = std::getenv("OPENAI_API_KEY"); key && *key)
-    headers = curl_slist_append(headers, (std::string("Authorization: Bearer ") + key).c_str());
+  for (const auto& line : extra_headers) headers = curl_slist_append(headers, line.c_str());
   curl_easy_setopt(easy.get(), CURLOPT_URL, url.c_str());
   curl_easy_setopt(easy.get(), CURLOPT_NOSIGNAL, 1L);
   curl_easy_setopt(easy.get(), CURLOPT_TIMEOUT_MS, static_cast<long>(timeout_s * 1000));
@@ -136,7 +184,11 @@ std::string first_model_from_server(const std::string& base, double timeout_s) {
   if (status != 200 || doc.is_discarded() || !doc.contains("data") || !doc["data"].is_array() || doc["data"].empty() ||
       !doc["data"][0].contains("id"))
     throw InvalidInput("GET " + url + " returned HTTP " + std::to_string(status) + " without a model list; pass --model");
-  return doc["data"][0]["id"].get<std::string>();
+  const auto& first = doc["data"][0];
+  require(first["id"].is_string(), "GET " + url + ": data[0].id is not a string");
+  const std::string id = first["id"].get<std::string>();
+  const std::string root = first.contains("root") && first["root"].is_string() ? first["root"].get<std::string>() : id;
+  return {id, root};
 }
 
 namespace {
@@ -222,8 +274,12 @@ BenchResult run_benchmark(const BenchConfig& config) {
   result.oversampled = dataset.oversampled;
   require(!(dataset.multimodal && config.backend == Backend::openai),
           "dataset '" + dataset.layout + "' is multimodal: use --backend openai-chat --endpoint /v1/chat/completions");
+  std::string model_name = config.served_model_name;
   if (config.model.empty()) {
-    result.model_id = first_model_from_server(base_url(config));
+    // vllm: model_name = data[0].id (sent), model_id = data[0].root (reported), --header applied.
+    auto [id, root] = first_model_id_and_root(base_url(config), header_lines(config));
+    model_name = id;
+    result.model_id = root;
   } else {
     result.model_id = config.model;
     check_reachable(result.api_url);
@@ -231,8 +287,9 @@ BenchResult run_benchmark(const BenchConfig& config) {
   RequestOptions options;
   options.backend = config.backend;
   options.mode = config.request_mode;
-  options.model = config.served_model_name.empty() ? result.model_id : config.served_model_name;
+  options.model = model_name.empty() ? result.model_id : model_name;
   options.ignore_eos = config.ignore_eos || dataset.ignore_eos_default;
+  options.logprobs = config.logprobs;
   result.ignore_eos = options.ignore_eos;
   options.extra_body = config.sampling;
   for (const auto& [k, v] : config.extra_body.items()) options.extra_body[k] = v;
@@ -240,7 +297,12 @@ BenchResult run_benchmark(const BenchConfig& config) {
   options.request_id_prefix = config.request_id_prefix.empty() ? random_prefix() : config.request_id_prefix;
   const std::vector<PreparedRequest> requests = prepare_requests(dataset.samples, options);
   for (const auto& r : requests) result.total_image_bytes += r.image_bytes;
-  const std::vector<Nanos> offsets = arrival_offsets_ns(requests.size(), config.request_rate, config.burstiness, config.seed);
+  std::vector<double> ramp_rates;
+  const std::vector<Nanos> offsets =
+      config.ramp_up == RampUp::none
+          ? arrival_offsets_ns(requests.size(), config.request_rate, config.burstiness, config.seed)
+          : to_offsets_ns(ramp_up_offsets_s(requests.size(), config.ramp_up, config.ramp_up_start_rps,
+                                            config.ramp_up_end_rps, config.burstiness, config.seed, &ramp_rates));
   result.prepare_ns = now_ns() - prep_start;
 
   EngineConfig engine;
@@ -251,13 +313,20 @@ BenchResult run_benchmark(const BenchConfig& config) {
   engine.timeout_s = config.timeout_s;
   engine.stop_fd = config.stop_fd;
   engine.drain_timeout_s = config.drain_timeout_s;
+  engine.strict_success = config.strict_success;
+  engine.insecure = config.insecure;
+
+  // vllm's ready check and warmups send the first sample without a request id (its test_input
+  // has none), so they never reuse the measured request 0's x-request-id.
+  PreparedRequest test_request = requests.front();
+  std::erase_if(test_request.headers, [](const std::string& h) { return h.rfind("x-request-id:", 0) == 0; });
 
   // Ready check: the first sampled request, every 5 s, until it succeeds (vllm's wait_for_endpoint).
   if (config.ready_check_timeout_s > 0) {
     const Nanos deadline = now_ns() + static_cast<Nanos>(config.ready_check_timeout_s * 1e9);
     std::string last_error;
     for (;;) {
-      auto probe = run_requests(engine, {requests.front()}, {0});
+      auto probe = run_requests(engine, {test_request}, {0});
       if (probe.records.front().success) break;
       last_error = probe.records.front().error;
       if (now_ns() + 5'000'000'000LL > deadline)
@@ -268,7 +337,7 @@ BenchResult run_benchmark(const BenchConfig& config) {
   }
   // Warmups: copies of the first request, concurrently (capped like the run), discarded.
   if (config.num_warmups > 0) {
-    std::vector<PreparedRequest> warm(static_cast<std::size_t>(config.num_warmups), requests.front());
+    std::vector<PreparedRequest> warm(static_cast<std::size_t>(config.num_warmups), test_request);
     run_requests(engine, warm, std::vector<Nanos>(warm.size(), 0));
   }
   // Server-side windows open after the warmups, so they cover exactly the measured requests.
@@ -298,8 +367,19 @@ BenchResult run_benchmark(const BenchConfig& config) {
     }
   }
   engine.progress = config.progress;
-  result.date = local_date();
+  const auto wall_before = std::chrono::system_clock::now();
+  const Nanos mono_before = now_ns();
   result.run = run_requests(engine, requests, offsets);
+  result.date = local_date();  // vllm takes it after the run
+  if (config.ramp_up != RampUp::none) {
+    // Stamped with each crossing request's release time (the first: the run start), as vllm's
+    // datetime.now().isoformat() at the yield.
+    for (const auto& ev : rps_change_events(ramp_rates, config.ramp_up_start_rps)) {
+      const auto& rec = result.run.records[ev.request_index];
+      const Nanos mono = ev.rps == config.ramp_up_start_rps ? result.run.start_ns : (rec.arrival_ns ? rec.arrival_ns : rec.intended_ns);
+      result.rps_change_events.emplace_back(ev.rps, iso_local(wall_before + std::chrono::nanoseconds(mono - mono_before)));
+    }
+  }
   if (profiling) {
     const auto [status, body] = post_empty(base + "/stop_profile", 120);
     const auto doc = nlohmann::json::parse(body, nullptr, false);
@@ -336,16 +416,10 @@ BenchResult run_benchmark(const BenchConfig& config) {
 
 // ---------------------------------------------------------------------------------- printing
 void print_server_sections(std::ostream& out, const BenchResult& r) {
-  char buf[200];
-  auto line = [&](const char* label, const std::string& value) {
-    std::snprintf(buf, sizeof buf, "%-40s %-10s\n", label, value.c_str());
-    out << buf;
-  };
+  auto line = [&](const char* label, const std::string& value) { out << sformat("%-40s %-10s\n", label, value.c_str()); };
   auto num = [](const nlohmann::json& j, const char* key, int digits) {
     if (!j.contains(key) || !j[key].is_number()) return std::string("n/a");
-    char b[64];
-    std::snprintf(b, sizeof b, "%.*f", digits, j[key].get<double>());
-    return std::string(b);
+    return sformat("%.*f", digits, j[key].get<double>());
   };
   if (!r.profile_message.empty()) out << r.profile_message << "\n";
   if (r.server_profile.is_object() && r.server_profile.contains("forwards")) {
@@ -369,10 +443,7 @@ void print_server_sections(std::ostream& out, const BenchResult& r) {
   if (r.server_metrics_delta.is_object()) {
     out << "------------Server metrics (after - before)---------\n";
     for (const auto& [name, v] : r.server_metrics_delta.items()) {
-      char vb[64];
-      std::snprintf(vb, sizeof vb, "%.6g", v.get<double>());
-      std::snprintf(buf, sizeof buf, "%-60s %s\n", name.c_str(), vb);
-      out << buf;
+      out << sformat("%-60s %s\n", name.c_str(), sformat("%.6g", v.get<double>()).c_str());
     }
     out << std::string(50, '=') << "\n";
   }
@@ -385,21 +456,9 @@ std::string centered(const std::string& s, std::size_t width, char fill) {
   const std::size_t left = (width - s.size()) / 2;
   return std::string(left, fill) + s + std::string(width - s.size() - left, fill);
 }
-std::string line_int(const std::string& label, long long v) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%-40s %-10lld", label.c_str(), v);
-  return buf;
-}
-std::string line_f2(const std::string& label, double v) {
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "%-40s %-10.2f", label.c_str(), v);
-  return buf;
-}
-std::string line_str(const std::string& label, const std::string& v) {
-  char buf[400];
-  std::snprintf(buf, sizeof buf, "%-40s %-10s", label.c_str(), v.c_str());
-  return buf;
-}
+std::string line_int(const std::string& label, long long v) { return sformat("%-40s %-10lld", label.c_str(), v); }
+std::string line_f2(const std::string& label, double v) { return sformat("%-40s %-10.2f", label.c_str(), v); }
+std::string line_str(const std::string& label, const std::string& v) { return sformat("%-40s %-10s", label.c_str(), v.c_str()); }
 
 struct MetricLabel {
   const char* key;
@@ -494,6 +553,11 @@ void print_client_block(std::ostream& out, const BenchConfig& c, const BenchResu
                                                                          : "non-stream (TTFT = E2EL, no ITL)") << "\n";
   if (run.interrupted) out << line_str("Run:", "INTERRUPTED (SIGINT)") << "\n";
   if (m.not_sent) out << line_int("Requests never sent:", m.not_sent) << "\n";
+  if (m.incomplete_streams || m.error_events || c.strict_success) {
+    const char* how = c.strict_success ? " (failed: --strict-success)" : " (ok, as vllm)";
+    out << line_str("Streams without [DONE]:", std::to_string(m.incomplete_streams) + how) << "\n";
+    out << line_str("Streams with error events:", std::to_string(m.error_events) + how) << "\n";
+  }
   auto section = [&](const char* header, const char* name, const MetricSummary& s) {
     out << centered(header, 50, '-') << "\n";
     out << line_f2(std::string("Mean ") + name + " (ms):", s.mean_ms) << "\n";
@@ -536,7 +600,11 @@ std::string result_filename(const BenchConfig& c, const BenchResult& r) {
   if (!c.result_filename.empty()) return c.result_filename;
   std::string model = r.model_id;
   if (auto slash = model.rfind('/'); slash != std::string::npos) model = model.substr(slash + 1);
-  std::string name = (c.label.empty() ? std::string(to_string(c.backend)) : c.label) + "-" + python_float(c.request_rate) + "qps";
+  const std::string label = !c.label.empty() ? c.label : !c.backend_name.empty() ? c.backend_name : std::string(to_string(c.backend));
+  std::string name = c.ramp_up != RampUp::none
+                         ? label + "-ramp-up-" + (c.ramp_up == RampUp::linear ? "linear" : "exponential") + "-" +
+                               std::to_string(c.ramp_up_start_rps) + "qps-" + std::to_string(c.ramp_up_end_rps) + "qps"
+                         : label + "-" + python_float(c.request_rate) + "qps";
   if (c.max_concurrency > 0) name += "-concurrency" + std::to_string(c.max_concurrency);
   return name + "-" + model + "-" + r.date + ".json";
 }
@@ -550,19 +618,22 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
   const ServingMetrics& m = r.metrics;
   ojson j;
   j["date"] = r.date;
-  j["endpoint_type"] = to_string(c.backend);
-  j["backend"] = to_string(c.backend);
+  const std::string backend = c.backend_name.empty() ? std::string(to_string(c.backend)) : c.backend_name;
+  j["endpoint_type"] = backend;
+  j["backend"] = backend;
   j["label"] = c.label.empty() ? nullptr : ojson(c.label);
   j["model_id"] = r.model_id;
-  j["tokenizer_id"] = r.model_id;
+  j["tokenizer_id"] = c.tokenizer.empty() ? r.model_id : c.tokenizer;
   j["num_prompts"] = c.dataset.num_prompts;
-  for (const auto& [k, v] : c.metadata) {
-    auto parsed = ojson::parse(v, nullptr, false);  // vllm: ast.literal_eval, else the string
-    j[k] = parsed.is_discarded() ? ojson(v) : parsed;
-  }
+  for (const auto& [k, v] : c.metadata) j[k] = v;  // vllm stores the (stripped) strings: tp=1 -> "1"
   j["request_rate"] = std::isinf(c.request_rate) ? ojson("inf") : ojson(c.request_rate);
   j["burstiness"] = c.burstiness;
   j["max_concurrency"] = c.max_concurrency > 0 ? ojson(c.max_concurrency) : ojson(nullptr);
+  if (c.ramp_up != RampUp::none) {
+    j["ramp_up_strategy"] = c.ramp_up == RampUp::linear ? "linear" : "exponential";
+    j["ramp_up_start_rps"] = c.ramp_up_start_rps;
+    j["ramp_up_end_rps"] = c.ramp_up_end_rps;
+  }
   j["duration"] = m.duration_s;
   j["completed"] = m.completed;
   j["failed"] = m.failed;
@@ -586,8 +657,13 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
     j["errors"] = m.errors;
   }
   j["max_output_tokens_per_s"] = m.max_output_tokens_per_s;
-  j["max_concurrent_requests"] = m.max_concurrent_requests;
+  j["max_concurrent_requests"] = static_cast<std::int64_t>(m.max_concurrent_requests);  // vllm: an int
   j["rtfx"] = 0.0;
+  if (!r.rps_change_events.empty()) {
+    ojson events = ojson::array();
+    for (const auto& [rps, ts] : r.rps_change_events) events.push_back({{"rps", rps}, {"timestamp", ts}});
+    j["rps_change_events"] = events;
+  }
   for (const auto& label : kMetricLabels) {
     if (!selected(c, label.key)) continue;
     const MetricSummary& s = m.latency.at(label.key);
@@ -602,6 +678,9 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
   for (auto& [k, v] : env.items()) j[k] = v;
   j["request_mode"] = to_string(c.request_mode);
   j["interrupted"] = r.run.interrupted;
+  j["strict_success"] = c.strict_success;
+  j["incomplete_streams"] = m.incomplete_streams;
+  j["error_events"] = m.error_events;
   j["not_sent"] = m.not_sent;
   j["api_url"] = r.api_url;
   j["dataset"] = {{"name", c.dataset.name}, {"layout", r.dataset_layout}, {"path", c.dataset.path},
@@ -676,7 +755,7 @@ std::string save_result(const BenchConfig& c, const BenchResult& r) {
   const fs::path tmp = path.string() + ".tmp";
   {
     std::ofstream out(tmp, std::ios::trunc);
-    out << doc.dump(2) << "\n";
+    out << doc.dump();  // one compact line, as vllm's json.dump
     require(static_cast<bool>(out), "cannot write " + tmp.string());
   }
   std::error_code ec;

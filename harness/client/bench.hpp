@@ -15,6 +15,7 @@
 #include "harness/client/engine.hpp"
 #include "harness/client/metrics.hpp"
 #include "harness/client/records.hpp"
+#include "harness/client/schedule.hpp"
 
 namespace encbench::client {
 
@@ -27,6 +28,7 @@ class ServerUnreachable : public std::runtime_error {
 struct BenchConfig {
   // ---- target (vllm names)
   Backend backend = Backend::openai;
+  std::string backend_name;                   // as given ("vllm" is vllm's alias of openai); "" -> to_string(backend)
   std::string base_url;                       // --base-url; else http://{host}:{port}
   std::string host = "127.0.0.1";
   int port = 8000;
@@ -35,13 +37,18 @@ struct BenchConfig {
   std::string model;                          // "" -> first id from GET /v1/models
   std::string served_model_name;
   std::string label;
+  std::string tokenizer;                      // --tokenizer: only the result's tokenizer_id (no tokenizer runs)
   // ---- workload
   DatasetConfig dataset;
   double request_rate = INFINITY;
   double burstiness = 1.0;
+  RampUp ramp_up = RampUp::none;              // --ramp-up-strategy (needs --request-rate inf)
+  int ramp_up_start_rps = -1, ramp_up_end_rps = -1;  // -1 = not given
   int max_concurrency = 0;                    // 0 = unset
   std::uint64_t seed = 0;
   bool ignore_eos = false;
+  std::optional<int> logprobs;                // --logprobs (completions payload)
+  bool insecure = false;                      // --insecure: no TLS certificate check
   nlohmann::json sampling = nlohmann::json::object();   // the sampling flags actually given
   nlohmann::json extra_body = nlohmann::json::object(); // --extra-body
   std::vector<std::pair<std::string, std::string>> headers;  // --header K=V
@@ -50,6 +57,7 @@ struct BenchConfig {
   double timeout_s = 21600;                   // per request (vllm's aiohttp session: 6 h)
   int num_warmups = 0;
   double ready_check_timeout_s = 0;
+  bool strict_success = false;                // --strict-success: streams without [DONE] / with error events fail
   // ---- metrics and output
   std::vector<std::string> percentile_metrics{"ttft", "tpot", "itl"};
   std::vector<double> metric_percentiles{99};
@@ -74,7 +82,9 @@ std::string base_url(const BenchConfig& config);
 struct BenchResult {
   std::string model_id;                       // resolved model
   std::string api_url;
-  std::string date;                           // YYYYmmdd-HHMMSS (local time, as vllm)
+  std::string date;                           // YYYYmmdd-HHMMSS, local time after the run (as vllm)
+  // --ramp-up-strategy: vllm's rps_change_events (rps, local ISO time of the release that passed it)
+  std::vector<std::pair<int, std::string>> rps_change_events;
   std::string dataset_layout;
   std::size_t dataset_rows = 0, oversampled = 0, total_image_bytes = 0;
   bool ignore_eos = false;
@@ -97,7 +107,13 @@ std::map<std::string, double> parse_prometheus_text(const std::string& text);
 // The "Encoder device (server side)" and "Server metrics" sections (when present).
 void print_server_sections(std::ostream& out, const BenchResult& result);
 
-// GET {base}/v1/models -> first id. Throws ServerUnreachable (URL + curl error) or InvalidInput.
+// GET {base}/v1/models with the given header lines -> (data[0].id, data[0].root) as vllm's
+// get_first_model_from_server: the id is sent as "model", the root is the result's model_id
+// (root falls back to the id when the server has none). Throws ServerUnreachable or InvalidInput.
+std::pair<std::string, std::string> first_model_id_and_root(const std::string& base_url,
+                                                            const std::vector<std::string>& headers,
+                                                            double timeout_s = 30);
+// The id alone, with only the OPENAI_API_KEY header (kept for existing callers).
 std::string first_model_from_server(const std::string& base_url, double timeout_s = 30);
 // Opens (and closes) one TCP connection to the URL's host; throws ServerUnreachable on failure.
 void check_reachable(const std::string& url, double timeout_s = 10);

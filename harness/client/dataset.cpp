@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 const std::vector<std::string>& known_dataset_names() {
-  static const std::vector<std::string> kNames{"hf", "vision-arena", "random-mm", "random", "custom"};
+  static const std::vector<std::string> kNames{"hf", "vision-arena", "random-mm", "random", "custom", "custom_image"};
   return kNames;
 }
 
@@ -93,7 +93,7 @@ constexpr const char* kHfHelp =
     "      for row in ds:\n"
     "          imgs = []\n"
     "          for im in row['images'][:1]:\n"
-    "              buf = io.BytesIO(); im.convert('RGB').save(buf, format='JPEG')\n"
+    "              buf = io.BytesIO(); im.save(buf, format='PNG')  # lossless: encbench converts and JPEG-encodes once\n"
     "              imgs.append({'bytes': base64.b64encode(buf.getvalue()).decode()})\n"
     "          f.write(json.dumps({key: row[key], 'images': imgs}) + '\\n')\n"
     "  EOF\n"
@@ -248,7 +248,7 @@ std::vector<std::size_t> pick_rows(std::size_t n, std::size_t want, std::uint64_
   return order;
 }
 
-Dataset load_file_dataset(const DatasetConfig& config, bool custom) {
+Dataset load_file_dataset(const DatasetConfig& config, bool custom, bool custom_image = false) {
   Dataset ds;
   ds.file = resolve_dataset_file(config.path, config.hf_split);
   const std::vector<json> rows = read_rows(ds.file);
@@ -256,7 +256,7 @@ Dataset load_file_dataset(const DatasetConfig& config, bool custom) {
   ds.source_rows = rows.size();
   const char* key = nullptr;
   if (custom) {
-    ds.layout = "custom";
+    ds.layout = custom_image ? "custom_image" : "custom";
   } else {
     require(rows.front().is_object(), "dataset rows must be JSON objects");
     if (rows.front().contains("turns")) {
@@ -285,9 +285,29 @@ Dataset load_file_dataset(const DatasetConfig& config, bool custom) {
       if (custom) {
         require(row.contains("prompt") && row["prompt"].is_string(), "custom dataset row " + std::to_string(row_index) + " needs a string 'prompt'");
         s.prompt = row["prompt"].get<std::string>();
-        if (auto imgs = row.find("images"); imgs != row.end() && imgs->is_array())
-          for (const auto& img : *imgs) s.image_urls.push_back(image_item_to_url(img, base_dir, where));
-        s.output_len = config.output_len.value_or(row.value("output_len", 128));
+        if (custom_image) {
+          const auto files = row.find("image_files");
+          require(files != row.end() && files->is_array() && !files->empty(), "'image_files' must be a non-empty list " + where);
+          for (const auto& f : *files) {
+            require(f.is_string(), "'image_files' entries must be strings " + where);
+            const std::string ref = f.get<std::string>();
+            const bool url = ref.rfind("http://", 0) == 0 || ref.rfind("https://", 0) == 0 || ref.rfind("data:image/", 0) == 0;
+            s.image_urls.push_back(url ? ref : image_item_to_url(json{{"path", ref.rfind("file://", 0) == 0 ? ref.substr(7) : ref}}, base_dir, where));
+          }
+        } else {
+          require(!row.contains("images") && !row.contains("image_files"),
+                  "--dataset-name custom is text-only (as vllm's); rows with images need --dataset-name custom_image "
+                  "and an 'image_files' list " + where);
+        }
+        if (config.custom_output_len == -1) {
+          const auto ot = row.find("output_tokens");
+          require(ot != row.end() && ot->is_number_integer(),
+                  "If no output length is provided the custom dataset must contain an integer 'output_tokens' field "
+                  "(--custom-output-len -1) " + where);
+          s.output_len = ot->get<int>();
+        } else {
+          s.output_len = config.custom_output_len;
+        }
       } else {
         s.prompt = first_turn_content(row, key, row_index);
         if (auto imgs = row.find("images"); imgs != row.end() && imgs->is_array() && !imgs->empty())
@@ -311,7 +331,8 @@ const char* const kWords[] = {"the", "image", "shows", "a", "small", "red", "hou
 Dataset load_random_dataset(const DatasetConfig& config, bool with_images) {
   const RandomDatasetConfig& rc = config.random;
   require(rc.input_len >= 0 && rc.output_len > 0, "--random-input-len must be >= 0 and --random-output-len > 0");
-  require(rc.range_ratio >= 0 && rc.range_ratio < 1, "--random-range-ratio must be in [0, 1)");
+  require(rc.range_ratio >= 0 && rc.range_ratio < 1, "input_range_ratio must be in [0, 1) (--random-range-ratio)");
+  require(rc.output_range_ratio >= 0 && rc.output_range_ratio < 1, "output_range_ratio must be in [0, 1) (--random-range-ratio)");
   require(rc.mm_base_items >= 0, "--random-mm-base-items-per-request must be >= 0");
   require(rc.mm_items_range_ratio >= 0 && rc.mm_items_range_ratio <= 1, "--random-mm-num-mm-items-range-ratio must be in [0, 1]");
   Dataset ds;
@@ -328,18 +349,37 @@ Dataset load_random_dataset(const DatasetConfig& config, bool with_images) {
   for (const auto& b : rc.buckets) weights.push_back(b.probability);
   std::discrete_distribution<std::size_t> bucket_pick(weights.begin(), weights.end());
   std::uniform_int_distribution<std::size_t> word_pick(0, std::size(kWords) - 1);
+  require(rc.prefix_len >= 0, "--random-prefix-len must be >= 0");
+  std::string prefix;  // drawn once, shared by every prompt (vllm's get_prefix)
+  for (int w = 0; w < rc.prefix_len; ++w) {
+    if (w) prefix += ' ';
+    prefix += kWords[word_pick(rng)];
+  }
   for (std::size_t i = 0; i < config.num_prompts; ++i) {
     SampleRequest s;
     s.source_row = i;
-    const int words = uniform_len(rc.input_len, rc.range_ratio);
+    s.prompt = prefix;
+    int words = uniform_len(rc.input_len, rc.range_ratio);
+    require(rc.prefix_len + words >= 1, "--random-input-len is too small: the prompt would be empty");
+    if (rc.prefix_len > 0 && words > 0) s.prompt += ' ';
     for (int w = 0; w < words; ++w) {
       if (w) s.prompt += ' ';
       s.prompt += kWords[word_pick(rng)];
     }
-    s.prompt_len = words;
-    s.output_len = std::max(1, config.output_len.value_or(uniform_len(rc.output_len, rc.range_ratio)));
+    s.prompt_len = rc.prefix_len + words;
+    // vllm get_sampling_params: [floor(L(1-r)), ceil(L(1+r))], both bounds at least 1.
+    {
+      const int lo = std::max(1, static_cast<int>(std::floor(rc.output_len * (1 - rc.output_range_ratio))));
+      const int hi = std::max(1, static_cast<int>(std::ceil(rc.output_len * (1 + rc.output_range_ratio))));
+      s.output_len = std::uniform_int_distribution<int>(lo, std::max(lo, hi))(rng);
+    }
     if (with_images) {
-      const int items = std::min(rc.mm_limit_images, uniform_len(rc.mm_base_items, rc.mm_items_range_ratio));
+      // vllm: the count is drawn from [max(0, floor(n(1-r))), min(limit, ceil(n(1+r)))], i.e.
+      // within the limit, not clamped after the draw.
+      const int lo = std::max(0, static_cast<int>(std::floor(rc.mm_base_items * (1 - rc.mm_items_range_ratio))));
+      const int hi = std::min(rc.mm_limit_images, static_cast<int>(std::ceil(rc.mm_base_items * (1 + rc.mm_items_range_ratio))));
+      require(lo <= hi, "Min num mm items is greater than max mm items: " + std::to_string(lo) + " > " + std::to_string(hi));
+      const int items = std::uniform_int_distribution<int>(lo, hi)(rng);
       for (int k = 0; k < items; ++k) {
         const ImageBucket& b = rc.buckets[bucket_pick(rng)];
         s.image_urls.push_back(jpeg_data_url(encode_jpeg(noise_image(b.width, b.height, rng()))));
@@ -359,6 +399,7 @@ Dataset load_dataset(const DatasetConfig& config) {
   const std::string& name = config.name;
   if (name == "hf" || name == "vision-arena") return load_file_dataset(config, false);
   if (name == "custom") return load_file_dataset(config, true);
+  if (name == "custom_image") return load_file_dataset(config, true, true);
   if (name == "random-mm") return load_random_dataset(config, true);
   if (name == "random") return load_random_dataset(config, false);
   std::string known;
@@ -367,7 +408,8 @@ Dataset load_dataset(const DatasetConfig& config) {
 }
 
 std::size_t generate_dataset(const GenerateConfig& config) {
-  require(config.layout == "vision-arena-bench" || config.layout == "visionarena-chat" || config.layout == "custom",
+  require(config.layout == "vision-arena-bench" || config.layout == "visionarena-chat" || config.layout == "custom" ||
+              config.layout == "custom_image",
           "--layout must be vision-arena-bench, visionarena-chat or custom, got '" + config.layout + "'");
   require(config.num > 0, "--num must be > 0");
   require(config.width > 0 && config.height > 0 && config.width <= 8192 && config.height <= 8192,
@@ -412,8 +454,13 @@ std::size_t generate_dataset(const GenerateConfig& config) {
              {"conversation", json::array({json::array({{{"role", "user"}, {"content", question}},
                                                        {{"role", "assistant"}, {"content", "A synthetic answer."}}})})},
              {"images", json::array({image_item})}};
+    } else if (config.layout == "custom_image") {
+      const std::string ref = image_item.contains("path") ? image_item["path"].get<std::string>()
+                                                           : "data:image/" + std::string(config.image_format == "png" ? "png" : "jpeg") +
+                                                                 ";base64," + image_item["bytes"].get<std::string>();
+      row = {{"prompt", question}, {"image_files", json::array({ref})}, {"output_tokens", 16 + static_cast<int>(rng() % 48)}};
     } else {
-      row = {{"prompt", question}, {"images", json::array({image_item})}, {"output_len", 16 + static_cast<int>(rng() % 48)}};
+      row = {{"prompt", question}, {"output_tokens", 16 + static_cast<int>(rng() % 48)}};
     }
     out << row.dump() << '\n';
   }

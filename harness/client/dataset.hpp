@@ -8,7 +8,10 @@
 //    holding one. The layout is detected from the rows.
 //  - random-mm: synthetic noise images of configured sizes/counts and random-word prompts of the
 //    configured lengths, deterministic from the seed. `random` is the same with no images.
-//  - custom: JSONL of {prompt, images?, output_len?}.
+//  - custom: JSONL of {prompt, output_tokens?}, text only (vllm's CustomDataset): max tokens are
+//    --custom-output-len (default 256), or each row's output_tokens when it is -1.
+//  - custom_image: JSONL of {prompt, image_files: [path | url, ...], output_tokens?}; paths are
+//    relative to the file and sent as JPEG data URLs (vllm's --custom-ensure-client-side-data).
 // Rows are shuffled with the seed and oversampled (duplicated at random, seeded) when short.
 #include <cstdint>
 #include <filesystem>
@@ -26,7 +29,9 @@ struct ImageBucket {
 struct RandomDatasetConfig {
   int input_len = 1024;        // --random-input-len (words, our stand-in for tokens)
   int output_len = 128;        // --random-output-len
-  double range_ratio = 0.0;    // --random-range-ratio: lengths uniform in [L(1-r), L(1+r)]
+  int prefix_len = 0;          // --random-prefix-len: the same random words open every prompt
+  double range_ratio = 0.0;    // --random-range-ratio: input lengths uniform in [L(1-r), L(1+r)]
+  double output_range_ratio = 0.0;  // the same for output lengths ({"input": a, "output": b} sets both)
   int mm_base_items = 1;       // --random-mm-base-items-per-request
   double mm_items_range_ratio = 0.0;  // --random-mm-num-mm-items-range-ratio
   int mm_limit_images = 255;   // --random-mm-limit-mm-per-prompt image limit
@@ -39,7 +44,8 @@ struct DatasetConfig {
   std::string hf_split = "train";
   std::size_t num_prompts = 1000;
   std::uint64_t seed = 0;
-  std::optional<int> output_len;     // --output-len / --hf-output-len (128 when unset)
+  std::optional<int> output_len;     // hf/vision-arena: --output-len, else --hf-output-len (128 when unset)
+  int custom_output_len = 256;       // custom/custom_image: --custom-output-len (-1: the rows' output_tokens)
   bool shuffle = true;               // --disable-shuffle turns it off
   bool oversample = true;            // --no-oversample turns it off
   RandomDatasetConfig random;
@@ -74,7 +80,7 @@ std::int64_t count_words(const std::string& text);
 
 // ---- the sample generator (`encbench dataset generate`)
 struct GenerateConfig {
-  std::string layout = "vision-arena-bench";  // vision-arena-bench | visionarena-chat | custom
+  std::string layout = "vision-arena-bench";  // vision-arena-bench | visionarena-chat | custom | custom_image
   std::size_t num = 20;
   std::uint64_t seed = 0;
   int width = 320, height = 240;

@@ -31,7 +31,8 @@ constexpr std::uint64_t kTagStop = 3ull << 40;
 constexpr Nanos kProgressIntervalNs = 200'000'000;
 
 struct Transfer {
-  Transfer(Backend backend, RequestMode mode, RequestRecord& record) : record(record), handler(backend, mode, record) {}
+  Transfer(Backend backend, RequestMode mode, RequestRecord& record, bool strict)
+      : record(record), handler(backend, mode, record, strict) {}
   RequestRecord& record;
   ResponseHandler handler;
   const PreparedRequest* request = nullptr;
@@ -206,7 +207,7 @@ void EventLoop::setup() {
     rec.index = requests_[i].index;
     rec.request_id = requests_[i].request_id;
     rec.prompt_len_client = requests_[i].prompt_len_client;
-    auto t = std::make_unique<Transfer>(config_.backend, config_.mode, rec);
+    auto t = std::make_unique<Transfer>(config_.backend, config_.mode, rec, config_.strict_success);
     t->request = &requests_[i];
     // Header lists built now, not in the loop. An empty "Expect:" stops curl's 100-continue
     // dance for bodies over 1 MiB (a 1 s stall against servers that never answer it).
@@ -240,6 +241,10 @@ CURL* EventLoop::take_easy() {
   CURL* e = curl_easy_init();
   curl_easy_setopt(e, CURLOPT_URL, config_.url.c_str());
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+  if (config_.insecure) {
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(e, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
   curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
   curl_easy_setopt(e, CURLOPT_HTTP_VERSION, static_cast<long>(CURL_HTTP_VERSION_1_1));
   curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, &EventLoop::on_write);

@@ -24,6 +24,8 @@ struct EngineConfig {
   int stop_fd = -1;                      // readable => stop sending, drain, then abort
   double drain_timeout_s = 10;           // bounded wait for in-flight requests after a stop
   bool progress = false;                 // progress bar on stderr
+  bool strict_success = false;
+  bool insecure = false;                 // --insecure: skip TLS certificate and host checks           // --strict-success: no [DONE] / error events fail
 };
 
 struct LoopStats {

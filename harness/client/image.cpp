@@ -78,14 +78,30 @@ RgbImage decode_image(std::string_view bytes, const std::string& what) {
   int w = 0, h = 0, channels = 0;
   std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
       stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), static_cast<int>(bytes.size()), &w, &h,
-                            &channels, 3),
+                            &channels, 0),
       stbi_image_free);
   if (!pixels) {
     throw InvalidInput("cannot decode image " + what + ": " +
                        (stbi_failure_reason() ? stbi_failure_reason() : "unknown format"));
   }
+  // vllm's convert_image_mode(img, "RGB"): RGBA is composited on white (rgba_to_rgb, PIL's
+  // paste with the alpha mask); other modes convert directly (gray replicated, LA's alpha dropped).
   RgbImage image{w, h, {}};
-  image.rgb.assign(pixels.get(), pixels.get() + static_cast<std::size_t>(w) * h * 3);
+  const std::size_t n = static_cast<std::size_t>(w) * h;
+  image.rgb.resize(n * 3);
+  const stbi_uc* src = pixels.get();
+  for (std::size_t i = 0; i < n; ++i) {
+    const stbi_uc* px = src + i * static_cast<std::size_t>(channels);
+    for (int c = 0; c < 3; ++c) {
+      std::uint8_t v = channels >= 3 ? px[c] : px[0];
+      if (channels == 4) {
+        const unsigned a = px[3];
+        const unsigned tmp = v * a + 255u * (255u - a) + 128u;  // PIL's BLEND rounding
+        v = static_cast<std::uint8_t>((tmp + (tmp >> 8)) >> 8);
+      }
+      image.rgb[i * 3 + static_cast<std::size_t>(c)] = v;
+    }
+  }
   return image;
 }
 

@@ -121,7 +121,10 @@ ServingMetrics calculate_metrics(const std::vector<RequestRecord>& records, Nano
     }
     const Nanos queue = r.dispatch_ns - r.arrival_ns;
 
-    m.input_lens.push_back(ok ? prompt_len : 0);
+    // vllm: output.prompt_len for every request (the sample's length, replaced by usage when seen).
+    m.input_lens.push_back(prompt_len);
+    m.incomplete_streams += r.incomplete_stream ? 1 : 0;
+    m.error_events += r.error_events > 0 ? 1 : 0;
     m.output_lens.push_back(output_len);
     m.ttfts_s.push_back(ok || r.first_choices_ns ? ns_s(ttft) : 0.0);
     m.latencies_s.push_back(ns_s(latency));
@@ -136,13 +139,13 @@ ServingMetrics calculate_metrics(const std::vector<RequestRecord>& records, Nano
       client_lag_ms.push_back(ns_ms(r.sent_ns - r.intended_ns - queue));
     }
     client_queue_ms.push_back(ns_ms(queue));
-    queue_ms.push_back(ns_ms(queue));
 
     if (!ok) {
       ++m.failed;
       continue;
     }
     ++m.completed;
+    queue_ms.push_back(ns_ms(queue));  // vllm: client queue time over successful requests only
     m.total_input += prompt_len;
     m.total_output += output_len;
     ttfts_ms.push_back(ns_ms(ttft));

@@ -49,6 +49,8 @@ struct ServingMetrics {
 
   // ---- beyond vllm (own JSON keys)
   std::int64_t not_sent = 0;                      // never handed to curl (interrupted run)
+  std::int64_t incomplete_streams = 0;            // 200 streams with choices but no data: [DONE]
+  std::int64_t error_events = 0;                  // requests whose 200 stream carried an error event
   MetricSummary ttft_from_intended, e2el_from_intended;  // successful requests
   MetricSummary dispatch_lag;                     // sent - intended, every sent request
   MetricSummary client_lag;                       // dispatch lag minus client-queue wait

@@ -53,6 +53,11 @@ struct RequestRecord {
   std::int64_t prompt_len_client = 0;
   std::string generated_text;
   bool saw_done = false;
+  // vllm counts these as successes (its chat client needs only one choices event); we count
+  // them apart, and --strict-success fails them.
+  std::int64_t error_events = 0;      // data: {"error": ...} events without choices in a 200 stream
+  std::string first_error_event;      // the first one's message
+  bool incomplete_stream = false;     // 200 stream with choices that ended without data: [DONE]
   bool success = false;
   std::string error;                  // "" on success
 };

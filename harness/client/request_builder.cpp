@@ -19,7 +19,10 @@ std::string build_body(const SampleRequest& sample, const RequestOptions& option
     require(sample.image_urls.empty(),
             "--backend openai (completions) cannot send images; use --backend openai-chat with --endpoint /v1/chat/completions");
     body["prompt"] = sample.prompt;
+    // vllm's completions payload always carries these two.
+    body["repetition_penalty"] = 1.0;
     body["max_tokens"] = sample.output_len;
+    body["logprobs"] = options.logprobs ? json(*options.logprobs) : json(nullptr);
   }
   if (options.mode == RequestMode::stream) {
     body["stream"] = true;

@@ -3,6 +3,7 @@
 // the way vllm's openai / openai-chat request functions shape them (see docs/client.md).
 #include <nlohmann/json.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@ struct RequestOptions {
   RequestMode mode = RequestMode::stream;
   std::string model;                       // --served-model-name, else the model id
   bool ignore_eos = false;
+  std::optional<int> logprobs;             // --logprobs: completions send it (null when unset), as vllm
   nlohmann::json extra_body = nlohmann::json::object();  // sampling flags given, then --extra-body
   std::vector<std::string> headers;        // "Name: value" (from --header K=V), plus Authorization
   std::string request_id_prefix = "bench-";

@@ -111,13 +111,16 @@ void ResponseHandler::on_json_payload(std::string_view payload, Nanos now, bool 
                     excerpt(payload);
     return;
   }
-  if (auto err = msg.find("error"); err != msg.end() && !err->is_null()) {
-    stream_error_ = std::string(streamed ? "error event in stream: " : "error in body: ") +
-                    error_message_of(*err);
-    return;
-  }
   auto choices = msg.find("choices");
-  if (choices != msg.end() && choices->is_array() && !choices->empty()) {
+  const bool has_choices = choices != msg.end() && choices->is_array() && !choices->empty();
+  if (!streamed) {
+    // A non-stream body (our extension): an error object is the answer.
+    if (auto err = msg.find("error"); !has_choices && err != msg.end() && !err->is_null()) {
+      stream_error_ = "error in body: " + error_message_of(*err);
+      return;
+    }
+  }
+  if (has_choices) {
     if (record_.first_choices_ns == 0) record_.first_choices_ns = now;
     record_.last_choices_ns = now;
     record_.choices_ns.push_back(now);
@@ -125,12 +128,18 @@ void ResponseHandler::on_json_payload(std::string_view payload, Nanos now, bool 
     std::string text = choice.is_object() ? choice_text(choice) : std::string{};
     if (!text.empty()) ++record_.content_chunks;
     record_.generated_text += text;
+    if (streamed) return;  // vllm: `elif usage` (usage beside choices is not read in a stream)
   }
-  if (auto usage = msg.find("usage"); usage != msg.end() && usage->is_object()) {
+  if (auto usage = msg.find("usage"); usage != msg.end() && usage->is_object() && !usage->empty()) {
     if (auto c = usage->find("completion_tokens"); c != usage->end() && c->is_number_integer())
       record_.usage_completion_tokens = c->get<std::int64_t>();
     if (auto p = usage->find("prompt_tokens"); p != usage->end() && p->is_number_integer())
       record_.usage_prompt_tokens = p->get<std::int64_t>();
+    return;
+  }
+  if (auto err = msg.find("error"); !has_choices && err != msg.end() && !err->is_null()) {
+    // vllm skips it (no choices, no usage); we count it.
+    if (record_.error_events++ == 0) record_.first_error_event = error_message_of(*err);
   }
 }
 
@@ -138,6 +147,7 @@ void ResponseHandler::on_end(Nanos now, const std::string& transport_error) {
   record_.end_ns = now;
   if (record_.http_status == 200 && mode_ == RequestMode::stream && stream_error_.empty()) {
     parser_.finish([&](SseEvent&& e) { on_event(std::move(e), now); });
+    if (parser_.failed() && stream_error_.empty()) stream_error_ = "malformed SSE: " + parser_.error();
   }
   if (record_.http_status == 200 && mode_ == RequestMode::non_stream && stream_error_.empty() &&
       transport_error.empty()) {
@@ -155,10 +165,15 @@ void ResponseHandler::on_end(Nanos now, const std::string& transport_error) {
     // vllm's wording (sic, no space after the period), so tooling matching on it still works.
     record_.error =
         "Never received a valid chunk to calculate TTFT.This response will be marked as failed!";
-  } else if (mode_ == RequestMode::stream && !record_.saw_done) {
-    record_.error = "stream ended without data: [DONE]";
   } else {
-    record_.success = true;
+    record_.incomplete_stream = mode_ == RequestMode::stream && !record_.saw_done;
+    if (strict_ && record_.incomplete_stream) {
+      record_.error = "stream ended without data: [DONE] (--strict-success)";
+    } else if (strict_ && record_.error_events > 0) {
+      record_.error = "error event in stream: " + record_.first_error_event + " (--strict-success)";
+    } else {
+      record_.success = true;
+    }
   }
 }
 

@@ -1,8 +1,12 @@
 #pragma once
 // Interprets one response (SSE stream or single JSON body) into a RequestRecord, with vllm's
-// rules: the first event whose `choices` is non-empty ends TTFT; every later one adds an ITL
-// entry; `usage` gives the token counts; an `error` object (even inside a 200 stream), malformed
-// JSON, or a stream without [DONE] fails the request with the reason.
+// rules (vllm/benchmarks/lib/endpoint_request_func.py @ 02cfb534): the first event whose
+// `choices` is non-empty ends TTFT; every later one adds an ITL entry and moves the latency end;
+// `usage` is read only from events without choices; events with neither (a mid-stream
+// data: {"error": ...}) are skipped. A 200 stream with at least one choices event succeeds, with
+// or without data: [DONE]. Malformed JSON, a typed `event: error` (vllm's json.loads fails on it),
+// a transport error or a non-200 status fail the request. The skipped error events and the
+// missing [DONE] are counted on the record; `strict` (--strict-success) fails those requests.
 #include <string>
 #include <string_view>
 
@@ -13,8 +17,8 @@ namespace encbench::client {
 
 class ResponseHandler {
  public:
-  ResponseHandler(Backend backend, RequestMode mode, RequestRecord& record)
-      : backend_(backend), mode_(mode), record_(record) {}
+  ResponseHandler(Backend backend, RequestMode mode, RequestRecord& record, bool strict = false)
+      : backend_(backend), mode_(mode), strict_(strict), record_(record) {}
 
   // Body bytes received at `now` (one timestamp per network read, applied to every event that
   // read completes).
@@ -31,6 +35,7 @@ class ResponseHandler {
 
   Backend backend_;
   RequestMode mode_;
+  bool strict_;
   RequestRecord& record_;
   SseParser parser_;
   std::string error_body_;      // start of a non-200 body, or the whole non-stream body

@@ -1,5 +1,6 @@
 #include "harness/client/schedule.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 
@@ -39,7 +40,61 @@ std::vector<double> arrival_offsets_s(std::size_t count, double request_rate, do
 
 std::vector<Nanos> arrival_offsets_ns(std::size_t count, double request_rate, double burstiness,
                                       std::uint64_t seed) {
-  auto seconds = arrival_offsets_s(count, request_rate, burstiness, seed);
+  return to_offsets_ns(arrival_offsets_s(count, request_rate, burstiness, seed));
+}
+
+RampUp parse_ramp_up(const std::string& name) {
+  if (name == "linear") return RampUp::linear;
+  if (name == "exponential") return RampUp::exponential;
+  throw InvalidInput("--ramp-up-strategy must be linear or exponential, got '" + name + "'");
+}
+
+double ramp_up_rate(RampUp strategy, double start, double end, std::size_t index, std::size_t count) {
+  const double progress = static_cast<double>(index) / static_cast<double>(std::max<std::size_t>(count, 2) - 1);
+  if (strategy == RampUp::linear) return start + (end - start) * progress;
+  return start * std::pow(end / start, progress);
+}
+
+std::vector<double> ramp_up_offsets_s(std::size_t count, RampUp strategy, int start_rps, int end_rps,
+                                      double burstiness, std::uint64_t seed, std::vector<double>* rates) {
+  require(strategy != RampUp::none, "ramp_up_offsets_s needs a ramp-up strategy");
+  require(!std::isnan(burstiness) && burstiness > 0, "--burstiness must be > 0 (or inf)");
+  std::mt19937_64 rng(seed);
+  std::vector<double> offsets(count, 0.0);
+  double cumulative = 0;
+  for (std::size_t i = 0; i < count; ++i) {
+    const double rate = ramp_up_rate(strategy, start_rps, end_rps, i, count);
+    // vllm asserts this (a linear ramp from 0 stops there at its first request).
+    require(rate > 0, "ramp-up rate of request " + std::to_string(i) + " is " + std::to_string(rate) +
+                          " (vllm: 'Obtained non-positive request rate'); use --ramp-up-start-rps >= 1");
+    if (rates) rates->push_back(rate);
+    double gap;
+    if (std::isinf(burstiness)) {
+      gap = 1.0 / rate;
+    } else {
+      std::gamma_distribution<double> gamma(burstiness, 1.0 / (rate * burstiness));
+      gap = gamma(rng);
+    }
+    cumulative += gap;
+    offsets[i] = cumulative;
+  }
+  return offsets;
+}
+
+std::vector<RpsChange> rps_change_events(const std::vector<double>& rates, int start_rps) {
+  std::vector<RpsChange> events{{start_rps, 0}};
+  int last = start_rps;
+  for (std::size_t i = 0; i < rates.size(); ++i) {
+    const int current = static_cast<int>(rates[i]);  // Python int(): toward zero
+    if (current > last) {
+      for (int v = last + 1; v <= current; ++v) events.push_back({v, i});
+      last = current;
+    }
+  }
+  return events;
+}
+
+std::vector<Nanos> to_offsets_ns(const std::vector<double>& seconds) {
   std::vector<Nanos> out(seconds.size());
   for (std::size_t i = 0; i < seconds.size(); ++i) out[i] = static_cast<Nanos>(std::llround(seconds[i] * 1e9));
   return out;

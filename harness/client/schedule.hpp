@@ -10,6 +10,7 @@
 // generator, so the same seed gives a different (but equally distributed) sequence than vllm.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "harness/core/clock.hpp"
@@ -22,5 +23,24 @@ std::vector<double> arrival_offsets_s(std::size_t count, double request_rate, do
                                       std::uint64_t seed);
 std::vector<Nanos> arrival_offsets_ns(std::size_t count, double request_rate, double burstiness,
                                       std::uint64_t seed);
+
+// vllm's --ramp-up-strategy (serve.py _get_current_request_rate / get_request): request i runs at
+// rate r_i = start + (end - start) * p (linear) or start * (end / start)^p (exponential), with
+// p = i / max(N - 1, 1); its gap is 1/r_i (burstiness inf) or gamma(burstiness, 1/(r_i *
+// burstiness)); the gaps are summed and NOT rescaled. `rates` (optional) receives every r_i.
+enum class RampUp { none, linear, exponential };
+RampUp parse_ramp_up(const std::string& name);  // "linear" | "exponential"; throws InvalidInput
+double ramp_up_rate(RampUp strategy, double start_rps, double end_rps, std::size_t index, std::size_t count);
+std::vector<double> ramp_up_offsets_s(std::size_t count, RampUp strategy, int start_rps, int end_rps,
+                                      double burstiness, std::uint64_t seed, std::vector<double>* rates = nullptr);
+std::vector<Nanos> to_offsets_ns(const std::vector<double>& seconds);
+
+// vllm's rps_change_events: the start rate at the run start, then every integer rate passed when
+// request i is released (one event per integer, all stamped with that release).
+struct RpsChange {
+  int rps = 0;
+  std::size_t request_index = 0;  // the request whose release crossed it (0 for the first)
+};
+std::vector<RpsChange> rps_change_events(const std::vector<double>& rates, int start_rps);
 
 }  // namespace encbench::client

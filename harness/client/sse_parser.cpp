@@ -33,6 +33,7 @@ bool SseParser::feed(std::string_view bytes, const EventSink& sink) {
       process_line(line_, sink);
       line_.clear();
     }
+    if (failed()) return false;
     i = j + 1;
   }
   return true;
@@ -54,6 +55,12 @@ void SseParser::process_line(std::string_view line, const EventSink& sink) {
     if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
   }
   if (field == "data") {
+    // The same bound for a whole event as for one line: many short data: lines must not
+    // grow the pending event without limit either.
+    if (pending_.data.size() + value.size() + 1 > max_line_bytes_) {
+      error_ = "SSE event longer than " + std::to_string(max_line_bytes_) + " bytes";
+      return;
+    }
     if (pending_.has_data) pending_.data.push_back('\n');
     pending_.data.append(value);
     pending_.has_data = true;
@@ -85,6 +92,7 @@ void SseParser::finish(const EventSink& sink) {
     last.swap(line_);
     process_line(last, sink);
   }
+  if (failed()) return;
   dispatch(sink, false);
 }
 

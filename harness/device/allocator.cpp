@@ -24,17 +24,36 @@ std::size_t round_up(std::size_t bytes, std::size_t multiple) {
   return (bytes + multiple - 1) / multiple * multiple;
 }
 
+std::string gib(std::uint64_t bytes) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3f GiB", static_cast<double>(bytes) / (1024.0 * 1024.0 * 1024.0));
+  return text;
+}
+
+}  // namespace
+
+OutOfDeviceMemory::OutOfDeviceMemory(std::size_t requested_bytes, std::uint64_t reserved_bytes,
+                                     std::uint64_t budget_bytes)
+    : std::runtime_error("out of device memory: needed " + std::to_string(requested_bytes) + " bytes (" +
+                         gib(requested_bytes) + ") with " + gib(reserved_bytes) + " reserved, budget " +
+                         gib(budget_bytes)),
+      requested(requested_bytes),
+      reserved(reserved_bytes),
+      budget(budget_bytes) {}
+
+namespace {
+
 class StreamOrderedAllocator final : public Allocator {
  public:
-  StreamOrderedAllocator(AllocMode mode, const WorkProgress* progress, bool zero_fill,
-                         timeline::Recorder* recorder)
-      : mode_(mode), progress_(progress), zero_fill_(zero_fill), recorder_(recorder) {}
+  explicit StreamOrderedAllocator(const AllocatorOptions& options) : options_(options) {
+    stats_.budget_bytes = options.budget_bytes;
+  }
 
   ~StreamOrderedAllocator() override {
     // The owning device has drained its streams before destroying the allocator.
-    for (const Pending& pending : pending_) std::free(pending.data);
+    for (const Pending& pending : pending_) give_back(pending.data);
     for (auto& [size_class, blocks] : free_lists_) {
-      for (void* block : blocks) std::free(block);
+      for (void* block : blocks) give_back(block);
     }
   }
 
@@ -43,28 +62,30 @@ class StreamOrderedAllocator final : public Allocator {
     require(bytes <= kMaxAllocationBytes,
             "device allocation of " + std::to_string(bytes) + " bytes exceeds the 1 TiB limit");
     const std::size_t capacity = capacity_for(bytes);
-    const timeline::ScopedHostSpan api_span(recorder_, "alloc", timeline::HostSpanKind::api);
+    const timeline::ScopedHostSpan api_span(options_.recorder, "alloc", timeline::HostSpanKind::api);
     void* data = nullptr;
     {
       const std::lock_guard lock(mutex_);
       ++stats_.requests;
       settle_pending_locked();
-      if (mode_ == AllocMode::caching) {
-        auto it = free_lists_.find(capacity);
-        if (it != free_lists_.end() && !it->second.empty()) {
-          data = it->second.back();
-          it->second.pop_back();
-          ++stats_.cache_hits;
-          stats_.bytes_cached -= capacity;
-        }
-      }
+      if (options_.mode == AllocMode::caching) data = take_cached_locked(capacity);
       if (data == nullptr) {
-        data = std::aligned_alloc(kDeviceAlignment, capacity);
-        if (data == nullptr) throw std::bad_alloc();
+        if (!fits_locked(capacity)) {
+          // Like PyTorch's caching allocator: free every cached block, then try once more.
+          ++stats_.cache_flushes;
+          release_cache_locked(0);
+          if (!fits_locked(capacity)) {
+            ++stats_.out_of_memory;
+            throw OutOfDeviceMemory(bytes, stats_.bytes_reserved, options_.budget_bytes);
+          }
+        }
+        data = obtain(capacity);
         ++stats_.system_allocations;
-        if (zero_fill_) std::memset(data, 0, capacity);
+        stats_.bytes_reserved += capacity;
+        if (stats_.bytes_reserved > stats_.peak_bytes_reserved) stats_.peak_bytes_reserved = stats_.bytes_reserved;
       }
       stats_.bytes_in_use += bytes;
+      stats_.bytes_requested += bytes;
       if (stats_.bytes_in_use > stats_.peak_bytes_in_use) stats_.peak_bytes_in_use = stats_.bytes_in_use;
     }
     return wrap(data, bytes);
@@ -75,7 +96,21 @@ class StreamOrderedAllocator final : public Allocator {
     return stats_;
   }
 
-  AllocMode mode() const override { return mode_; }
+  AllocMode mode() const override { return options_.mode; }
+
+  std::size_t trim(std::size_t keep_bytes) override {
+    const std::lock_guard lock(mutex_);
+    settle_pending_locked();
+    const std::size_t released = release_cache_locked(keep_bytes);
+    stats_.bytes_trimmed += released;
+    return released;
+  }
+
+  void reset_peaks() override {
+    const std::lock_guard lock(mutex_);
+    stats_.peak_bytes_in_use = stats_.bytes_in_use;
+    stats_.peak_bytes_reserved = stats_.bytes_reserved;
+  }
 
  protected:
   void release(void* data, std::size_t bytes) noexcept override {
@@ -84,9 +119,9 @@ class StreamOrderedAllocator final : public Allocator {
     // calls into the allocator, so the order allocator -> device is the only one).
     std::vector<std::uint64_t> fence;
     bool idle = true;
-    if (progress_ != nullptr) {
-      fence = progress_->fence();
-      idle = progress_->reached(fence);
+    if (options_.progress != nullptr) {
+      fence = options_.progress->fence();
+      idle = options_.progress->reached(fence);
     }
     const std::lock_guard lock(mutex_);
     ++stats_.releases;
@@ -108,23 +143,70 @@ class StreamOrderedAllocator final : public Allocator {
   };
 
   std::size_t capacity_for(std::size_t bytes) const {
-    return mode_ == AllocMode::caching ? caching_size_class(bytes) : round_up(bytes, kDeviceAlignment);
+    return options_.mode == AllocMode::caching ? caching_size_class(bytes) : round_up(bytes, kDeviceAlignment);
+  }
+
+  bool fits_locked(std::size_t capacity) const {
+    return options_.budget_bytes == 0 || stats_.bytes_reserved + capacity <= options_.budget_bytes;
+  }
+
+  void* obtain(std::size_t capacity) {
+    if (!options_.materialize) {
+      // An address range of its own per block, never reused, never backed by memory.
+      void* address = reinterpret_cast<void*>(kUnmaterializedBase + next_unmaterialized_offset_);
+      next_unmaterialized_offset_ += capacity;
+      return address;
+    }
+    void* data = std::aligned_alloc(kDeviceAlignment, capacity);
+    if (data == nullptr) throw std::bad_alloc();
+    return data;
+  }
+
+  void give_back(void* data) const {
+    if (options_.materialize) std::free(data);
+  }
+
+  void* take_cached_locked(std::size_t capacity) {
+    auto it = free_lists_.find(capacity);
+    if (it == free_lists_.end() || it->second.empty()) return nullptr;
+    void* data = it->second.back();
+    it->second.pop_back();
+    ++stats_.cache_hits;
+    stats_.bytes_cached -= capacity;
+    return data;
+  }
+
+  // Frees cached blocks, largest classes first, until at most keep_bytes stay cached.
+  std::size_t release_cache_locked(std::size_t keep_bytes) {
+    std::size_t released = 0;
+    for (auto it = free_lists_.rbegin(); it != free_lists_.rend() && stats_.bytes_cached > keep_bytes; ++it) {
+      auto& [capacity, blocks] = *it;
+      while (!blocks.empty() && stats_.bytes_cached > keep_bytes) {
+        give_back(blocks.back());
+        blocks.pop_back();
+        stats_.bytes_cached -= capacity;
+        stats_.bytes_reserved -= capacity;
+        released += capacity;
+      }
+    }
+    return released;
   }
 
   void retire_locked(void* data, std::size_t capacity) {
-    if (mode_ == AllocMode::caching) {
+    if (options_.mode == AllocMode::caching) {
       free_lists_[capacity].push_back(data);
       stats_.bytes_cached += capacity;
     } else {
-      std::free(data);
+      give_back(data);
+      stats_.bytes_reserved -= capacity;
     }
   }
 
   void settle_pending_locked() {
-    if (pending_.empty() || progress_ == nullptr) return;
+    if (pending_.empty() || options_.progress == nullptr) return;
     std::size_t kept = 0;
     for (std::size_t i = 0; i < pending_.size(); ++i) {
-      if (progress_->reached(pending_[i].fence)) {
+      if (options_.progress->reached(pending_[i].fence)) {
         stats_.bytes_pending_release -= pending_[i].capacity;
         retire_locked(pending_[i].data, pending_[i].capacity);
       } else {
@@ -135,21 +217,18 @@ class StreamOrderedAllocator final : public Allocator {
     pending_.resize(kept);
   }
 
-  const AllocMode mode_;
-  const WorkProgress* progress_;
-  const bool zero_fill_;
-  timeline::Recorder* recorder_;
+  const AllocatorOptions options_;
   mutable std::mutex mutex_;
   AllocatorStats stats_;
   std::map<std::size_t, std::vector<void*>> free_lists_;
   std::vector<Pending> pending_;
+  std::uintptr_t next_unmaterialized_offset_ = 0;
 };
 
 }  // namespace
 
-std::unique_ptr<Allocator> make_allocator(AllocMode mode, const WorkProgress* progress, bool zero_fill,
-                                          timeline::Recorder* recorder) {
-  return std::make_unique<StreamOrderedAllocator>(mode, progress, zero_fill, recorder);
+std::unique_ptr<Allocator> make_allocator(const AllocatorOptions& options) {
+  return std::make_unique<StreamOrderedAllocator>(options);
 }
 
 }  // namespace encbench::device

@@ -35,11 +35,22 @@ inline constexpr std::size_t kMaxAllocationBytes = std::size_t{1} << 40;
 // multiples of 1 MiB (so near sizes share a class but big blocks waste at most 1 MiB).
 std::size_t caching_size_class(std::size_t bytes);
 
-// `progress` may be null (no device work to order against: releases take effect at once).
-// `zero_fill` zeroes new system allocations (the sim backend without verify, so skipped kernels
-// leave deterministic zeros instead of garbage).
-// `recorder` (may be null): each allocate() is recorded as a host span kind=api named "alloc".
-std::unique_ptr<Allocator> make_allocator(AllocMode mode, const WorkProgress* progress = nullptr,
-                                          bool zero_fill = false, timeline::Recorder* recorder = nullptr);
+struct AllocatorOptions {
+  AllocMode mode = AllocMode::caching;
+  // May be null (no device work to order against: releases take effect at once).
+  const WorkProgress* progress = nullptr;
+  // false: blocks are device addresses in a range no host memory uses (never dereferenced) and
+  // a size; nothing is allocated or zero-filled. The sim backend without verify.
+  bool materialize = true;
+  std::uint64_t budget_bytes = 0;  // bound on bytes_reserved; 0: unlimited
+  // May be null: each allocate() is recorded as a host span kind=api named "alloc".
+  timeline::Recorder* recorder = nullptr;
+};
+
+// First address handed out by an allocator that does not materialise memory: non-canonical on
+// x86-64 and AArch64, so a stray dereference faults at once instead of touching host memory.
+inline constexpr std::uintptr_t kUnmaterializedBase = std::uintptr_t{1} << 62;
+
+std::unique_ptr<Allocator> make_allocator(const AllocatorOptions& options);
 
 }  // namespace encbench::device

@@ -9,6 +9,7 @@
 #include "harness/device/queue_device.hpp"
 #include "harness/device/sim_profile.hpp"
 #include "harness/device/thread_pool.hpp"
+#include "harness/device/virtual_device.hpp"
 
 namespace encbench::device {
 
@@ -24,6 +25,20 @@ AllocMode parse_alloc_mode(std::string_view text) {
   if (text == "fresh") return AllocMode::fresh;
   if (text == "caching") return AllocMode::caching;
   throw InvalidInput("unknown allocator mode '" + std::string(text) + "' (known: fresh, caching)");
+}
+
+std::string_view to_string(ClockMode mode) {
+  switch (mode) {
+    case ClockMode::real: return "real";
+    case ClockMode::virtual_time: return "virtual";
+  }
+  return "unknown";
+}
+
+ClockMode parse_clock_mode(std::string_view text) {
+  if (text == "real") return ClockMode::real;
+  if (text == "virtual") return ClockMode::virtual_time;
+  throw InvalidInput("unknown clock '" + std::string(text) + "' (choices: virtual, real)");
 }
 
 Buffer::Buffer(Buffer&& other) noexcept
@@ -80,6 +95,9 @@ DeviceSpec parse_device_spec(std::string_view spec) {
 
 std::unique_ptr<Device> make_device(const DeviceOptions& options) {
   const DeviceSpec spec = parse_device_spec(options.spec);
+  require(options.clock == ClockMode::real || spec.backend == DeviceSpec::Backend::sim,
+          "--clock virtual needs a sim device (sim:<profile>); device '" + options.spec +
+              "' runs on the real clock (choices for it: real)");
   switch (spec.backend) {
     case DeviceSpec::Backend::cpu: {
       DeviceInfo info;
@@ -88,6 +106,7 @@ std::unique_ptr<Device> make_device(const DeviceOptions& options) {
       info.name = "CPU, " + std::to_string(threads) + " device threads";
       info.modelled = false;
       info.computes_results = true;
+      info.memory_budget_bytes = options.memory_budget_bytes;
       return make_queue_device(options, std::move(info), ExecutionModel{});
     }
     case DeviceSpec::Backend::sim: {
@@ -95,17 +114,26 @@ std::unique_ptr<Device> make_device(const DeviceOptions& options) {
       SimProfile profile = load_sim_profile(spec.profile, dir);
       DeviceInfo info;
       info.kind = "sim:" + profile.name;
-      info.name = profile.display_name + " (sim: op times are MODELLED by a roofline, not measured" +
+      const bool virtual_clock = options.clock == ClockMode::virtual_time;
+      info.name = profile.display_name + " (sim: op times are MODELLED by a roofline, not measured; " +
+                  (virtual_clock ? "virtual clock" : "real clock") +
                   std::string(options.verify ? "; results computed on the CPU for verification)"
-                                             : "; kernel results are NOT computed)");
+                                             : "; kernel results are NOT computed, no tensor memory)");
       info.modelled = true;
       info.computes_results = options.verify;
+      info.materialized = options.verify;
+      info.host_visible_memory = options.verify;
+      info.clock = std::string(to_string(options.clock));
+      info.memory_budget_bytes = options.memory_budget_bytes != 0
+                                     ? options.memory_budget_bytes
+                                     : static_cast<std::uint64_t>(profile.memory_bytes.value);
       info.peak_flops_per_s = profile.roofline_flops_per_s();
       info.mem_bytes_per_s = profile.mem_bytes_per_s.value;
       info.profile_source = profile.path.string() + ": peak " + profile.roofline_peak + " from " +
                             (profile.roofline_peak == "fp32" ? profile.peak_fp32_flops_per_s.source
                                                              : profile.peak_fp16_flops_per_s.source) +
                             "; memory bandwidth from " + profile.mem_bytes_per_s.source;
+      if (virtual_clock) return make_virtual_sim_device(options, std::move(info), std::move(profile));
       ExecutionModel model;
       model.modelled = true;
       model.run_bodies = options.verify;

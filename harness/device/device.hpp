@@ -7,13 +7,20 @@
 // as on real accelerators: that wait is the per-layer stall the seeds fought.
 //
 // Backends: "cpu" (device worker threads run the kernels for real), "sim:<profile>" (durations
-// from a roofline of each op's FLOPs/bytes, executed in real time; results computed only with
-// verify) and, where built, "cuda[:N]".
+// from a roofline of each op's FLOPs/bytes; results and tensor memory only with verify) and,
+// where built, "cuda[:N]". The sim backend runs on one of two clocks (ClockMode):
+//   virtual  a discrete-event model on the host thread: host time advances by that thread's CPU
+//            time between device calls plus the modelled launch overhead, device ops last their
+//            roofline duration, a sync moves the host to the op's end + the modelled wake-up.
+//            Nothing sleeps; machine load cannot move the result. Default of encode/ab/micro.
+//   real     device threads wait out each op's modelled end in real time, so a live server sees
+//            real latencies; ops record when they really completed (lateness).
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <memory>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 
@@ -41,7 +48,16 @@ struct DeviceInfo {
   double peak_flops_per_s = 0;    // 0 when unknown
   double mem_bytes_per_s = 0;     // 0 when unknown
   std::string profile_source;     // sim: where the profile's numbers come from
+  std::string clock = "real";     // "real" | "virtual" (ClockMode): which clock timelines use
+  // Tensor memory exists (Buffer::data() points at real bytes). False for sim without verify:
+  // buffers are a device address and a size, and copies/memsets only take modelled time.
+  bool materialized = true;
+  std::uint64_t memory_budget_bytes = 0;  // 0: unlimited
 };
+
+enum class ClockMode { real, virtual_time };
+std::string_view to_string(ClockMode mode);        // "real" | "virtual"
+ClockMode parse_clock_mode(std::string_view text); // throws InvalidInput naming the choices
 
 enum class AllocMode { fresh, caching };
 std::string_view to_string(AllocMode mode);  // "fresh" | "caching"
@@ -49,6 +65,7 @@ AllocMode parse_alloc_mode(std::string_view text);  // throws InvalidInput listi
 
 struct AllocatorStats {
   std::uint64_t requests = 0;          // allocate() calls
+  std::uint64_t bytes_requested = 0;   // sum of the sizes asked for by allocate()
   std::uint64_t system_allocations = 0;// requests that reached the system allocator
   std::uint64_t cache_hits = 0;        // requests served from the cache
   std::uint64_t releases = 0;
@@ -59,6 +76,24 @@ struct AllocatorStats {
   // that work completes (stream-ordered release), then freed (fresh) or cached (caching).
   std::uint64_t deferred_releases = 0;
   std::uint64_t bytes_pending_release = 0;
+  // What the allocator holds from the system (in use rounded to its size class + cached +
+  // pending): the figure a device's memory budget bounds, like torch's memory_reserved().
+  std::uint64_t bytes_reserved = 0;
+  std::uint64_t peak_bytes_reserved = 0;
+  std::uint64_t budget_bytes = 0;       // 0: unlimited
+  std::uint64_t cache_flushes = 0;      // times a request freed the cache to fit the budget
+  std::uint64_t out_of_memory = 0;      // requests refused (OutOfDeviceMemory)
+  std::uint64_t bytes_trimmed = 0;      // cached bytes returned by trim()
+};
+
+// A request that does not fit the device's memory budget even after the allocator returned its
+// cached blocks and tried again (what PyTorch's caching allocator does before raising OOM).
+class OutOfDeviceMemory : public std::runtime_error {
+ public:
+  OutOfDeviceMemory(std::size_t requested_bytes, std::uint64_t reserved_bytes, std::uint64_t budget_bytes);
+  std::size_t requested;
+  std::uint64_t reserved;
+  std::uint64_t budget;
 };
 
 class Allocator;
@@ -97,6 +132,12 @@ class Allocator {
   virtual Buffer allocate(std::size_t bytes) = 0;
   virtual AllocatorStats stats() const = 0;
   virtual AllocMode mode() const = 0;
+  // Returns cached (free, not in use) blocks to the system until at most `keep_bytes` stay
+  // cached; returns the bytes released. A fresh allocator caches nothing and returns 0.
+  virtual std::size_t trim(std::size_t keep_bytes) = 0;
+  // Starts a new peak window: peak_bytes_in_use / peak_bytes_reserved restart from the current
+  // values (a forward's peak, not the process's).
+  virtual void reset_peaks() = 0;
 
  protected:
   friend class Buffer;
@@ -158,6 +199,13 @@ struct DeviceOptions {
   bool record = true;                 // record the timeline
   Nanos launch_overhead_ns = 0;       // host work added to every op submit (eager dispatch model)
   std::filesystem::path profiles_dir; // where sim profiles live (default: scenarios/devices)
+  ClockMode clock = ClockMode::real;  // virtual_time: sim only (InvalidInput elsewhere)
+  // Bound on what the allocator holds (bytes_reserved). 0: the sim profile's memory size, or
+  // unlimited on cpu.
+  std::uint64_t memory_budget_bytes = 0;
+  // Virtual clock only: the host CPU clock (default thread_cpu_ns). Tests pass a scripted one to
+  // make host time exact.
+  std::function<Nanos()> host_cpu_clock;
 };
 
 class Device {
@@ -169,6 +217,8 @@ class Device {
   virtual Allocator& allocator() = 0;
   virtual timeline::Recorder& recorder() = 0;
   virtual void synchronize() = 0;  // every stream
+  // The host clock this device's timeline uses (virtual time on a virtual-clock sim device).
+  Nanos host_now_ns() { return recorder().now(); }
   // Collects the recording so far into a Timeline (device kind, modelled flag, stream tracks).
   virtual timeline::Timeline collect_timeline() = 0;
 };

@@ -157,19 +157,20 @@ class QueueStream final : public Stream {
   void copy_h2d(const Buffer& dst, std::size_t dst_offset, const void* src, std::size_t bytes,
                 std::string_view label, int layer) override {
     check_range(dst, dst_offset, bytes, "copy_h2d", label);
-    require(src != nullptr || bytes == 0, "copy_h2d '" + std::string(label) + "': null source");
-    // Stage at submit so the caller may reuse `src` at once (like a pinned staging buffer).
-    auto staged = std::make_shared<std::vector<std::byte>>(bytes);
-    if (bytes > 0) std::memcpy(staged->data(), src, bytes);
+    require(src != nullptr || bytes == 0 || !shared_.model.run_bodies,
+            "copy_h2d '" + std::string(label) + "': null source");
     Command cmd;
     cmd.op.name = std::string(label);
     cmd.op.category = timeline::OpCategory::memcpy_h2d;
     cmd.op.layer = layer;
     cmd.op.bytes = static_cast<double>(bytes);
-    std::byte* target = static_cast<std::byte*>(dst.data()) + dst_offset;
-    cmd.transfer = [target, staged] {
-      if (!staged->empty()) std::memcpy(target, staged->data(), staged->size());
-    };
+    if (shared_.model.run_bodies && bytes > 0) {
+      // Stage at submit so the caller may reuse `src` at once (like a pinned staging buffer).
+      auto staged = std::make_shared<std::vector<std::byte>>(bytes);
+      std::memcpy(staged->data(), src, bytes);
+      std::byte* target = static_cast<std::byte*>(dst.data()) + dst_offset;
+      cmd.transfer = [target, staged] { std::memcpy(target, staged->data(), staged->size()); };
+    }
     submit(std::move(cmd), true, true);
   }
 
@@ -183,10 +184,14 @@ class QueueStream final : public Stream {
     cmd.op.layer = layer;
     cmd.op.bytes = static_cast<double>(bytes);
     cmd.host_waits = true;
-    const std::byte* source = static_cast<const std::byte*>(src.data()) + src_offset;
-    cmd.transfer = [dst, source, bytes] {
-      if (bytes > 0) std::memcpy(dst, source, bytes);
-    };
+    if (shared_.model.run_bodies) {
+      const std::byte* source = static_cast<const std::byte*>(src.data()) + src_offset;
+      cmd.transfer = [dst, source, bytes] {
+        if (bytes > 0) std::memcpy(dst, source, bytes);
+      };
+    } else if (bytes > 0) {
+      std::memset(dst, 0, bytes);  // no device memory behind the buffer: deterministic zeros
+    }
     const auto [seq, op_id] = submit(std::move(cmd), true, true);
     wait_for(seq, std::string(label), layer, op_id);
   }
@@ -198,10 +203,12 @@ class QueueStream final : public Stream {
     cmd.op.category = timeline::OpCategory::memset;
     cmd.op.layer = layer;
     cmd.op.bytes = static_cast<double>(bytes);
-    void* target = dst.data();
-    cmd.transfer = [target, value, bytes] {
-      if (bytes > 0) std::memset(target, value, bytes);
-    };
+    if (shared_.model.run_bodies) {
+      void* target = dst.data();
+      cmd.transfer = [target, value, bytes] {
+        if (bytes > 0) std::memset(target, value, bytes);
+      };
+    }
     submit(std::move(cmd), true, true);
   }
 
@@ -382,7 +389,12 @@ class QueueStream final : public Stream {
       op.end_ns = op.start_ns + modelled_duration_ns(*shared_.model.profile, op.category, op.flops, op.bytes);
       run_payload(cmd);
       wait_until_ns(op.end_ns);
-      device_ready_ns_ = op.end_ns;
+      // The thread may complete late (preempted, or the verify body outran the model). Later
+      // ops start after the real completion, so lateness shifts the timeline of every preset
+      // alike instead of only those that wait on the host; it is recorded per op.
+      op.real_end_ns = now_ns();
+      // The spin's own overshoot (tens of ns) is not lateness worth shifting the model for.
+      device_ready_ns_ = op.real_end_ns - op.end_ns > kLatenessSlackNs ? op.real_end_ns : op.end_ns;
     } else {
       op.start_ns = std::max(now_ns(), op.submit_ns);
       run_payload(cmd);
@@ -429,7 +441,13 @@ class QueueDevice final : public Device, private WorkProgress {
         shared_(std::make_unique<DeviceShared>(options, std::move(model), pool_threads)) {
     info_.device_threads = shared_->pool.num_workers();
     shared_->recorder.set_enabled(options.record);
-    allocator_ = make_allocator(options.alloc_mode, this, !shared_->model.run_bodies, &shared_->recorder);
+    AllocatorOptions allocator_options;
+    allocator_options.mode = options.alloc_mode;
+    allocator_options.progress = this;
+    allocator_options.materialize = shared_->model.run_bodies;
+    allocator_options.budget_bytes = info_.memory_budget_bytes;
+    allocator_options.recorder = &shared_->recorder;
+    allocator_ = make_allocator(allocator_options);
     streams_.push_back(std::make_unique<QueueStream>(*shared_, 0, "default"));
     default_stream_ = streams_.front().get();
   }

@@ -5,10 +5,11 @@
 // so host and device overlap for real and a host wait really blocks. Kernel bodies run on the
 // device's DeviceThreadPool. What differs between backends is the ExecutionModel:
 //   cpu   ops take as long as they take; start/end are measured on the device thread;
-//   sim   each op's start = max(submit, previous op's modelled end, waited events), end = start +
-//         modelled duration (sim_profile.hpp); the device thread sleeps/spins until that end in
-//         real time before completing the op, so the host's waits are real and the recorded
-//         device timeline is the modelled one.
+//   sim   (real clock) each op's start = max(submit, previous op's end, waited events), end =
+//         start + modelled duration (sim_profile.hpp); the device thread sleeps/spins until that
+//         end in real time before completing the op, so the host's waits are real. When it
+//         completes late (lateness > kLatenessSlackNs) the next op starts at the real completion.
+//         The virtual-clock sim is virtual_device.hpp.
 #include <memory>
 #include <optional>
 
@@ -22,6 +23,10 @@ struct ExecutionModel {
   bool run_bodies = true;       // false: kernel bodies are skipped (sim without verify)
   std::optional<SimProfile> profile;
 };
+
+// sim on the real clock: a device thread that completes an op more than this after its modelled
+// end shifts the following ops to its real completion (lateness, recorded per op).
+inline constexpr Nanos kLatenessSlackNs = 1000;
 
 std::unique_ptr<Device> make_queue_device(const DeviceOptions& options, DeviceInfo info, ExecutionModel model);
 

@@ -78,6 +78,7 @@ SimProfile parse_sim_profile(const nlohmann::json& json, const std::string& orig
   profile.h2d_latency_ns = read_number(json, "h2d_latency_ns", origin, true);
   profile.h2d_bytes_per_s = read_number(json, "h2d_bytes_per_s", origin, false);
   profile.host_wakeup_ns = read_number(json, "host_wakeup_ns", origin, true);
+  if (json.contains("memory_bytes")) profile.memory_bytes = read_number(json, "memory_bytes", origin, false);
   return profile;
 }
 
@@ -93,7 +94,8 @@ nlohmann::json to_json(const SimProfile& profile) {
           {"d2h_bytes_per_s", number_json(profile.d2h_bytes_per_s)},
           {"h2d_latency_ns", number_json(profile.h2d_latency_ns)},
           {"h2d_bytes_per_s", number_json(profile.h2d_bytes_per_s)},
-          {"host_wakeup_ns", number_json(profile.host_wakeup_ns)}};
+          {"host_wakeup_ns", number_json(profile.host_wakeup_ns)},
+          {"memory_bytes", number_json(profile.memory_bytes)}};
 }
 
 SimProfile load_sim_profile(const std::string& name_or_path, const fs::path& profiles_dir) {

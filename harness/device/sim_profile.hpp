@@ -33,6 +33,9 @@ struct SimProfile {
   SourcedNumber h2d_latency_ns;
   SourcedNumber h2d_bytes_per_s;
   SourcedNumber host_wakeup_ns;         // host resumes this long after the op it waited for ends
+  // Device memory size: the default memory budget of a sim device (0 = unknown, unlimited).
+  // Optional in the file ("memory_bytes").
+  SourcedNumber memory_bytes;
 
   double roofline_flops_per_s() const {
     return roofline_peak == "fp32" ? peak_fp32_flops_per_s.value : peak_fp16_flops_per_s.value;

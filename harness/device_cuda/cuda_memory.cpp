@@ -1,5 +1,6 @@
 #include "harness/device_cuda/cuda_memory.hpp"
 
+#include <iterator>
 #include <new>
 #include <string>
 
@@ -95,6 +96,33 @@ void CudaAllocator::release_cached() {
   if (blocks.empty()) return;
   cudaSetDevice(ordinal_);
   for (auto& [size, data] : blocks) cudaFree(data);
+}
+
+std::size_t CudaAllocator::trim(std::size_t keep_bytes) {
+  std::vector<void*> released_blocks;
+  std::size_t released = 0;
+  {
+    std::lock_guard lock(mutex_);
+    // Largest blocks first, until at most keep_bytes stay cached.
+    while (!free_blocks_.empty() && stats_.bytes_cached > keep_bytes) {
+      auto it = std::prev(free_blocks_.end());
+      released += it->first;
+      stats_.bytes_cached -= it->first;
+      released_blocks.push_back(it->second);
+      free_blocks_.erase(it);
+    }
+    stats_.bytes_trimmed += released;
+  }
+  if (!released_blocks.empty()) {
+    cudaSetDevice(ordinal_);
+    for (void* data : released_blocks) cudaFree(data);
+  }
+  return released;
+}
+
+void CudaAllocator::reset_peaks() {
+  std::lock_guard lock(mutex_);
+  stats_.peak_bytes_in_use = stats_.bytes_in_use;
 }
 
 AllocatorStats CudaAllocator::stats() const {

@@ -25,6 +25,8 @@ class CudaAllocator final : public Allocator {
   AllocatorStats stats() const override;
   AllocMode mode() const override { return mode_; }
   void release_cached();  // returns cached blocks to CUDA
+  std::size_t trim(std::size_t keep_bytes) override;
+  void reset_peaks() override;
 
  protected:
   void release(void* data, std::size_t bytes) noexcept override;

@@ -36,6 +36,13 @@ double syncs_of(const ForwardReport& f) { return static_cast<double>(f.syncs); }
 double host_layer(const ForwardReport& f) { return f.host_us_per_layer; }
 double gap_count(const ForwardReport& f) { return static_cast<double>(f.gaps.gaps.size()); }
 double gap_max(const ForwardReport& f) { return f.gaps.gap_max_us; }
+double peak_in_use(const ForwardReport& f) { return static_cast<double>(f.peak_bytes_in_use); }
+double peak_reserved(const ForwardReport& f) { return static_cast<double>(f.peak_bytes_reserved); }
+double allocated(const ForwardReport& f) { return static_cast<double>(f.bytes_allocated); }
+double lateness_p99(const ForwardReport& f) { return f.lateness.p99_us; }
+double lateness_max(const ForwardReport& f) { return f.lateness.max_us; }
+
+double max_of(const std::vector<double>& v) { return v.empty() ? 0.0 : *std::max_element(v.begin(), v.end()); }
 
 std::string layers_text(const std::vector<int>& v) {
   std::string s;
@@ -67,7 +74,20 @@ nlohmann::json summary_json(const ConfigRun& run) {
   for (auto cls : timeline::kAllGapClasses)
     by_class[std::string(timeline::to_string(cls))] = fs.empty() ? 0.0 : class_ms[cls] / static_cast<double>(fs.size());
   const auto fwd = collect(fs, forward_ms);
+  // Lateness (sim on the real clock): the worst forward's p99 against its own forward time.
+  double worst_late_share = 0;
+  for (const auto& f : fs)
+    if (f.forward_ns > 0) worst_late_share = std::max(worst_late_share, f.lateness.p99_us * 1e3 / static_cast<double>(f.forward_ns));
+  const bool lateness_measured = !fs.empty() && fs.front().lateness.ops > 0;
   return {{"forward_ms", stats::median(fwd)},
+          {"peak_device_memory_bytes", max_of(collect(fs, peak_in_use))},
+          {"peak_device_memory_reserved_bytes", max_of(collect(fs, peak_reserved))},
+          {"bytes_allocated_per_forward", stats::median(collect(fs, allocated))},
+          {"lateness_measured", lateness_measured},
+          {"lateness_p99_us", max_of(collect(fs, lateness_p99))},
+          {"lateness_max_us", max_of(collect(fs, lateness_max))},
+          // The model's times hold only if the machine kept up: p99 lateness <= 10 % of a forward.
+          {"kept_up", !lateness_measured || worst_late_share <= 0.10},
           {"forward_ms_min", fwd.empty() ? 0.0 : *std::min_element(fwd.begin(), fwd.end())},
           {"forward_ms_max", fwd.empty() ? 0.0 : *std::max_element(fwd.begin(), fwd.end())},
           {"idle_fraction", stats::median(collect(fs, idle_frac))},
@@ -116,6 +136,12 @@ ResolvedRun resolve(const RunOptions& o) {
   r.device_options.verify = false;
   r.device_options.record = true;
   r.device_options.launch_overhead_ns = static_cast<Nanos>(std::llround(o.launch_overhead_us * 1e3));
+  const bool sim = device::parse_device_spec(o.device).backend == device::DeviceSpec::Backend::sim;
+  r.device_options.clock = o.clock.empty() ? (sim ? device::ClockMode::virtual_time : device::ClockMode::real)
+                                           : device::parse_clock_mode(o.clock);
+  require(std::isfinite(o.device_memory_gb) && o.device_memory_gb >= 0 && o.device_memory_gb <= 1e6,
+          "--device-memory-gb must be in [0, 1e6] (0: the sim profile's memory size, unlimited on cpu)");
+  r.device_options.memory_budget_bytes = static_cast<std::uint64_t>(o.device_memory_gb * 1e9);
   return r;
 }
 
@@ -182,7 +208,14 @@ nlohmann::json encode_body(const ResolvedRun& r, const RunOptions& o, const devi
                            const ConfigRun& run) {
   nlohmann::json j;
   j["model"] = to_json(r.model);
-  j["device"] = {{"kind", info.kind}, {"name", info.name}, {"modelled", info.modelled}};
+  j["device"] = {{"kind", info.kind},
+                 {"name", info.name},
+                 {"modelled", info.modelled},
+                 {"clock", info.clock},
+                 {"materialized", info.materialized},
+                 {"memory_budget_bytes", info.memory_budget_bytes}};
+  // Which clock every time in this file is on: virtual (sim model, host CPU time) or real.
+  j["clock"] = info.clock;
   j["preset"] = run.label;
   j["toggles"] = to_json(run.toggles);
   nlohmann::json images = nlohmann::json::array(), videos = nlohmann::json::array();
@@ -204,7 +237,9 @@ nlohmann::json encode_body(const ResolvedRun& r, const RunOptions& o, const devi
                   {"idle_fraction", collect(run.forwards, idle_frac)},
                   {"device_busy_ms", collect(run.forwards, busy_ms)},
                   {"syncs", collect(run.forwards, syncs_of)},
-                  {"host_us_per_layer", collect(run.forwards, host_layer)}};
+                  {"host_us_per_layer", collect(run.forwards, host_layer)},
+                  {"peak_device_memory_bytes", collect(run.forwards, peak_in_use)},
+                  {"bytes_allocated", collect(run.forwards, allocated)}};
   j["summary"] = summary_json(run);
   nlohmann::json gaps = nlohmann::json::array();
   nlohmann::json layers = nlohmann::json::array();
@@ -270,7 +305,11 @@ std::string encode_summary(const ResolvedRun& r, const RunOptions& o, const devi
   if (m.has_windows()) s << ", " << r.plan.cu_window_seqlens.size() - 1 << " windows";
   s << "\n";
   s << "device:   " << info.kind << " (" << info.name << ")";
-  if (info.modelled) s << "\n          TIMES ARE MODELLED: device op durations come from a roofline of each op's FLOPs/bytes; host work is real";
+  if (info.modelled && info.clock == "virtual")
+    s << "\n          VIRTUAL CLOCK: device op durations come from a roofline of each op's FLOPs/bytes; host time is this"
+         "\n          thread's CPU time between device calls + the modelled launch overhead (machine load does not move it)";
+  else if (info.modelled)
+    s << "\n          TIMES ARE MODELLED (real clock): device op durations come from a roofline; host work and waits are real";
   s << "\n";
   s << "toggles:  " << run.label << " [" << describe(run.toggles) << "]\n";
   s << "launch overhead: " << fmt(o.launch_overhead_us, 1) << " us per device op; alloc-mode " << o.alloc_mode << "\n";
@@ -284,6 +323,18 @@ std::string encode_summary(const ResolvedRun& r, const RunOptions& o, const devi
     s << " " << timeline::to_string(cls) << " " << fmt(sum["idle_ms_by_class"][std::string(timeline::to_string(cls))].get<double>()) << " ms";
   s << "\n";
   s << "  syncs/forward     " << fmt(sum["syncs_per_forward"].get<double>(), 0) << "\n";
+  s << "  device memory     peak " << fmt(sum["peak_device_memory_bytes"].get<double>() / 1e6, 1) << " MB in use, "
+    << fmt(sum["peak_device_memory_reserved_bytes"].get<double>() / 1e6, 1) << " MB reserved; "
+    << fmt(sum["bytes_allocated_per_forward"].get<double>() / 1e6, 1) << " MB allocated per forward"
+    << (info.memory_budget_bytes ? "; budget " + fmt(static_cast<double>(info.memory_budget_bytes) / 1e9, 1) + " GB" : "")
+    << "\n";
+  if (sum["lateness_measured"].get<bool>()) {
+    s << "  sim lateness      p99 " << fmt(sum["lateness_p99_us"].get<double>(), 1) << " us, max "
+      << fmt(sum["lateness_max_us"].get<double>(), 1) << " us per op (real completion after the modelled end)\n";
+    if (!sum["kept_up"].get<bool>())
+      s << "  WARNING: this machine could not keep up with the model (p99 lateness > 10 % of a forward);"
+           " use --clock virtual for figures that load cannot move\n";
+  }
   s << "  host us/layer     " << fmt(sum["host_us_per_layer"].get<double>(), 1) << "\n";
   s << "  gaps              " << fmt(sum["gap_count"].get<double>(), 0) << " per forward (p50 "
     << fmt(sum["gap_p50_us"].get<double>(), 1) << " us, p99 " << fmt(sum["gap_p99_us"].get<double>(), 1)
@@ -341,7 +392,7 @@ int run_encode(const EncodeOptions& options, const std::vector<std::string>& arg
     exit_code = exit_code_for(run);
   } else {
     out << "sweep: " << configs.size() << " valid toggle combinations on " << resolved.model.name << ", device "
-        << info.kind << (info.modelled ? " (TIMES ARE MODELLED)" : "") << ", launch overhead "
+        << info.kind << (info.modelled ? " (TIMES ARE MODELLED, " + info.clock + " clock)" : "") << ", launch overhead "
         << fmt(options.run.launch_overhead_us, 1) << " us\n";
     out << "| seq-lens | scale | pad-decision | pad-method | out-buffer | kernel | forward ms | idle % | syncs | accuracy |\n";
     out << "|---|---|---|---|---|---|---|---|---|---|\n";
@@ -359,7 +410,8 @@ int run_encode(const EncodeOptions& options, const std::vector<std::string>& arg
       if (run.accuracy.verdict == "FAIL") exit_code = 1;
     }
     result["model"] = to_json(resolved.model);
-    result["device"] = {{"kind", info.kind}, {"name", info.name}, {"modelled", info.modelled}};
+    result["device"] = {{"kind", info.kind}, {"name", info.name}, {"modelled", info.modelled}, {"clock", info.clock}};
+    result["clock"] = info.clock;
     result["preset"] = "sweep";
     result["launch_overhead_us"] = options.run.launch_overhead_us;
     result["sweep"] = rows;
@@ -423,7 +475,9 @@ int run_ab(const AbOptions& options, const std::vector<std::string>& argv, std::
                       {"Syncs per forward", "syncs_per_forward", "", syncs_of, 1.0, 0},
                       {"Host time per layer", "host_us_per_layer", "us", host_layer, 1.0, 1},
                       {"Idle gaps per forward", "gap_count", "", gap_count, 1.0, 0},
-                      {"Largest gap", "gap_max_us", "us", gap_max, 1.0, 1}};
+                      {"Largest gap", "gap_max_us", "us", gap_max, 1.0, 1},
+                      {"Peak device memory", "peak_device_memory_mb", "MB", peak_in_use, 1e-6, 1},
+                      {"Bytes allocated per forward", "bytes_allocated_mb", "MB", allocated, 1e-6, 1}};
   nlohmann::json comparison = nlohmann::json::object();
   std::ostringstream table;
   table << "| Metric | Before (" << a.label << ") | After (" << b.label << ") | Change | p-value | Above noise |\n";
@@ -457,11 +511,15 @@ int run_ab(const AbOptions& options, const std::vector<std::string>& argv, std::
   comparison["alpha"] = options.alpha;
   comparison["test"] = "mann-whitney-u two-sided";
   comparison["repetitions"] = o.forwards;
+  comparison["clock"] = info.clock;
 
   const ModelConfig& m = resolved.model;
   out << "A/B: " << m.name << ", ";
   for (std::size_t i = 0; i < resolved.media.size(); ++i) out << (i ? ", " : "") << resolved.media[i].spec;
-  out << ", device " << info.kind << (info.modelled ? " (TIMES ARE MODELLED: roofline per op; host work real)" : "")
+  out << ", device " << info.kind
+      << (!info.modelled ? ""
+          : info.clock == "virtual" ? " (VIRTUAL CLOCK: roofline per op; host time = host CPU time + launch overhead)"
+                                    : " (TIMES ARE MODELLED on the real clock: roofline per op; host work real)")
       << ", launch overhead " << fmt(o.launch_overhead_us, 1) << " us per op, " << o.forwards
       << " interleaved repetitions (ABAB...) after " << o.warmup << " warm-up\n";
   out << "A = " << a.label << " [" << describe(a.toggles) << "]\n";

@@ -30,6 +30,8 @@ struct RunOptions {
   double tolerance = kDefaultTolerance;
   double launch_overhead_us = 0;
   std::string alloc_mode = "caching";       // fresh | caching
+  std::string clock;                        // virtual | real; empty: virtual on sim, real elsewhere
+  double device_memory_gb = 0;              // memory budget; 0: the sim profile's size / unlimited
   double kernel_wait_threshold_us = 30;
   std::string trace_path;
   std::string json_path;

@@ -611,7 +611,9 @@ struct EncoderRunner::Impl {
 
     dev.synchronize();
     (void)dev.collect_timeline();
-    const Nanos t0 = now_ns();
+    dev.allocator().reset_peaks();
+    const std::uint64_t requested_before = dev.allocator().stats().bytes_requested;
+    const Nanos t0 = dev.host_now_ns();
     ForwardState fs;
     InputPlan plan;
     {
@@ -625,7 +627,8 @@ struct EncoderRunner::Impl {
     const std::size_t groups = T / unit;
 
     // Inputs to the device: pixels, cu_seqlens (+ window), window index, rotary positions.
-    if (pixels_patches != plan.num_patches) {
+    // Pixel values matter only where results are computed; elsewhere the copy is modelled.
+    if (computes && pixels_patches != plan.num_patches) {
       pixels_host = make_pixels(plan.num_patches, host.patch_dim, cfg.seed);
       pixels_patches = plan.num_patches;
     }
@@ -739,7 +742,8 @@ struct EncoderRunner::Impl {
       });
     }
     stream.synchronize("forward_end");
-    const Nanos t1 = now_ns();
+    const Nanos t1 = dev.host_now_ns();
+    const device::AllocatorStats memory = dev.allocator().stats();
 
     if (snapshots) {
       snapshots->hidden.assign(snaps.size(), {});
@@ -772,6 +776,10 @@ struct EncoderRunner::Impl {
       if (span.layer >= 0 && span.kind != timeline::HostSpanKind::wait) layer_host += span.end_ns - span.start_ns;
     report.host_us_per_layer = ns_to_us(layer_host) / static_cast<double>(m.depth);
     report.attention = std::move(fs.infos);
+    report.peak_bytes_in_use = memory.peak_bytes_in_use;
+    report.peak_bytes_reserved = memory.peak_bytes_reserved;
+    report.bytes_allocated = memory.bytes_requested - requested_before;
+    report.lateness = timeline::lateness_of(tl);
     last_timeline = std::move(tl);
     return report;
   }

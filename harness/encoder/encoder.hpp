@@ -53,6 +53,12 @@ struct ForwardReport {
   std::size_t device_ops = 0;
   timeline::GapAnalysis gaps;
   std::vector<LayerAttentionInfo> attention;  // per layer
+  // Device memory of this forward (allocator figures; the sim device accounts without
+  // materialising): peak in use, peak held from the system, bytes requested.
+  std::uint64_t peak_bytes_in_use = 0;
+  std::uint64_t peak_bytes_reserved = 0;
+  std::uint64_t bytes_allocated = 0;
+  timeline::LatenessSummary lateness;  // sim on the real clock only
 };
 
 // Snapshot of the hidden states (original token order) before layer 0 and after every layer,

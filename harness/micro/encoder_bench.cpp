@@ -1,9 +1,12 @@
 // Whole-forward A/B per preset of the encoder path, with the idle-gap counters.
 //   encoder/forward/<model>/<device>/<preset>
-// Manual time = the forward's host wall time (submit .. device idle). Counters per forward:
-// idle_fraction, syncs, host_us_per_layer, device_busy_ms.
+// Manual time = the forward's time (submit .. device idle): wall time on cpu; on sim devices the
+// virtual clock's time (roofline device + host CPU time), which machine load cannot move; it is
+// also the counter virtual_forward_ms there. Counters per forward: idle_fraction, syncs,
+// host_us_per_layer, device_busy_ms, peak_device_memory_bytes.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +22,8 @@ void forward_case(benchmark::State& state, const std::string& model_name, const 
                   const std::string& preset_name, const std::string& image) {
   device::DeviceOptions options;
   options.spec = device_spec;
+  const bool sim = device::parse_device_spec(device_spec).backend == device::DeviceSpec::Backend::sim;
+  if (sim) options.clock = device::ClockMode::virtual_time;
   auto dev = device::make_device(options);
   encoder::EncoderConfig cfg;
   cfg.model = encoder::load_model(model_name);
@@ -27,7 +32,7 @@ void forward_case(benchmark::State& state, const std::string& model_name, const 
   encoder::EncoderRunner runner(cfg, *dev);
   const std::vector<encoder::GridTHW> grids{encoder::grid_for(encoder::parse_image_spec(image), cfg.model)};
   (void)runner.forward(grids);  // warm-up: workspaces, allocator cache
-  double idle = 0, syncs = 0, host_layer = 0, busy_ms = 0;
+  double idle = 0, syncs = 0, host_layer = 0, busy_ms = 0, forward_ms = 0, peak_memory = 0;
   for (auto _ : state) {
     const encoder::ForwardReport r = runner.forward(grids);
     state.SetIterationTime(ns_to_s(r.forward_ns));
@@ -35,13 +40,17 @@ void forward_case(benchmark::State& state, const std::string& model_name, const 
     syncs += static_cast<double>(r.syncs);
     host_layer += r.host_us_per_layer;
     busy_ms += ns_to_ms(r.device_busy_ns);
+    forward_ms += ns_to_ms(r.forward_ns);
+    peak_memory = std::max(peak_memory, static_cast<double>(r.peak_bytes_in_use));
   }
   const double n = static_cast<double>(state.iterations());
   state.counters["idle_fraction"] = idle / n;
   state.counters["syncs"] = syncs / n;
   state.counters["host_us_per_layer"] = host_layer / n;
   state.counters["device_busy_ms"] = busy_ms / n;
-  state.SetLabel(dev->info().modelled ? "modelled device time" : "measured");
+  state.counters["peak_device_memory_bytes"] = peak_memory;
+  if (sim) state.counters["virtual_forward_ms"] = forward_ms / n;
+  state.SetLabel(sim ? "virtual clock: modelled device + host CPU time" : "measured");
 }
 
 }  // namespace

@@ -51,11 +51,17 @@ nlohmann::json engine_delta(const server::EngineStats& a, const server::EngineSt
           {"generation_tokens", b.generation_tokens - a.generation_tokens}};
 }
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
+// snprintf into a string of the needed size: long labels and paths are never cut.
+template <typename... Args>
+std::string sformat(const char* fmt, Args... args) {
+  const int n = std::snprintf(nullptr, 0, fmt, args...);
+  if (n <= 0) return {};
+  std::string out(static_cast<std::size_t>(n), '\0');
+  std::snprintf(out.data(), out.size() + 1, fmt, args...);
+  return out;
 }
+
+std::string fixed(double v, int digits) { return sformat("%.*f", digits, v); }
 
 }  // namespace
 
@@ -221,15 +227,11 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
     const double a = d0[key].get<double>(), b = d1[key].get<double>();
     std::optional<double> change;
     if (a != 0) change = (b - a) / std::fabs(a);
-    char buf[200];
-    std::snprintf(buf, sizeof buf, "| %-34s | %12s | %12s | %-12s |\n", label.c_str(), fixed(a, digits).c_str(),
-                  fixed(b, digits).c_str(), reports::format_change(change).c_str());
-    out << buf;
+    out << sformat("| %-34s | %12s | %12s | %-12s |\n", label.c_str(), fixed(a, digits).c_str(),
+                   fixed(b, digits).c_str(), reports::format_change(change).c_str());
   };
   out << "\nEncoder device (server side, same window)\n";
-  char head[200];
-  std::snprintf(head, sizeof head, "| %-34s | %12s | %12s | %-12s |\n", "Metric", "Before", "After", "Comparison");
-  out << head;
+  out << sformat("| %-34s | %12s | %12s | %-12s |\n", "Metric", "Before", "After", "Comparison");
   row("Encoder forwards", "encoder_forwards", 0);
   row("Images encoded", "images", 0);
   row("Encoder wall time (ms)", "encoder_wall_ms", 1);

@@ -358,4 +358,20 @@ nlohmann::json to_json(const GapAnalysis& analysis, int max_gaps) {
   return out;
 }
 
+LatenessSummary lateness_of(const Timeline& timeline) {
+  std::vector<double> late_us;
+  for (const DeviceOp& op : timeline.device_ops) {
+    if (op.real_end_ns == 0) continue;
+    late_us.push_back(ns_to_us(std::max<Nanos>(op.real_end_ns - op.end_ns, 0)));
+  }
+  LatenessSummary summary;
+  summary.ops = late_us.size();
+  if (late_us.empty()) return summary;
+  std::sort(late_us.begin(), late_us.end());
+  summary.p50_us = stats::percentile_sorted(late_us, 50);
+  summary.p99_us = stats::percentile_sorted(late_us, 99);
+  summary.max_us = late_us.back();
+  return summary;
+}
+
 }  // namespace encbench::timeline

@@ -93,6 +93,14 @@ struct GapAnalysis {
   std::vector<LayerBreakdown> layers;        // sorted by layer; layer -1 = not layer-specific
 };
 
+// A sim device on the real clock records when each op really completed (DeviceOp::real_end_ns);
+// lateness = real completion - modelled end: the machine failing to keep up with the model.
+struct LatenessSummary {
+  std::size_t ops = 0;  // ops with a real completion time (0: not measured, e.g. virtual clock)
+  double p50_us = 0, p99_us = 0, max_us = 0;
+};
+LatenessSummary lateness_of(const Timeline& timeline);
+
 // Device-wide analysis (union of all streams).
 GapAnalysis analyze_gaps(const Timeline& timeline, const GapOptions& options = {});
 // Only the ops of one stream (gaps are per-stream, as in HTA). InvalidInput for stream < 0.

@@ -154,12 +154,12 @@ ScopedHostSpan::ScopedHostSpan(Recorder* recorder, std::string name, HostSpanKin
   span_.layer = layer;
   span_.op_id = op_id;
   span_.thread = recorder_->thread_id();
-  span_.start_ns = now_ns();
+  span_.start_ns = recorder_->now();
 }
 
 ScopedHostSpan::~ScopedHostSpan() {
   if (recorder_ == nullptr) return;
-  span_.end_ns = now_ns();
+  span_.end_ns = recorder_->now();
   recorder_->record(std::move(span_));
 }
 

@@ -10,6 +10,7 @@
 // per-thread buffers are deliberately unsynchronised so that recording costs one vector append.
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,6 +29,11 @@ class Recorder {
 
   void set_enabled(bool enabled) { enabled_.store(enabled, std::memory_order_relaxed); }
   bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
+
+  // The host clock host spans are stamped with: encbench::now_ns() unless a device with a
+  // virtual clock installs its own (set before recording starts; not thread-safe to change).
+  void set_clock(std::function<Nanos()> clock) { clock_ = std::move(clock); }
+  Nanos now() const { return clock_ ? clock_() : now_ns(); }
 
   std::uint64_t next_op_id() { return next_op_id_.fetch_add(1, std::memory_order_relaxed); }
   // Small dense id of the calling thread, stable for the recorder's life.
@@ -50,6 +56,7 @@ class Recorder {
   struct ThreadBuffer;
   ThreadBuffer& local_buffer();
 
+  std::function<Nanos()> clock_;
   std::atomic<bool> enabled_{true};
   std::atomic<std::uint64_t> next_op_id_{1};
   std::uint64_t instance_id_;

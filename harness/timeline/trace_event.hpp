@@ -29,6 +29,9 @@ struct DeviceOp {
   std::uint32_t host_thread = 0; // recorder thread id of the submitting thread
   double flops = 0;              // cost annotations (0 when unknown)
   double bytes = 0;
+  // sim device on the real clock: when the device thread really completed the op (>= end_ns;
+  // the difference is lateness, the machine failing to keep up with the model). 0 otherwise.
+  Nanos real_end_ns = 0;
 };
 
 enum class HostSpanKind : std::uint8_t {

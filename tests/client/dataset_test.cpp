@@ -2,6 +2,10 @@
 // random-mm, custom; images arrive as JPEG data URLs of the original size; errors are clear.
 #include <gtest/gtest.h>
 
+#include <map>
+
+#include <stb/stb_image_write.h>
+
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -185,7 +189,7 @@ TEST(Dataset, RandomMmIsDeterministicWithRequestedSizes) {
   EXPECT_THROW(parse_bucket_config("{(256, 256, 4): 1.0}"), encbench::InvalidInput);
 }
 
-TEST(Dataset, CustomJsonlUsesRowOutputLen) {
+TEST(Dataset, CustomJsonlUsesRowOutputTokensWithMinusOne) {
   const auto dir = temp_dir("custom");
   GenerateConfig gen;
   gen.layout = "custom";
@@ -198,15 +202,75 @@ TEST(Dataset, CustomJsonlUsesRowOutputLen) {
   cfg.name = "custom";
   cfg.path = gen.out.string();
   cfg.num_prompts = 4;
+  cfg.custom_output_len = -1;  // vllm: -1 takes each row's output_tokens
   const Dataset ds = load_dataset(cfg);
   EXPECT_EQ(ds.layout, "custom");
+  EXPECT_FALSE(ds.multimodal);
   std::ifstream in(gen.out);
   std::vector<nlohmann::json> rows;
   for (std::string line; std::getline(in, line);) rows.push_back(nlohmann::json::parse(line));
   for (const auto& s : ds.samples) {
-    EXPECT_EQ(s.output_len, rows[s.source_row]["output_len"].get<int>());
+    EXPECT_EQ(s.output_len, rows[s.source_row]["output_tokens"].get<int>());
+    EXPECT_GE(s.output_len, 16);
+    EXPECT_LE(s.output_len, 63);
     EXPECT_EQ(s.prompt, rows[s.source_row]["prompt"].get<std::string>());
+    EXPECT_TRUE(s.image_urls.empty());
   }
+}
+
+TEST(Dataset, CustomImageCarriesImageFilesAsDataUrls) {
+  const auto dir = temp_dir("custom_image");
+  GenerateConfig gen;
+  gen.layout = "custom_image";
+  gen.image_ref = "path";
+  gen.num = 3;
+  gen.width = 16;
+  gen.height = 16;
+  gen.out = dir / "ci.jsonl";
+  generate_dataset(gen);
+  DatasetConfig cfg;
+  cfg.name = "custom_image";
+  cfg.path = gen.out.string();
+  cfg.num_prompts = 3;
+  cfg.custom_output_len = 7;
+  const Dataset ds = load_dataset(cfg);
+  EXPECT_TRUE(ds.multimodal);
+  for (const auto& s : ds.samples) {
+    ASSERT_EQ(s.image_urls.size(), 1u);
+    EXPECT_EQ(s.image_urls[0].rfind("data:image/jpeg;base64,", 0), 0u);
+    EXPECT_EQ(s.output_len, 7);
+  }
+}
+
+TEST(Dataset, RandomOutputRangeAndImageCountWithinLimit) {
+  DatasetConfig cfg;
+  cfg.name = "random-mm";
+  cfg.num_prompts = 200;
+  cfg.random.input_len = 4;
+  cfg.random.output_len = 10;
+  cfg.random.output_range_ratio = 0.5;  // [5, 15]
+  cfg.random.mm_base_items = 4;
+  cfg.random.mm_items_range_ratio = 1.0;  // [0, 8], capped at the limit 2 before the draw
+  cfg.random.mm_limit_images = 2;
+  cfg.random.buckets = parse_bucket_config("{(8, 8, 1): 1.0}");
+  const Dataset ds = load_dataset(cfg);
+  std::map<std::size_t, int> counts;
+  int lo = 1000, hi = 0;
+  for (const auto& s : ds.samples) {
+    ++counts[s.image_urls.size()];
+    lo = std::min(lo, s.output_len);
+    hi = std::max(hi, s.output_len);
+  }
+  EXPECT_GE(lo, 5);
+  EXPECT_LE(hi, 15);
+  EXPECT_LT(lo, 8);   // the range is used, not a fixed length
+  EXPECT_GT(hi, 12);
+  // Uniform over {0, 1, 2}: each about 67 of 200 (clamping after the draw would give 2 in ~75 %).
+  for (std::size_t k = 0; k <= 2; ++k) {
+    EXPECT_GT(counts[k], 40) << k;
+    EXPECT_LT(counts[k], 95) << k;
+  }
+  EXPECT_EQ(counts.size(), 3u);
 }
 
 TEST(Dataset, ClearErrors) {
@@ -263,4 +327,27 @@ TEST(RequestBuilder, ChatBodyShapeLikeVllm) {
   EXPECT_EQ(ns["ignore_eos"], true);
   o.backend = Backend::openai;
   EXPECT_THROW(build_body(s, o), encbench::InvalidInput);
+}
+
+namespace {
+void append_png(void* ctx, void* data, int size) { static_cast<std::string*>(ctx)->append(static_cast<char*>(data), size); }
+}  // namespace
+
+TEST(Image, RgbaIsCompositedOnWhiteLikeVllm) {
+  // Pixel 0: transparent black -> white; pixel 1: opaque red stays red; pixel 2: red at alpha 128.
+  const std::uint8_t rgba[] = {0, 0, 0, 0, 255, 0, 0, 255, 255, 0, 0, 128};
+  std::string png;
+  ASSERT_NE(stbi_write_png_to_func(append_png, &png, 3, 1, 4, rgba, 12), 0);
+  const RgbImage img = decode_image(png, "test");
+  ASSERT_EQ(img.rgb.size(), 9u);
+  EXPECT_EQ(img.rgb[0], 255);
+  EXPECT_EQ(img.rgb[1], 255);
+  EXPECT_EQ(img.rgb[2], 255);
+  EXPECT_EQ(img.rgb[3], 255);
+  EXPECT_EQ(img.rgb[4], 0);
+  EXPECT_EQ(img.rgb[5], 0);
+  EXPECT_EQ(img.rgb[6], 255);
+  EXPECT_GE(img.rgb[7], 126);  // 255 * (1 - 128/255) = 127
+  EXPECT_LE(img.rgb[7], 128);
+  EXPECT_EQ(img.rgb[7], img.rgb[8]);
 }

@@ -6,11 +6,16 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
 #include <sstream>
+#include <unistd.h>
 
 #include "harness/client/bench.hpp"
 #include "harness/client/metrics.hpp"
 #include "harness/client/schedule.hpp"
+#include "harness/core/error.hpp"
 #include "harness/core/stats.hpp"
 #include "tests/client/client_test_util.hpp"
 
@@ -284,4 +289,139 @@ TEST(Engine, RunBenchmarkEndToEndWithModelDiscoveryAndJson) {
   EXPECT_EQ(all.back(), std::string(50, '='));
   EXPECT_TRUE(std::any_of(all.begin(), all.end(), [](const std::string& l) { return l.rfind("P99.9 TTFT (ms):", 0) == 0; }));
   EXPECT_TRUE(std::any_of(all.begin(), all.end(), [](const std::string& l) { return l.rfind("Request goodput (req/s):", 0) == 0; }));
+}
+
+namespace {
+std::filesystem::path fresh_dir(const std::string& name) {
+  auto dir = std::filesystem::temp_directory_path() / ("encbench-bench-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+std::string read_all(const std::filesystem::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+}  // namespace
+
+TEST(Engine, CustomOutputTokensMetadataStringsAndOneLineResult) {
+  const auto dir = fresh_dir("custom");
+  {
+    std::ofstream out(dir / "c.jsonl");
+    out << R"({"prompt": "one two three", "output_tokens": 5})" << "\n" << R"({"prompt": "four five", "output_tokens": 5})" << "\n";
+  }
+  ServerConfig sc;
+  sc.model = "served-id";
+  sc.model_root = "org/root-model";  // vllm reports data[0].root and sends data[0].id
+  TestServer server(sc);
+  server.start();
+  BenchConfig cfg;
+  cfg.backend = Backend::openai_chat;
+  cfg.base_url = server.base_url();
+  cfg.dataset.name = "custom";
+  cfg.dataset.path = (dir / "c.jsonl").string();
+  cfg.dataset.num_prompts = 4;
+  cfg.dataset.custom_output_len = -1;  // --custom-output-len -1: the rows' output_tokens
+  cfg.metadata = {{"tp", "1"}, {"note", "a b"}};
+  cfg.max_concurrency = 2;
+  cfg.save_result = true;
+  cfg.save_detailed = true;
+  cfg.result_dir = dir.string();
+  cfg.num_warmups = 1;
+  const BenchResult result = run_benchmark(cfg);
+  server.stop();
+  EXPECT_EQ(result.model_id, "org/root-model");
+  std::size_t posts = 0;
+  for (const auto& sr : server.served()) {
+    if (sr.method != "POST") continue;
+    ++posts;
+    const auto body = nlohmann::json::parse(sr.body);
+    EXPECT_EQ(body["max_completion_tokens"], 5);
+    EXPECT_EQ(body["model"], "served-id");
+    EXPECT_EQ(body["messages"][0]["content"].size(), 1u);  // text only
+  }
+  EXPECT_EQ(posts, 5u);  // 1 warmup + 4
+  // The warmup carries no x-request-id (vllm's test input has none); the run's ids are unique.
+  std::set<std::string> ids;
+  for (const auto& sr : server.served())
+    if (sr.method == "POST") ids.insert(sr.request_id);
+  EXPECT_EQ(ids.size(), 5u);
+  EXPECT_EQ(ids.count(""), 1u);
+
+  const std::string path = save_result(cfg, result);
+  const std::string text = read_all(path);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 0);  // one compact line, like json.dump
+  const auto j = nlohmann::json::parse(text);
+  EXPECT_EQ(j["tp"], "1");  // vllm stores metadata values as strings
+  EXPECT_EQ(j["note"], "a b");
+  EXPECT_TRUE(j["max_concurrent_requests"].is_number_integer());
+  EXPECT_GE(j["max_concurrent_requests"].get<int>(), 1);
+  EXPECT_LE(j["max_concurrent_requests"].get<int>(), 2);
+  EXPECT_EQ(j["incomplete_streams"], 0);
+  EXPECT_EQ(j["error_events"], 0);
+  EXPECT_EQ(j["input_lens"].size(), 4u);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Engine, CustomDatasetIsTextOnlyAndDefaultsTo256) {
+  const auto dir = fresh_dir("custom256");
+  {
+    std::ofstream out(dir / "c.jsonl");
+    out << R"({"prompt": "hello", "output_tokens": 5})" << "\n";
+  }
+  DatasetConfig dc;
+  dc.name = "custom";
+  dc.path = (dir / "c.jsonl").string();
+  dc.num_prompts = 2;
+  const Dataset ds = load_dataset(dc);
+  ASSERT_EQ(ds.samples.size(), 2u);
+  for (const auto& s : ds.samples) EXPECT_EQ(s.output_len, 256);  // vllm's --custom-output-len default wins
+  {
+    std::ofstream out(dir / "img.jsonl");
+    out << R"({"prompt": "hello", "images": ["x.png"]})" << "\n";
+    std::ofstream out2(dir / "noot.jsonl");
+    out2 << R"({"prompt": "hello"})" << "\n";
+  }
+  dc.path = (dir / "img.jsonl").string();
+  EXPECT_THROW(load_dataset(dc), encbench::InvalidInput);
+  dc.path = (dir / "noot.jsonl").string();
+  dc.custom_output_len = -1;
+  EXPECT_THROW(load_dataset(dc), encbench::InvalidInput);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(Engine, LinearRampUpSavesRpsChangeEvents) {
+  TestServer server(ServerConfig{});
+  server.start();
+  BenchConfig cfg;
+  cfg.backend = Backend::openai_chat;
+  cfg.base_url = server.base_url();
+  cfg.model = "m";
+  cfg.dataset.name = "random";
+  cfg.dataset.num_prompts = 21;
+  cfg.dataset.random.input_len = 4;
+  cfg.dataset.random.output_len = 2;
+  cfg.ramp_up = RampUp::linear;
+  cfg.ramp_up_start_rps = 100;
+  cfg.ramp_up_end_rps = 103;
+  cfg.burstiness = INFINITY;  // gaps 1/r_i: about 0.2 s in all
+  const BenchResult result = run_benchmark(cfg);
+  server.stop();
+  EXPECT_EQ(result.metrics.completed, 21);
+  // rates 100 + 3 * i/20: the integer rate passes 101, 102, 103 at requests 7, 14, 20.
+  ASSERT_EQ(result.rps_change_events.size(), 4u);
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(result.rps_change_events[k].first, 100 + k);
+  for (const auto& [rps, ts] : result.rps_change_events) EXPECT_EQ(ts.size() >= 19 && ts[10] == 'T', true) << ts;
+  EXPECT_LE(result.rps_change_events[0].second, result.rps_change_events[3].second);  // ISO strings sort by time
+  const auto j = to_vllm_json(cfg, result);
+  ASSERT_TRUE(j.contains("rps_change_events"));
+  EXPECT_EQ(j["rps_change_events"].size(), 4u);
+  EXPECT_EQ(j["rps_change_events"][3]["rps"], 103);
+  EXPECT_EQ(j["ramp_up_strategy"], "linear");
+  EXPECT_EQ(result_filename(cfg, result), "openai-chat-ramp-up-linear-100qps-103qps-m-" + result.date + ".json");
+  // vllm's checks: a finite --request-rate with a ramp-up is refused.
+  cfg.request_rate = 10;
+  EXPECT_THROW(validate(cfg), encbench::InvalidInput);
 }

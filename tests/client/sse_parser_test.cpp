@@ -169,10 +169,11 @@ std::string vllm_stream(bool with_done = true) {
   return s;
 }
 
-RequestRecord run_stream(const std::string& stream, std::size_t piece, int status = 200, RequestMode mode = RequestMode::stream) {
+RequestRecord run_stream(const std::string& stream, std::size_t piece, int status = 200, RequestMode mode = RequestMode::stream,
+                         bool strict = false) {
   RequestRecord record;
   record.http_status = status;
-  ResponseHandler handler(Backend::openai_chat, mode, record);
+  ResponseHandler handler(Backend::openai_chat, mode, record, strict);
   encbench::Nanos t = 1000;
   for (std::size_t off = 0; off < stream.size(); off += piece) handler.on_body(std::string_view(stream).substr(off, piece), t += 10);
   handler.on_end(t + 10, "");
@@ -197,10 +198,29 @@ TEST(ResponseHandler, VllmStreamAtAnySplitSize) {
 }
 
 TEST(ResponseHandler, FailuresCarryTheReason) {
-  EXPECT_EQ(run_stream(vllm_stream(false), 5).error, "stream ended without data: [DONE]");
-  const auto err = run_stream("data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"error\":{\"message\":\"overloaded\"}}\n\ndata: [DONE]\n\n", 4);
-  EXPECT_FALSE(err.success);
-  EXPECT_EQ(err.error, "error event in stream: overloaded");
+  // vllm's rules: a 200 stream with a choices event succeeds without [DONE], and a mid-stream
+  // {"error": ...} event (no choices) is skipped; both are counted, and --strict-success fails them.
+  const auto no_done = run_stream(vllm_stream(false), 5);
+  EXPECT_TRUE(no_done.success) << no_done.error;
+  EXPECT_TRUE(no_done.incomplete_stream);
+  EXPECT_EQ(run_stream(vllm_stream(false), 5, 200, RequestMode::stream, true).error,
+            "stream ended without data: [DONE] (--strict-success)");
+  EXPECT_FALSE(run_stream(vllm_stream(), 5).incomplete_stream);
+  const std::string with_error =
+      "data: {\"choices\":[{\"delta\":{\"content\":\"a\"}}]}\n\ndata: {\"error\":{\"message\":\"overloaded\"}}\n\n"
+      "data: {\"choices\":[{\"delta\":{\"content\":\"b\"}}]}\n\ndata: [DONE]\n\n";
+  const auto err = run_stream(with_error, 4);
+  EXPECT_TRUE(err.success) << err.error;
+  EXPECT_EQ(err.error_events, 1);
+  EXPECT_EQ(err.first_error_event, "overloaded");
+  EXPECT_EQ(err.generated_text, "ab");
+  EXPECT_EQ(err.choices_ns.size(), 2u);  // the error event moves no timestamp
+  const auto strict = run_stream(with_error, 4, 200, RequestMode::stream, true);
+  EXPECT_FALSE(strict.success);
+  EXPECT_EQ(strict.error, "error event in stream: overloaded (--strict-success)");
+  // An error event before any choices: vllm's "Never received a valid chunk" failure.
+  EXPECT_NE(run_stream("data: {\"error\":{\"message\":\"x\"}}\n\ndata: [DONE]\n\n", 7).error.find("Never received"),
+            std::string::npos);
   const auto typed = run_stream("event: error\ndata: boom\n\n", 3);
   EXPECT_NE(typed.error.find("error event in stream: boom"), std::string::npos);
   const auto bad = run_stream("data: {\"choices\": [ nope\n\n", 2);
@@ -219,4 +239,25 @@ TEST(ResponseHandler, NonStreamBody) {
   EXPECT_EQ(r.usage_completion_tokens, 2);
   const auto bad = run_stream("{\"choices\":", 3, 200, RequestMode::non_stream);
   EXPECT_NE(bad.error.find("malformed JSON body"), std::string::npos);
+}
+
+TEST(SseParser, ManyDataLinesCannotGrowAnEventWithoutBound) {
+  SseParser parser(1024);
+  std::string line = "data: " + std::string(100, 'x') + "\n";
+  std::size_t events = 0;
+  bool ok = true;
+  for (int i = 0; i < 9 && ok; ++i) ok = parser.feed(line, [&](SseEvent&&) { ++events; });
+  EXPECT_TRUE(ok);  // 9 lines of 100 bytes: under the 1024-byte bound
+  for (int i = 0; i < 3 && ok; ++i) ok = parser.feed(line, [&](SseEvent&&) { ++events; });
+  EXPECT_FALSE(ok);
+  EXPECT_EQ(parser.error(), "SSE event longer than 1024 bytes");
+  EXPECT_EQ(events, 0u);
+  // A terminated event of the same lines is delivered whole when it fits.
+  SseParser fits(1024);
+  std::string whole;
+  for (int i = 0; i < 9; ++i) whole += line;
+  whole += "\n";
+  std::size_t data_bytes = 0;
+  EXPECT_TRUE(fits.feed(whole, [&](SseEvent&& e) { data_bytes = e.data.size(); }));
+  EXPECT_EQ(data_bytes, 9u * 100u + 8u);
 }

@@ -13,7 +13,7 @@ using namespace encbench;
 using namespace encbench::device;
 
 TEST(Allocator, FreshGoesToTheSystemEveryTime) {
-  auto allocator = make_allocator(AllocMode::fresh);
+  auto allocator = make_allocator({.mode = AllocMode::fresh});
   EXPECT_EQ(allocator->mode(), AllocMode::fresh);
   {
     Buffer a = allocator->allocate(1000);
@@ -34,7 +34,7 @@ TEST(Allocator, FreshGoesToTheSystemEveryTime) {
 }
 
 TEST(Allocator, CachingReusesTheSizeClass) {
-  auto allocator = make_allocator(AllocMode::caching);
+  auto allocator = make_allocator({.mode = AllocMode::caching});
   void* first = nullptr;
   {
     Buffer a = allocator->allocate(1000);
@@ -59,13 +59,13 @@ TEST(Allocator, CachingReusesTheSizeClass) {
 }
 
 TEST(Allocator, RejectsZeroAndAbsurdRequests) {
-  auto allocator = make_allocator(AllocMode::caching);
+  auto allocator = make_allocator({.mode = AllocMode::caching});
   EXPECT_THROW(allocator->allocate(0), InvalidInput);
   EXPECT_THROW(allocator->allocate(kMaxAllocationBytes + 1), InvalidInput);
 }
 
 TEST(Allocator, MovedBuffersReleaseOnce) {
-  auto allocator = make_allocator(AllocMode::fresh);
+  auto allocator = make_allocator({.mode = AllocMode::fresh});
   Buffer a = allocator->allocate(64);
   Buffer b = std::move(a);
   EXPECT_FALSE(a);
@@ -91,7 +91,7 @@ class FakeProgress final : public WorkProgress {
 TEST(Allocator, ReleaseWaitsForQueuedWork) {
   for (AllocMode mode : {AllocMode::fresh, AllocMode::caching}) {
     FakeProgress progress;
-    auto allocator = make_allocator(mode, &progress);
+    auto allocator = make_allocator({.mode = mode, .progress = &progress});
     progress.submitted = 5;  // five ops queued that may use the block
     progress.completed = 2;
     { Buffer a = allocator->allocate(1000); }

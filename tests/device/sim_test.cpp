@@ -7,7 +7,9 @@
 #include <fstream>
 
 #include "harness/core/error.hpp"
+#include "harness/device/allocator.hpp"
 #include "harness/device/device.hpp"
+#include "harness/device/queue_device.hpp"
 #include "harness/device/sim_profile.hpp"
 #include "harness/timeline/gaps.hpp"
 
@@ -107,8 +109,12 @@ TEST_F(SimDevice, DurationsFollowTheRoofline) {
     EXPECT_LE(op.start_ns, op.end_ns);
     if (previous != nullptr) {
       EXPECT_GE(op.start_ns, previous->end_ns);
-      if (op.submit_ns <= previous->end_ns) {
-        EXPECT_EQ(op.start_ns, previous->end_ns) << op.name;
+      // A device thread that completed late shifts the next op to its real completion.
+      const bool late = previous->real_end_ns - previous->end_ns > kLatenessSlackNs;
+      const Nanos ready = late ? previous->real_end_ns : previous->end_ns;
+      EXPECT_GE(previous->real_end_ns, previous->end_ns) << previous->name;
+      if (op.submit_ns <= ready) {
+        EXPECT_EQ(op.start_ns, ready) << op.name;
       }
     }
     previous = &op;
@@ -217,8 +223,21 @@ TEST(SimProfiles, ScenariosDirEnvironmentOverride) {
   EXPECT_NE(default_profiles_dir(), root / "devices");
 }
 
-TEST_F(SimDevice, CopiesMoveRealDataAndSyncStallsAreVisible) {
+TEST_F(SimDevice, WithoutVerifyThereIsNoTensorMemory) {
   auto device = make(false);
+  EXPECT_FALSE(device->info().materialized);
+  Buffer buffer = device->allocator().allocate(64);
+  EXPECT_GE(reinterpret_cast<std::uintptr_t>(buffer.data()), kUnmaterializedBase);
+  const int lens[4] = {64, 64, 128, 1};
+  int back[4] = {7, 7, 7, 7};
+  device->default_stream().copy_h2d(buffer, 0, lens, sizeof(lens), "lens_h2d");
+  device->default_stream().memset(buffer, 1, 64, "memset");
+  device->default_stream().copy_d2h(back, buffer, 0, sizeof(back), "d2h");
+  EXPECT_EQ(std::vector<int>(back, back + 4), std::vector<int>(4, 0));  // zeros, not stale host data
+}
+
+TEST_F(SimDevice, CopiesMoveRealDataAndSyncStallsAreVisible) {
+  auto device = make(true);
   Stream& stream = device->default_stream();
   Buffer buffer = device->allocator().allocate(64);
   const int lens[4] = {64, 64, 128, 1};
@@ -239,7 +258,11 @@ TEST_F(SimDevice, CopiesMoveRealDataAndSyncStallsAreVisible) {
   for (const auto& gap : gaps.gaps) {
     if (gap.gap_class != timeline::GapClass::sync_stall) continue;
     ++stalls;
+    // Real clock: at least the modelled wake-up, and within 50 ms of it (the host really wakes;
+    // on a 2-core machine loaded 4x over a wake-up was seen late by a few ms). The exact value
+    // is checked on the virtual clock (virtual_clock_test.cpp).
     EXPECT_GE(gap.duration_ns(), static_cast<Nanos>(kWakeup));
+    EXPECT_LE(gap.duration_ns(), static_cast<Nanos>(kWakeup) + 50'000'000);
   }
   EXPECT_EQ(stalls, 3u);
   EXPECT_EQ(gaps.syncs, 3u + 1u);

@@ -24,14 +24,27 @@ TEST(Tables, MarkdownGroupsThroughputThenLatency) {
   const RunResult next = parse_result(test::crafted_serving(2, 200, 1.10), "new.json");
   const Comparison c = compare_runs(base, next, default_gate());
   const std::string md = render_markdown(c);
-  EXPECT_NE(md.find("| Metric | Before | After | Comparison | Verdict |"), std::string::npos);
-  const auto tp = md.find("| **Throughput** | | | | |");
-  const auto lat = md.find("| **Latency** | | | | |");
+  // Verdict first, then the moved metrics, then the full table folded.
+  EXPECT_EQ(md.rfind("**REGRESSION**", 0), 0u) << md.substr(0, 200);
+  const auto moved = md.find("**Moved beyond noise:**");
+  const auto full = md.find("**Performance Metrics:**");
+  ASSERT_NE(moved, std::string::npos);
+  ASSERT_NE(full, std::string::npos);
+  EXPECT_LT(moved, full);
+  EXPECT_LT(md.find("<details>"), full);
+  EXPECT_GT(md.find("</details>"), full);
+  // The moved table names the TTFT regression and its kind; a SAME metric stays out of it.
+  const std::string moved_table = md.substr(moved, md.find("<details>") - moved);
+  EXPECT_NE(moved_table.find("Mean TTFT (ms)"), std::string::npos);
+  EXPECT_NE(moved_table.find("| wall-clock |"), std::string::npos);
+  EXPECT_EQ(moved_table.find("SAME"), std::string::npos);
+  const auto tp = md.find("| **Throughput** | | | | |", full);
+  const auto lat = md.find("| **Latency** | | | | |", full);
   ASSERT_NE(tp, std::string::npos);
   ASSERT_NE(lat, std::string::npos);
   EXPECT_LT(tp, lat);
-  EXPECT_LT(md.find("| Request throughput (req/s) |"), lat);
-  EXPECT_GT(md.find("| Mean TTFT (ms) |"), lat);
+  EXPECT_LT(md.find("| Request throughput (req/s) |", full), lat);
+  EXPECT_GT(md.find("| Mean TTFT (ms) |", full), lat);
   EXPECT_NE(md.find("SLOWER"), std::string::npos);
   EXPECT_NE(md.find("**REGRESSION**"), std::string::npos);
   EXPECT_NE(md.find("FAIL"), std::string::npos);
@@ -49,7 +62,21 @@ TEST(Tables, JunitCountsFailures) {
   EXPECT_NE(xml.find("name=\"mean_ttft_ms\""), std::string::npos);
   EXPECT_NE(xml.find("type=\"regression\""), std::string::npos);
   EXPECT_NE(xml.find("failures=\"" + std::to_string(c.regression_count()) + "\""), std::string::npos);
+  // Failures come first, so a CI page listing testcases in file order leads with them.
+  const auto first_case = xml.find("<testcase");
+  ASSERT_NE(first_case, std::string::npos);
+  EXPECT_LT(xml.find("<failure"), xml.find("<testcase", first_case + 1));
+  EXPECT_NE(xml.find("name=\"verdict\" value=\"REGRESSION: "), std::string::npos);
   EXPECT_EQ(xml_escape("a<b & \"c\""), "a&lt;b &amp; &quot;c&quot;");
+}
+
+TEST(Tables, MetricKindsByName) {
+  for (const char* d : {"BM_encoder/instructions", "a.virtual_forward_ms", "failed", "b.syncs_per_forward",
+                        "a.failed", "peak_memory_bytes", "BM_x/bytes_allocated", "accuracy.verdict"})
+    EXPECT_TRUE(is_deterministic_metric(d)) << d;
+  for (const char* w : {"mean_ttft_ms", "a.median_ttft_ms", "BM_x/real_time", "BM_x/bytes_per_second",
+                        "request_throughput", "idle_fraction.median", "forward_ms.p99"})
+    EXPECT_FALSE(is_deterministic_metric(w)) << w;
 }
 
 }  // namespace

@@ -265,7 +265,9 @@ class Server {
     c.steps.clear();
     c.next_step = 0;
     if (req.method == "GET" && req.path == "/v1/models") {
-      const std::string json = R"({"object":"list","data":[{"id":")" + config_.model + R"(","object":"model","owned_by":"encbench"}]})";
+      const std::string root = config_.model_root.empty() ? "" : R"(,"root":")" + config_.model_root + "\"";
+      const std::string json = R"({"object":"list","data":[{"id":")" + config_.model + R"(","object":"model")" + root +
+                               R"(,"owned_by":"encbench"}]})";
       c.steps.push_back({t0, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: " +
                                  std::to_string(json.size()) + "\r\n\r\n" + json, false, true, false});
     } else if (req.method != "POST") {
@@ -411,7 +413,7 @@ class Server {
                               std::to_string(s.prompt_tokens + tokens) + "}}"),
                 false);
     }
-    if (s.fault != Fault::no_done) add_event(end_at, event("[DONE]"), false);
+    if (s.fault != Fault::no_done && !s.omit_done) add_event(end_at, event("[DONE]"), false);
     c.steps.push_back({end_at, "0\r\n\r\n", false, true, false});
   }
 

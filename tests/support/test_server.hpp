@@ -40,6 +40,7 @@ struct Script {
   int prompt_tokens = 100;
   Fault fault = Fault::none;
   int fault_after_chunks = 1;    // content chunks sent before the fault
+  bool omit_done = false;        // end cleanly without data: [DONE] (combinable with a fault)
   int http_status = 500;
   std::string error_body = R"({"error":{"message":"scripted failure","type":"InternalServerError","code":500}})";
   bool crlf = false;             // \r\n line endings
@@ -53,6 +54,7 @@ struct ServerConfig {
   bool no_delay = false;                  // ignore the delays: write the whole response at once
   bool record = true;                     // keep a ServedRequest per request
   std::string model = "test-model";
+  std::string model_root;                 // GET /v1/models data[0].root ("" = no root field)
   int port = 0;
   int backlog = 4096;
 };

@@ -1,0 +1,346 @@
+#include "harness/device/virtual_device.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "harness/core/error.hpp"
+#include "harness/device/allocator.hpp"
+#include "harness/device/thread_pool.hpp"
+
+namespace encbench::device {
+
+using timeline::DeviceOp;
+using timeline::HostSpanKind;
+using timeline::OpCategory;
+
+namespace {
+
+// Virtual host time: the value at the last checkpoint plus the CPU time the owning thread has
+// used since. A checkpoint is taken on entry to and exit from every device call, so the
+// simulator's own work between the two is not host time.
+class VirtualHostClock {
+ public:
+  explicit VirtualHostClock(std::function<Nanos()> cpu_clock)
+      : cpu_clock_(cpu_clock ? std::move(cpu_clock) : std::function<Nanos()>(thread_cpu_ns)),
+        owner_(std::this_thread::get_id()),
+        cpu_mark_(cpu_clock_()) {}
+
+  Nanos now() const {
+    const std::lock_guard lock(mutex_);
+    return host_ns_ + cpu_since_mark_locked();
+  }
+  // Entry to a device call: host time catches up with the thread's CPU time.
+  Nanos enter() {
+    const std::lock_guard lock(mutex_);
+    host_ns_ += cpu_since_mark_locked();
+    owner_ = std::this_thread::get_id();
+    cpu_mark_ = cpu_clock_();
+    return host_ns_;
+  }
+  // Exit from a device call: what the simulator spent since enter() is not host time.
+  void leave() {
+    const std::lock_guard lock(mutex_);
+    owner_ = std::this_thread::get_id();
+    cpu_mark_ = cpu_clock_();
+  }
+  Nanos host() const {
+    const std::lock_guard lock(mutex_);
+    return host_ns_;
+  }
+  void add(Nanos duration) {
+    const std::lock_guard lock(mutex_);
+    host_ns_ += std::max<Nanos>(duration, 0);
+  }
+  void advance_to(Nanos at) {
+    const std::lock_guard lock(mutex_);
+    host_ns_ = std::max(host_ns_, at);
+  }
+
+ private:
+  Nanos cpu_since_mark_locked() const {
+    // Another thread's CPU clock says nothing about this one's: it starts from its next call.
+    if (std::this_thread::get_id() != owner_) return 0;
+    return std::max<Nanos>(cpu_clock_() - cpu_mark_, 0);
+  }
+
+  std::function<Nanos()> cpu_clock_;
+  mutable std::mutex mutex_;
+  std::thread::id owner_;
+  Nanos cpu_mark_ = 0;
+  // Starts at 1 ms, not 0: 0 means "not yet" for event completion times.
+  Nanos host_ns_ = 1'000'000;
+};
+
+// Enter/leave a device call around a scope.
+class DeviceCall {
+ public:
+  explicit DeviceCall(VirtualHostClock& clock) : clock_(clock), entered_at_(clock.enter()) {}
+  ~DeviceCall() { clock_.leave(); }
+  DeviceCall(const DeviceCall&) = delete;
+  DeviceCall& operator=(const DeviceCall&) = delete;
+  Nanos entered_at() const { return entered_at_; }
+
+ private:
+  VirtualHostClock& clock_;
+  Nanos entered_at_;
+};
+
+struct VirtualShared {
+  DeviceOptions options;
+  SimProfile profile;
+  timeline::Recorder recorder;
+  VirtualHostClock clock;
+  std::unique_ptr<DeviceThreadPool> pool;  // verify only: kernel bodies
+  std::mutex call_mutex;                   // serialises device calls
+  std::exception_ptr error;                // first failed body; rethrown at the next host wait
+
+  VirtualShared(const DeviceOptions& opts, SimProfile p)
+      : options(opts), profile(std::move(p)), clock(opts.host_cpu_clock) {
+    if (options.verify) pool = std::make_unique<DeviceThreadPool>(options.device_threads);
+  }
+  bool materialized() const { return options.verify; }
+  Nanos wakeup() const { return static_cast<Nanos>(profile.host_wakeup_ns.value); }
+
+  void run_payload(const std::function<void()>& payload) {
+    try {
+      payload();
+    } catch (...) {
+      if (!error) error = std::current_exception();
+    }
+  }
+  void rethrow_pending_error() {
+    if (error) std::rethrow_exception(std::exchange(error, nullptr));
+  }
+};
+
+class VirtualEvent final : public Event {
+ public:
+  VirtualEvent(VirtualShared& shared, Nanos completes_at) : shared_(shared), completes_at_(completes_at) {}
+  bool query() const override { return completes_at_ <= shared_.clock.now(); }
+  void synchronize() override {
+    const std::lock_guard lock(shared_.call_mutex);
+    const DeviceCall call(shared_.clock);
+    const Nanos wait_start = call.entered_at();
+    if (completes_at_ > wait_start) shared_.clock.advance_to(completes_at_ + shared_.wakeup());
+    if (shared_.recorder.enabled()) {
+      shared_.recorder.record_host_span("event_synchronize", HostSpanKind::wait, wait_start, shared_.clock.host());
+    }
+  }
+  Nanos completed_ns() const override { return query() ? completes_at_ : 0; }
+  Nanos completes_at() const { return completes_at_; }
+
+ private:
+  VirtualShared& shared_;
+  Nanos completes_at_;
+};
+
+class VirtualStream final : public Stream {
+ public:
+  VirtualStream(VirtualShared& shared, int index, std::string name)
+      : shared_(shared), index_(index), name_(std::move(name)) {}
+
+  int index() const override { return index_; }
+  const std::string& name() const override { return name_; }
+
+  void launch(KernelLaunch launch) override {
+    const std::lock_guard lock(shared_.call_mutex);
+    const DeviceCall call(shared_.clock);
+    DeviceOp op = make_op(std::move(launch.name), OpCategory::kernel, launch.layer);
+    op.flops = launch.cost.flops;
+    op.bytes = launch.cost.bytes;
+    if (launch.body && shared_.pool) shared_.run_payload([&] { launch.body(*shared_.pool); });
+    submit(std::move(op), call.entered_at(), true);
+  }
+
+  void copy_h2d(const Buffer& dst, std::size_t dst_offset, const void* src, std::size_t bytes,
+                std::string_view label, int layer) override {
+    check_range(dst, dst_offset, bytes, "copy_h2d", label);
+    // Without tensor memory the bytes are never read: a null source is fine there.
+    require(src != nullptr || bytes == 0 || !shared_.materialized(),
+            "copy_h2d '" + std::string(label) + "': null source");
+    const std::lock_guard lock(shared_.call_mutex);
+    const DeviceCall call(shared_.clock);
+    DeviceOp op = make_op(std::string(label), OpCategory::memcpy_h2d, layer);
+    op.bytes = static_cast<double>(bytes);
+    if (shared_.materialized() && bytes > 0) std::memcpy(static_cast<std::byte*>(dst.data()) + dst_offset, src, bytes);
+    submit(std::move(op), call.entered_at(), true);
+  }
+
+  void copy_d2h(void* dst, const Buffer& src, std::size_t src_offset, std::size_t bytes,
+                std::string_view label, int layer) override {
+    check_range(src, src_offset, bytes, "copy_d2h", label);
+    require(dst != nullptr || bytes == 0, "copy_d2h '" + std::string(label) + "': null destination");
+    const std::lock_guard lock(shared_.call_mutex);
+    const DeviceCall call(shared_.clock);
+    DeviceOp op = make_op(std::string(label), OpCategory::memcpy_d2h, layer);
+    op.bytes = static_cast<double>(bytes);
+    if (bytes > 0) {
+      if (shared_.materialized()) std::memcpy(dst, static_cast<const std::byte*>(src.data()) + src_offset, bytes);
+      else std::memset(dst, 0, bytes);  // no device memory behind the buffer: deterministic zeros
+    }
+    const std::uint64_t op_id = op.id;
+    const Nanos end = submit(std::move(op), call.entered_at(), true);
+    host_wait(std::string(label), layer, op_id, end);
+  }
+
+  void memset(const Buffer& dst, int value, std::size_t bytes, std::string_view label, int layer) override {
+    check_range(dst, 0, bytes, "memset", label);
+    const std::lock_guard lock(shared_.call_mutex);
+    const DeviceCall call(shared_.clock);
+    DeviceOp op = make_op(std::string(label), OpCategory::memset, layer);
+    op.bytes = static_cast<double>(bytes);
+    if (shared_.materialized() && bytes > 0) std::memset(dst.data(), value, bytes);
+    submit(std::move(op), call.entered_at(), true);
+  }
+
+  void synchronize(std::string_view reason) override {
+    const std::lock_guard lock(shared_.call_mutex);
+    const DeviceCall call(shared_.clock);
+    synchronize_locked(reason);
+  }
+
+  // Caller holds the call lock and is inside a DeviceCall.
+  void synchronize_locked(std::string_view reason) {
+    DeviceOp op = make_op(std::string(reason), OpCategory::sync, -1);
+    const std::uint64_t op_id = op.id;
+    // No api span: the wait span that follows is the whole story of a synchronize.
+    const Nanos end = submit(std::move(op), shared_.clock.host(), false);
+    host_wait(std::string(reason), -1, op_id, end);
+  }
+
+  std::shared_ptr<Event> record_event() override {
+    const std::lock_guard lock(shared_.call_mutex);
+    const DeviceCall call(shared_.clock);
+    const Nanos at = std::max(call.entered_at(), ready_ns_);
+    record_api_span("record_event", call.entered_at(), -1, 0);
+    return std::make_shared<VirtualEvent>(shared_, at);
+  }
+
+  void wait_event(const std::shared_ptr<Event>& event) override {
+    auto virtual_event = std::dynamic_pointer_cast<VirtualEvent>(event);
+    require(virtual_event != nullptr, "wait_event: the event does not come from this device");
+    const std::lock_guard lock(shared_.call_mutex);
+    const DeviceCall call(shared_.clock);
+    ready_ns_ = std::max(ready_ns_, virtual_event->completes_at());
+    record_api_span("wait_event", call.entered_at(), -1, 0);
+  }
+
+ private:
+  static void check_range(const Buffer& buffer, std::size_t offset, std::size_t bytes, std::string_view what,
+                          std::string_view label) {
+    require(static_cast<bool>(buffer), std::string(what) + " '" + std::string(label) + "': empty buffer");
+    require(offset <= buffer.bytes() && bytes <= buffer.bytes() - offset,
+            std::string(what) + " '" + std::string(label) + "': range [" + std::to_string(offset) + ", " +
+                std::to_string(offset) + "+" + std::to_string(bytes) + ") outside a buffer of " +
+                std::to_string(buffer.bytes()) + " bytes");
+  }
+
+  DeviceOp make_op(std::string name, OpCategory category, int layer) {
+    DeviceOp op;
+    op.id = shared_.recorder.next_op_id();
+    op.name = std::move(name);
+    op.category = category;
+    op.layer = layer;
+    op.stream = index_;
+    return op;
+  }
+
+  // Places the op on the virtual timeline: the host spends the launch overhead (device ops
+  // only), then the op starts when both host and stream are ready. Returns its end.
+  Nanos submit(DeviceOp op, Nanos api_start, bool device_op) {
+    if (device_op) shared_.clock.add(shared_.options.launch_overhead_ns);
+    const Nanos submit_at = shared_.clock.host();
+    op.submit_ns = submit_at;
+    op.start_ns = std::max(submit_at, ready_ns_);
+    op.end_ns = op.start_ns + modelled_duration_ns(shared_.profile, op.category, op.flops, op.bytes);
+    ready_ns_ = op.end_ns;
+    const Nanos end = op.end_ns;
+    if (shared_.recorder.enabled()) {
+      op.host_thread = shared_.recorder.thread_id();
+      if (device_op) record_api_span(op.name, api_start, op.layer, op.id);
+      shared_.recorder.record(std::move(op));
+    }
+    return end;
+  }
+
+  void record_api_span(const std::string& name, Nanos api_start, int layer, std::uint64_t op_id) {
+    if (!shared_.recorder.enabled()) return;
+    shared_.recorder.record_host_span(name, HostSpanKind::api, api_start, shared_.clock.host(), layer, op_id);
+  }
+
+  // The host blocks until `end`; a real host notices completion after its wake-up latency.
+  void host_wait(std::string span_name, int layer, std::uint64_t op_id, Nanos end) {
+    const Nanos wait_start = shared_.clock.host();
+    if (end > wait_start) shared_.clock.advance_to(end + shared_.wakeup());
+    if (shared_.recorder.enabled()) {
+      shared_.recorder.record_host_span(std::move(span_name), HostSpanKind::wait, wait_start, shared_.clock.host(),
+                                        layer, op_id);
+    }
+    shared_.rethrow_pending_error();
+  }
+
+  VirtualShared& shared_;
+  const int index_;
+  const std::string name_;
+  Nanos ready_ns_ = 0;  // when the last op on this stream ends
+};
+
+class VirtualSimDevice final : public Device {
+ public:
+  VirtualSimDevice(const DeviceOptions& options, DeviceInfo info, SimProfile profile)
+      : info_(std::move(info)), shared_(std::make_unique<VirtualShared>(options, std::move(profile))) {
+    info_.device_threads = shared_->pool ? shared_->pool->num_workers() : 0;
+    shared_->recorder.set_enabled(options.record);
+    VirtualShared* shared = shared_.get();
+    shared_->recorder.set_clock([shared] { return shared->clock.now(); });
+    AllocatorOptions allocator_options;
+    allocator_options.mode = options.alloc_mode;
+    allocator_options.progress = nullptr;  // every op is done in program order: releases are immediate
+    allocator_options.materialize = shared_->materialized();
+    allocator_options.budget_bytes = info_.memory_budget_bytes;
+    allocator_options.recorder = &shared_->recorder;
+    allocator_ = make_allocator(allocator_options);
+    streams_.push_back(std::make_unique<VirtualStream>(*shared_, 0, "default"));
+  }
+
+  const DeviceInfo& info() const override { return info_; }
+  Stream& default_stream() override { return *streams_.front(); }
+  Stream& create_stream(std::string name) override {
+    const std::lock_guard lock(shared_->call_mutex);
+    const int index = static_cast<int>(streams_.size());
+    if (name.empty()) name = "stream " + std::to_string(index);
+    streams_.push_back(std::make_unique<VirtualStream>(*shared_, index, std::move(name)));
+    return *streams_.back();
+  }
+  Allocator& allocator() override { return *allocator_; }
+  timeline::Recorder& recorder() override { return shared_->recorder; }
+  void synchronize() override {
+    const std::lock_guard lock(shared_->call_mutex);
+    const DeviceCall call(shared_->clock);
+    for (auto& stream : streams_) stream->synchronize_locked("device_synchronize");
+  }
+  timeline::Timeline collect_timeline() override {
+    std::vector<timeline::StreamTrack> tracks;
+    for (const auto& stream : streams_) tracks.push_back(timeline::StreamTrack{stream->index(), stream->name()});
+    return shared_->recorder.collect(info_.kind, true, std::move(tracks));
+  }
+
+ private:
+  DeviceInfo info_;
+  std::unique_ptr<VirtualShared> shared_;
+  std::unique_ptr<Allocator> allocator_;
+  std::vector<std::unique_ptr<VirtualStream>> streams_;
+};
+
+}  // namespace
+
+std::unique_ptr<Device> make_virtual_sim_device(const DeviceOptions& options, DeviceInfo info, SimProfile profile) {
+  return std::make_unique<VirtualSimDevice>(options, std::move(info), std::move(profile));
+}
+
+}  // namespace encbench::device
