@@ -90,11 +90,17 @@ VisionGeometry geometry_for_model(const std::string& model) {
 }  // namespace
 
 EncoderHook make_real_encoder(const ServeOptions& o, std::shared_ptr<EncoderProfiler> profiler) {
+  return make_real_encoder_with_idle(o, std::move(profiler)).hook;
+}
+
+RealEncoder make_real_encoder_with_idle(const ServeOptions& o, std::shared_ptr<EncoderProfiler> profiler) {
   auto path = std::make_shared<RealEncoderPath>();
   device::DeviceOptions device_options;
   device_options.spec = o.device;
   device_options.device_threads = o.device_threads;
   device_options.record = true;  // the forward's report (busy/idle/syncs) comes from the recording
+  // --device-memory-gb: the allocator's budget (0: the sim profile's HBM size, unlimited on cpu).
+  device_options.memory_budget_bytes = static_cast<std::uint64_t>(o.device_memory_gb * 1073741824.0);
   if (!o.profiles_dir.empty() && std::filesystem::is_directory(o.profiles_dir))
     device_options.profiles_dir = o.profiles_dir;
   path->device = device::make_device(device_options);
@@ -107,8 +113,21 @@ EncoderHook make_real_encoder(const ServeOptions& o, std::shared_ptr<EncoderProf
   path->runner = std::make_unique<encoder::EncoderRunner>(cfg, *path->device);
   // Start-up dummy forward (vLLM profiles the encoder with a dummy batch before serving): one-time
   // init work of the toggles and the allocator's first fills stay out of the first requests' TTFT.
-  (void)path->runner->forward(std::vector<encoder::GridTHW>{{1, 32, 32}});
-  return [path, profiler](const std::vector<GridTHW>& grids) {
+  try {
+    (void)path->runner->forward(std::vector<encoder::GridTHW>{{1, 32, 32}});
+  } catch (const device::OutOfDeviceMemory& e) {
+    throw InvalidInput("--device-memory-gb " + std::to_string(o.device_memory_gb) +
+                       " is too small for the encoder's weights and a 32x32-patch warm-up forward: " + e.what());
+  }
+  RealEncoder real;
+  // Engine idle: the device has finished every op (the engine ran no step since the last
+  // forward returned), so cached blocks above the high-water mark go back to the system and RSS
+  // falls back after a large request. Runs on the engine thread, like the forwards.
+  real.on_idle = [path, keep = static_cast<std::size_t>(o.device_cache_keep_mb * 1048576.0)] {
+    path->device->synchronize();
+    (void)path->device->allocator().trim(keep);
+  };
+  real.hook = [path, profiler](const std::vector<GridTHW>& grids) {
     EncoderStepResult step;
     std::vector<encoder::GridTHW> batch;
     batch.reserve(grids.size());
@@ -136,17 +155,24 @@ EncoderHook make_real_encoder(const ServeOptions& o, std::shared_ptr<EncoderProf
       step.device_busy_ns = report.device_busy_ns;
       step.device_idle_ns = report.idle_ns;
       step.syncs = static_cast<int>(report.syncs);
-    } catch (const std::bad_alloc& e) {
-      // The step's requests get 503; the runner and the server go on with the next step.
+    } catch (const device::OutOfDeviceMemory& e) {
+      // Over the budget even after the allocator freed its cache and retried: the step's requests
+      // get 503, the runner and the server go on with the next step.
       step.ok = false;
       step.out_of_memory = true;
-      step.error = std::string("encoder forward failed: ") + e.what();
+      step.error = e.what();
+    } catch (const std::bad_alloc& e) {
+      // The host itself is out of memory (an address-space cap below the budget): the same answer.
+      step.ok = false;
+      step.out_of_memory = true;
+      step.error = std::string("out of device memory (a host allocation failed: ") + e.what() + ")";
     } catch (const std::exception& e) {
       step.ok = false;
       step.error = std::string("encoder forward failed: ") + e.what();
     }
     return step;
   };
+  return real;
 }
 
 ServerConfig build_server_config(const ServeOptions& o) {
@@ -224,7 +250,9 @@ ServerConfig build_server_config(const ServeOptions& o) {
     if (o.encoder == "real") {
       require(o.profile_max_forwards >= 1, "--profile-max-forwards must be at least 1");
       auto profiler = std::make_shared<EncoderProfiler>(o.profile_dir, static_cast<std::size_t>(o.profile_max_forwards));
-      config.engine.encoder = make_real_encoder(o, profiler);
+      RealEncoder real = make_real_encoder_with_idle(o, profiler);
+      config.engine.encoder = std::move(real.hook);
+      config.engine.on_idle = std::move(real.on_idle);
       config.profile = [profiler](ProfileAction action) { return profiler->handle(action); };
     } else {
       config.engine.encoder = make_cost_model_encoder(EncoderCostModel{});

@@ -58,6 +58,14 @@ struct ServeOptions {
 // With a profiler, forwards are recorded while it is active (POST /start_profile../stop_profile).
 class EncoderProfiler;
 EncoderHook make_real_encoder(const ServeOptions& options, std::shared_ptr<EncoderProfiler> profiler = nullptr);
+// The same, with the hook the engine calls when it goes idle: it returns the allocator's cached
+// device memory above --device-cache-keep-mb.
+struct RealEncoder {
+  EncoderHook hook;
+  IdleHook on_idle;
+};
+RealEncoder make_real_encoder_with_idle(const ServeOptions& options,
+                                        std::shared_ptr<EncoderProfiler> profiler = nullptr);
 
 // Validates and resolves (profile file, limits). Throws InvalidInput.
 ServerConfig build_server_config(const ServeOptions& options);

@@ -440,8 +440,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
       // client may retry; the server keeps serving). Mid-stream: an error event, as vLLM does.
       if (!request_.stream || !streaming_active_) {
         if (event.out_of_memory)
-          return send_error(ApiError{503, "server_error", "out of device memory: " + event.error, "",
-                                     "out_of_device_memory"});
+          return send_error(ApiError{503, "server_error", event.error, "", "out_of_device_memory"});
         return send_error(ApiError{500, "server_error", event.error, "", "engine_error"});
       }
       std::string sse;

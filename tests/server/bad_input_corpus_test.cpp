@@ -332,7 +332,7 @@ TEST(BadInputCorpus, EveryAnswerIsA4xxErrorObjectAndTheServerStaysUp) {
   const std::int64_t growth = rss_after - rss_before;
   std::cout << "RSS before " << rss_before / (1 << 20) << " MiB, after " << rss_after / (1 << 20) << " MiB\n";
 #if defined(ENCBENCH_SANITIZED)
-  const std::int64_t kBound = std::int64_t{768} << 20;  // ASan's quarantine keeps freed memory
+  const std::int64_t kBound = std::int64_t{256} << 20;  // ASan's quarantine keeps freed memory
 #else
   const std::int64_t kBound = std::int64_t{128} << 20;
 #endif

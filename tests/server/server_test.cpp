@@ -11,6 +11,7 @@
 #include <set>
 #include <thread>
 
+#include "harness/core/error.hpp"
 #include "harness/server/serve_command.hpp"
 #include "harness/server/server.hpp"
 #include "tests/server/raw_http.hpp"
@@ -505,7 +506,7 @@ TEST_F(ServerTest, OutOfDeviceMemoryIs503AndTheServerKeepsServing) {
     if ((*calls)++ == 0) {  // the first step's device allocation fails; later ones fit
       r.ok = false;
       r.out_of_memory = true;
-      r.error = "requested 4096 MiB, 1024 MiB in use, budget 2048 MiB";
+      r.error = "out of device memory: needed 4096 MiB with 1024 MiB reserved, budget 2048 MiB";
     }
     return r;
   };
@@ -602,6 +603,47 @@ TEST(ServerTrace, EveryHostSpanLinksToItsDeviceOp) {
   EXPECT_EQ(unlinked, 0u) << "of " << linked.size() << " linked host spans";
   server.stop();
   std::filesystem::remove_all(dir);
+}
+
+// The real encoder on sim with a 32 MiB device budget (tiny model): a 448x448 image fits, a
+// 1024x1024 one (4096 patches) does not. The allocator frees its cache, retries, gives up; the
+// request gets 503 and the next small one is served.
+TEST(ServerDeviceMemory, BudgetExhaustionIs503AndServingGoesOn) {
+  ServeOptions o;
+  o.port = 0;
+  o.model = "tiny-qwen3-vl";
+  o.device = "sim:ascend-910b";
+  o.profiles_dir = source_dir() / "scenarios/devices";
+  o.encoder_preset = "optimized";
+  o.device_memory_gb = 0.032;
+  o.device_cache_keep_mb = 0;
+  Server server(build_server_config(o));
+  server.start();
+  const auto chat_image = [&](int side) {
+    json body = {{"messages", {{{"role", "user"},
+                                {"content", {{{"type", "image_url"},
+                                              {"image_url", {{"url", testing::data_url(side, side, false)}}}}}}}}},
+                 {"max_tokens", 2}};
+    RawConnection c(server.port());
+    c.send_all(testing::post_request("/v1/chat/completions", body.dump()));
+    return c.read_response();
+  };
+  EXPECT_EQ(chat_image(448).status, 200);
+  const auto big = chat_image(1024);
+  EXPECT_EQ(big.status, 503) << big.body;
+  const json error = json::parse(big.body, nullptr, false);
+  ASSERT_TRUE(error.is_object()) << big.body;
+  EXPECT_EQ(error["error"]["code"], "out_of_device_memory");
+  EXPECT_NE(error["error"]["message"].get<std::string>().find("budget 0.032 GiB"), std::string::npos) << big.body;
+  EXPECT_EQ(chat_image(448).status, 200);
+  const EngineStats stats = server.engine_stats();
+  EXPECT_EQ(stats.encoder_oom, 1);
+  EXPECT_EQ(stats.requests_failed, 1);
+  EXPECT_GE(stats.idle_trims, 1);
+  EXPECT_LE(stats.idle_trims, 3);  // once per busy -> idle transition
+  server.stop();
+  o.device_memory_gb = 0.004;  // not even the weights and the warm-up forward fit
+  EXPECT_THROW(build_server_config(o), InvalidInput);
 }
 
 }  // namespace
