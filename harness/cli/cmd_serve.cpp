@@ -43,7 +43,7 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   sub->add_option("--max-num-encoder-input-tokens", o.max_num_encoder_input_tokens,
                   "Encoder budget (vLLM's): multimodal tokens one step may encode; a request needing more is a 400 "
-                  "(0 = --max-num-batched-tokens)")
+                  "(0 = --max-num-batched-tokens, clamped to 262144 patches per forward)")
       ->capture_default_str();
   sub->add_option("--mm-processor-kwargs", o.mm_processor_kwargs,
                   "Image processor overrides (vLLM's flag): '{\"min_pixels\": N, \"max_pixels\": M}' "
