@@ -58,8 +58,9 @@ TEST(SimForward, HostMemoryStaysFlatAsImagesGrow) {
   const std::size_t rss_one = resident_bytes();
   const ForwardReport sixteen = runner.forward(images(cfg.model, 16, "640x480"));
   const std::size_t rss_sixteen = resident_bytes();
-  // The device accounts the weights (same in both) plus 16x the activations (> 3 GB more) ...
-  EXPECT_GT(sixteen.peak_bytes_in_use, one.peak_bytes_in_use + (std::uint64_t{3} << 30));
+  // The device accounts the weights (same in both) plus 16x the activations (> 2 GiB more; the
+  // out-buffer=reuse attention output is one buffer for all layers, not one per layer) ...
+  EXPECT_GT(sixteen.peak_bytes_in_use, one.peak_bytes_in_use + (std::uint64_t{2} << 30));
   // ... while the process holds only O(ops) host memory (the timeline, small control tensors).
   EXPECT_LT(rss_sixteen, rss_one + (std::size_t{48} << 20)) << "RSS grew from " << rss_one << " to " << rss_sixteen;
   EXPECT_GT(sixteen.forward_ns, 8 * one.forward_ns);  // the modelled time does scale
