@@ -253,12 +253,20 @@ nlohmann::json encode_body(const ResolvedRun& r, const RunOptions& o, const devi
                       {"class", timeline::to_string(g.gap_class)},
                       {"cause", g.cause},
                       {"layer", g.layer}});
-    for (const auto& lb : last.gaps.layers)
+    // Idle per layer split by class (every gap of the last forward, not only the largest).
+    std::map<int, std::map<timeline::GapClass, Nanos>> layer_class_ns;
+    for (const auto& g : last.gaps.gaps) layer_class_ns[g.layer][g.gap_class] += g.duration_ns();
+    for (const auto& lb : last.gaps.layers) {
+      nlohmann::json by_class = nlohmann::json::object();
+      for (auto cls : timeline::kAllGapClasses)
+        by_class[std::string(timeline::to_string(cls))] = ns_to_us(layer_class_ns[lb.layer][cls]);
       layers.push_back({{"layer", lb.layer},
                         {"device_busy_us", ns_to_us(lb.device_busy_ns)},
                         {"idle_us", ns_to_us(lb.idle_ns)},
+                        {"idle_by_class_us", by_class},
                         {"host_us", ns_to_us(lb.host_ns)},
                         {"syncs", lb.syncs}});
+    }
     nlohmann::json ops = nlohmann::json::array();
     int count = 0;
     for (const auto& op : run.last_timeline.device_ops) {
@@ -425,7 +433,10 @@ int run_ab(const AbOptions& options, const std::vector<std::string>& argv, std::
   require(options.alpha > 0 && options.alpha < 1, "--alpha must be in (0, 1)");
   const auto [label_a, toggles_a] = resolve_toggles(options.a, options.a_overrides);
   const auto [label_b, toggles_b] = resolve_toggles(options.b, options.b_overrides);
+  // One device per side: each side's memory figures (weights, workspaces, caches) are its own,
+  // and neither side's allocator state leaks into the other's forwards. Sides still alternate.
   auto device = make_run_device(resolved);
+  auto device_b = make_run_device(resolved);
   const device::DeviceInfo info = device->info();
   const RunOptions& o = options.run;
 
@@ -446,7 +457,7 @@ int run_ab(const AbOptions& options, const std::vector<std::string>& argv, std::
   b.toggles = toggles_b;
   {
     EncoderRunner runner_a(make_cfg(toggles_a), *device);
-    EncoderRunner runner_b(make_cfg(toggles_b), *device);
+    EncoderRunner runner_b(make_cfg(toggles_b), *device_b);
     for (int i = 0; i < o.warmup; ++i) {
       (void)runner_a.forward(resolved.grids);
       (void)runner_b.forward(resolved.grids);
