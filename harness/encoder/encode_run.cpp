@@ -32,6 +32,11 @@ std::vector<double> collect(const std::vector<ForwardReport>& fs, double (*get)(
 double forward_ms(const ForwardReport& f) { return ns_to_ms(f.forward_ns); }
 double busy_ms(const ForwardReport& f) { return ns_to_ms(f.device_busy_ns); }
 double idle_frac(const ForwardReport& f) { return f.idle_fraction; }
+double merger_ms(const ForwardReport& f) { return ns_to_ms(f.merger_busy_ns); }
+// The mergers' share of the forward's device time.
+double merger_frac(const ForwardReport& f) {
+  return f.device_busy_ns > 0 ? static_cast<double>(f.merger_busy_ns) / static_cast<double>(f.device_busy_ns) : 0.0;
+}
 double syncs_of(const ForwardReport& f) { return static_cast<double>(f.syncs); }
 double host_layer(const ForwardReport& f) { return f.host_us_per_layer; }
 double gap_count(const ForwardReport& f) { return static_cast<double>(f.gaps.gaps.size()); }
@@ -98,7 +103,10 @@ nlohmann::json summary_json(const ConfigRun& run) {
           {"gap_p50_us", stats::percentile(all_gaps_us, 50)},
           {"gap_p99_us", stats::percentile(all_gaps_us, 99)},
           {"gap_max_us", all_gaps_us.empty() ? 0.0 : *std::max_element(all_gaps_us.begin(), all_gaps_us.end())},
-          {"idle_ms_by_class", by_class}};
+          {"idle_ms_by_class", by_class},
+          {"output_tokens", fs.empty() ? 0LL : fs.back().output_tokens},
+          {"merger_ms", stats::median(collect(fs, merger_ms))},
+          {"merger_fraction", stats::median(collect(fs, merger_frac))}};
 }
 
 std::vector<timeline::Gap> largest_gaps(const ForwardReport& f, int max_gaps) {
@@ -326,6 +334,12 @@ std::string encode_summary(const ResolvedRun& r, const RunOptions& o, const devi
   s << "  forward time      median " << fmt(sum["forward_ms"].get<double>()) << " ms (min "
     << fmt(sum["forward_ms_min"].get<double>()) << ", max " << fmt(sum["forward_ms_max"].get<double>()) << ")\n";
   s << "  device busy       median " << fmt(sum["device_busy_ms"].get<double>()) << " ms\n";
+  s << "  output tokens     " << sum["output_tokens"].get<long long>() << " (after the " << m.spatial_merge_size << "x"
+    << m.spatial_merge_size << " patch merger, width " << m.out_hidden_size << ")"
+    << (m.deepstack_visual_indexes.empty() ? std::string()
+                                            : " + deepstack features after layers " + layers_text(m.deepstack_visual_indexes))
+    << "; mergers " << fmt(sum["merger_ms"].get<double>()) << " ms = "
+    << fmt(100.0 * sum["merger_fraction"].get<double>(), 1) << " % of device busy\n";
   s << "  device idle       " << fmt(100.0 * sum["idle_fraction"].get<double>(), 1) << " % of the device span; per forward:";
   for (auto cls : timeline::kAllGapClasses)
     s << " " << timeline::to_string(cls) << " " << fmt(sum["idle_ms_by_class"][std::string(timeline::to_string(cls))].get<double>()) << " ms";
