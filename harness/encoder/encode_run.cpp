@@ -200,12 +200,18 @@ ConfigRun run_config(device::Device& device, device::Device* verify_device, cons
   ConfigRun run;
   run.label = label;
   run.toggles = toggles;
-  {
+  try {
     EncoderRunner runner(cfg, device);
     for (int i = 0; i < options.warmup; ++i) (void)runner.forward(resolved.grids);
     for (int i = 0; i < options.forwards; ++i) run.forwards.push_back(runner.forward(resolved.grids));
     run.last_timeline = runner.last_timeline();
     if (options.verify && verify_device == nullptr) run.accuracy = verify_with(runner, resolved, options);
+  } catch (const OutOfDeviceMemoryAt& oom) {
+    run.failure = oom.what();
+    run.forwards.clear();
+    run.accuracy = skipped_accuracy("not run: " + run.failure);
+    run.accuracy.verdict = "FAIL";
+    return run;
   }
   if (!options.verify) run.accuracy = skipped_accuracy("not verified (pass --verify)");
   else if (verify_device != nullptr) run.accuracy = verify_config(*verify_device, resolved, options, cfg);
@@ -300,6 +306,7 @@ nlohmann::json encode_body(const ResolvedRun& r, const RunOptions& o, const devi
   j["gaps"] = gaps;
   j["layers"] = layers;
   j["accuracy"] = to_json(run.accuracy);
+  if (!run.failure.empty()) j["failure"] = run.failure;
   return j;
 }
 
@@ -329,6 +336,10 @@ std::string encode_summary(const ResolvedRun& r, const RunOptions& o, const devi
   s << "\n";
   s << "toggles:  " << run.label << " [" << describe(run.toggles) << "]\n";
   s << "launch overhead: " << fmt(o.launch_overhead_us, 1) << " us per device op; alloc-mode " << o.alloc_mode << "\n";
+  if (!run.failure.empty()) {
+    s << "FAIL: " << run.failure << "\n";
+    return s.str();
+  }
   const auto sum = summary_json(run);
   s << "forwards: " << run.forwards.size() << " measured after " << o.warmup << " warm-up\n";
   s << "  forward time      median " << fmt(sum["forward_ms"].get<double>()) << " ms (min "
@@ -385,7 +396,7 @@ void write_trace(const std::string& path, const ConfigRun& run, const nlohmann::
   timeline::write_chrome_trace(path, run.last_timeline, topt);
 }
 
-int exit_code_for(const ConfigRun& run) { return run.accuracy.verdict == "FAIL" ? 1 : 0; }
+int exit_code_for(const ConfigRun& run) { return run.accuracy.verdict == "FAIL" || !run.failure.empty() ? 1 : 0; }
 
 }  // namespace
 
@@ -421,15 +432,19 @@ int run_encode(const EncodeOptions& options, const std::vector<std::string>& arg
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& [label, t] : configs) {
       const ConfigRun run = run_config(*device, verify_device.get(), resolved, options.run, label, t);
-      const auto sum = summary_json(run);
       out << "| " << to_string(t.seq_lens) << " | " << to_string(t.scale) << " | " << to_string(t.pad_decision)
-          << " | " << to_string(t.pad_method) << " | " << to_string(t.out_buffer) << " | " << to_string(t.kernel)
-          << " | " << fmt(sum["forward_ms"].get<double>()) << " | " << fmt(100 * sum["idle_fraction"].get<double>(), 1)
-          << " | " << fmt(sum["syncs_per_forward"].get<double>(), 0) << " | " << run.accuracy.verdict << " |\n";
+          << " | " << to_string(t.pad_method) << " | " << to_string(t.out_buffer) << " | " << to_string(t.kernel);
+      if (run.failure.empty()) {
+        const auto sum = summary_json(run);
+        out << " | " << fmt(sum["forward_ms"].get<double>()) << " | " << fmt(100 * sum["idle_fraction"].get<double>(), 1)
+            << " | " << fmt(sum["syncs_per_forward"].get<double>(), 0) << " | " << run.accuracy.verdict << " |\n";
+      } else {
+        out << " | - | - | - | FAIL: " << run.failure << " |\n";
+      }
       nlohmann::json row = encode_body(resolved, options.run, info, run);
       row.erase("ops");
       rows.push_back(row);
-      if (run.accuracy.verdict == "FAIL") exit_code = 1;
+      if (exit_code_for(run) != 0) exit_code = 1;
     }
     result["model"] = to_json(resolved.model);
     result["device"] = {{"kind", info.kind}, {"name", info.name}, {"modelled", info.modelled}, {"clock", info.clock}};
@@ -469,20 +484,37 @@ int run_ab(const AbOptions& options, const std::vector<std::string>& argv, std::
   b.label = label_b == options.b ? options.b : options.b + "+overrides";
   a.toggles = toggles_a;
   b.toggles = toggles_b;
-  {
+  ConfigRun* running = &a;  // the side whose call is under way, for an out-of-memory verdict
+  try {
     EncoderRunner runner_a(make_cfg(toggles_a), *device);
+    running = &b;
     EncoderRunner runner_b(make_cfg(toggles_b), *device_b);
     for (int i = 0; i < o.warmup; ++i) {
+      running = &a;
       (void)runner_a.forward(resolved.grids);
+      running = &b;
       (void)runner_b.forward(resolved.grids);
     }
     // Interleaved ABAB... so drift on a shared machine hits both sides alike.
     for (int i = 0; i < o.forwards; ++i) {
+      running = &a;
       a.forwards.push_back(runner_a.forward(resolved.grids));
+      running = &b;
       b.forwards.push_back(runner_b.forward(resolved.grids));
     }
     a.last_timeline = runner_a.last_timeline();
     b.last_timeline = runner_b.last_timeline();
+  } catch (const OutOfDeviceMemoryAt& oom) {
+    // Both runners are freed here. A configuration that does not fit is a FAIL row, not a crash.
+    running->failure = oom.what();
+    out << "A/B: " << (running == &a ? "A (" + a.label + ")" : "B (" + b.label + ")") << " FAIL: " << oom.what()
+        << "\n";
+    nlohmann::json result = make_result_envelope("encbench-ab", 1, argv, info.kind);
+    result["a"] = {{"preset", a.label}, {"toggles", to_json(a.toggles)}, {"failure", a.failure}};
+    result["b"] = {{"preset", b.label}, {"toggles", to_json(b.toggles)}, {"failure", b.failure}};
+    result["failure"] = oom.what();
+    if (!o.json_path.empty()) write_json_file(o.json_path, result);
+    return 1;
   }  // both runners freed before verification builds its own (memory of real shapes)
   auto verify_device = o.verify ? make_verify_device(resolved, *device) : nullptr;
   auto verify_side = [&](const Toggles& t, ConfigRun& run) {

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -114,6 +115,26 @@ std::vector<float> make_pixels(long long patches, int patch_dim, std::uint64_t s
   // Normalised pixel values (the processor standardises them): roughly unit variance.
   return random_vector(rng, static_cast<std::size_t>(patches) * static_cast<std::size_t>(patch_dim), 1.7f);
 }
+
+namespace {
+std::string oom_message(int layer, const std::string& op, const device::OutOfDeviceMemory& oom) {
+  auto gb = [](double bytes) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3f GB", bytes / 1e9);
+    return std::string(text);
+  };
+  return "out of device memory at " + (layer >= 0 ? "layer " + std::to_string(layer) : std::string("load/setup")) +
+         ", op " + op + ": needed " + gb(static_cast<double>(oom.requested)) + " with " +
+         gb(static_cast<double>(oom.reserved)) + " reserved, budget " + gb(static_cast<double>(oom.budget));
+}
+}  // namespace
+
+OutOfDeviceMemoryAt::OutOfDeviceMemoryAt(int layer_index, std::string op_name, const device::OutOfDeviceMemory& oom)
+    : std::runtime_error(oom_message(layer_index, op_name, oom)),
+      layer(layer_index),
+      op(std::move(op_name)),
+      requested(oom.requested),
+      budget(oom.budget) {}
 
 struct EncoderRunner::Impl {
   struct MergerBuffers {
@@ -297,9 +318,23 @@ struct EncoderRunner::Impl {
     }
   }
 
-  Buffer allocate(std::size_t bytes) { return dev.allocator().allocate(std::max<std::size_t>(bytes, 4)); }
+  // Where the next allocation happens, for an out-of-memory verdict that names it.
+  struct AllocSite {
+    int layer = -1;
+    std::string op = "weights";
+  };
+  AllocSite site;
+
+  Buffer allocate(std::size_t bytes) {
+    try {
+      return dev.allocator().allocate(std::max<std::size_t>(bytes, 4));
+    } catch (const device::OutOfDeviceMemory& oom) {
+      throw OutOfDeviceMemoryAt(site.layer, site.op, oom);
+    }
+  }
 
   Buffer upload(const std::vector<float>& data, std::size_t count, const char* label) {
+    site = {-1, std::string("weights ") + label};
     Buffer b = allocate(fsize(count));
     if (!data.empty()) stream.copy_h2d(b, 0, data.data(), fsize(count), label);
     return b;
@@ -333,6 +368,7 @@ struct EncoderRunner::Impl {
     dev.synchronize();  // old workspaces may still be in use
     call_cache.free_blocks.clear();
     ws = Workspace{};
+    site = {-1, "workspace"};
     ws.tokens = plan.num_patches;
     ws.max_cu = max_cu;
     const std::size_t T = static_cast<std::size_t>(plan.num_patches);
@@ -546,6 +582,7 @@ struct EncoderRunner::Impl {
     if (enable_pad && qkv_stride != Dp) {
       auto alloc_call = [&](std::size_t bytes, const char* what) {
         ScopedHostSpan span(rec, what, HostSpanKind::api, layer);
+        site = {layer, what};
         per_call.push_back(allocate_call(bytes));
         return per_call.size() - 1;
       };
@@ -596,11 +633,13 @@ struct EncoderRunner::Impl {
     const Buffer* out = nullptr;
     if (tg.out_buffer == OutBuffer::alloc_per_call) {
       ScopedHostSpan span(rec, "alloc attn_out", HostSpanKind::api, layer);
+      site = {layer, "alloc attn_out"};
       per_call.push_back(allocate_call(out_bytes));
       out = &per_call.back();
     } else {
       if (!st.out_buffer || st.out_buffer_bytes != out_bytes) {
         ScopedHostSpan span(rec, "alloc attn_out (shape changed)", HostSpanKind::api, layer);
+        site = {layer, "alloc attn_out"};
         st.out_buffer = allocate(out_bytes);
         st.out_buffer_bytes = out_bytes;
       }
@@ -662,6 +701,7 @@ struct EncoderRunner::Impl {
       // slice [..., :head_dim] + contiguous: one more copy into a fresh tensor.
       {
         ScopedHostSpan span(rec, "alloc unpad_out", HostSpanKind::api, layer);
+        site = {layer, "alloc unpad_out"};
         per_call.push_back(allocate_call(fsize(T * heads * D)));
       }
       float* dst = per_call.back().as<float>();

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -82,6 +83,17 @@ struct LayerSnapshots {
   std::vector<std::vector<float>> hidden;
   std::vector<float> merged;
   std::vector<std::vector<float>> deepstack;
+};
+
+// The device's memory budget refused an allocation of the encoder: where and how much.
+// Message: "out of device memory at layer N, op X: needed A with R reserved, budget B".
+class OutOfDeviceMemoryAt : public std::runtime_error {
+ public:
+  OutOfDeviceMemoryAt(int layer, std::string op, const device::OutOfDeviceMemory& oom);
+  int layer;       // -1: weights or workspaces (load/setup)
+  std::string op;  // allocation site: "alloc pad", "alloc attn_out", "workspace", "weights qkv_w"
+  std::size_t requested;
+  std::uint64_t budget;
 };
 
 class EncoderRunner {

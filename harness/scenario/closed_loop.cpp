@@ -250,8 +250,16 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
       if (m.failed > 0 || m.completed < o.num_prompts)
         invalid_reasons.push_back(where + std::to_string(m.failed) + " failed / " + std::to_string(m.completed) +
                                   " of " + std::to_string(o.num_prompts) + " completed");
-      if (m.client_bottleneck_warning)
-        invalid_reasons.push_back(where + "the client could not keep its schedule (client lag p99 > 1 ms)");
+      // The client's lag delays every request by that much: fatal for the comparison once it is
+      // no longer small against the TTFTs compared (at least 5 ms, or 10 % of the median TTFT).
+      double lag_p99_ms = m.client_lag.max_ms;
+      for (const auto& [p, value] : m.client_lag.percentiles_ms)
+        if (p == 99) lag_p99_ms = value;
+      const double ttft_median = m.latency.count("ttft") ? m.latency.at("ttft").median_ms : 0.0;
+      const double lag_limit_ms = std::max(5.0, 0.10 * ttft_median);
+      if (m.client_lag.count > 0 && lag_p99_ms > lag_limit_ms)
+        invalid_reasons.push_back(where + "the client could not keep its schedule (client lag p99 " +
+                                  fixed(lag_p99_ms, 2) + " ms > " + fixed(lag_limit_ms, 2) + " ms)");
       const double late_p99_us = arm.engine_delta.value("encoder_lateness_p99_us_max", 0.0);
       const double forward_ms = arm.engine_delta.value("encoder_wall_ms", 0.0) /
                                 std::max<double>(1.0, arm.engine_delta.value("encoder_forwards", 0.0));
