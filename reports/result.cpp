@@ -643,15 +643,32 @@ RunResult parse_closed_loop(const json& doc, const std::string& source) {
   for (std::size_t i = 0; i < arms.size(); ++i) {
     const json& arm = arms[i];
     const std::string what = source + ": arms[" + std::to_string(i) + "]";
-    require(arm.is_object() && arm.contains("serving") && arm["serving"].is_object(),
-            what + " needs a 'serving' object");
+    // Version 2 (interleaved rounds): 'rounds', each with its own 'serving', pooled here as a
+    // directory of runs is; version 1: one 'serving'.
+    const bool has_rounds = arm.is_object() && arm.contains("rounds") && arm["rounds"].is_array() &&
+                            !arm["rounds"].empty();
+    require(arm.is_object() && (has_rounds || (arm.contains("serving") && arm["serving"].is_object())),
+            what + " needs a 'serving' object or a non-empty 'rounds' list");
     const std::string preset = string_or(arm, "preset", "?");
     // Arms are named by position, as ab results are: BASE and NEW must list the same presets
     // (the scenario identity checks that), and gate globs stay independent of preset names.
     const std::string prefix = std::string(1, static_cast<char>('a' + i)) + ".";
     const std::string label_prefix =
         std::string(1, static_cast<char>('A' + i)) + " (" + preset + "): ";
-    RunResult serving = parse_serving(arm["serving"], what + ".serving");
+    RunResult serving;
+    if (has_rounds) {
+      std::vector<RunResult> rounds;
+      for (std::size_t k = 0; k < arm["rounds"].size(); ++k) {
+        const json& round = arm["rounds"][k];
+        const std::string round_what = what + ".rounds[" + std::to_string(k) + "]";
+        require(round.is_object() && round.contains("serving") && round["serving"].is_object(),
+                round_what + " needs a 'serving' object");
+        rounds.push_back(parse_serving(round["serving"], round_what + ".serving"));
+      }
+      serving = rounds.size() == 1 ? std::move(rounds.front()) : merge_runs(rounds);
+    } else {
+      serving = parse_serving(arm["serving"], what + ".serving");
+    }
     for (Metric& m : serving.metrics) {
       m.name = prefix + m.name;
       m.label = label_prefix + m.label;
@@ -694,9 +711,13 @@ ResultKind detect_kind(const json& doc, const std::string& source) {
 
 RunResult parse_result(const json& doc, const std::string& source) {
   const ResultKind kind = detect_kind(doc, source);
-  if (doc.contains("schema_version") && doc["schema_version"].is_number_integer())
-    require(doc["schema_version"].get<int>() == 1,
-            source + ": schema_version " + doc["schema_version"].dump() + " is not supported (1 is)");
+  if (doc.contains("schema_version") && doc["schema_version"].is_number_integer()) {
+    // encbench-closed-loop/2 added interleaved rounds; every other schema is at version 1.
+    const int newest = string_or(doc, "schema") == "encbench-closed-loop" ? 2 : 1;
+    const int version = doc["schema_version"].get<int>();
+    require(version >= 1 && version <= newest, source + ": schema_version " + doc["schema_version"].dump() +
+                                                   " is not supported (1.." + std::to_string(newest) + " are)");
+  }
   RunResult r;
   try {
     switch (kind) {

@@ -195,8 +195,12 @@ else
 fi
 reports=()
 for f in "$out"/micro/*/round*.json "$out"/serving/*/round*.json; do [[ -s "$f" ]] && reports+=("$f"); done
+# The verdict the page opens with: the compare results and the gate's exit status.
+verdict_args=(--gate-exit "$status")
+for f in "$out/micro-compare.json" "$out/serving-compare.json"; do [[ -s "$f" ]] && verdict_args+=(--compare "$f"); done
 if ((${#reports[@]})) && grep -q '"run_name"\|"completed"' "${reports[@]}" 2>/dev/null; then
-  "$encbench_head" report "${reports[@]}" --html "$out/report.html" --title "ci-gate ${base_sha:0:12} vs ${head_sha:0:12}" \
+  "$encbench_head" report "${reports[@]}" "${verdict_args[@]}" --html "$out/report.html" \
+    --title "ci-gate ${base_sha:0:12} vs ${head_sha:0:12}" \
     >/dev/null 2>&1 || echo "ci-gate: HTML report could not be written" >&2
 fi
 case $status in

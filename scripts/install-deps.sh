@@ -1,13 +1,14 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages encbench needs, only those that are missing.
 #   scripts/install-deps.sh          build + run dependencies
-#   scripts/install-deps.sh --test   also what the test suite needs (node/npm, chromium)
+#   scripts/install-deps.sh --test   also what the test suite needs (node/npm, chromium, and
+#                                    PyTorch for /usr/bin/python3: the encoder_torch_golden_* ctests)
 set -euo pipefail
 want=(cmake g++ make git pkg-config libbenchmark-dev libgtest-dev libgmock-dev nlohmann-json3-dev
       libcli11-dev libcurl4-openssl-dev libboost-dev libboost-system-dev libstb-dev
       libsqlite3-dev zlib1g-dev ca-certificates ccache)
 if [[ "${1:-}" == "--test" ]]; then
-  want+=(chromium)
+  want+=(chromium python3-torch python3-numpy)
   command -v node >/dev/null 2>&1 || want+=(nodejs)
   command -v npm >/dev/null 2>&1 || want+=(npm)
 fi

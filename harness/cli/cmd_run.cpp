@@ -12,7 +12,7 @@ namespace {
 
 struct RunFlags {
   std::string scenario_file;
-  std::optional<int> num_prompts, output_len, max_num_seqs, image_width, image_height;
+  std::optional<int> rounds, num_prompts, output_len, max_num_seqs, image_width, image_height;
   std::optional<std::int64_t> max_num_batched_tokens;
   std::optional<bool> encoder_mlp;
   std::optional<double> request_rate, burstiness;
@@ -26,11 +26,15 @@ struct RunFlags {
 void add_run_command(CLI::App& app, CommandContext& ctx) {
   auto flags = std::make_shared<RunFlags>();
   auto* sub = app.add_subcommand(
-      "run", "Closed-loop scenario: live server with preset A then B on the device, vision-arena traffic, "
-             "Before/After/Comparison table (defaults: scenarios/closed-loop.json)");
+      "run", "Closed-loop scenario: live server with preset A and B in interleaved rounds on the device, "
+             "vision-arena traffic, Before/After/Comparison table over the pooled rounds; exit 2 without a "
+             "verdict when this machine could not keep up (defaults: scenarios/closed-loop.json)");
   auto& f = *flags;
   sub->add_option("--scenario", f.scenario_file, "Scenario JSON (keys as in scenarios/closed-loop.json); flags override it");
-  sub->add_option("--num-prompts", f.num_prompts, "Requests per arm (default 100)");
+  sub->add_option("--rounds", f.rounds,
+                  "Interleaved rounds (ABBA...: each arm once per round on a fresh server; the comparison pools "
+                  "them and needs a change to clear the round-to-round spread; default 3)");
+  sub->add_option("--num-prompts", f.num_prompts, "Requests per arm and round (default 100)");
   sub->add_option("--request-rate", f.request_rate, "Requests per second, or inf (default 10)");
   sub->add_option("--burstiness", f.burstiness, "Gamma shape of the arrivals (default 5)");
   sub->add_option("--output-len", f.output_len, "Output tokens per request (ignore_eos; default 32)");
@@ -52,6 +56,7 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
       const RunFlags& f = *flags;
       scenario::ClosedLoopOptions o;
       if (!f.scenario_file.empty()) o = scenario::load_scenario(f.scenario_file, o);
+      if (f.rounds) o.rounds = *f.rounds;
       if (f.num_prompts) o.num_prompts = *f.num_prompts;
       if (f.request_rate) o.request_rate = *f.request_rate;
       if (f.burstiness) o.burstiness = *f.burstiness;
@@ -73,8 +78,9 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
         std::stringstream in(*f.presets);
         for (std::string item; std::getline(in, item, ',');) o.presets.push_back(item);
       }
-      scenario::run_closed_loop(o, ctx.argv, std::cout, std::cerr);
-      return 0;
+      const scenario::ClosedLoopRun run = scenario::run_closed_loop(o, ctx.argv, std::cout, std::cerr);
+      // No verdict when the machine could not keep up: the figures would measure the machine.
+      return run.verdict_valid ? 0 : 2;
     };
   });
 }

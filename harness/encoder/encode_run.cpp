@@ -32,6 +32,11 @@ std::vector<double> collect(const std::vector<ForwardReport>& fs, double (*get)(
 double forward_ms(const ForwardReport& f) { return ns_to_ms(f.forward_ns); }
 double busy_ms(const ForwardReport& f) { return ns_to_ms(f.device_busy_ns); }
 double idle_frac(const ForwardReport& f) { return f.idle_fraction; }
+double merger_ms(const ForwardReport& f) { return ns_to_ms(f.merger_busy_ns); }
+// The mergers' share of the forward's device time.
+double merger_frac(const ForwardReport& f) {
+  return f.device_busy_ns > 0 ? static_cast<double>(f.merger_busy_ns) / static_cast<double>(f.device_busy_ns) : 0.0;
+}
 double syncs_of(const ForwardReport& f) { return static_cast<double>(f.syncs); }
 double host_layer(const ForwardReport& f) { return f.host_us_per_layer; }
 double gap_count(const ForwardReport& f) { return static_cast<double>(f.gaps.gaps.size()); }
@@ -98,7 +103,10 @@ nlohmann::json summary_json(const ConfigRun& run) {
           {"gap_p50_us", stats::percentile(all_gaps_us, 50)},
           {"gap_p99_us", stats::percentile(all_gaps_us, 99)},
           {"gap_max_us", all_gaps_us.empty() ? 0.0 : *std::max_element(all_gaps_us.begin(), all_gaps_us.end())},
-          {"idle_ms_by_class", by_class}};
+          {"idle_ms_by_class", by_class},
+          {"output_tokens", fs.empty() ? 0LL : fs.back().output_tokens},
+          {"merger_ms", stats::median(collect(fs, merger_ms))},
+          {"merger_fraction", stats::median(collect(fs, merger_frac))}};
 }
 
 std::vector<timeline::Gap> largest_gaps(const ForwardReport& f, int max_gaps) {
@@ -192,12 +200,18 @@ ConfigRun run_config(device::Device& device, device::Device* verify_device, cons
   ConfigRun run;
   run.label = label;
   run.toggles = toggles;
-  {
+  try {
     EncoderRunner runner(cfg, device);
     for (int i = 0; i < options.warmup; ++i) (void)runner.forward(resolved.grids);
     for (int i = 0; i < options.forwards; ++i) run.forwards.push_back(runner.forward(resolved.grids));
     run.last_timeline = runner.last_timeline();
     if (options.verify && verify_device == nullptr) run.accuracy = verify_with(runner, resolved, options);
+  } catch (const OutOfDeviceMemoryAt& oom) {
+    run.failure = oom.what();
+    run.forwards.clear();
+    run.accuracy = skipped_accuracy("not run: " + run.failure);
+    run.accuracy.verdict = "FAIL";
+    return run;
   }
   if (!options.verify) run.accuracy = skipped_accuracy("not verified (pass --verify)");
   else if (verify_device != nullptr) run.accuracy = verify_config(*verify_device, resolved, options, cfg);
@@ -253,12 +267,20 @@ nlohmann::json encode_body(const ResolvedRun& r, const RunOptions& o, const devi
                       {"class", timeline::to_string(g.gap_class)},
                       {"cause", g.cause},
                       {"layer", g.layer}});
-    for (const auto& lb : last.gaps.layers)
+    // Idle per layer split by class (every gap of the last forward, not only the largest).
+    std::map<int, std::map<timeline::GapClass, Nanos>> layer_class_ns;
+    for (const auto& g : last.gaps.gaps) layer_class_ns[g.layer][g.gap_class] += g.duration_ns();
+    for (const auto& lb : last.gaps.layers) {
+      nlohmann::json by_class = nlohmann::json::object();
+      for (auto cls : timeline::kAllGapClasses)
+        by_class[std::string(timeline::to_string(cls))] = ns_to_us(layer_class_ns[lb.layer][cls]);
       layers.push_back({{"layer", lb.layer},
                         {"device_busy_us", ns_to_us(lb.device_busy_ns)},
                         {"idle_us", ns_to_us(lb.idle_ns)},
+                        {"idle_by_class_us", by_class},
                         {"host_us", ns_to_us(lb.host_ns)},
                         {"syncs", lb.syncs}});
+    }
     nlohmann::json ops = nlohmann::json::array();
     int count = 0;
     for (const auto& op : run.last_timeline.device_ops) {
@@ -284,6 +306,7 @@ nlohmann::json encode_body(const ResolvedRun& r, const RunOptions& o, const devi
   j["gaps"] = gaps;
   j["layers"] = layers;
   j["accuracy"] = to_json(run.accuracy);
+  if (!run.failure.empty()) j["failure"] = run.failure;
   return j;
 }
 
@@ -313,11 +336,21 @@ std::string encode_summary(const ResolvedRun& r, const RunOptions& o, const devi
   s << "\n";
   s << "toggles:  " << run.label << " [" << describe(run.toggles) << "]\n";
   s << "launch overhead: " << fmt(o.launch_overhead_us, 1) << " us per device op; alloc-mode " << o.alloc_mode << "\n";
+  if (!run.failure.empty()) {
+    s << "FAIL: " << run.failure << "\n";
+    return s.str();
+  }
   const auto sum = summary_json(run);
   s << "forwards: " << run.forwards.size() << " measured after " << o.warmup << " warm-up\n";
   s << "  forward time      median " << fmt(sum["forward_ms"].get<double>()) << " ms (min "
     << fmt(sum["forward_ms_min"].get<double>()) << ", max " << fmt(sum["forward_ms_max"].get<double>()) << ")\n";
   s << "  device busy       median " << fmt(sum["device_busy_ms"].get<double>()) << " ms\n";
+  s << "  output tokens     " << sum["output_tokens"].get<long long>() << " (after the " << m.spatial_merge_size << "x"
+    << m.spatial_merge_size << " patch merger, width " << m.out_hidden_size << ")"
+    << (m.deepstack_visual_indexes.empty() ? std::string()
+                                            : " + deepstack features after layers " + layers_text(m.deepstack_visual_indexes))
+    << "; mergers " << fmt(sum["merger_ms"].get<double>()) << " ms = "
+    << fmt(100.0 * sum["merger_fraction"].get<double>(), 1) << " % of device busy\n";
   s << "  device idle       " << fmt(100.0 * sum["idle_fraction"].get<double>(), 1) << " % of the device span; per forward:";
   for (auto cls : timeline::kAllGapClasses)
     s << " " << timeline::to_string(cls) << " " << fmt(sum["idle_ms_by_class"][std::string(timeline::to_string(cls))].get<double>()) << " ms";
@@ -363,7 +396,7 @@ void write_trace(const std::string& path, const ConfigRun& run, const nlohmann::
   timeline::write_chrome_trace(path, run.last_timeline, topt);
 }
 
-int exit_code_for(const ConfigRun& run) { return run.accuracy.verdict == "FAIL" ? 1 : 0; }
+int exit_code_for(const ConfigRun& run) { return run.accuracy.verdict == "FAIL" || !run.failure.empty() ? 1 : 0; }
 
 }  // namespace
 
@@ -399,15 +432,19 @@ int run_encode(const EncodeOptions& options, const std::vector<std::string>& arg
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& [label, t] : configs) {
       const ConfigRun run = run_config(*device, verify_device.get(), resolved, options.run, label, t);
-      const auto sum = summary_json(run);
       out << "| " << to_string(t.seq_lens) << " | " << to_string(t.scale) << " | " << to_string(t.pad_decision)
-          << " | " << to_string(t.pad_method) << " | " << to_string(t.out_buffer) << " | " << to_string(t.kernel)
-          << " | " << fmt(sum["forward_ms"].get<double>()) << " | " << fmt(100 * sum["idle_fraction"].get<double>(), 1)
-          << " | " << fmt(sum["syncs_per_forward"].get<double>(), 0) << " | " << run.accuracy.verdict << " |\n";
+          << " | " << to_string(t.pad_method) << " | " << to_string(t.out_buffer) << " | " << to_string(t.kernel);
+      if (run.failure.empty()) {
+        const auto sum = summary_json(run);
+        out << " | " << fmt(sum["forward_ms"].get<double>()) << " | " << fmt(100 * sum["idle_fraction"].get<double>(), 1)
+            << " | " << fmt(sum["syncs_per_forward"].get<double>(), 0) << " | " << run.accuracy.verdict << " |\n";
+      } else {
+        out << " | - | - | - | FAIL: " << run.failure << " |\n";
+      }
       nlohmann::json row = encode_body(resolved, options.run, info, run);
       row.erase("ops");
       rows.push_back(row);
-      if (run.accuracy.verdict == "FAIL") exit_code = 1;
+      if (exit_code_for(run) != 0) exit_code = 1;
     }
     result["model"] = to_json(resolved.model);
     result["device"] = {{"kind", info.kind}, {"name", info.name}, {"modelled", info.modelled}, {"clock", info.clock}};
@@ -425,7 +462,10 @@ int run_ab(const AbOptions& options, const std::vector<std::string>& argv, std::
   require(options.alpha > 0 && options.alpha < 1, "--alpha must be in (0, 1)");
   const auto [label_a, toggles_a] = resolve_toggles(options.a, options.a_overrides);
   const auto [label_b, toggles_b] = resolve_toggles(options.b, options.b_overrides);
+  // One device per side: each side's memory figures (weights, workspaces, caches) are its own,
+  // and neither side's allocator state leaks into the other's forwards. Sides still alternate.
   auto device = make_run_device(resolved);
+  auto device_b = make_run_device(resolved);
   const device::DeviceInfo info = device->info();
   const RunOptions& o = options.run;
 
@@ -444,20 +484,37 @@ int run_ab(const AbOptions& options, const std::vector<std::string>& argv, std::
   b.label = label_b == options.b ? options.b : options.b + "+overrides";
   a.toggles = toggles_a;
   b.toggles = toggles_b;
-  {
+  ConfigRun* running = &a;  // the side whose call is under way, for an out-of-memory verdict
+  try {
     EncoderRunner runner_a(make_cfg(toggles_a), *device);
-    EncoderRunner runner_b(make_cfg(toggles_b), *device);
+    running = &b;
+    EncoderRunner runner_b(make_cfg(toggles_b), *device_b);
     for (int i = 0; i < o.warmup; ++i) {
+      running = &a;
       (void)runner_a.forward(resolved.grids);
+      running = &b;
       (void)runner_b.forward(resolved.grids);
     }
     // Interleaved ABAB... so drift on a shared machine hits both sides alike.
     for (int i = 0; i < o.forwards; ++i) {
+      running = &a;
       a.forwards.push_back(runner_a.forward(resolved.grids));
+      running = &b;
       b.forwards.push_back(runner_b.forward(resolved.grids));
     }
     a.last_timeline = runner_a.last_timeline();
     b.last_timeline = runner_b.last_timeline();
+  } catch (const OutOfDeviceMemoryAt& oom) {
+    // Both runners are freed here. A configuration that does not fit is a FAIL row, not a crash.
+    running->failure = oom.what();
+    out << "A/B: " << (running == &a ? "A (" + a.label + ")" : "B (" + b.label + ")") << " FAIL: " << oom.what()
+        << "\n";
+    nlohmann::json result = make_result_envelope("encbench-ab", 1, argv, info.kind);
+    result["a"] = {{"preset", a.label}, {"toggles", to_json(a.toggles)}, {"failure", a.failure}};
+    result["b"] = {{"preset", b.label}, {"toggles", to_json(b.toggles)}, {"failure", b.failure}};
+    result["failure"] = oom.what();
+    if (!o.json_path.empty()) write_json_file(o.json_path, result);
+    return 1;
   }  // both runners freed before verification builds its own (memory of real shapes)
   auto verify_device = o.verify ? make_verify_device(resolved, *device) : nullptr;
   auto verify_side = [&](const Toggles& t, ConfigRun& run) {

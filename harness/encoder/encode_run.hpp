@@ -60,6 +60,9 @@ struct ConfigRun {
   std::vector<ForwardReport> forwards;  // measured (warm-up excluded)
   AccuracyReport accuracy;
   timeline::Timeline last_timeline;
+  // Set when the configuration could not run: "out of device memory at layer N, op X: ...".
+  // A failed configuration is data (a FAIL row, exit 1), not a crash.
+  std::string failure;
 };
 
 // Resolved, validated inputs of a run.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
@@ -90,6 +91,22 @@ HostWeights make_weights(const ModelConfig& m, std::uint64_t seed, bool with_mlp
     }
     w.layers.push_back(std::move(L));
   }
+  // The mergers draw from their own streams, so the blocks' weights do not depend on them.
+  const std::size_t merged = hidden * static_cast<std::size_t>(m.merge_unit());
+  const std::size_t out = static_cast<std::size_t>(m.out_hidden_size);
+  auto merger = [&](std::uint64_t stream, std::size_t norm_dim) {
+    Rng mr(seed ^ (0x3E3E3E3EULL + stream * 104729ULL));
+    HostMergerWeights M;
+    M.norm_gamma = near_one(mr, norm_dim);
+    M.norm_beta = random_vector(mr, norm_dim, 0.1f);
+    M.fc1_w = random_vector(mr, merged * merged, init_bound(merged));
+    M.fc1_b = random_vector(mr, merged, 0.1f);
+    M.fc2_w = random_vector(mr, out * merged, init_bound(merged));
+    M.fc2_b = random_vector(mr, out, 0.1f);
+    return M;
+  };
+  w.merger = merger(0, hidden);
+  for (std::size_t k = 0; k < m.deepstack_visual_indexes.size(); ++k) w.deepstack.push_back(merger(k + 1, merged));
   return w;
 }
 
@@ -99,7 +116,30 @@ std::vector<float> make_pixels(long long patches, int patch_dim, std::uint64_t s
   return random_vector(rng, static_cast<std::size_t>(patches) * static_cast<std::size_t>(patch_dim), 1.7f);
 }
 
+namespace {
+std::string oom_message(int layer, const std::string& op, const device::OutOfDeviceMemory& oom) {
+  auto gb = [](double bytes) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.3f GB", bytes / 1e9);
+    return std::string(text);
+  };
+  return "out of device memory at " + (layer >= 0 ? "layer " + std::to_string(layer) : std::string("load/setup")) +
+         ", op " + op + ": needed " + gb(static_cast<double>(oom.requested)) + " with " +
+         gb(static_cast<double>(oom.reserved)) + " reserved, budget " + gb(static_cast<double>(oom.budget));
+}
+}  // namespace
+
+OutOfDeviceMemoryAt::OutOfDeviceMemoryAt(int layer_index, std::string op_name, const device::OutOfDeviceMemory& oom)
+    : std::runtime_error(oom_message(layer_index, op_name, oom)),
+      layer(layer_index),
+      op(std::move(op_name)),
+      requested(oom.requested),
+      budget(oom.budget) {}
+
 struct EncoderRunner::Impl {
+  struct MergerBuffers {
+    Buffer norm_gamma, norm_beta, fc1_w, fc1_b, fc2_w, fc2_b;
+  };
   struct LayerBuffers {
     Buffer norm1_gamma, norm1_beta, norm2_gamma, norm2_beta;
     Buffer qkv_w, qkv_b, proj_w, proj_b;
@@ -137,7 +177,9 @@ struct EncoderRunner::Impl {
     long long tokens = -1;
     std::size_t max_cu = 0;
     Buffer pixels, embed, hidden, norm_out, qkv, q, k, v, attn_flat, proj_out, mlp_a, mlp_b;
-    Buffer cu_full, cu_window, lengths_dev, window_index, pos_h, pos_w, final_out, snapshots;
+    Buffer cu_full, cu_window, lengths_dev, window_index, pos_h, pos_w, snapshots;
+    Buffer merge_mid, merged_perm, merged;  // merger: fc1 output, output (blocks' order), restored
+    std::vector<Buffer> deepstack;          // one output per deepstack merger
   };
 
   EncoderConfig cfg;
@@ -148,6 +190,8 @@ struct EncoderRunner::Impl {
   HostWeights host;
   Buffer patch_w;
   std::vector<LayerBuffers> layers;
+  MergerBuffers merger;
+  std::vector<MergerBuffers> deepstack;
   std::vector<AttentionState> attn_state;
   SeqLensCache cache;
   Workspace ws;
@@ -224,6 +268,10 @@ struct EncoderRunner::Impl {
       }
       layers.push_back(std::move(L));
     }
+    merger = upload_merger(computes ? &host.merger : nullptr, hidden);
+    for (std::size_t k = 0; k < m.deepstack_visual_indexes.size(); ++k)
+      deepstack.push_back(upload_merger(computes ? &host.deepstack[k] : nullptr,
+                                        hidden * static_cast<std::size_t>(m.merge_unit())));
     // __init__ work of the init-time toggles.
     attn_state.resize(static_cast<std::size_t>(m.depth));
     for (auto& st : attn_state) {
@@ -236,7 +284,33 @@ struct EncoderRunner::Impl {
       // The device holds its own copy; drop the host one (halves memory on the cpu device).
       host.patch_w = {};
       host.layers = {};
+      host.merger = {};
+      host.deepstack = {};
     }
+  }
+
+  MergerBuffers upload_merger(const HostMergerWeights* hw, std::size_t norm_dim) {
+    const std::size_t merged = static_cast<std::size_t>(cfg.model.hidden_size) *
+                               static_cast<std::size_t>(cfg.model.merge_unit());
+    const std::size_t out = static_cast<std::size_t>(cfg.model.out_hidden_size);
+    auto get = [&](const std::vector<float> HostMergerWeights::*field) -> const std::vector<float>& {
+      return hw ? hw->*field : no_data;
+    };
+    MergerBuffers B;
+    B.norm_gamma = upload(get(&HostMergerWeights::norm_gamma), norm_dim, "merger_norm_gamma");
+    B.norm_beta = upload(get(&HostMergerWeights::norm_beta), norm_dim, "merger_norm_beta");
+    if (hw && cfg.faults.transpose_merger_fc1) {
+      std::vector<float> t(merged * merged);
+      for (std::size_t r = 0; r < merged; ++r)
+        for (std::size_t c = 0; c < merged; ++c) t[c * merged + r] = hw->fc1_w[r * merged + c];
+      B.fc1_w = upload(t, merged * merged, "merger_fc1_w");
+    } else {
+      B.fc1_w = upload(get(&HostMergerWeights::fc1_w), merged * merged, "merger_fc1_w");
+    }
+    B.fc1_b = upload(get(&HostMergerWeights::fc1_b), merged, "merger_fc1_b");
+    B.fc2_w = upload(get(&HostMergerWeights::fc2_w), out * merged, "merger_fc2_w");
+    B.fc2_b = upload(get(&HostMergerWeights::fc2_b), out, "merger_fc2_b");
+    return B;
   }
 
   ~Impl() {
@@ -247,9 +321,23 @@ struct EncoderRunner::Impl {
     }
   }
 
-  Buffer allocate(std::size_t bytes) { return dev.allocator().allocate(std::max<std::size_t>(bytes, 4)); }
+  // Where the next allocation happens, for an out-of-memory verdict that names it.
+  struct AllocSite {
+    int layer = -1;
+    std::string op = "weights";
+  };
+  AllocSite site;
+
+  Buffer allocate(std::size_t bytes) {
+    try {
+      return dev.allocator().allocate(std::max<std::size_t>(bytes, 4));
+    } catch (const device::OutOfDeviceMemory& oom) {
+      throw OutOfDeviceMemoryAt(site.layer, site.op, oom);
+    }
+  }
 
   Buffer upload(const std::vector<float>& data, std::size_t count, const char* label) {
+    site = {-1, std::string("weights ") + label};
     Buffer b = allocate(fsize(count));
     if (!data.empty()) stream.copy_h2d(b, 0, data.data(), fsize(count), label);
     return b;
@@ -283,6 +371,7 @@ struct EncoderRunner::Impl {
     dev.synchronize();  // old workspaces may still be in use
     call_cache.free_blocks.clear();
     ws = Workspace{};
+    site = {-1, "workspace"};
     ws.tokens = plan.num_patches;
     ws.max_cu = max_cu;
     const std::size_t T = static_cast<std::size_t>(plan.num_patches);
@@ -310,7 +399,32 @@ struct EncoderRunner::Impl {
     ws.window_index = allocate(std::max<std::size_t>(plan.window_index.size(), 1) * sizeof(std::int32_t));
     ws.pos_h = allocate(T * sizeof(std::int32_t));
     ws.pos_w = allocate(T * sizeof(std::int32_t));
-    ws.final_out = allocate(fsize(T * hidden));
+    const std::size_t merged_rows = T / static_cast<std::size_t>(m.merge_unit());
+    const std::size_t out = static_cast<std::size_t>(m.out_hidden_size);
+    ws.merge_mid = allocate(fsize(T * hidden));
+    ws.merged_perm = allocate(fsize(merged_rows * out));
+    if (m.has_windows()) ws.merged = allocate(fsize(merged_rows * out));
+    for (std::size_t k = 0; k < m.deepstack_visual_indexes.size(); ++k)
+      ws.deepstack.push_back(allocate(fsize(merged_rows * out)));
+  }
+
+  // A patch merger on the hidden states [T, hidden] (in the blocks' token order): norm (over
+  // hidden before the 2x2 merge, or over hidden*4 after it for the post-shuffle deepstack
+  // mergers), view as [T/4, hidden*4], fc1 -> GELU -> fc2 into `out` [T/4, out_hidden].
+  void merger_ops(const std::string& prefix, const MergerBuffers& B, bool post_shuffle, const Buffer& out,
+                  std::size_t T) {
+    const ModelConfig& m = cfg.model;
+    const std::size_t hidden = static_cast<std::size_t>(m.hidden_size);
+    const std::size_t merged = hidden * static_cast<std::size_t>(m.merge_unit());
+    const std::size_t rows = T / static_cast<std::size_t>(m.merge_unit());
+    if (post_shuffle) norm_op((prefix + "_norm").c_str(), -1, ws.hidden, B.norm_gamma, B.norm_beta, ws.norm_out, rows, merged);
+    else norm_op((prefix + "_norm").c_str(), -1, ws.hidden, B.norm_gamma, B.norm_beta, ws.norm_out, T, hidden);
+    gemm_op((prefix + "_fc1").c_str(), -1, ws.norm_out, B.fc1_w, B.fc1_b, ws.merge_mid, rows, merged, merged);
+    float* a = ws.merge_mid.as<float>();
+    launch(prefix + "_gelu", -1, {8.0 * rows * merged, 8.0 * rows * merged},
+           [=](kernels::WorkerPool& pool) { math::gelu_erf(pool, a, rows * merged); });
+    gemm_op((prefix + "_fc2").c_str(), -1, ws.merge_mid, B.fc2_w, B.fc2_b, out, rows, merged,
+            static_cast<std::size_t>(m.out_hidden_size));
   }
 
   // A per-call tensor: from the same-stream cache (caching mode) or the device allocator.
@@ -471,6 +585,7 @@ struct EncoderRunner::Impl {
     if (enable_pad && qkv_stride != Dp) {
       auto alloc_call = [&](std::size_t bytes, const char* what) {
         ScopedHostSpan span(rec, what, HostSpanKind::api, layer);
+        site = {layer, what};
         per_call.push_back(allocate_call(bytes));
         return per_call.size() - 1;
       };
@@ -521,11 +636,13 @@ struct EncoderRunner::Impl {
     const Buffer* out = nullptr;
     if (tg.out_buffer == OutBuffer::alloc_per_call) {
       ScopedHostSpan span(rec, "alloc attn_out", HostSpanKind::api, layer);
+      site = {layer, "alloc attn_out"};
       per_call.push_back(allocate_call(out_bytes));
       out = &per_call.back();
     } else {
       if (!shared_out_buffer || shared_out_bytes != out_bytes) {
         ScopedHostSpan span(rec, "alloc attn_out (shape changed)", HostSpanKind::api, layer);
+        site = {layer, "alloc attn_out"};
         shared_out_buffer = Buffer();  // back to the allocator before the new one is taken
         shared_out_buffer = allocate(out_bytes);
         shared_out_bytes = out_bytes;
@@ -588,6 +705,7 @@ struct EncoderRunner::Impl {
       // slice [..., :head_dim] + contiguous: one more copy into a fresh tensor.
       {
         ScopedHostSpan span(rec, "alloc unpad_out", HostSpanKind::api, layer);
+        site = {layer, "alloc unpad_out"};
         per_call.push_back(allocate_call(fsize(T * heads * D)));
       }
       float* dst = per_call.back().as<float>();
@@ -619,6 +737,9 @@ struct EncoderRunner::Impl {
     {
       ScopedHostSpan span(rec, "prepare_inputs", HostSpanKind::work);
       plan = plan_inputs(std::vector<GridTHW>(grids.begin(), grids.end()), m);
+      if (cfg.faults.swap_window_index && m.has_windows() && plan.cu_window_seqlens.size() > 2)
+        std::swap(plan.window_index[0],
+                  plan.window_index[static_cast<std::size_t>(plan.cu_window_seqlens[1] / m.merge_unit())]);
     }
     fs.plan = &plan;
     const std::size_t T = static_cast<std::size_t>(plan.num_patches);
@@ -714,10 +835,11 @@ struct EncoderRunner::Impl {
         float* kp = ws.k.as<float>();
         const std::int32_t* ph = ws.pos_h.as<std::int32_t>();
         const std::int32_t* pw = ws.pos_w.as<std::int32_t>();
+        const double theta = cfg.faults.rotary_theta;
         launch("rotary", layer, {12.0 * T * heads * D, 4.0 * 4.0 * T * heads * qkv_stride},
                [=](kernels::WorkerPool& pool) {
-                 math::rotary_2d(pool, qp, heads * qkv_stride, qkv_stride, T, heads, D, ph, pw);
-                 math::rotary_2d(pool, kp, heads * qkv_stride, qkv_stride, T, heads, D, ph, pw);
+                 math::rotary_2d(pool, qp, heads * qkv_stride, qkv_stride, T, heads, D, ph, pw, theta);
+                 math::rotary_2d(pool, kp, heads * qkv_stride, qkv_stride, T, heads, D, ph, pw, theta);
                });
       }
       // the attention op with its toggles
@@ -730,15 +852,21 @@ struct EncoderRunner::Impl {
       if (cfg.mlp) mlp_block(layer, L, T);
       free_calls(per_call);
       snapshot(layer + 1);
+      // Qwen3-VL: deepstack features taken after the listed layers.
+      for (std::size_t k = 0; k < m.deepstack_visual_indexes.size(); ++k)
+        if (m.deepstack_visual_indexes[k] == layer)
+          merger_ops("deepstack_merger" + std::to_string(k), deepstack[k], true, ws.deepstack[k], T);
     }
 
-    // restore the original token order
+    // The patch merger, then (window models) hidden[reverse_indices] on the merged tokens.
+    merger_ops("merger", merger, false, ws.merged_perm, T);
+    const std::size_t out_hidden = static_cast<std::size_t>(m.out_hidden_size);
     if (m.has_windows()) {
-      const float* src = ws.hidden.as<float>();
-      float* dst = ws.final_out.as<float>();
+      const float* src = ws.merged_perm.as<float>();
+      float* dst = ws.merged.as<float>();
       const std::int32_t* idx = ws.window_index.as<std::int32_t>();
-      launch("window_restore", -1, copy_cost(T * hidden, T * hidden), [=](kernels::WorkerPool& pool) {
-        math::scatter_groups(pool, src, dst, idx, groups, unit, hidden);
+      launch("window_restore", -1, copy_cost(groups * out_hidden, groups * out_hidden), [=](kernels::WorkerPool& pool) {
+        math::scatter_groups(pool, src, dst, idx, groups, 1, out_hidden);
       });
     }
     stream.synchronize("forward_end");
@@ -756,6 +884,22 @@ struct EncoderRunner::Impl {
         for (std::size_t g = 0; g < groups; ++g)
           std::memcpy(&orig[static_cast<std::size_t>(plan.window_index[g]) * unit * hidden],
                       &permuted[g * unit * hidden], fsize(unit * hidden));
+      }
+      auto read = [&](const Buffer& b, std::vector<float>& dst, const char* label) {
+        dst.assign(groups * out_hidden, 0.0f);
+        if (dev.info().host_visible_memory) std::memcpy(dst.data(), b.data(), fsize(dst.size()));
+        else stream.copy_d2h(dst.data(), b, 0, fsize(dst.size()), label);
+      };
+      read(m.has_windows() ? ws.merged : ws.merged_perm, snapshots->merged, "verify_merged_d2h");
+      snapshots->deepstack.assign(ws.deepstack.size(), {});
+      for (std::size_t k = 0; k < ws.deepstack.size(); ++k) {
+        std::vector<float> permuted;
+        read(ws.deepstack[k], permuted, "verify_deepstack_d2h");
+        auto& orig = snapshots->deepstack[k];
+        orig.assign(permuted.size(), 0.0f);
+        for (std::size_t g = 0; g < groups; ++g)
+          std::memcpy(&orig[static_cast<std::size_t>(plan.window_index[g]) * out_hidden],
+                      &permuted[g * out_hidden], fsize(out_hidden));
       }
     }
 
@@ -780,6 +924,9 @@ struct EncoderRunner::Impl {
     report.peak_bytes_reserved = memory.peak_bytes_reserved;
     report.bytes_allocated = memory.bytes_requested - requested_before;
     report.lateness = timeline::lateness_of(tl);
+    report.output_tokens = static_cast<long long>(groups);
+    for (const auto& op : tl.device_ops)
+      if (op.name.starts_with("merger_") || op.name.starts_with("deepstack_merger")) report.merger_busy_ns += op.end_ns - op.start_ns;
     last_timeline = std::move(tl);
     return report;
   }
@@ -791,9 +938,10 @@ struct EncoderRunner::Impl {
     const float* bp = beta.as<float>();
     float* op = out.as<float>();
     const bool rms = cfg.model.norm == NormKind::rms;
+    const double eps = cfg.faults.norm_eps;
     launch(name, layer, {8.0 * rows * dim, 8.0 * rows * dim}, [=](kernels::WorkerPool& pool) {
-      if (rms) math::rms_norm(pool, xp, gp, op, rows, dim);
-      else math::layer_norm(pool, xp, gp, bp, op, rows, dim);
+      if (rms) math::rms_norm(pool, xp, gp, op, rows, dim, eps);
+      else math::layer_norm(pool, xp, gp, bp, op, rows, dim, eps);
     });
   }
 

@@ -4,11 +4,13 @@
 //
 // Per layer, on the device: norm1 -> qkv_proj -> split_heads -> rotary -> [seq-lens work] ->
 // [pad] -> attention -> [unpad] -> out_proj -> residual_add (+ norm2 -> MLP -> residual_add with
-// --mlp). The host work each toggle implies (scale, pad decision, building length lists, cumsum,
+// --mlp); Qwen3-VL's deepstack mergers after their listed layers; after the blocks the patch
+// merger and (window models) the reverse window index on the merged tokens. The host work each toggle implies (scale, pad decision, building length lists, cumsum,
 // allocation, D2H waits) is real host work recorded as timeline HostSpans.
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -21,6 +23,15 @@
 
 namespace encbench::encoder {
 
+// Test-only perturbations of the device path (deliberately not a user flag): tests/encoder use
+// them to show that --verify catches each kind of mistake. The defaults are the models' values.
+struct DevicePathFaults {
+  double rotary_theta = 10000.0;      // base of the vision rotary frequencies
+  double norm_eps = 1e-6;             // epsilon of every norm on the device path
+  bool swap_window_index = false;     // swap the first merged tokens of windows 0 and 1
+  bool transpose_merger_fc1 = false;  // merger fc1 uploaded as [in, out], not nn.Linear [out, in]
+};
+
 struct EncoderConfig {
   ModelConfig model;
   Toggles toggles;
@@ -31,6 +42,7 @@ struct EncoderConfig {
   bool keep_host_weights = true;
   // Queued gaps shorter than this are kernel_wait (see timeline/gaps.hpp). Unit: ns.
   Nanos kernel_wait_threshold_ns = 30'000;
+  DevicePathFaults faults;  // tests only
 };
 
 // Which cu_seqlens set a layer's attention really used, and which one it should have used.
@@ -59,12 +71,29 @@ struct ForwardReport {
   std::uint64_t peak_bytes_reserved = 0;
   std::uint64_t bytes_allocated = 0;
   timeline::LatenessSummary lateness;  // sim on the real clock only
+  long long output_tokens = 0;   // tokens the LM receives: patches / merge^2
+  Nanos merger_busy_ns = 0;      // device time of the patch merger and deepstack merger ops
 };
 
 // Snapshot of the hidden states (original token order) before layer 0 and after every layer,
-// [depth + 1][T * hidden]. Filled only by a verification forward.
+// [depth + 1][T * hidden], the merger's output [T / merge^2, out_hidden] and each deepstack
+// merger's output (same shape, in deepstack_visual_indexes order), all in the original token
+// order. Filled only by a verification forward.
 struct LayerSnapshots {
   std::vector<std::vector<float>> hidden;
+  std::vector<float> merged;
+  std::vector<std::vector<float>> deepstack;
+};
+
+// The device's memory budget refused an allocation of the encoder: where and how much.
+// Message: "out of device memory at layer N, op X: needed A with R reserved, budget B".
+class OutOfDeviceMemoryAt : public std::runtime_error {
+ public:
+  OutOfDeviceMemoryAt(int layer, std::string op, const device::OutOfDeviceMemory& oom);
+  int layer;       // -1: weights or workspaces (load/setup)
+  std::string op;  // allocation site: "alloc pad", "alloc attn_out", "workspace", "weights qkv_w"
+  std::size_t requested;
+  std::uint64_t budget;
 };
 
 class EncoderRunner {
@@ -102,10 +131,22 @@ struct HostLayerWeights {
   std::vector<float> fc1_w, fc1_b;    // [I, hidden] or gated [2I, hidden] (gate | up)
   std::vector<float> fc2_w, fc2_b;    // [hidden, I]
 };
+// A patch merger (Qwen2-VL PatchMerger, Qwen2.5-VL Qwen2_5_VLPatchMerger, Qwen3-VL
+// Qwen3VLVisionPatchMerger): norm, view(-1, hidden * merge^2), fc1 -> GELU (erf) -> fc2.
+// The final merger normalises before the 2x2 merge (norm over hidden); Qwen3-VL's deepstack
+// mergers after it (use_postshuffle_norm: norm over hidden * merge^2). The norm is the blocks'
+// kind (RMSNorm for Qwen2.5-VL, LayerNorm otherwise; RMSNorm ignores norm_beta).
+struct HostMergerWeights {
+  std::vector<float> norm_gamma, norm_beta;  // [hidden] or [hidden * merge^2] (post-shuffle)
+  std::vector<float> fc1_w, fc1_b;           // [4h, 4h], [4h]  (4h = hidden * merge^2)
+  std::vector<float> fc2_w, fc2_b;           // [out_hidden, 4h], [out_hidden]
+};
 struct HostWeights {
   int patch_dim = 0;                  // in_channels(3) * temporal * patch * patch
   std::vector<float> patch_w;         // [hidden, patch_dim]
   std::vector<HostLayerWeights> layers;
+  HostMergerWeights merger;
+  std::vector<HostMergerWeights> deepstack;  // one per deepstack_visual_indexes entry
 };
 HostWeights make_weights(const ModelConfig& model, std::uint64_t seed, bool with_mlp);
 // Deterministic input pixels for a forward of `patches` patches, [patches, patch_dim].

@@ -42,7 +42,7 @@ void add(kernels::WorkerPool& pool, const float* x, const float* y, float* out, 
 }
 
 void layer_norm(kernels::WorkerPool& pool, const float* x, const float* gamma, const float* beta,
-                float* out, std::size_t rows, std::size_t dim) {
+                float* out, std::size_t rows, std::size_t dim, double eps) {
   parallel_rows(pool, rows, 16, [&](std::size_t r0, std::size_t r1) {
     for (std::size_t r = r0; r < r1; ++r) {
       const float* xr = x + r * dim;
@@ -51,7 +51,7 @@ void layer_norm(kernels::WorkerPool& pool, const float* x, const float* gamma, c
       mean /= static_cast<double>(dim);
       for (std::size_t i = 0; i < dim; ++i) var += (xr[i] - mean) * (xr[i] - mean);
       var /= static_cast<double>(dim);
-      const float inv = static_cast<float>(1.0 / std::sqrt(var + 1e-6));
+      const float inv = static_cast<float>(1.0 / std::sqrt(var + eps));
       float* o = out + r * dim;
       for (std::size_t i = 0; i < dim; ++i)
         o[i] = (xr[i] - static_cast<float>(mean)) * inv * gamma[i] + beta[i];
@@ -60,13 +60,13 @@ void layer_norm(kernels::WorkerPool& pool, const float* x, const float* gamma, c
 }
 
 void rms_norm(kernels::WorkerPool& pool, const float* x, const float* gamma, float* out,
-              std::size_t rows, std::size_t dim) {
+              std::size_t rows, std::size_t dim, double eps) {
   parallel_rows(pool, rows, 16, [&](std::size_t r0, std::size_t r1) {
     for (std::size_t r = r0; r < r1; ++r) {
       const float* xr = x + r * dim;
       double ss = 0;
       for (std::size_t i = 0; i < dim; ++i) ss += static_cast<double>(xr[i]) * xr[i];
-      const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(dim) + 1e-6));
+      const float inv = static_cast<float>(1.0 / std::sqrt(ss / static_cast<double>(dim) + eps));
       float* o = out + r * dim;
       for (std::size_t i = 0; i < dim; ++i) o[i] = xr[i] * inv * gamma[i];
     }
@@ -86,6 +86,13 @@ void gelu_tanh(kernels::WorkerPool& pool, float* x, std::size_t count) {
       const float v = x[i];
       x[i] = 0.5f * v * (1.0f + std::tanh(kC * (v + 0.044715f * v * v * v)));
     }
+  });
+}
+
+void gelu_erf(kernels::WorkerPool& pool, float* x, std::size_t count) {
+  parallel_rows(pool, count, 1 << 15, [&](std::size_t i0, std::size_t i1) {
+    constexpr float kInvSqrt2 = 0.70710678118654752f;
+    for (std::size_t i = i0; i < i1; ++i) x[i] = 0.5f * x[i] * (1.0f + std::erf(x[i] * kInvSqrt2));
   });
 }
 
@@ -118,12 +125,12 @@ void copy_heads(kernels::WorkerPool& pool, const float* src, std::size_t src_row
 
 void rotary_2d(kernels::WorkerPool& pool, float* x, std::size_t row, std::size_t head_stride,
                std::size_t tokens, std::size_t heads, std::size_t head_dim,
-               const std::int32_t* pos_h, const std::int32_t* pos_w) {
+               const std::int32_t* pos_h, const std::int32_t* pos_w, double theta) {
   const std::size_t half = head_dim / 2, quarter = head_dim / 4;
   std::vector<double> inv_freq(quarter);
   // VisionRotaryEmbedding(dim = head_dim / 2): inv_freq = 1 / 10000^(arange(0, dim, 2) / dim).
   for (std::size_t j = 0; j < quarter; ++j)
-    inv_freq[j] = 1.0 / std::pow(10000.0, static_cast<double>(2 * j) / static_cast<double>(half));
+    inv_freq[j] = 1.0 / std::pow(theta, static_cast<double>(2 * j) / static_cast<double>(half));
   parallel_rows(pool, tokens, 32, [&](std::size_t t0, std::size_t t1) {
     std::vector<float> cos_v(half), sin_v(half);
     for (std::size_t t = t0; t < t1; ++t) {

@@ -20,14 +20,17 @@ void linear(kernels::WorkerPool& pool, const float* a, const float* w, const flo
 // out = x (+) y elementwise (out may alias x).
 void add(kernels::WorkerPool& pool, const float* x, const float* y, float* out, std::size_t count);
 
-// Per-row LayerNorm (gamma, beta) or RMSNorm (gamma) with eps 1e-6.
+// Per-row LayerNorm (gamma, beta) or RMSNorm (gamma); every Qwen-VL vision norm uses eps 1e-6.
+inline constexpr double kNormEps = 1e-6;
 void layer_norm(kernels::WorkerPool& pool, const float* x, const float* gamma, const float* beta,
-                float* out, std::size_t rows, std::size_t dim);
+                float* out, std::size_t rows, std::size_t dim, double eps = kNormEps);
 void rms_norm(kernels::WorkerPool& pool, const float* x, const float* gamma, float* out,
-              std::size_t rows, std::size_t dim);
+              std::size_t rows, std::size_t dim, double eps = kNormEps);
 
 void quick_gelu(kernels::WorkerPool& pool, float* x, std::size_t count);
 void gelu_tanh(kernels::WorkerPool& pool, float* x, std::size_t count);
+// nn.GELU() (exact, erf): the patch mergers' activation.
+void gelu_erf(kernels::WorkerPool& pool, float* x, std::size_t count);
 // out[i] = silu(gate[i]) * up[i]; gate and up are the two halves of rows of width 2*inner.
 void silu_mul(kernels::WorkerPool& pool, const float* gate_up, float* out, std::size_t rows,
               std::size_t inner);
@@ -41,9 +44,10 @@ void copy_heads(kernels::WorkerPool& pool, const float* src, std::size_t src_row
 // Qwen2-VL vision 2D rotary, in place on x[t, h, 0:head_dim] (row stride `row`, head stride
 // `head_stride`): angles for lanes [0, D/4) from pos_h, [D/4, D/2) from pos_w, theta 10000,
 // rotate_half over the first head_dim lanes.
+inline constexpr double kRotaryTheta = 10000.0;
 void rotary_2d(kernels::WorkerPool& pool, float* x, std::size_t row, std::size_t head_stride,
                std::size_t tokens, std::size_t heads, std::size_t head_dim,
-               const std::int32_t* pos_h, const std::int32_t* pos_w);
+               const std::int32_t* pos_h, const std::int32_t* pos_w, double theta = kRotaryTheta);
 
 // The reference: fp64 accumulation, plain softmax, token i attends to every token j with
 // segment[j] == segment[i] (any token order). q/k/v/out are [T, H, dim].

@@ -179,6 +179,19 @@ std::vector<std::int32_t> lengths_from_cumulative(const std::vector<std::int32_t
   return lengths;
 }
 
+long long output_tokens(const GridTHW& g, int merge) {
+  require(merge > 0 && g.t > 0 && g.h > 0 && g.w > 0 && g.h % merge == 0 && g.w % merge == 0,
+          "grid (" + std::to_string(g.t) + "," + std::to_string(g.h) + "," + std::to_string(g.w) +
+              ") must be positive with h, w multiples of spatial_merge_size " + std::to_string(merge));
+  return g.patches() / (static_cast<long long>(merge) * merge);
+}
+
+long long output_tokens(const std::vector<GridTHW>& grids, const ModelConfig& model) {
+  long long tokens = 0;
+  for (const auto& g : grids) tokens += output_tokens(g, model.spatial_merge_size);
+  return tokens;
+}
+
 InputPlan plan_inputs(const std::vector<GridTHW>& grids, const ModelConfig& model) {
   require(!grids.empty(), "no inputs: pass at least one --image or --video");
   InputPlan plan;

@@ -45,6 +45,12 @@ struct GridTHW {
 // processors do, so t = ceil(frames / temporal_patch_size)).
 GridTHW grid_for(const MediaInput& input, const ModelConfig& model);
 
+// Tokens the language model receives for one input: the patch merger turns each
+// spatial_merge_size x spatial_merge_size block of patches into one token (t*h*w / merge^2).
+// Throws InvalidInput when h or w is not a positive multiple of the merge size.
+long long output_tokens(const GridTHW& grid, int spatial_merge_size);
+long long output_tokens(const std::vector<GridTHW>& grids, const ModelConfig& model);
+
 // [0] + cumsum(repeat(h*w, t)): one segment per image and per temporal group of a video.
 std::vector<std::int32_t> build_cu_seqlens(const std::vector<GridTHW>& grids);
 

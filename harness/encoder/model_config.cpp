@@ -85,7 +85,8 @@ ModelConfig model_from_json(const nlohmann::json& doc, const std::string& origin
       "name", "family", "source", "depth", "hidden_size", "num_heads", "head_dim", "patch_size",
       "temporal_patch_size", "spatial_merge_size", "window_size", "fullatt_block_indexes",
       "intermediate_size", "mlp_kind", "norm", "deepstack_visual_indexes", "out_hidden_size",
-      "image_min_pixels", "image_max_pixels", "video_min_pixels", "video_max_pixels"};
+      "image_min_pixels", "image_max_pixels", "video_min_pixels", "video_max_pixels",
+      "language_model"};  // read by the server (harness/server/lm_roofline.hpp), not the encoder
   for (const auto& [key, value] : doc.items()) {
     if (std::find_if(std::begin(kKnownFields), std::end(kKnownFields),
                      [&](const char* k) { return key == k; }) == std::end(kKnownFields))

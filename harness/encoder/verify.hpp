@@ -1,7 +1,9 @@
 #pragma once
-// The accuracy guard: the same forward through the reference path (fp64-accumulating reference
-// attention, same weights, no padding, the *correct* per-layer segments derived from the grid
-// geometry), compared layer by layer.
+// The accuracy guard: the same forward through an independent reference (plain fp64 loops of its
+// own for every step: patch embedding, norms, projections, 2-D rotary, attention over the
+// *correct* per-layer segments derived from the grid geometry, MLP, patch merger and deepstack
+// mergers; same weights, no padding), compared layer by layer. It shares no code with the device
+// path except the generators of the inputs and weights (make_pixels, make_weights).
 //
 // Each layer is checked on the device's own input to that layer (teacher forcing), so an error
 // is attributed to the layer that made it rather than to every later layer it propagates into.
@@ -28,6 +30,8 @@ struct AccuracyReport {
   double tolerance = 1e-3;
   double max_rel_error = 0;
   double input_rel_error = 0;  // patch embedding + window permutation round trip
+  double merger_rel_error = 0;  // patch merger (+ reverse window index) on the last layer's output
+  std::vector<double> deepstack_rel_errors;  // per deepstack merger
   std::vector<LayerAccuracy> layers;
   std::vector<int> failed_layers;
   std::string reason;
@@ -35,10 +39,15 @@ struct AccuracyReport {
 
 inline constexpr double kDefaultTolerance = 1e-3;
 
-// One layer of the reference forward on `input` (original token order, [T, hidden]).
-std::vector<float> reference_layer(kernels::WorkerPool& pool, const ModelConfig& model,
-                                   const HostLayerWeights& weights, bool with_mlp, int layer,
-                                   const InputPlan& plan, const std::vector<float>& input);
+// One layer of the reference forward on `input` (original token order, [T, hidden]); only
+// plan.grids is read (positions and segments are derived here from the grids).
+std::vector<double> reference_layer(kernels::WorkerPool& pool, const ModelConfig& model,
+                                    const HostLayerWeights& weights, bool with_mlp, int layer,
+                                    const InputPlan& plan, const std::vector<float>& input);
+// A patch merger of the reference on hidden states [T, hidden] (original order): [T/4, out].
+std::vector<double> reference_merger(kernels::WorkerPool& pool, const ModelConfig& model,
+                                     const HostMergerWeights& weights, bool post_shuffle,
+                                     const std::vector<float>& hidden);
 
 AccuracyReport verify_forward(kernels::WorkerPool& pool, const EncoderRunner& runner,
                               const InputPlan& plan, const LayerSnapshots& snapshots,

@@ -1,6 +1,8 @@
 #include "harness/scenario/closed_loop.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <iomanip>
 #include <cstdio>
 #include <fstream>
 #include <ostream>
@@ -51,17 +53,35 @@ nlohmann::json engine_delta(const server::EngineStats& a, const server::EngineSt
           {"generation_tokens", b.generation_tokens - a.generation_tokens}};
 }
 
-// snprintf into a string of the needed size: long labels and paths are never cut.
-template <typename... Args>
-std::string sformat(const char* fmt, Args... args) {
-  const int n = std::snprintf(nullptr, 0, fmt, args...);
-  if (n <= 0) return {};
-  std::string out(static_cast<std::size_t>(n), '\0');
-  std::snprintf(out.data(), out.size() + 1, fmt, args...);
-  return out;
+// Counters of several windows added up; the ratios recomputed from the sums.
+nlohmann::json sum_engine_deltas(const std::vector<nlohmann::json>& deltas) {
+  nlohmann::json total = nlohmann::json::object();
+  for (const auto& d : deltas)
+    for (const auto& [key, value] : d.items())
+      if (value.is_number()) total[key] = total.value(key, 0.0) + value.get<double>();
+  const double busy = total.value("device_busy_ms", 0.0), idle = total.value("device_idle_ms", 0.0);
+  const double forwards = total.value("encoder_forwards", 0.0);
+  total["idle_pct"] = busy + idle > 0 ? 100.0 * idle / (busy + idle) : 0.0;
+  total["syncs_per_forward"] = forwards > 0 ? total.value("syncs", 0.0) / forwards : 0.0;
+  double late_max = 0;
+  for (const auto& d : deltas) late_max = std::max(late_max, d.value("encoder_lateness_p99_us_max", 0.0));
+  total["encoder_lateness_p99_us_max"] = late_max;
+  return total;
 }
 
-std::string fixed(double v, int digits) { return sformat("%.*f", digits, v); }
+std::string table_row(const std::string& metric, const std::string& before, const std::string& after,
+                      const std::string& change) {
+  std::ostringstream row;
+  row << "| " << std::left << std::setw(34) << metric << " | " << std::right << std::setw(12) << before << " | "
+      << std::setw(12) << after << " | " << std::left << std::setw(12) << change << " |\n";
+  return row.str();
+}
+
+std::string fixed(double v, int digits) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(digits) << v;
+  return text.str();
+}
 
 }  // namespace
 
@@ -73,6 +93,7 @@ ClosedLoopOptions apply_scenario_json(const nlohmann::json& doc, const std::stri
   read_key(doc, "model", o.model, origin);
   read_key(doc, "device", o.device, origin);
   read_key(doc, "presets", o.presets, origin);
+  read_key(doc, "rounds", o.rounds, origin);
   read_key(doc, "num_prompts", o.num_prompts, origin);
   read_key(doc, "request_rate", o.request_rate, origin);
   read_key(doc, "burstiness", o.burstiness, origin);
@@ -97,7 +118,8 @@ ClosedLoopOptions load_scenario(const std::filesystem::path& file, ClosedLoopOpt
 
 void validate(const ClosedLoopOptions& o) {
   require(o.presets.size() == 2, "--presets needs exactly two presets (before,after)");
-  require(o.num_prompts >= 1, "--num-prompts must be at least 1");
+  require(o.rounds >= 1 && o.rounds <= 100, "--rounds must be in [1, 100]");
+  require(o.num_prompts >= 1 && o.num_prompts <= 1'000'000, "--num-prompts must be in [1, 1000000]");
   require(o.request_rate > 0, "--request-rate must be positive (inf allowed)");
   require(o.burstiness > 0, "--burstiness must be positive");
   require(o.output_len >= 1, "--output-len must be at least 1");
@@ -109,6 +131,7 @@ nlohmann::json to_json(const ClosedLoopOptions& o) {
           {"model", o.model},
           {"device", o.device},
           {"presets", o.presets},
+          {"rounds", o.rounds},
           {"num_prompts", o.num_prompts},
           {"request_rate", std::isfinite(o.request_rate) ? nlohmann::json(o.request_rate) : nlohmann::json("inf")},
           {"burstiness", o.burstiness},
@@ -148,90 +171,145 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
            << o.image_height << ") -> " << gen.out.string() << std::endl;
   client::generate_dataset(gen);
 
-  nlohmann::json arms = nlohmann::json::array();
-  std::vector<nlohmann::json> serving;
-  std::vector<std::string> blocks;
-  for (const std::string& preset : o.presets) {
-    server::ServeOptions so;
-    so.port = 0;
-    so.model = o.model;
-    so.device = o.device;
-    if (!o.profiles_dir.empty()) so.profiles_dir = o.profiles_dir;
-    so.encoder_preset = preset;
-    so.encoder_mlp = o.encoder_mlp;
-    so.max_num_seqs = o.max_num_seqs;
-    so.max_num_batched_tokens = o.max_num_batched_tokens;
-    so.seed = o.seed;
-    so.profile_dir = o.result_dir / ("profile-" + preset);
-    server::Server srv(server::build_server_config(so));
-    srv.start();
-    progress << "[run] " << preset << ": server on " << srv.base_url() << " (" << o.model << ", " << o.device
-             << "), " << o.num_prompts << " requests at " << o.request_rate << " req/s, burstiness " << o.burstiness
-             << std::endl;
+  // Interleaved rounds: ABBA... so drift hits both arms alike; a fresh server per arm and round.
+  struct ArmRound {
+    int round = 0;
+    int position = 0;  // 0: ran first in its round
+    nlohmann::json serving;
+    nlohmann::json engine_delta;
+    std::string block;
+  };
+  std::vector<std::vector<ArmRound>> by_arm(o.presets.size());
+  std::vector<std::string> invalid_reasons;
+  for (int round = 0; round < o.rounds; ++round) {
+    const bool reversed = round % 2 == 1;
+    for (int position = 0; position < 2; ++position) {
+      const std::size_t arm_index = static_cast<std::size_t>(reversed ? 1 - position : position);
+      const std::string& preset = o.presets[arm_index];
+      server::ServeOptions so;
+      so.port = 0;
+      so.model = o.model;
+      so.device = o.device;
+      if (!o.profiles_dir.empty()) so.profiles_dir = o.profiles_dir;
+      so.encoder_preset = preset;
+      so.encoder_mlp = o.encoder_mlp;
+      so.max_num_seqs = o.max_num_seqs;
+      so.max_num_batched_tokens = o.max_num_batched_tokens;
+      so.seed = o.seed;
+      so.profile_dir = o.result_dir / ("profile-" + preset + "-round" + std::to_string(round + 1));
+      server::Server srv(server::build_server_config(so));
+      srv.start();
+      progress << "[run] round " << round + 1 << "/" << o.rounds << ", " << preset << ": server on " << srv.base_url()
+               << " (" << o.model << ", " << o.device << "), " << o.num_prompts << " requests at " << o.request_rate
+               << " req/s, burstiness " << o.burstiness << std::endl;
 
-    client::BenchConfig bc;
-    bc.backend = client::Backend::openai_chat;
-    bc.endpoint = "/v1/chat/completions";
-    bc.endpoint_given = true;
-    bc.host = "127.0.0.1";
-    bc.port = srv.port();
-    bc.model = o.model;
-    bc.label = preset;
-    bc.dataset.name = "hf";
-    bc.dataset.path = gen.out.string();
-    bc.dataset.num_prompts = static_cast<std::size_t>(o.num_prompts);
-    bc.dataset.seed = o.seed;
-    bc.dataset.output_len = o.output_len;
-    bc.request_rate = o.request_rate;
-    bc.burstiness = o.burstiness;
-    bc.seed = o.seed;
-    bc.ignore_eos = true;  // same output length on both arms: only the encoder differs
-    bc.save_detailed = true;
-    bc.profile = o.profile;
-    bc.scrape_metrics = true;
-    bc.argv = argv;
-    client::validate(bc);
+      client::BenchConfig bc;
+      bc.backend = client::Backend::openai_chat;
+      bc.endpoint = "/v1/chat/completions";
+      bc.endpoint_given = true;
+      bc.host = "127.0.0.1";
+      bc.port = srv.port();
+      bc.model = o.model;
+      bc.label = preset;
+      bc.dataset.name = "hf";
+      bc.dataset.path = gen.out.string();
+      bc.dataset.num_prompts = static_cast<std::size_t>(o.num_prompts);
+      bc.dataset.seed = o.seed;
+      bc.dataset.output_len = o.output_len;
+      bc.request_rate = o.request_rate;
+      bc.burstiness = o.burstiness;
+      bc.seed = o.seed;
+      bc.ignore_eos = true;  // same output length on both arms: only the encoder differs
+      bc.save_detailed = true;
+      bc.profile = o.profile;
+      bc.scrape_metrics = true;
+      bc.argv = argv;
+      client::validate(bc);
 
-    const server::EngineStats before = srv.engine_stats();
-    const client::BenchResult result = client::run_benchmark(bc);
-    const server::EngineStats after = srv.engine_stats();
-    srv.stop();
+      const server::EngineStats before = srv.engine_stats();
+      const client::BenchResult result = client::run_benchmark(bc);
+      const server::EngineStats after = srv.engine_stats();
+      srv.stop();
 
-    std::ostringstream block;
-    client::print_errors(block, result);
-    client::print_vllm_block(block, bc, result);
-    client::print_server_sections(block, result);
-    blocks.push_back(block.str());
-    nlohmann::json json = client::to_vllm_json(bc, result);
-    nlohmann::json arm = {{"preset", preset}, {"server_engine_delta", engine_delta(before, after)}};
-    progress << "[run] " << preset << ": done, " << result.metrics.completed << " completed, mean TTFT "
-             << fixed(result.metrics.latency.count("ttft") ? result.metrics.latency.at("ttft").mean_ms : 0.0, 2) << " ms" << std::endl;
-    serving.push_back(json);
-    arm["serving"] = std::move(json);
-    arms.push_back(std::move(arm));
+      ArmRound arm;
+      arm.round = round + 1;
+      arm.position = position;
+      std::ostringstream block;
+      client::print_errors(block, result);
+      client::print_vllm_block(block, bc, result);
+      client::print_server_sections(block, result);
+      arm.block = block.str();
+      arm.serving = client::to_vllm_json(bc, result);
+      arm.engine_delta = engine_delta(before, after);
+      const auto& m = result.metrics;
+      const double ttft_mean = m.latency.count("ttft") ? m.latency.at("ttft").mean_ms : 0.0;
+      progress << "[run] round " << round + 1 << ", " << preset << ": done, " << m.completed << " completed, "
+               << m.failed << " failed, mean TTFT " << fixed(ttft_mean, 2) << " ms" << std::endl;
+      // Guards: a verdict needs every request served and a client that kept its schedule.
+      const std::string where = "round " + std::to_string(round + 1) + ", " + preset + ": ";
+      if (m.failed > 0 || m.completed < o.num_prompts)
+        invalid_reasons.push_back(where + std::to_string(m.failed) + " failed / " + std::to_string(m.completed) +
+                                  " of " + std::to_string(o.num_prompts) + " completed");
+      // The client's lag delays every request by that much: fatal for the comparison once it is
+      // no longer small against the TTFTs compared (at least 5 ms, or 10 % of the median TTFT).
+      double lag_p99_ms = m.client_lag.max_ms;
+      for (const auto& [p, value] : m.client_lag.percentiles_ms)
+        if (p == 99) lag_p99_ms = value;
+      const double ttft_median = m.latency.count("ttft") ? m.latency.at("ttft").median_ms : 0.0;
+      const double lag_limit_ms = std::max(5.0, 0.10 * ttft_median);
+      if (m.client_lag.count > 0 && lag_p99_ms > lag_limit_ms)
+        invalid_reasons.push_back(where + "the client could not keep its schedule (client lag p99 " +
+                                  fixed(lag_p99_ms, 2) + " ms > " + fixed(lag_limit_ms, 2) + " ms)");
+      const double late_p99_us = arm.engine_delta.value("encoder_lateness_p99_us_max", 0.0);
+      const double forward_ms = arm.engine_delta.value("encoder_wall_ms", 0.0) /
+                                std::max<double>(1.0, arm.engine_delta.value("encoder_forwards", 0.0));
+      if (late_p99_us > 0 && late_p99_us * 1e-3 > 0.10 * forward_ms)
+        invalid_reasons.push_back(where + "the sim device could not keep up with its model (lateness p99 " +
+                                  fixed(late_p99_us, 0) + " us > 10 % of a forward)");
+      by_arm[arm_index].push_back(std::move(arm));
+    }
   }
 
-  // The seeds' table from the reports library (Mann-Whitney on the per-request samples).
-  const reports::RunResult base = reports::parse_result(serving[0], o.presets[0]);
-  const reports::RunResult next = reports::parse_result(serving[1], o.presets[1]);
-  const reports::Comparison comparison = reports::compare_runs(base, next, reports::default_gate());
+  // The seeds' table over the pooled rounds (reports: Mann-Whitney on per-request samples, and a
+  // change must also clear the spread between rounds).
+  std::vector<reports::RunResult> pooled;
+  for (std::size_t a = 0; a < by_arm.size(); ++a) {
+    std::vector<reports::RunResult> rounds;
+    for (const ArmRound& r : by_arm[a])
+      rounds.push_back(reports::parse_result(r.serving, o.presets[a] + " round " + std::to_string(r.round)));
+    pooled.push_back(rounds.size() == 1 ? rounds.front() : reports::merge_runs(rounds));
+  }
+  const reports::Comparison comparison = reports::compare_runs(pooled[0], pooled[1], reports::default_gate());
 
-  for (std::size_t i = 0; i < blocks.size(); ++i) out << "\n[" << o.presets[i] << "]\n" << blocks[i];
+  for (std::size_t a = 0; a < by_arm.size(); ++a)
+    out << "\n[" << o.presets[a] << ", round 1 of " << o.rounds << "]\n" << by_arm[a].front().block;
   out << "\nClosed loop: " << o.presets[0] << " (Before) vs " << o.presets[1] << " (After), " << o.model << " on "
-      << o.device << (o.device.rfind("sim:", 0) == 0 ? " (device times MODELLED)" : "") << "\n";
-  out << reports::render_terminal(comparison);
-  // Encoder side of the same windows (server's counters; profile summary when --profile).
-  const nlohmann::json& d0 = arms[0]["server_engine_delta"];
-  const nlohmann::json& d1 = arms[1]["server_engine_delta"];
+      << o.device << (o.device.rfind("sim:", 0) == 0 ? " (device times MODELLED)" : "") << ", " << o.rounds
+      << " interleaved round(s) of " << o.num_prompts << " requests per arm, pooled\n";
+  const bool valid = invalid_reasons.empty();
+  if (valid) {
+    out << reports::render_terminal(comparison);
+  } else {
+    out << "NO VERDICT: this machine could not keep up, so the comparison would measure the machine:\n";
+    for (const auto& reason : invalid_reasons) out << "  - " << reason << "\n";
+  }
+  // Encoder side of the same windows (server's counters summed over the rounds).
+  std::vector<nlohmann::json> totals;
+  for (const auto& rounds : by_arm) {
+    std::vector<nlohmann::json> deltas;
+    for (const ArmRound& r : rounds) deltas.push_back(r.engine_delta);
+    totals.push_back(sum_engine_deltas(deltas));
+  }
+  const nlohmann::json& d0 = totals[0];
+  const nlohmann::json& d1 = totals[1];
   auto row = [&](const std::string& label, const char* key, int digits) {
     const double a = d0[key].get<double>(), b = d1[key].get<double>();
     std::optional<double> change;
     if (a != 0) change = (b - a) / std::fabs(a);
-    out << sformat("| %-34s | %12s | %12s | %-12s |\n", label.c_str(), fixed(a, digits).c_str(),
-                   fixed(b, digits).c_str(), reports::format_change(change).c_str());
+    out << table_row(label, fixed(a, digits), fixed(b, digits), reports::format_change(change));
   };
-  out << "\nEncoder device (server side, same window)\n";
-  out << sformat("| %-34s | %12s | %12s | %-12s |\n", "Metric", "Before", "After", "Comparison");
+  out << "\nEncoder device (server side, same windows, all rounds)\n";
+  out << table_row("Metric", "Before", "After", "Comparison");
   row("Encoder forwards", "encoder_forwards", 0);
   row("Images encoded", "images", 0);
   row("Encoder wall time (ms)", "encoder_wall_ms", 1);
@@ -240,12 +318,24 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
   row("Encoder device idle (%)", "idle_pct", 2);
   row("Syncs per forward", "syncs_per_forward", 2);
 
-  nlohmann::json doc = make_result_envelope("encbench-closed-loop", 1, argv, o.device);
+  nlohmann::json arms = nlohmann::json::array();
+  for (std::size_t a = 0; a < by_arm.size(); ++a) {
+    nlohmann::json rounds = nlohmann::json::array();
+    for (const ArmRound& r : by_arm[a])
+      rounds.push_back({{"round", r.round}, {"position", r.position}, {"serving", r.serving},
+                        {"server_engine_delta", r.engine_delta}});
+    arms.push_back({{"preset", o.presets[a]}, {"rounds", rounds}, {"server_engine_delta", totals[a]}});
+  }
+  nlohmann::json doc = make_result_envelope("encbench-closed-loop", 2, argv, o.device);
   doc["scenario"] = to_json(o);
   doc["arms"] = arms;
-  doc["comparison"] = reports::to_json(comparison);
+  doc["verdict_valid"] = valid;
+  doc["invalid_reasons"] = invalid_reasons;
+  if (valid) doc["comparison"] = reports::to_json(comparison);
   ClosedLoopRun run;
   run.result_path = result_path;
+  run.verdict_valid = valid;
+  run.invalid_reasons = invalid_reasons;
   write_json_file(run.result_path, doc);
   progress << "[run] wrote " << run.result_path.string() << std::endl;
   run.result = std::move(doc);

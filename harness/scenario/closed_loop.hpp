@@ -1,7 +1,10 @@
 #pragma once
 // The closed-loop scenario (`encbench run`): for each encoder preset, start the live server
 // in-process on the chosen device, drive it with the project's vision-arena sample through the
-// serving client, stop it; then print the seeds' Before/After/Comparison table, both serving
+// serving client, stop it. Arms run in interleaved rounds (ABBA...: round 1 A then B, round 2 B
+// then A, ...), each arm of each round on a fresh server with its own warm-up, so drift of a
+// shared machine falls on both arms alike. Then print the seeds' Before/After/Comparison table
+// over the pooled rounds (round-to-round spread as the noise floor), the first round's serving
 // blocks and the server-side encoder figures, and write one versioned JSON.
 // Plain data in (ClosedLoopOptions, from the scenario file + flags), plain data out (JSON).
 #include <cstdint>
@@ -21,6 +24,7 @@ struct ClosedLoopOptions {
   std::string model = "qwen3-vl-8b";
   std::string device = "sim:ascend-910b";
   std::vector<std::string> presets{"baseline", "optimized"};  // before, after
+  int rounds = 3;                           // interleaved ABBA rounds (each arm once per round)
   int num_prompts = 100;
   double request_rate = 10;
   double burstiness = 5;
@@ -45,8 +49,12 @@ void validate(const ClosedLoopOptions& options);  // throws InvalidInput
 nlohmann::json to_json(const ClosedLoopOptions& options);
 
 struct ClosedLoopRun {
-  nlohmann::json result;             // schema "encbench-closed-loop" / 1
+  nlohmann::json result;             // schema "encbench-closed-loop" / 2
   std::filesystem::path result_path; // where it was written
+  // False when a guard found that this machine could not keep up (client dispatch lag, failed
+  // requests, or the sim device's lateness): the run printed no verdict; `encbench run` exits 2.
+  bool verdict_valid = true;
+  std::vector<std::string> invalid_reasons;
 };
 
 // Runs every arm; tables on `out`, progress on `progress`.

@@ -110,14 +110,20 @@ RealEncoder make_real_encoder_with_idle(const ServeOptions& o, std::shared_ptr<E
   cfg.mlp = o.encoder_mlp;
   cfg.seed = o.seed;
   cfg.keep_host_weights = false;
-  path->runner = std::make_unique<encoder::EncoderRunner>(cfg, *path->device);
-  // Start-up dummy forward (vLLM profiles the encoder with a dummy batch before serving): one-time
-  // init work of the toggles and the allocator's first fills stay out of the first requests' TTFT.
+  // Weights (loaded by the runner) and the start-up dummy forward must fit the budget (vLLM
+  // profiles the encoder with a dummy batch before serving; here it also keeps one-time init work
+  // of the toggles and the allocator's first fills out of the first requests' TTFT).
+  const auto too_small = [&](const char* what) {
+    return InvalidInput("--device-memory-gb " + std::to_string(o.device_memory_gb) +
+                        " is too small for the encoder's weights and a 32x32-patch warm-up forward: " + what);
+  };
   try {
+    path->runner = std::make_unique<encoder::EncoderRunner>(cfg, *path->device);
     (void)path->runner->forward(std::vector<encoder::GridTHW>{{1, 32, 32}});
+  } catch (const encoder::OutOfDeviceMemoryAt& e) {
+    throw too_small(e.what());
   } catch (const device::OutOfDeviceMemory& e) {
-    throw InvalidInput("--device-memory-gb " + std::to_string(o.device_memory_gb) +
-                       " is too small for the encoder's weights and a 32x32-patch warm-up forward: " + e.what());
+    throw too_small(e.what());
   }
   RealEncoder real;
   // Engine idle: the device has finished every op (the engine ran no step since the last
@@ -155,6 +161,11 @@ RealEncoder make_real_encoder_with_idle(const ServeOptions& o, std::shared_ptr<E
       step.device_busy_ns = report.device_busy_ns;
       step.device_idle_ns = report.idle_ns;
       step.syncs = static_cast<int>(report.syncs);
+    } catch (const encoder::OutOfDeviceMemoryAt& e) {
+      // The runner names the layer and allocation site of a device::OutOfDeviceMemory.
+      step.ok = false;
+      step.out_of_memory = true;
+      step.error = e.what();
     } catch (const device::OutOfDeviceMemory& e) {
       // Over the budget even after the allocator freed its cache and retried: the step's requests
       // get 503, the runner and the server go on with the next step.

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "harness/core/error.hpp"
+#include "harness/encoder/inputs.hpp"
 
 namespace encbench::server {
 namespace {
@@ -74,7 +75,10 @@ GridTHW image_grid(const VisionGeometry& geometry, std::int64_t height, std::int
 }
 
 std::int64_t image_token_count(const VisionGeometry& geometry, const GridTHW& grid) {
-  return grid.patches() / (geometry.merge_size * geometry.merge_size);
+  // The encoder's patch merger decides how many tokens the LM receives (one rule for both).
+  return encoder::output_tokens(encoder::GridTHW{static_cast<int>(grid.t), static_cast<int>(grid.h),
+                                                 static_cast<int>(grid.w)},
+                                static_cast<int>(geometry.merge_size));
 }
 
 }  // namespace encbench::server

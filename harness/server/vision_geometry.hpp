@@ -47,7 +47,7 @@ ResizedSize smart_resize(std::int64_t height, std::int64_t width, std::int64_t f
 // height x width pixels -> resized -> grid (t=1 for a still image).
 GridTHW image_grid(const VisionGeometry& geometry, std::int64_t height, std::int64_t width);
 
-// Language-model tokens an image contributes: patches / merge^2.
+// Language-model tokens an image contributes: encoder::output_tokens (patches / merge^2).
 std::int64_t image_token_count(const VisionGeometry& geometry, const GridTHW& grid);
 
 }  // namespace encbench::server

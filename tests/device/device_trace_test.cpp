@@ -33,7 +33,9 @@ Timeline record_small_run() {
     stream.copy_d2h(host_lens, buffer, 0, sizeof(host_lens), "seq_lens_d2h", layer);
     {
       ScopedHostSpan work(&device->recorder(), "build seq_lens", HostSpanKind::work, layer);
-      sleep_us(500);  // host work while the device idles
+      // Host work while the device idles; long enough to outweigh a late wake-up from the D2H
+      // wait on a loaded machine (the gap is attributed to the host activity that fills it most).
+      sleep_us(5000);
     }
     stream.launch(KernelLaunch{"attention", {2e6, 1e4}, layer, [](kernels::WorkerPool&) { sleep_us(200); }});
     side.memset(buffer, 0, 64, "side_memset", layer);

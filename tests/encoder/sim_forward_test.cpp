@@ -127,3 +127,72 @@ TEST(SimForward, VirtualForwardTimeIsTheSameOnABusyMachine) {
   EXPECT_LT(change, 0.03) << "quiet " << quiet << " ns, loaded " << loaded << " ns";
   EXPECT_GT(quiet, 1'000'000);  // a real forward of modelled time, not a no-op
 }
+
+namespace {
+
+Toggles attention_only(KernelKind kernel, PadMethod pad) {
+  Toggles t = preset("pr7104");  // host lengths, init-time scale/pad: only memory differs below
+  t.kernel = kernel;
+  t.pad_method = pad;
+  t.out_buffer = OutBuffer::alloc_per_call;
+  return t;
+}
+
+std::unique_ptr<device::Device> budgeted_sim(std::uint64_t budget_bytes) {
+  device::DeviceOptions o;
+  o.spec = "sim:ascend-910b";
+  o.clock = device::ClockMode::virtual_time;
+  o.memory_budget_bytes = budget_bytes;
+  return device::make_device(o);
+}
+
+ForwardReport forward_on(device::Device& dev, const Toggles& t) {
+  EncoderConfig cfg;
+  cfg.model = load_model("qwen2.5-vl-7b");
+  cfg.toggles = t;
+  cfg.keep_host_weights = false;
+  EncoderRunner runner(cfg, dev);
+  return runner.forward(images(cfg.model, 1, "448x448"));
+}
+
+}  // namespace
+
+// The seeds' OOM argument: the flash path pads head_dim 80 to 128 and keeps padded q, k, v and
+// out per call; the fused kernel keeps one unpadded out.
+TEST(SimForward, FlashUnpadPeakExceedsFusedByItsPadding) {
+  auto dev_flash = budgeted_sim(0);
+  auto dev_fused = budgeted_sim(0);
+  const ForwardReport flash = forward_on(*dev_flash, attention_only(KernelKind::flash_unpad, PadMethod::three_pads));
+  const ForwardReport fused = forward_on(*dev_fused, attention_only(KernelKind::fused_varlen, PadMethod::none));
+  // Worked out from the shapes alone: T = (448/14)^2 = 1024 tokens, 16 heads, padded to 128:
+  // per layer the flash path holds pad_q, pad_k, pad_v and a padded out (4 x T*H*128 fp32) plus
+  // the unpadded copy (T*H*80) where the fused path holds one unpadded out (T*H*80).
+  const double T = 1024, H = 16;
+  const double expected_extra = 4.0 * T * H * 128 * 4;
+  const double extra = static_cast<double>(flash.peak_bytes_in_use) - static_cast<double>(fused.peak_bytes_in_use);
+  EXPECT_NEAR(extra, expected_extra, 0.01 * expected_extra)
+      << "flash " << flash.peak_bytes_in_use << " B, fused " << fused.peak_bytes_in_use << " B";
+}
+
+TEST(SimForward, ABudgetBetweenThePeaksFailsFlashUnpadWithTheSiteAndPassesFused) {
+  auto probe_flash = budgeted_sim(0);
+  auto probe_fused = budgeted_sim(0);
+  const auto flash_toggles = attention_only(KernelKind::flash_unpad, PadMethod::three_pads);
+  const auto fused_toggles = attention_only(KernelKind::fused_varlen, PadMethod::none);
+  const std::uint64_t flash_peak = forward_on(*probe_flash, flash_toggles).peak_bytes_reserved;
+  const std::uint64_t fused_peak = forward_on(*probe_fused, fused_toggles).peak_bytes_reserved;
+  ASSERT_GT(flash_peak, fused_peak);
+  const std::uint64_t budget = (flash_peak + fused_peak) / 2;
+  auto dev_fused = budgeted_sim(budget);
+  EXPECT_NO_THROW((void)forward_on(*dev_fused, fused_toggles));
+  auto dev_flash = budgeted_sim(budget);
+  try {
+    (void)forward_on(*dev_flash, flash_toggles);
+    FAIL() << "expected OutOfDeviceMemoryAt";
+  } catch (const OutOfDeviceMemoryAt& oom) {
+    const std::string message = oom.what();
+    EXPECT_NE(message.find("out of device memory at layer 0, op alloc"), std::string::npos) << message;
+    EXPECT_EQ(oom.budget, budget);
+    EXPECT_EQ(oom.layer, 0);  // the first layer's per-call buffers are the first that do not fit
+  }
+}

@@ -56,6 +56,7 @@ TEST(ClosedLoop, ProfileSummaryMatchesPresetAndServedImages) {
   o.model = kTinyModel;
   o.device = "sim:ascend-910b";
   o.profiles_dir = source_dir() / "scenarios/devices";
+  o.rounds = 2;
   o.num_prompts = 6;
   o.request_rate = 50;
   o.burstiness = 1;
@@ -76,11 +77,20 @@ TEST(ClosedLoop, ProfileSummaryMatchesPresetAndServedImages) {
   ASSERT_NE(parsed.find("a.syncs_per_forward"), nullptr);
   EXPECT_EQ(parsed.find("a.syncs_per_forward")->value, depth);
   EXPECT_EQ(parsed.find("b.syncs_per_forward")->value, 0.0);
-  EXPECT_EQ(parsed.find("b.mean_ttft_ms")->samples.size(), static_cast<std::size_t>(o.num_prompts));
+  // Both rounds pooled: every request of every round is a sample; one run value per round.
+  EXPECT_EQ(parsed.find("b.mean_ttft_ms")->samples.size(), static_cast<std::size_t>(o.rounds * o.num_prompts));
+  EXPECT_EQ(parsed.find("b.mean_ttft_ms")->run_values.size(), static_cast<std::size_t>(o.rounds));
+  EXPECT_TRUE(run.verdict_valid) << run.result["invalid_reasons"].dump();
   const nlohmann::json& arms = run.result["arms"];
   ASSERT_EQ(arms.size(), 2u);
-  for (const auto& arm : arms) {
-    SCOPED_TRACE(arm["preset"].get<std::string>());
+  // ABBA: round 1 runs A first, round 2 runs B first.
+  EXPECT_EQ(arms[0]["rounds"][0]["position"], 0);
+  EXPECT_EQ(arms[1]["rounds"][0]["position"], 1);
+  EXPECT_EQ(arms[0]["rounds"][1]["position"], 1);
+  EXPECT_EQ(arms[1]["rounds"][1]["position"], 0);
+  for (const auto& arm_total : arms)
+    for (const auto& arm : arm_total["rounds"]) {
+    SCOPED_TRACE(arm_total["preset"].get<std::string>() + " round " + arm["round"].dump());
     const nlohmann::json& serving = arm["serving"];
     ASSERT_EQ(serving["completed"].get<int>(), o.num_prompts);
     const nlohmann::json& profile = serving["server_profile"];
@@ -91,7 +101,7 @@ TEST(ClosedLoop, ProfileSummaryMatchesPresetAndServedImages) {
     EXPECT_EQ(profile["forwards"].get<std::int64_t>(), arm["server_engine_delta"]["encoder_forwards"].get<std::int64_t>());
     EXPECT_EQ(profile["dropped"].get<int>(), 0);
     const double syncs_per_forward = profile["syncs_per_forward"].get<double>();
-    if (arm["preset"] == "baseline")
+    if (arm_total["preset"] == "baseline")
       EXPECT_DOUBLE_EQ(syncs_per_forward, depth);  // one cu_seqlens D2H per layer
     else
       EXPECT_DOUBLE_EQ(syncs_per_forward, 0.0);
