@@ -17,7 +17,10 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--model", o.model, "Vision model: preset name (qwen2-vl-7b, qwen2.5-vl-7b, qwen3-vl-8b, tiny-*) or path.json; sets geometry and encoder shapes")
       ->capture_default_str();
   sub->add_option("--served-model-name", o.served_model_name, "Model name clients must send (default: --model)");
-  sub->add_option("--device", o.device, "cpu | sim:<profile> (LM cost model from <profiles-dir>/<profile>.json)")
+  sub->add_option("--device", o.device,
+                  "cpu | sim:<profile>. sim (default sim:ascend-910b): modelled device times on the real clock, "
+                  "LM step cost from a roofline of the model on that profile; cpu runs the encoder for real "
+                  "(seconds per image on 2 cores)")
       ->capture_default_str();
   sub->add_option("--profiles-dir", o.profiles_dir, "Where device profiles live")->capture_default_str();
   sub->add_option("--encoder-preset", o.encoder_preset, "Encoder toggle preset: baseline | pr6448 | pr7104 | optimized")
@@ -76,6 +79,11 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   sub->add_option("--stall-ms", o.stall_ms, "Pause every stream this long after its first token")
       ->capture_default_str();
+  sub->add_option("--lm-fixed-ms", o.lm_fixed_ms,
+                  "Fixed per-step cost of the LM roofline (launches, sampling; an estimate)")
+      ->capture_default_str();
+  sub->add_option("--lm-per-context-token-ms", o.lm_per_context_token_ms,
+                  "Override the LM cost model's per_context_token_ms (KV read per attended token)");
   sub->add_option("--lm-base-ms", o.lm_base_ms, "Override the LM cost model's base_ms");
   sub->add_option("--lm-per-seq-ms", o.lm_per_seq_ms, "Override the LM cost model's per_seq_ms");
   sub->add_option("--lm-per-prefill-token-ms", o.lm_per_prefill_token_ms,

@@ -209,6 +209,7 @@ void Engine::run() {
     std::int64_t budget = config_.max_num_batched_tokens;
     std::int64_t encoder_budget = config_.max_num_encoder_input_tokens;
     std::int64_t prefill_tokens = 0;
+    std::int64_t context_tokens = 0;  // tokens the step's sequences attend to (KV read)
     std::int64_t batch = 0;
     std::int64_t aborted = 0;
     {
@@ -227,6 +228,7 @@ void Engine::run() {
         if (q.scheduled == 0) continue;
         budget -= q.scheduled;
         if (remaining_prefill > 0) prefill_tokens += q.scheduled;
+        context_tokens += q.prefilled + q.generated + q.scheduled;
         ++batch;
       }
       const std::int64_t seat_limit = config_.null_mode ? INT64_MAX : config_.max_num_seqs;
@@ -303,7 +305,7 @@ void Engine::run() {
     for (Sequence& q : admitted) s.running.push_back(std::move(q));
 
     // Modelled language-model step, slept on a condition variable so stop() is prompt.
-    const double lm_ms = config_.lm.step_ms(batch, prefill_tokens);
+    const double lm_ms = config_.lm.step_ms(batch, prefill_tokens, context_tokens + prefill_tokens);
     const Nanos lm_ns = static_cast<Nanos>(lm_ms * 1e6);
     {
       std::unique_lock lock(s.mutex);
@@ -351,6 +353,7 @@ void Engine::run() {
         s.stats.encoder_wall_ns += encoder_wall;
         s.stats.encoder_device_busy_ns += encoded.device_busy_ns;
         s.stats.encoder_device_idle_ns += encoded.device_idle_ns;
+        s.stats.encoder_lateness_p99_us_sum += encoded.lateness_p99_us;
       }
     }
     for (auto& [sink, event] : outbox) (*sink)(std::move(event));

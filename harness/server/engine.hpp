@@ -37,6 +37,7 @@ struct EncoderStepResult {
   Nanos device_busy_ns = 0;      // device time spent in ops (0 when the hook cannot tell)
   Nanos device_idle_ns = 0;      // device idle inside the forward window
   int syncs = 0;                 // host-device synchronisations
+  double lateness_p99_us = 0;    // sim on the real clock: worst forward's p99 op lateness
 };
 
 // Injected encoder path: called on the engine thread with the grids of newly admitted images.
@@ -46,13 +47,21 @@ using EncoderHook = std::function<EncoderStepResult(const std::vector<GridTHW>&)
 // after work: where the encoder returns cached device memory above its high-water mark.
 using IdleHook = std::function<void()>;
 
+// Step cost of the language model. With a sim device and a model preset that has a
+// "language_model" block, serve derives it from a roofline (harness/server/lm_roofline.hpp):
+// base = fixed + weights/bandwidth, per_prefill_token = FLOPs/peak, per_context_token = KV
+// bytes/bandwidth, per_seq = 0. The defaults below (no source) are used otherwise.
 struct LmCostModel {
   double base_ms = 5.0;               // fixed cost of a forward (launches, sampling)
   double per_seq_ms = 0.05;           // per sequence in the batch (KV reads, sampler)
   double per_prefill_token_ms = 0.02; // per prompt token processed in the step
-  double step_ms(std::int64_t sequences, std::int64_t prefill_tokens) const {
+  double per_context_token_ms = 0;    // per token of context the step's sequences attend to
+  std::string source = "defaults (no source; pass --lm-* flags or use a sim device and a preset "
+                       "with a language_model block)";
+  double step_ms(std::int64_t sequences, std::int64_t prefill_tokens, std::int64_t context_tokens = 0) const {
     return base_ms + per_seq_ms * static_cast<double>(sequences) +
-           per_prefill_token_ms * static_cast<double>(prefill_tokens);
+           per_prefill_token_ms * static_cast<double>(prefill_tokens) +
+           per_context_token_ms * static_cast<double>(context_tokens);
   }
 };
 
@@ -152,6 +161,8 @@ struct EngineStats {
   Nanos encoder_wall_ns = 0;              // host time inside the hook
   Nanos encoder_device_busy_ns = 0;
   Nanos encoder_device_idle_ns = 0;
+  // sim (real clock): sum over forwards of each forward's p99 op lateness (mean = / forwards)
+  double encoder_lateness_p99_us_sum = 0;
   Nanos lm_modelled_ns = 0;               // sum of modelled LM step times
   std::int64_t max_running_seen = 0;      // never above max_num_seqs
   std::int64_t max_step_tokens_seen = 0;  // never above max_num_batched_tokens

@@ -1,5 +1,9 @@
 #include "harness/server/serve_command.hpp"
 
+#include "harness/core/result_json.hpp"
+#include "harness/device/sim_profile.hpp"
+#include "harness/server/lm_roofline.hpp"
+
 #include <nlohmann/json.hpp>
 
 #include <sys/resource.h>
@@ -16,6 +20,7 @@
 #include "harness/encoder/model_config.hpp"
 #include "harness/encoder/toggles.hpp"
 #include "harness/server/encoder_profiler.hpp"
+#include "harness/server/lm_roofline.hpp"
 
 namespace encbench::server {
 
@@ -161,6 +166,7 @@ RealEncoder make_real_encoder_with_idle(const ServeOptions& o, std::shared_ptr<E
       step.device_busy_ns = report.device_busy_ns;
       step.device_idle_ns = report.idle_ns;
       step.syncs = static_cast<int>(report.syncs);
+      step.lateness_p99_us = report.lateness.p99_us;
     } catch (const encoder::OutOfDeviceMemoryAt& e) {
       // The runner names the layer and allocation site of a device::OutOfDeviceMemory.
       step.ok = false;
@@ -250,7 +256,27 @@ ServerConfig build_server_config(const ServeOptions& o) {
     if (profile.extension() != ".json") profile = dir / (profile.string() + ".json");
     require(std::filesystem::exists(profile), "device profile not found: " + profile.string());
     config.engine.lm = lm_cost_model_from_profile(profile);
+    // The LM step from a roofline of the model's published dimensions on this device, unless the
+    // profile states its own lm_cost_model (lm_roofline.hpp).
+    if (!read_json_file(profile).contains("lm_cost_model")) {
+      const bool model_is_path = o.model.find('/') != std::string::npos ||
+                                 std::filesystem::path(o.model).extension() == ".json";
+      const std::filesystem::path model_file =
+          model_is_path ? std::filesystem::path(o.model) : encoder::default_models_dir() / (o.model + ".json");
+      LanguageModelDims dims;
+      if (std::filesystem::is_regular_file(model_file) &&
+          read_language_model(read_json_file(model_file), model_file.string(), dims)) {
+        require(o.lm_fixed_ms >= 0 && o.lm_fixed_ms <= 1e4, "--lm-fixed-ms must be in [0, 1e4]");
+        const LmRoofline r = lm_roofline(dims, device::load_sim_profile(profile.string(), dir), o.lm_fixed_ms);
+        config.engine.lm.base_ms = r.fixed_ms + r.weights_ms;
+        config.engine.lm.per_seq_ms = 0;
+        config.engine.lm.per_prefill_token_ms = r.prefill_ms_per_token;
+        config.engine.lm.per_context_token_ms = r.context_ms_per_token;
+        config.engine.lm.source = "roofline of " + dims.source + " on " + profile.string() + ": " + r.derivation;
+      }
+    }
   }
+  if (o.lm_per_context_token_ms >= 0) config.engine.lm.per_context_token_ms = o.lm_per_context_token_ms;
   if (o.lm_base_ms >= 0) config.engine.lm.base_ms = o.lm_base_ms;
   if (o.lm_per_seq_ms >= 0) config.engine.lm.per_seq_ms = o.lm_per_seq_ms;
   if (o.lm_per_prefill_token_ms >= 0) config.engine.lm.per_prefill_token_ms = o.lm_per_prefill_token_ms;
@@ -304,6 +330,7 @@ nlohmann::json summary_json(const Server& server) {
             {"encoder_forward_s", ns_to_s(e.encoder_wall_ns)},
             {"encoder_device_busy_s", ns_to_s(e.encoder_device_busy_ns)},
             {"encoder_device_idle_s", ns_to_s(e.encoder_device_idle_ns)},
+            {"encoder_lateness_p99_us_sum", e.encoder_lateness_p99_us_sum},
             {"lm_modelled_s", ns_to_s(e.lm_modelled_ns)},
             {"max_running_seen", e.max_running_seen},
             {"max_step_tokens_seen", e.max_step_tokens_seen},
@@ -356,7 +383,9 @@ int run_serve(const ServeOptions& options, const std::vector<std::string>& argv,
                         {"lm_cost_model",
                          {{"base_ms", config.engine.lm.base_ms},
                           {"per_seq_ms", config.engine.lm.per_seq_ms},
-                          {"per_prefill_token_ms", config.engine.lm.per_prefill_token_ms}}}};
+                          {"per_prefill_token_ms", config.engine.lm.per_prefill_token_ms},
+                          {"per_context_token_ms", config.engine.lm.per_context_token_ms},
+                          {"source", config.engine.lm.source}}}};
     result["summary"] = summary_json(server);
     write_json_file(options.result_json, result);
   }

@@ -19,7 +19,7 @@ struct ServeOptions {
   int port = 8000;
   std::string model = "qwen3-vl-8b";     // the seeds' model (Qwen3-VL-8B)
   std::string served_model_name;           // default: model
-  std::string device = "cpu";              // cpu | sim:<profile>
+  std::string device = "sim:ascend-910b";  // cpu | sim:<profile> (sim: real clock, no tensor memory)
   std::filesystem::path profiles_dir = "scenarios/devices";
   std::string encoder_preset = "baseline"; // baseline | pr6448 | pr7104 | optimized
   std::string encoder = "real";            // real (EncoderRunner on --device) | cost-model
@@ -50,6 +50,8 @@ struct ServeOptions {
   double lm_base_ms = -1;
   double lm_per_seq_ms = -1;
   double lm_per_prefill_token_ms = -1;
+  double lm_per_context_token_ms = -1;
+  double lm_fixed_ms = 2.0;  // the roofline's fixed per-step cost (an estimate)
   std::filesystem::path result_json;       // summary written at shutdown when set
 };
 

@@ -80,7 +80,11 @@ TEST(ClosedLoop, ProfileSummaryMatchesPresetAndServedImages) {
   // Both rounds pooled: every request of every round is a sample; one run value per round.
   EXPECT_EQ(parsed.find("b.mean_ttft_ms")->samples.size(), static_cast<std::size_t>(o.rounds * o.num_prompts));
   EXPECT_EQ(parsed.find("b.mean_ttft_ms")->run_values.size(), static_cast<std::size_t>(o.rounds));
-  EXPECT_TRUE(run.verdict_valid) << run.result["invalid_reasons"].dump();
+  // The guards judge this machine (client lag, sim lateness), so a loaded test machine may get no
+  // verdict; either way the result must say which, consistently.
+  EXPECT_EQ(run.verdict_valid, run.result["invalid_reasons"].empty()) << run.result["invalid_reasons"].dump();
+  EXPECT_EQ(run.verdict_valid, run.result.contains("comparison"));
+  EXPECT_EQ(run.verdict_valid, out.str().find("NO VERDICT") == std::string::npos);
   const nlohmann::json& arms = run.result["arms"];
   ASSERT_EQ(arms.size(), 2u);
   // ABBA: round 1 runs A first, round 2 runs B first.
