@@ -363,6 +363,7 @@ int run_serve(const ServeOptions& options, const std::vector<std::string>& argv,
   out << "encbench-serve listening url=" << server.base_url() << " port=" << server.port()
       << " model=" << config.request.served_model_name << " mode=" << (options.null_mode ? "null" : "engine")
       << std::endl;
+  if (!options.null_mode) out << "encbench-serve lm step cost: " << config.engine.lm.source << std::endl;
   int signal_number = 0;
   sigwait(&shutdown_signals, &signal_number);
   server.stop();
