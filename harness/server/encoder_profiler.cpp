@@ -1,5 +1,6 @@
 #include "harness/server/encoder_profiler.hpp"
 
+#include <algorithm>
 #include <fstream>
 
 #include "harness/core/result_json.hpp"
@@ -27,6 +28,7 @@ void EncoderProfiler::record(ProfiledForward forward) {
   busy_ns_ += forward.device_busy_ns;
   idle_ns_ += forward.device_idle_ns;
   syncs_ += static_cast<std::int64_t>(forward.syncs);
+  lateness_p99_us_max_ = std::max(lateness_p99_us_max_, forward.lateness_p99_us);
   for (const auto& [cls, ns] : forward.idle_ns_by_class) idle_by_class_[cls] += ns;
   for (const auto& [cls, n] : forward.count_by_class) count_by_class_[cls] += static_cast<std::int64_t>(n);
   if (ring_.size() == max_forwards_) {
@@ -59,6 +61,8 @@ nlohmann::json EncoderProfiler::summary_locked() const {
           {"syncs", syncs_},
           {"syncs_per_forward", forwards_ > 0 ? static_cast<double>(syncs_) / static_cast<double>(forwards_) : 0.0},
           {"gap_classes", classes},
+          // sim on the real clock: the worst forward's p99 op lateness (0 elsewhere).
+          {"lateness_p99_us_max", lateness_p99_us_max_},
           {"window_s", ns_to_s(now_ns() - started_ns_)}};
 }
 
@@ -75,6 +79,7 @@ ProfileReply EncoderProfiler::handle(ProfileAction action) {
         return error_reply(409, "profiling is already running; POST /stop_profile first");
       ring_.clear();
       forwards_ = images_ = dropped_ = syncs_ = 0;
+      lateness_p99_us_max_ = 0;
       busy_ns_ = idle_ns_ = 0;
       idle_by_class_.clear();
       count_by_class_.clear();

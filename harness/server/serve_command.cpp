@@ -157,6 +157,7 @@ RealEncoder make_real_encoder_with_idle(const ServeOptions& o, std::shared_ptr<E
         f.device_busy_ns = report.device_busy_ns;
         f.device_idle_ns = report.idle_ns;
         f.syncs = report.syncs;
+        f.lateness_p99_us = report.lateness.p99_us;
         f.idle_ns_by_class = report.gaps.idle_ns_by_class;
         f.count_by_class = report.gaps.count_by_class;
         f.timeline = path->runner->last_timeline();

@@ -88,6 +88,8 @@ json to_chrome_trace(const Timeline& timeline, const ChromeTraceOptions& options
                         {"submit_to_start_ns", op.start_ns - op.submit_ns},
                         {"flops", op.flops},
                         {"bytes", op.bytes}}}});
+    // sim on the real clock: how late the device thread really completed the op.
+    if (op.real_end_ns != 0) events.back()["args"]["lateness_us"] = to_us(op.real_end_ns, op.end_ns);
     if (op.category == OpCategory::sync) continue;  // markers: no arrow
     events.push_back({{"ph", "s"}, {"name", "submit"}, {"cat", "submit"}, {"id", op.id},
                       {"pid", kHostPid}, {"tid", host_tid(op.host_thread)}, {"ts", to_us(op.submit_ns, base)}});

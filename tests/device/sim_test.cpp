@@ -267,3 +267,34 @@ TEST_F(SimDevice, CopiesMoveRealDataAndSyncStallsAreVisible) {
   EXPECT_EQ(stalls, 3u);
   EXPECT_EQ(gaps.syncs, 3u + 1u);
 }
+
+TEST_F(SimDevice, RealClockRecordsLatenessOfEveryOp) {
+  auto device = make(false);
+  Stream& stream = device->default_stream();
+  for (int i = 0; i < 5; ++i) stream.launch(KernelLaunch{"k", {1e6, 0}, 0, {}});
+  device->synchronize();
+  const timeline::Timeline tl = device->collect_timeline();
+  std::size_t timed = 0;
+  for (const auto& op : tl.device_ops) {
+    if (op.real_end_ns == 0) continue;
+    ++timed;
+    EXPECT_GE(op.real_end_ns, op.end_ns) << op.name;  // never before the modelled end
+  }
+  EXPECT_EQ(timed, tl.device_ops.size());
+  const timeline::LatenessSummary late = timeline::lateness_of(tl);
+  EXPECT_EQ(late.ops, tl.device_ops.size());
+  EXPECT_GE(late.max_us, late.p99_us);
+  EXPECT_GE(late.p99_us, late.p50_us);
+  EXPECT_GE(late.p50_us, 0.0);
+}
+
+TEST_F(SimDevice, VirtualClockRecordsNoLateness) {
+  DeviceOptions options;
+  options.spec = "sim:unit-test-device";
+  options.clock = ClockMode::virtual_time;
+  options.profiles_dir = dir_;
+  auto device = make_device(options);
+  device->default_stream().launch(KernelLaunch{"k", {1e6, 0}, 0, {}});
+  device->synchronize();
+  EXPECT_EQ(timeline::lateness_of(device->collect_timeline()).ops, 0u);
+}
