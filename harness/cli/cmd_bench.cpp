@@ -423,6 +423,11 @@ void add_bench_command(CLI::App& app, CommandContext& ctx) {
   serve->add_option("--request-mode", f.request_mode, "stream | non-stream (non-stream: TTFT = E2EL, no ITL)")->capture_default_str();
   serve->add_option("--timeout", f.timeout, "Per-request timeout in seconds (0 = none)")->capture_default_str();
   serve->add_option("--drain-timeout", f.drain_timeout, "After SIGINT: seconds to wait for in-flight requests")->capture_default_str();
+  serve->footer(
+      "Sharded load generation: started by mpirun (mpirun -np N [--hostfile F] encbench bench serve <flags>), every rank\n"
+      "builds the same schedule, sends the requests with index % N == rank from a common start, and rank 0 prints and\n"
+      "writes the result computed from the merged records (JSON key \"sharding\": ranks, hosts, per-rank lag and CPU).\n"
+      "Needs a build with MPI (ENCBENCH_MPI=AUTO|ON); see docs/client.md.");
   serve->callback([&ctx, flags] { ctx.action = [&ctx, flags] { return run_serve(*flags, ctx.argv); }; });
 }
 
