@@ -272,8 +272,12 @@ BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult
                          const std::vector<double>& ramp_rates);
 
 // Dataset, model, prebuilt requests and the global schedule (every rank builds all of it).
-void prepare_run(const BenchConfig& config, const std::string& prefix, BenchResult& result, std::string& model_name,
+void prepare_run(const BenchConfig& config, int ranks, const std::string& prefix, BenchResult& result, std::string& model_name,
                  std::vector<PreparedRequest>& requests, std::vector<Nanos>& offsets, std::vector<double>& ramp_rates) {
+  // The cap is split across ranks; a rank with a share of 0 would run uncapped.
+  require(config.max_concurrency == 0 || config.max_concurrency >= ranks,
+          "--max-concurrency " + std::to_string(config.max_concurrency) + " is split across the " + std::to_string(ranks) +
+              " MPI ranks: give at least one slot per rank");
   // Dataset first: a bad file is the user's error (exit 2) whether or not a server is up.
   Dataset dataset = load_dataset(config.dataset);
   result.dataset_layout = dataset.layout;
@@ -355,7 +359,7 @@ BenchResult run_benchmark(const BenchConfig& config) {
                              : co ? co->broadcast(random_prefix())  // one prefix: ids stay unique across ranks
                                   : random_prefix();
   try {
-    prepare_run(config, prefix, result, model_name, requests, offsets, ramp_rates);
+    prepare_run(config, co ? co->size() : 1, prefix, result, model_name, requests, offsets, ramp_rates);
   } catch (...) {
     if (!co) throw;
     local_error = std::current_exception();
@@ -374,7 +378,10 @@ BenchResult run_benchmark(const BenchConfig& config) {
     }
     const auto all = co->gather(mine, 300);
     const std::string verdict = co->broadcast(co->rank() == 0 ? first_disagreement(all) : std::string());
-    if (local_error) std::rethrow_exception(local_error);  // every rank stops; each says why it did
+    // Every rank stops. The same failure everywhere (same bad flag on all ranks) is printed by
+    // rank 0 alone; a failure that differs is printed by the rank that had it.
+    if (local_error && co->rank() != 0 && verdict.empty()) throw PeerStopped("same error as rank 0");
+    if (local_error) std::rethrow_exception(local_error);
     if (!verdict.empty()) {
       if (co->rank() != 0) throw PeerStopped(verdict);
       throw InvalidInput("the " + std::to_string(co->size()) + " ranks disagree, nothing was sent: " + verdict);
