@@ -50,10 +50,11 @@ std::string mpirun_prefix() {
   return cmd + " --oversubscribe --bind-to none --mca btl self,vader --mca btl_tcp_if_include lo --mca oob_tcp_if_include lo";
 }
 
-std::string bench_args(int port, std::uint64_t seed, const std::string& extra = "") {
+std::string bench_args(int port, std::uint64_t seed, const std::string& extra = "", int num_prompts = 400) {
   return std::string(ENCBENCH_EXE) + " bench serve --backend openai-chat --port " + std::to_string(port) +
-         " --model m --dataset-name random --random-input-len 16 --random-output-len 4 --num-prompts 400"
-         " --request-rate 200 --disable-tqdm --request-id-prefix mpi- --seed " + std::to_string(seed) + extra;
+         " --model m --dataset-name random --random-input-len 16 --random-output-len 4 --num-prompts " +
+         std::to_string(num_prompts) + " --request-rate 200 --disable-tqdm --request-id-prefix mpi- --seed " +
+         std::to_string(seed) + extra;
 }
 
 std::size_t posts(const TestServer& server) {
@@ -237,15 +238,18 @@ TEST(MpiRanks, RankThatDiesFailsTheRunInsteadOfHanging) {
   sc.scripts = {s};
   TestServer server(sc);
   server.start();
-  // Rank 1 is killed (SIGKILL) half-way through its 2 s of arrivals; rank 0 must not wait for
-  // its records forever: the run ends non-zero, well inside the outer `timeout 120` (rc 124).
-  const std::string args = bench_args(server.port(), 3);
-  const Outcome r = shell(mpirun_prefix() + " -np 1 " + args + " : -np 1 timeout -s KILL 1 " + args);
+  // Rank 1 is killed (SIGKILL) 4 s after it started, inside its 20 s of arrivals (slow ASan
+  // start-ups included); rank 0 must not wait for its records forever: the run ends non-zero,
+  // long before the outer `timeout 120` (rc 124) and the schedule's end.
+  const std::string args = bench_args(server.port(), 3, "", 4000);
+  const Outcome r = shell(mpirun_prefix() + " -np 1 " + args + " : -np 1 timeout -s KILL 4 " + args);
   server.stop();
   EXPECT_NE(r.rc, 0) << r.output;
   EXPECT_NE(r.rc, 124) << "mpirun hung until the outer timeout\n" << r.output;
   EXPECT_EQ(r.output.find("Serving Benchmark Result"), std::string::npos) << r.output;
-  EXPECT_GT(posts(server), 0u);  // it really died mid-run, not before sending
+  const std::size_t sent = posts(server);
+  EXPECT_GT(sent, 0u) << "rank 1 died before the run started\n" << r.output;  // it died mid-run
+  EXPECT_LT(sent, 4000u) << r.output;                                          // and the run stopped
 }
 
 }  // namespace
