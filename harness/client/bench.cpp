@@ -356,7 +356,7 @@ BenchResult run_benchmark(const BenchConfig& config) {
   std::vector<Nanos> offsets;
   std::vector<double> ramp_rates;
   const std::string prefix = !config.request_id_prefix.empty() ? config.request_id_prefix
-                             : co ? co->broadcast(random_prefix())  // one prefix: ids stay unique across ranks
+                             : co ? co->broadcast(random_prefix(), 300)  // one prefix: ids stay unique across ranks
                                   : random_prefix();
   try {
     prepare_run(config, co ? co->size() : 1, prefix, result, model_name, requests, offsets, ramp_rates);
@@ -376,8 +376,9 @@ BenchResult run_benchmark(const BenchConfig& config) {
     } else {
       mine = fingerprint(config, model_name.empty() ? result.model_id : model_name, requests, offsets);
     }
-    const auto all = co->gather(mine, 300);
-    const std::string verdict = co->broadcast(co->rank() == 0 ? first_disagreement(all) : std::string());
+    // Preparing a large image dataset can take minutes on a slow host: generous bounds.
+    const auto all = co->gather(mine, 3600);
+    const std::string verdict = co->broadcast(co->rank() == 0 ? first_disagreement(all) : std::string(), 3600);
     // Every rank stops. The same failure everywhere (same bad flag on all ranks) is printed by
     // rank 0 alone; a failure that differs is printed by the rank that had it.
     if (local_error && co->rank() != 0 && verdict.empty()) throw PeerStopped("same error as rank 0");

@@ -55,11 +55,11 @@ class MpiCoordinator final : public Coordinator {
   int size() const override { return size_; }
   std::string host() const override { return host_; }
 
-  std::string broadcast(const std::string& value) override {
+  std::string broadcast(const std::string& value, double timeout_s) override {
     std::uint64_t n = value.size();
     MPI_Request req;
     check(MPI_Ibcast(&n, 1, MPI_UINT64_T, 0, comm_, &req), "MPI_Ibcast");
-    wait(req, 120, "the broadcast of rank 0's value (length)");
+    wait(req, timeout_s, "the broadcast of rank 0's value (length)");
     std::string out = rank_ == 0 ? value : std::string(n, '\0');
     require_int(n, "broadcast");
     if (n > 0) {

@@ -35,8 +35,8 @@ class Coordinator {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual std::string host() const = 0;
-  // Rank 0's value on every rank.
-  virtual std::string broadcast(const std::string& value) = 0;
+  // Rank 0's value on every rank (waits at most timeout_s for rank 0 to get there).
+  virtual std::string broadcast(const std::string& value, double timeout_s) = 0;
   // Every rank's value on rank 0 (in rank order); empty on the others.
   virtual std::vector<std::string> gather(const std::string& value, double timeout_s) = 0;
   // A barrier, the clock offsets to rank 0 (ping-pong, best of several), and a start instant
