@@ -267,7 +267,7 @@ void check_reachable(const std::string& url, double timeout_s) {
 
 namespace {
 
-BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult result, const std::string& model_name,
+BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult result,
                          const std::vector<PreparedRequest>& all_requests, const std::vector<Nanos>& all_offsets,
                          const std::vector<double>& ramp_rates);
 
@@ -389,7 +389,7 @@ BenchResult run_benchmark(const BenchConfig& config) {
     }
   }
   try {
-    return run_prepared(config, co, std::move(result), model_name, requests, offsets, ramp_rates);
+    return run_prepared(config, co, std::move(result), requests, offsets, ramp_rates);
   } catch (const std::exception& e) {
     if (co) co->fail(e.what());  // the others may be waiting in a collective: stop the group
     throw;
@@ -398,10 +398,9 @@ BenchResult run_benchmark(const BenchConfig& config) {
 
 namespace {
 
-BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult result, const std::string& model_name,
+BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult result,
                          const std::vector<PreparedRequest>& all_requests, const std::vector<Nanos>& all_offsets,
                          const std::vector<double>& ramp_rates) {
-  (void)model_name;
   const bool root = co == nullptr || co->rank() == 0;
   result.root = root;
   // This rank's shard (round-robin by global index); one process sends everything.
