@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -13,6 +14,7 @@
 #include <regex>
 #include <set>
 #include <string>
+#include <thread>
 
 #include "harness/client/schedule.hpp"
 #include "harness/core/stats.hpp"
@@ -238,11 +240,21 @@ TEST(MpiRanks, RankThatDiesFailsTheRunInsteadOfHanging) {
   sc.scripts = {s};
   TestServer server(sc);
   server.start();
-  // Rank 1 is killed (SIGKILL) 4 s after it started, inside its 20 s of arrivals (slow ASan
-  // start-ups included); rank 0 must not wait for its records forever: the run ends non-zero,
-  // long before the outer `timeout 120` (rc 124) and the schedule's end.
+  // Rank 1 runs under a shell that SIGKILLs it once the run is under way (this test creates the
+  // flag file after the server has seen 20 requests), inside 20 s of arrivals; rank 0 must not
+  // wait for its records forever: the run ends non-zero, long before the outer `timeout 120`
+  // (rc 124) and the schedule's end. Event-driven, so a slow (ASan) start cannot spoil it.
   const std::string args = bench_args(server.port(), 3, "", 4000);
-  const Outcome r = shell(mpirun_prefix() + " -np 1 " + args + " : -np 1 timeout -s KILL 4 " + args);
+  const std::string flag = ::testing::TempDir() + "encbench-mpi-kill-" + std::to_string(getpid());
+  std::remove(flag.c_str());
+  const std::string killer = "sh -c '" + args + " & p=$!; n=0; while [ ! -e " + flag +
+                             " ] && [ $n -lt 1000 ]; do sleep 0.1; n=$((n+1)); done; kill -9 $p; wait $p'";
+  Outcome r;
+  std::thread runner([&] { r = shell(mpirun_prefix() + " -np 1 " + args + " : -np 1 " + killer); });
+  for (int i = 0; i < 1000 && posts(server) < 20; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  std::ofstream(flag) << "kill\n";
+  runner.join();
+  std::remove(flag.c_str());
   server.stop();
   EXPECT_NE(r.rc, 0) << r.output;
   EXPECT_NE(r.rc, 124) << "mpirun hung until the outer timeout\n" << r.output;
