@@ -258,7 +258,8 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
   raise_fd_limit();
   // SIGINT/SIGTERM become readable events in the loop (stop sending, drain, save, marked
   // interrupted) instead of killing the process mid-write. Blocked before any thread starts
-  // (MPI's progress threads included; mpirun forwards SIGINT/SIGTERM to every rank).
+  // (MPI's threads included). Under mpirun, SIGINT to mpirun kills the job; SIGINT to the
+  // ranks drains them and rank 0 still writes the interrupted result (docs/client.md).
   sigset_t mask;
   sigemptyset(&mask);
   sigaddset(&mask, SIGINT);
@@ -289,7 +290,7 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
   if (config.ramp_up != client::RampUp::none) {
     out << "Traffic ramp-up strategy: " << flags.ramp_up_strategy << ".\n";
     out << "Will increase RPS from " << config.ramp_up_start_rps << " to " << config.ramp_up_end_rps
-              << " RPS over the duration of the benchmark.\n";
+        << " RPS over the duration of the benchmark.\n";
   } else {
     out << "Traffic request rate: " << (std::isinf(config.request_rate) ? std::string("inf") : std::string(rate)) << "\n";
   }
