@@ -9,11 +9,15 @@
 #include <cstdio>
 #include <iostream>
 #include <optional>
+#include <memory>
 #include <sstream>
 #include <tuple>
 
 #include "harness/cli/command.hpp"
 #include "harness/client/bench.hpp"
+#ifdef ENCBENCH_HAVE_MPI
+#include "harness/client/mpi_coordinator.hpp"
+#endif
 #include "harness/core/error.hpp"
 
 namespace encbench::cli {
@@ -251,34 +255,51 @@ void raise_fd_limit() {
 int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
   client::BenchConfig config = to_config(flags, argv);
   client::validate(config);
-  for (const auto& note : accepted_flag_notes(flags)) std::cout << "note: " << note << "\n";
   raise_fd_limit();
   // SIGINT/SIGTERM become readable events in the loop (stop sending, drain, save, marked
-  // interrupted) instead of killing the process mid-write. Blocked before any thread starts.
+  // interrupted) instead of killing the process mid-write. Blocked before any thread starts
+  // (MPI's threads included). Under mpirun, SIGINT to mpirun kills the job; SIGINT to the
+  // ranks drains them and rank 0 still writes the interrupted result (docs/client.md).
   sigset_t mask;
   sigemptyset(&mask);
   sigaddset(&mask, SIGINT);
   sigaddset(&mask, SIGTERM);
   sigprocmask(SIG_BLOCK, &mask, nullptr);
+  // Started by mpirun: one shard of the schedule per rank, rank 0 prints and writes (issue 19).
+  std::unique_ptr<client::Coordinator> coordinator;
+#ifdef ENCBENCH_HAVE_MPI
+  coordinator = client::make_mpi_coordinator_if_launched();
+#else
+  if (const int n = client::mpi_launcher_world_size(); n > 1)
+    std::cerr << "encbench: warning: started by an MPI launcher (" << n << " processes) but built without MPI "
+              << "(ENCBENCH_MPI=OFF or no MPI found): every process runs the whole benchmark on its own\n";
+#endif
+  config.coordinator = coordinator.get();
+  const bool root = !coordinator || coordinator->rank() == 0;
+  std::ostringstream discard;
+  std::ostream& out = root ? std::cout : discard;
+  for (const auto& note : accepted_flag_notes(flags)) out << "note: " << note << "\n";
   const int stop_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
   signal(SIGPIPE, SIG_IGN);
   config.stop_fd = stop_fd;
-  config.progress = !flags.disable_tqdm && isatty(STDERR_FILENO);
+  config.progress = root && !flags.disable_tqdm && isatty(STDERR_FILENO);
   client::global_curl_init();
 
   char rate[32], burst[32];
   std::snprintf(rate, sizeof rate, std::floor(config.request_rate) == config.request_rate ? "%.1f" : "%g", config.request_rate);
   if (config.ramp_up != client::RampUp::none) {
-    std::cout << "Traffic ramp-up strategy: " << flags.ramp_up_strategy << ".\n";
-    std::cout << "Will increase RPS from " << config.ramp_up_start_rps << " to " << config.ramp_up_end_rps
-              << " RPS over the duration of the benchmark.\n";
+    out << "Traffic ramp-up strategy: " << flags.ramp_up_strategy << ".\n";
+    out << "Will increase RPS from " << config.ramp_up_start_rps << " to " << config.ramp_up_end_rps
+        << " RPS over the duration of the benchmark.\n";
   } else {
-    std::cout << "Traffic request rate: " << (std::isinf(config.request_rate) ? std::string("inf") : std::string(rate)) << "\n";
+    out << "Traffic request rate: " << (std::isinf(config.request_rate) ? std::string("inf") : std::string(rate)) << "\n";
   }
   std::snprintf(burst, sizeof burst, std::floor(config.burstiness) == config.burstiness ? "%.1f" : "%g", config.burstiness);
-  std::cout << "Burstiness factor: " << burst << (config.burstiness == 1.0 ? " (Poisson process)" : " (Gamma distribution)") << "\n";
-  std::cout << "Maximum request concurrency: " << (config.max_concurrency > 0 ? std::to_string(config.max_concurrency) : "None") << "\n";
-  std::cout.flush();
+  out << "Burstiness factor: " << burst << (config.burstiness == 1.0 ? " (Poisson process)" : " (Gamma distribution)") << "\n";
+  out << "Maximum request concurrency: " << (config.max_concurrency > 0 ? std::to_string(config.max_concurrency) : "None") << "\n";
+  if (coordinator && root)
+    out << "Sharded load generation: " << coordinator->size() << " MPI ranks (round-robin by request index)\n";
+  out.flush();
   client::BenchResult result;
   try {
     result = client::run_benchmark(config);
@@ -286,8 +307,12 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
     std::cerr << "encbench: error: " << e.what() << "\n";
     close(stop_fd);
     return 1;
+  } catch (const client::PeerStopped&) {
+    close(stop_fd);  // rank 0 prints the reason
+    return 2;
   }
   close(stop_fd);
+  if (!result.root) return result.run.interrupted ? 130 : 0;
   client::print_errors(std::cout, result);
   client::print_vllm_block(std::cout, config, result);
   client::print_client_block(std::cout, config, result);
@@ -399,6 +424,11 @@ void add_bench_command(CLI::App& app, CommandContext& ctx) {
   serve->add_option("--request-mode", f.request_mode, "stream | non-stream (non-stream: TTFT = E2EL, no ITL)")->capture_default_str();
   serve->add_option("--timeout", f.timeout, "Per-request timeout in seconds (0 = none)")->capture_default_str();
   serve->add_option("--drain-timeout", f.drain_timeout, "After SIGINT: seconds to wait for in-flight requests")->capture_default_str();
+  serve->footer(
+      "Sharded load generation: started by mpirun (mpirun -np N [--hostfile F] encbench bench serve <flags>), every rank\n"
+      "builds the same schedule, sends the requests with index % N == rank from a common start, and rank 0 prints and\n"
+      "writes the result computed from the merged records (JSON key \"sharding\": ranks, hosts, per-rank lag and CPU).\n"
+      "Needs a build with MPI (ENCBENCH_MPI=AUTO|ON); see docs/client.md.");
   serve->callback([&ctx, flags] { ctx.action = [&ctx, flags] { return run_serve(*flags, ctx.argv); }; });
 }
 

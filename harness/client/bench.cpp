@@ -7,6 +7,8 @@
 #include <cmath>
 #include <cstdio>
 #include <ctime>
+#include <bit>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -18,6 +20,7 @@
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
 #include "harness/core/stats.hpp"
+#include "harness/core/version.hpp"
 
 namespace encbench::client {
 
@@ -262,11 +265,19 @@ void check_reachable(const std::string& url, double timeout_s) {
     throw ServerUnreachable("cannot reach " + url + ": " + curl_easy_strerror(rc) + (err[0] ? std::string(" (") + err + ")" : ""));
 }
 
-BenchResult run_benchmark(const BenchConfig& config) {
-  validate(config);
-  BenchResult result;
-  result.api_url = api_url(config);
-  const Nanos prep_start = now_ns();
+namespace {
+
+BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult result,
+                         const std::vector<PreparedRequest>& all_requests, const std::vector<Nanos>& all_offsets,
+                         const std::vector<double>& ramp_rates);
+
+// Dataset, model, prebuilt requests and the global schedule (every rank builds all of it).
+void prepare_run(const BenchConfig& config, int ranks, const std::string& prefix, BenchResult& result, std::string& model_name,
+                 std::vector<PreparedRequest>& requests, std::vector<Nanos>& offsets, std::vector<double>& ramp_rates) {
+  // The cap is split across ranks; a rank with a share of 0 would run uncapped.
+  require(config.max_concurrency == 0 || config.max_concurrency >= ranks,
+          "--max-concurrency " + std::to_string(config.max_concurrency) + " is split across the " + std::to_string(ranks) +
+              " MPI ranks: give at least one slot per rank");
   // Dataset first: a bad file is the user's error (exit 2) whether or not a server is up.
   Dataset dataset = load_dataset(config.dataset);
   result.dataset_layout = dataset.layout;
@@ -274,7 +285,7 @@ BenchResult run_benchmark(const BenchConfig& config) {
   result.oversampled = dataset.oversampled;
   require(!(dataset.multimodal && config.backend == Backend::openai),
           "dataset '" + dataset.layout + "' is multimodal: use --backend openai-chat --endpoint /v1/chat/completions");
-  std::string model_name = config.served_model_name;
+  model_name = config.served_model_name;
   if (config.model.empty()) {
     // vllm: model_name = data[0].id (sent), model_id = data[0].root (reported), --header applied.
     auto [id, root] = first_model_id_and_root(base_url(config), header_lines(config));
@@ -294,16 +305,115 @@ BenchResult run_benchmark(const BenchConfig& config) {
   options.extra_body = config.sampling;
   for (const auto& [k, v] : config.extra_body.items()) options.extra_body[k] = v;
   options.headers = header_lines(config);
-  options.request_id_prefix = config.request_id_prefix.empty() ? random_prefix() : config.request_id_prefix;
-  const std::vector<PreparedRequest> requests = prepare_requests(dataset.samples, options);
+  options.request_id_prefix = prefix;
+  requests = prepare_requests(dataset.samples, options);
   for (const auto& r : requests) result.total_image_bytes += r.image_bytes;
+  offsets = config.ramp_up == RampUp::none
+                ? arrival_offsets_ns(requests.size(), config.request_rate, config.burstiness, config.seed)
+                : to_offsets_ns(ramp_up_offsets_s(requests.size(), config.ramp_up, config.ramp_up_start_rps,
+                                                  config.ramp_up_end_rps, config.burstiness, config.seed, &ramp_rates));
+}
+
+// What every rank of a sharded run must agree on before anything is sent: "key=value" lines,
+// the most telling first (first_disagreement reports the first line that differs).
+std::string fingerprint(const BenchConfig& c, const std::string& model, const std::vector<PreparedRequest>& requests,
+                        const std::vector<Nanos>& offsets) {
+  std::uint64_t data = 0xcbf29ce484222325ULL, sched = data;
+  for (const auto& r : requests) {
+    data = fnv1a64(r.body, data);
+    for (const auto& h : r.headers) data = fnv1a64(h, data);
+  }
+  for (Nanos o : offsets) sched = fnv1a64(std::to_string(o), sched);
+  std::ostringstream f;
+  f << "prepared=ok\n"
+    << "encbench=" << kVersion << " " << kGitSha << " " << sizeof(void*) * 8 << "-bit"
+    << (std::endian::native == std::endian::little ? " little-endian" : " big-endian") << "\n"
+    << "--seed=" << c.seed << "\n--num-prompts=" << requests.size() << "\n--request-rate=" << python_float(c.request_rate)
+    << "\n--burstiness=" << python_float(c.burstiness) << "\n--dataset-name=" << c.dataset.name
+    << "\nmodel=" << model << "\n"
+    << "dataset digest (request bodies, FNV-1a)=" << sformat("%016llx", static_cast<unsigned long long>(data)) << "\n"
+    << "schedule digest=" << sformat("%016llx", static_cast<unsigned long long>(sched)) << "\n";
+  // The arguments themselves, after the program path (which may differ between hosts).
+  for (std::size_t i = 1; i < c.argv.size(); ++i)
+    f << "argument " << i << (i > 1 ? " (after " + c.argv[i - 1] + ")" : std::string()) << "=" << c.argv[i] << "\n";
+  return f.str();
+}
+
+}  // namespace
+
+BenchResult run_benchmark(const BenchConfig& config) {
+  validate(config);
+  Coordinator* const co = config.coordinator;
+  BenchResult result;
+  result.api_url = api_url(config);
+  const Nanos prep_start = now_ns();
+  // Sharded: everything up to the agreement may fail on one rank only (a missing dataset file on
+  // one host, an unreachable server); the failure becomes that rank's fingerprint, so every rank
+  // stops together with the reason instead of waiting for a rank that left.
+  std::exception_ptr local_error;
+  std::string model_name;
+  std::vector<PreparedRequest> requests;
+  std::vector<Nanos> offsets;
   std::vector<double> ramp_rates;
-  const std::vector<Nanos> offsets =
-      config.ramp_up == RampUp::none
-          ? arrival_offsets_ns(requests.size(), config.request_rate, config.burstiness, config.seed)
-          : to_offsets_ns(ramp_up_offsets_s(requests.size(), config.ramp_up, config.ramp_up_start_rps,
-                                            config.ramp_up_end_rps, config.burstiness, config.seed, &ramp_rates));
+  const std::string prefix = !config.request_id_prefix.empty() ? config.request_id_prefix
+                             : co ? co->broadcast(random_prefix(), 300)  // one prefix: ids stay unique across ranks
+                                  : random_prefix();
+  try {
+    prepare_run(config, co ? co->size() : 1, prefix, result, model_name, requests, offsets, ramp_rates);
+  } catch (...) {
+    if (!co) throw;
+    local_error = std::current_exception();
+  }
   result.prepare_ns = now_ns() - prep_start;
+  if (co) {
+    std::string mine;
+    if (local_error) {
+      try {
+        std::rethrow_exception(local_error);
+      } catch (const std::exception& e) {
+        mine = std::string("prepared=failed on ") + co->host() + ": " + e.what() + "\n";
+      }
+    } else {
+      mine = fingerprint(config, model_name.empty() ? result.model_id : model_name, requests, offsets);
+    }
+    // Preparing a large image dataset can take minutes on a slow host: generous bounds.
+    const auto all = co->gather(mine, 3600);
+    const std::string verdict = co->broadcast(co->rank() == 0 ? first_disagreement(all) : std::string(), 3600);
+    // Every rank stops. The same failure everywhere (same bad flag on all ranks) is printed by
+    // rank 0 alone; a failure that differs is printed by the rank that had it.
+    if (local_error && co->rank() != 0 && verdict.empty()) throw PeerStopped("same error as rank 0");
+    if (local_error) std::rethrow_exception(local_error);
+    if (!verdict.empty()) {
+      if (co->rank() != 0) throw PeerStopped(verdict);
+      throw InvalidInput("the " + std::to_string(co->size()) + " ranks disagree, nothing was sent: " + verdict);
+    }
+  }
+  try {
+    return run_prepared(config, co, std::move(result), requests, offsets, ramp_rates);
+  } catch (const std::exception& e) {
+    if (co) co->fail(e.what());  // the others may be waiting in a collective: stop the group
+    throw;
+  }
+}
+
+namespace {
+
+BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult result,
+                         const std::vector<PreparedRequest>& all_requests, const std::vector<Nanos>& all_offsets,
+                         const std::vector<double>& ramp_rates) {
+  const bool root = co == nullptr || co->rank() == 0;
+  result.root = root;
+  // This rank's shard (round-robin by global index); one process sends everything.
+  std::vector<PreparedRequest> shard_requests;
+  std::vector<Nanos> shard_offsets;
+  if (co) {
+    for (std::size_t i : shard_indices(all_requests.size(), co->rank(), co->size())) {
+      shard_requests.push_back(all_requests[i]);
+      shard_offsets.push_back(all_offsets[i]);
+    }
+  }
+  const std::vector<PreparedRequest>& requests = co ? shard_requests : all_requests;
+  const std::vector<Nanos>& offsets = co ? shard_offsets : all_offsets;
 
   EngineConfig engine;
   engine.url = result.api_url;
@@ -315,14 +425,19 @@ BenchResult run_benchmark(const BenchConfig& config) {
   engine.drain_timeout_s = config.drain_timeout_s;
   engine.strict_success = config.strict_success;
   engine.insecure = config.insecure;
+  if (co && config.max_concurrency > 0) {
+    // The global cap split across ranks (no borrowing between them): rank r gets
+    // floor(cap / size) plus one of the remainder.
+    engine.max_concurrency = config.max_concurrency / co->size() + (co->rank() < config.max_concurrency % co->size() ? 1 : 0);
+  }
 
   // vllm's ready check and warmups send the first sample without a request id (its test_input
   // has none), so they never reuse the measured request 0's x-request-id.
-  PreparedRequest test_request = requests.front();
+  PreparedRequest test_request = all_requests.front();
   std::erase_if(test_request.headers, [](const std::string& h) { return h.rfind("x-request-id:", 0) == 0; });
 
   // Ready check: the first sampled request, every 5 s, until it succeeds (vllm's wait_for_endpoint).
-  if (config.ready_check_timeout_s > 0) {
+  if (root && config.ready_check_timeout_s > 0) {
     const Nanos deadline = now_ns() + static_cast<Nanos>(config.ready_check_timeout_s * 1e9);
     std::string last_error;
     for (;;) {
@@ -336,7 +451,7 @@ BenchResult run_benchmark(const BenchConfig& config) {
     }
   }
   // Warmups: copies of the first request, concurrently (capped like the run), discarded.
-  if (config.num_warmups > 0) {
+  if (root && config.num_warmups > 0) {
     std::vector<PreparedRequest> warm(static_cast<std::size_t>(config.num_warmups), test_request);
     run_requests(engine, warm, std::vector<Nanos>(warm.size(), 0));
   }
@@ -344,7 +459,7 @@ BenchResult run_benchmark(const BenchConfig& config) {
   const std::string base = base_url(config);
   std::map<std::string, double> metrics_before;
   bool metrics_ok = false;
-  if (config.scrape_metrics) {
+  if (root && config.scrape_metrics) {
     const auto [status, body] = http_call(base + "/metrics", false, 30);
     if (status == 200) {
       metrics_before = parse_prometheus_text(body);
@@ -355,7 +470,7 @@ BenchResult run_benchmark(const BenchConfig& config) {
     }
   }
   bool profiling = false;
-  if (config.profile) {
+  if (root && config.profile) {
     const auto [status, body] = post_empty(base + "/start_profile");
     if (status == 200) {
       profiling = true;
@@ -366,10 +481,46 @@ BenchResult run_benchmark(const BenchConfig& config) {
                                "); continuing without profiling";
     }
   }
-  engine.progress = config.progress;
+  engine.progress = config.progress && root;
+  CommonStart common;
+  if (co) {
+    // Rank 0 did the ready check and warmups above: the barrier waits for them.
+    const double bound = config.ready_check_timeout_s + (config.num_warmups > 0 ? config.timeout_s : 0) + 300;
+    common = co->common_start(0.1, bound);
+    engine.start_at_ns = common.start_ns;
+  }
   const auto wall_before = std::chrono::system_clock::now();
   const Nanos mono_before = now_ns();
   result.run = run_requests(engine, requests, offsets);
+  if (co) {
+    // Every time onto rank 0's clock, then rank 0 gathers the raw records and merges them in
+    // global index order: the metrics below are computed from them exactly as for one process.
+    shift_times(result.run, common.clock_offset_ns);
+    const nlohmann::json mine = rank_summary(co->rank(), co->host(), result.run, common);
+    const double schedule_s = all_offsets.empty() ? 0 : static_cast<double>(all_offsets.back()) / 1e9;
+    const double bound = config.timeout_s > 0 ? schedule_s + config.timeout_s + config.drain_timeout_s + 300 : 0;
+    const auto parts = co->gather(encode_shard(result.run, mine), bound);
+    if (!root) return result;
+    std::vector<EngineResult> shards;
+    nlohmann::json per_rank = nlohmann::json::array();
+    for (const auto& part : parts) {
+      auto [run, summary] = decode_shard(part);
+      shards.push_back(std::move(run));
+      per_rank.push_back(std::move(summary));
+    }
+    result.run = merge_shards(std::move(shards), common.start_ns);
+    std::vector<std::string> hosts;
+    for (const auto& r : per_rank) {
+      const std::string h = r.value("host", std::string());
+      if (std::find(hosts.begin(), hosts.end(), h) == hosts.end()) hosts.push_back(h);
+    }
+    result.sharding = {{"ranks", co->size()},
+                       {"hosts", hosts},
+                       {"shard_by", "request-index-round-robin"},
+                       {"clock_offset_method", "ping-pong to rank 0 after MPI_Barrier, best of 16 round trips"},
+                       {"align_ms", static_cast<double>(common.align_ns) / 1e6},
+                       {"per_rank", per_rank}};
+  }
   result.date = local_date();  // vllm takes it after the run
   if (config.ramp_up != RampUp::none) {
     // Stamped with each crossing request's release time (the first: the run start), as vllm's
@@ -413,6 +564,8 @@ BenchResult run_benchmark(const BenchConfig& config) {
   result.metrics = calculate_metrics(result.run.records, result.run.end_ns - result.run.start_ns, mopts);
   return result;
 }
+
+}  // namespace
 
 // ---------------------------------------------------------------------------------- printing
 void print_server_sections(std::ostream& out, const BenchResult& r) {
@@ -582,6 +735,19 @@ void print_client_block(std::ostream& out, const BenchConfig& c, const BenchResu
   out << line_f2("P99 loop iteration busy (ms):", busy.percentiles_ms[0].second) << "\n";
   out << line_f2("Max loop iteration busy (ms):", busy.max_ms) << "\n";
   out << line_int("Peak requests in flight:", static_cast<long long>(run.loop.peak_in_flight)) << "\n";
+  if (r.sharding.is_object()) {
+    // Which sender was the bottleneck: one line per rank (CPU above is the sum over ranks).
+    out << centered("Sharded load generation (MPI)", 50, '-') << "\n";
+    out << line_int("Ranks:", r.sharding.value("ranks", 0)) << "\n";
+    out << line_int("Hosts:", static_cast<long long>(r.sharding["hosts"].size())) << "\n";
+    out << line_f2("Start alignment (ms):", r.sharding.value("align_ms", 0.0)) << "\n";
+    for (const auto& k : r.sharding["per_rank"]) {
+      out << sformat("rank %d %-14.14s req %-6lld lag p99 %.2f ms  cpu %.0f %%  clock %+.1f us (+-%.1f)\n", k.value("rank", 0),
+                     k.value("host", std::string()).c_str(), k.value("requests", 0LL), k.value("dispatch_lag_p99_ms", 0.0),
+                     100.0 * k.value("cpu_utilization", 0.0), static_cast<double>(k.value("clock_offset_ns", 0LL)) / 1e3,
+                     static_cast<double>(k.value("clock_offset_error_bound_ns", 0LL)) / 1e3);
+    }
+  }
   out << std::string(50, '=') << "\n";
   if (m.client_bottleneck_warning) {
     out << "WARNING: client dispatch lag p99 is " << m.client_lag.percentiles_ms[2].second
@@ -707,6 +873,9 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
   j["peak_in_flight"] = r.run.loop.peak_in_flight;
   j["peak_client_queue"] = r.run.loop.peak_client_queue;
   j["client_bottleneck_warning"] = m.client_bottleneck_warning;
+  // Sharded runs (mpirun): ranks, hosts, per-rank dispatch lag / CPU / clock offset. The client
+  // CPU keys above are then sums over the ranks.
+  if (!r.sharding.is_null()) j["sharding"] = r.sharding;
   if (c.profile) {
     j["server_profile"] = r.server_profile;
     if (!r.profile_message.empty()) j["server_profile_message"] = r.profile_message;

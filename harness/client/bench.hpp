@@ -16,6 +16,7 @@
 #include "harness/client/metrics.hpp"
 #include "harness/client/records.hpp"
 #include "harness/client/schedule.hpp"
+#include "harness/client/shard.hpp"
 
 namespace encbench::client {
 
@@ -72,6 +73,8 @@ struct BenchConfig {
   // ---- server side (issue 9)
   bool profile = false;          // --profile: POST /start_profile after warmup, /stop_profile after the run
   bool scrape_metrics = false;   // --scrape-metrics: GET /metrics before and after, report the deltas
+  // ---- sharded load generation (issue 19): set when started by mpirun; nullptr = one process.
+  Coordinator* coordinator = nullptr;
 };
 
 // Checks every value once (throws InvalidInput with the flag's name).
@@ -98,6 +101,10 @@ struct BenchResult {
   // --scrape-metrics: Prometheus samples (name{labels} -> after - before); null when off.
   nlohmann::json server_metrics_delta;
   std::string metrics_message;
+  // Sharded runs: false on ranks other than 0 (they print and write nothing). `sharding` holds
+  // the ranks, hosts, per-rank dispatch lag / CPU and clock offsets (null for one process).
+  bool root = true;
+  nlohmann::json sharding;
 };
 
 // POST {base}{path} with an empty JSON body; returns (HTTP status, body). Status 0: unreachable.

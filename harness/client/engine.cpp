@@ -389,8 +389,14 @@ void EventLoop::draw_progress(bool final_line) {
 EngineResult EventLoop::run() {
   require(offsets_.size() == requests_.size(), "schedule and request counts differ");
   setup();
+  if (config_.start_at_ns > 0) {
+    // Absolute sleep to the common start (CLOCK_MONOTONIC, the clock now_ns() reads).
+    const timespec ts{static_cast<time_t>(config_.start_at_ns / 1'000'000'000), static_cast<long>(config_.start_at_ns % 1'000'000'000)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nullptr) == EINTR) {
+    }
+  }
   const double cpu_user0 = thread_cpu_s(true), cpu_sys0 = thread_cpu_s(false);
-  result_.start_ns = now_ns();
+  result_.start_ns = config_.start_at_ns > 0 ? config_.start_at_ns : now_ns();
   release_due(result_.start_ns);
   std::vector<epoll_event> events(1024);
   while (!done()) {

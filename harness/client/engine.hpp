@@ -25,7 +25,10 @@ struct EngineConfig {
   double drain_timeout_s = 10;           // bounded wait for in-flight requests after a stop
   bool progress = false;                 // progress bar on stderr
   bool strict_success = false;
-  bool insecure = false;                 // --insecure: skip TLS certificate and host checks           // --strict-success: no [DONE] / error events fail
+  bool insecure = false;                 // --insecure: skip TLS certificate and host checks
+  // Schedule origin (absolute now_ns()); 0 = when the loop starts. Sharded runs pass the common
+  // start so every rank's offsets mean the same instant; the loop sleeps until then (after setup).
+  Nanos start_at_ns = 0;
 };
 
 struct LoopStats {

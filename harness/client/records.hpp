@@ -60,6 +60,8 @@ struct RequestRecord {
   bool incomplete_stream = false;     // 200 stream with choices that ended without data: [DONE]
   bool success = false;
   std::string error;                  // "" on success
+
+  bool operator==(const RequestRecord&) const = default;  // field by field (shard round trips)
 };
 
 }  // namespace encbench::client

@@ -1,0 +1,16 @@
+# ENCBENCH_MPI=AUTO|ON|OFF -> ENCBENCH_HAVE_MPI and the MPI::MPI_C target (CMake's FindMPI; only
+# the C API is used, so no C++ bindings are needed). MPIEXEC_EXECUTABLE is what the tests launch.
+set(ENCBENCH_HAVE_MPI OFF)
+if(NOT ENCBENCH_MPI STREQUAL "OFF")
+  if(ENCBENCH_MPI STREQUAL "ON")
+    find_package(MPI REQUIRED COMPONENTS C)
+  else()
+    find_package(MPI QUIET COMPONENTS C)
+  endif()
+  if(MPI_C_FOUND)
+    set(ENCBENCH_HAVE_MPI ON)
+    message(STATUS "encbench: MPI ${MPI_C_VERSION} found; sharded bench serve enabled (mpiexec: ${MPIEXEC_EXECUTABLE})")
+  else()
+    message(STATUS "encbench: no MPI found; bench serve runs as one process (install openmpi-bin libopenmpi-dev)")
+  endif()
+endif()
