@@ -19,6 +19,7 @@ struct RunFlags {
   std::optional<std::string> device, model, presets, result_dir, result_file, profiles_dir;
   std::optional<std::uint64_t> seed;
   std::optional<bool> profile;
+  bool allow_no_verdict = false;
 };
 
 }  // namespace
@@ -51,6 +52,9 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--profiles-dir", f.profiles_dir, "Device profiles folder (default: scenarios/devices)");
   sub->add_option("--seed", f.seed, "Dataset, arrivals and server seed (default 0)");
   sub->add_option("--profile", f.profile, "Server-side encoder profile per arm (true|false; default true)");
+  sub->add_flag("--allow-no-verdict", f.allow_no_verdict,
+                "Exit 0 even when the guards refuse a verdict (the result JSON still says so and why): for "
+                "harnesses such as scripts/ci-gate.sh that compare the results themselves");
   sub->callback([&ctx, flags] {
     ctx.action = [&ctx, flags] {
       const RunFlags& f = *flags;
@@ -80,7 +84,7 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
       }
       const scenario::ClosedLoopRun run = scenario::run_closed_loop(o, ctx.argv, std::cout, std::cerr);
       // No verdict when the machine could not keep up: the figures would measure the machine.
-      return run.verdict_valid ? 0 : 2;
+      return run.verdict_valid || f.allow_no_verdict ? 0 : 2;
     };
   });
 }
