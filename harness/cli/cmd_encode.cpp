@@ -32,6 +32,11 @@ void add_encoder_run_flags(CLI::App* sub, encoder::RunOptions& o) {
                   "host thread's CPU time between device calls + the launch overhead, so machine load cannot "
                   "move the figures. real: sim ops wait out their modelled end in real time (lateness reported); "
                   "cpu/cuda always run on the real clock");
+  sub->add_option("--virtual-host-time", o.virtual_host_time,
+                  "cpu | none. Virtual clock only: host time between device calls is the host thread's CPU "
+                  "time (cpu: every toggle's host work counts; repeats agree to ~0.02 %) or nothing but the "
+                  "modelled launch overhead (none: bit-identical repeats)")
+      ->capture_default_str();
   sub->add_option("--device-memory-gb", o.device_memory_gb,
                   "Device memory budget in GB (1e9 bytes): a configuration that needs more fails with "
                   "'out of device memory'. 0 = the sim profile's memory size, unlimited on cpu")

@@ -147,6 +147,11 @@ ResolvedRun resolve(const RunOptions& o) {
   const bool sim = device::parse_device_spec(o.device).backend == device::DeviceSpec::Backend::sim;
   r.device_options.clock = o.clock.empty() ? (sim ? device::ClockMode::virtual_time : device::ClockMode::real)
                                            : device::parse_clock_mode(o.clock);
+  require(o.virtual_host_time == "cpu" || o.virtual_host_time == "none",
+          "--virtual-host-time: unknown value '" + o.virtual_host_time + "'; valid values: cpu, none");
+  require(o.virtual_host_time == "cpu" || r.device_options.clock == device::ClockMode::virtual_time,
+          "--virtual-host-time none needs the virtual clock (a sim device with --clock virtual)");
+  if (o.virtual_host_time == "none") r.device_options.host_cpu_clock = [] { return Nanos{0}; };
   require(std::isfinite(o.device_memory_gb) && o.device_memory_gb >= 0 && o.device_memory_gb <= 1e6,
           "--device-memory-gb must be in [0, 1e6] (0: the sim profile's memory size, unlimited on cpu)");
   r.device_options.memory_budget_bytes = static_cast<std::uint64_t>(o.device_memory_gb * 1e9);

@@ -31,6 +31,10 @@ struct RunOptions {
   double launch_overhead_us = 0;
   std::string alloc_mode = "caching";       // fresh | caching
   std::string clock;                        // virtual | real; empty: virtual on sim, real elsewhere
+  // virtual clock: what host time between device calls is. "cpu": the host thread's CPU time
+  // (the host work of each toggle counts; repeats agree to ~0.02 %); "none": only the modelled
+  // launch overhead (bit-identical repeats; host-side toggle costs then show only as op counts).
+  std::string virtual_host_time = "cpu";
   double device_memory_gb = 0;              // memory budget; 0: the sim profile's size / unlimited
   double kernel_wait_threshold_us = 30;
   std::string trace_path;
