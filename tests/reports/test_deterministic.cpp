@@ -6,6 +6,7 @@
 #include "harness/core/error.hpp"
 #include "reports/compare.hpp"
 #include "reports/result.hpp"
+#include "reports/tables.hpp"
 
 namespace encbench::reports {
 namespace {
@@ -98,6 +99,16 @@ TEST(DeterministicCompare, OnePercentThresholdFromASingleRun) {
   c = compare_runs(instr(1000000, 9000), instr(1000000, 9270), default_gate());
   EXPECT_EQ(row(c, kLayer3).verdict, Verdict::slower);
   EXPECT_EQ(row(c, kKernel).verdict, Verdict::same);
+}
+
+TEST(DeterministicCompare, JunitAndMarkdownNameTheKind) {
+  const Comparison c = compare_runs(instr(1000000), instr(1015000), default_gate());
+  const std::string junit = render_junit(c);
+  EXPECT_NE(junit.find("[deterministic] instr/kernels/attention/fused_varlen/d80/1x256 instructions"), std::string::npos)
+      << junit;
+  EXPECT_NE(junit.find("failures=\"1\""), std::string::npos);
+  const std::string md = render_markdown(c);
+  EXPECT_NE(md.find("SLOWER (deterministic) **REGRESSION** | deterministic"), std::string::npos) << md;
 }
 
 TEST(DeterministicCompare, ScatterOfTheSamplesIsTheFloor) {
