@@ -61,7 +61,7 @@ while (($#)); do
     --keep) keep=1; shift ;;
     --instr-filter) instr_filter=$2; shift 2 ;;
     --no-instr) instr=0; shift ;;
-    -h|--help) sed -n '2,42p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
     *) echo "ci-gate: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
