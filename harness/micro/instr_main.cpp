@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <filesystem>
@@ -206,12 +207,22 @@ Dump read_dump(const fs::path& path) {
 }
 
 int run_parent(const Options& o, const std::vector<Case>& cases, const char* self) {
-  const fs::path dir = o.keep_dumps.empty()
-                           ? fs::temp_directory_path() / ("encbench-instr." + std::to_string(::getpid()))
-                           : fs::path(o.keep_dumps);
+  // A fixed-length directory name (pid zero-padded): the child reads its model and device files
+  // through `dir/src`, a link to the source tree, so the paths it allocates have the same length
+  // whichever checkout it was built from. Heap layout depends on them, and per-layer counts moved
+  // by up to 1.2 % between a checkout under /work and one under /tmp without this.
+  char pid[16];
+  std::snprintf(pid, sizeof pid, "%010d", static_cast<int>(::getpid()));
+  const fs::path dir = o.keep_dumps.empty() ? fs::temp_directory_path() / (std::string("encbench-instr.") + pid)
+                                            : fs::path(o.keep_dumps);
   fs::remove_all(dir);
   fs::create_directories(dir);
-  std::string cmd = shell_quote(o.valgrind) +
+  const char* env_src = std::getenv("ENCBENCH_SOURCE_DIR");
+  const fs::path source = env_src && *env_src ? fs::path(env_src) : fs::path(ENCBENCH_INSTR_SOURCE_DIR);
+  fs::create_directory_symlink(fs::absolute(source), dir / "src");
+  const std::string src_link = (dir / "src").string();
+  std::string cmd = "ENCBENCH_SOURCE_DIR=" + shell_quote(src_link) + " ENCBENCH_SCENARIOS_DIR=" +
+                    shell_quote(src_link + "/scenarios") + " " + shell_quote(o.valgrind) +
                     " --tool=callgrind --collect-atstart=no --dump-instr=no --compress-strings=no"
                     " --callgrind-out-file=" + shell_quote((dir / "callgrind.out").string()) + " " +
                     shell_quote(fs::canonical("/proc/self/exe").string()) + " --child --forwards " +
