@@ -28,10 +28,19 @@ function(encbench_test name)
   if(NOT ARG_TIMEOUT)
     set(ARG_TIMEOUT 300)
   endif()
-  set(_props TIMEOUT ${ARG_TIMEOUT}
-    ENVIRONMENT "ENCBENCH_SOURCE_DIR=${PROJECT_SOURCE_DIR}\\;ENCBENCH_BINARY_DIR=${PROJECT_BINARY_DIR}")
+  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES TIMEOUT ${ARG_TIMEOUT})
+  # ENVIRONMENT (two variables, so a list) and LABELS are set from a file CTest includes after the
+  # discovered tests: gtest_discover_tests splits a list-valued property at its ';' whatever the
+  # escaping (only the first variable arrived and LABELS became a value). The discovery script
+  # defines ${name}_TESTS, the names it added.
+  set(_env "ENCBENCH_SOURCE_DIR=${PROJECT_SOURCE_DIR};ENCBENCH_BINARY_DIR=${PROJECT_BINARY_DIR}")
+  set(_props_file "${CMAKE_CURRENT_BINARY_DIR}/${name}_properties.cmake")
+  file(WRITE "${_props_file}"
+    "foreach(_t IN LISTS ${name}_TESTS)\n"
+    "  set_tests_properties(\"\${_t}\" PROPERTIES ENVIRONMENT \"${_env}\")\n")
   if(ARG_LABELS)
-    list(APPEND _props LABELS "${ARG_LABELS}")
+    file(APPEND "${_props_file}" "  set_tests_properties(\"\${_t}\" PROPERTIES LABELS \"${ARG_LABELS}\")\n")
   endif()
-  gtest_discover_tests(${name} DISCOVERY_TIMEOUT 60 PROPERTIES ${_props})
+  file(APPEND "${_props_file}" "endforeach()\n")
+  set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${_props_file}")
 endfunction()

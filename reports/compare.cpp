@@ -79,11 +79,13 @@ void apply_overrides(MetricRule& rule, const json& o, const std::string& source)
 }  // namespace
 
 MetricRule Gate::rule_for(const Metric& metric) const {
-  MetricRule rule = defaults;
+  const bool det = deterministic_by_name(metric.name);
+  MetricRule rule = det ? deterministic : defaults;
   rule.alpha = alpha;
   rule.gated = metric.better != Better::none &&
-               std::find(default_groups.begin(), default_groups.end(), metric.group) !=
-                   default_groups.end();
+               (det ? deterministic.gated
+                    : std::find(default_groups.begin(), default_groups.end(), metric.group) !=
+                          default_groups.end());
   for (const auto& pr : metric_rules) {
     if (!glob_match(pr.match, metric.name)) continue;
     if (!pr.overrides.contains("gate")) rule.gated = metric.better != Better::none;
@@ -109,7 +111,7 @@ Gate parse_gate(const json& doc, const std::string& source) {
   if (doc.contains("schema_version"))
     require(doc["schema_version"] == 1, source + ": only gate schema_version 1 is supported");
   static const char* kKeys[] = {"schema", "schema_version", "description", "alpha", "defaults",
-                                "metrics", "exact", "warn_below_samples"};
+                                "deterministic", "metrics", "exact", "warn_below_samples"};
   for (const auto& [key, value] : doc.items()) {
     (void)value;
     require(std::find(std::begin(kKeys), std::end(kKeys), key) != std::end(kKeys),
@@ -136,6 +138,17 @@ Gate parse_gate(const json& doc, const std::string& source) {
     apply_overrides(gate.defaults, d, source);
   }
   gate.defaults.alpha = gate.alpha;
+  if (doc.contains("deterministic")) {
+    const json& d = doc["deterministic"];
+    require(d.is_object(), source + ": 'deterministic' must be an object");
+    for (const auto& [key, value] : d.items()) {
+      (void)value;
+      require(key == "relative" || key == "absolute" || key == "gate",
+              source + ": unknown key 'deterministic." + key + "' (relative, absolute, gate)");
+    }
+    apply_overrides(gate.deterministic, d, source);
+  }
+  gate.deterministic.alpha = gate.alpha;
   if (doc.contains("metrics")) {
     require(doc["metrics"].is_array(), source + ": 'metrics' must be a list of {\"match\": ...}");
     for (const auto& m : doc["metrics"]) {
@@ -321,6 +334,35 @@ void single_value_verdict(MetricComparison& row, const Metric& base, const Metri
   }
 }
 
+// Deterministic metrics (instruction counts, virtual-clock times): repeated measurements agree,
+// so a U test has nothing to work with (ties everywhere) and is not needed. The change must exceed
+// the rule's thresholds and the samples' own full range (max - min relative to the median) on
+// either side: if a "deterministic" metric did scatter, that scatter is the floor.
+double relative_range(const std::vector<double>& xs) {
+  if (xs.size() < 2) return 0;
+  const auto [lo, hi] = std::minmax_element(xs.begin(), xs.end());
+  const double mid = std::fabs(stats::median(xs));
+  return mid == 0 ? 0 : (*hi - *lo) / mid;
+}
+
+void deterministic_verdict(MetricComparison& row, const Metric& base, const Metric& next) {
+  row.method = "deterministic";
+  row.noise_floor_used = std::max(relative_range(base.samples), relative_range(next.samples));
+  const int sign = improvement_sign(row.better, row.before, row.after);
+  const bool beyond_floor = row.before == 0 ? row.after != 0
+                                            : std::fabs(row.after - row.before) / std::fabs(row.before) >
+                                                  row.noise_floor_used;
+  const std::string limits = "threshold " + fmt(100 * row.rule.relative, 3) + "%, sample range " +
+                             fmt(100 * row.noise_floor_used, 3) + "%";
+  if (sign != 0 && beyond_thresholds(row.rule, row.before, row.after) && beyond_floor) {
+    row.verdict = sign > 0 ? Verdict::faster : Verdict::slower;
+    row.reason = "deterministic: change beyond " + limits;
+  } else {
+    row.verdict = Verdict::same;
+    row.reason = "deterministic: within " + limits;
+  }
+}
+
 // Runs pooled by merge_runs: per-request or per-repetition samples of one run share that run's
 // conditions, so a U test over the pooled samples treats round-to-round drift as signal. The
 // change must also clear what the runs' own values allow: a two-sample t bound on the per-run
@@ -442,6 +484,7 @@ ExactCheck check_exact(const ExactRule& rule, const RunResult* base, const RunRe
 }
 
 void add_sample_warnings(Comparison& c, const MetricComparison& row, const Gate& gate) {
+  if (row.method == "deterministic") return;  // identical samples need no repetitions
   // Like compare.py: whenever repeated samples were there to test, fewer than 9 is unreliable.
   const bool tested = row.method == "mann-whitney-u" || row.method == "prediction-interval" ||
                       (row.n_before >= 2 && row.n_after >= 2);
@@ -495,9 +538,12 @@ Comparison compare_runs(const RunResult& base, const RunResult& next, const Gate
     row.n_before = b->samples.size();
     row.n_after = m.samples.size();
     row.sample_kind = m.sample_kind.empty() ? b->sample_kind : m.sample_kind;
+    row.deterministic = deterministic_by_name(row.name);
     if (row.better == Better::none) {
       row.method = "info";
       row.verdict = Verdict::none;
+    } else if (row.deterministic) {
+      deterministic_verdict(row, *b, m);
     } else if (row.n_before >= 2 && row.n_after >= 2 &&
                min_achievable_p(row.n_before, row.n_after) < row.rule.alpha) {
       u_test_verdict(row, *b, m);
@@ -609,6 +655,8 @@ json to_json(const Comparison& c) {
                 {"alpha", r.rule.alpha},
                 {"regression", r.regression},
                 {"reason", r.reason}};
+    row["deterministic"] = r.deterministic;
+    if (r.method == "deterministic") row["sample_range_relative"] = r.noise_floor_used;
     if (r.method == "threshold+noise-floor") row["noise_floor_relative"] = r.noise_floor_used;
     if (r.method == "mann-whitney-u" && r.noise_floor_used > 0) row["between_run_noise_relative"] = r.noise_floor_used;
     if (r.interval_low) row["prediction_interval"] = {*r.interval_low, *r.interval_high};

@@ -46,6 +46,9 @@ struct Gate {
   double alpha = 0.002;
   std::vector<MetricGroup> default_groups = {MetricGroup::throughput, MetricGroup::latency};
   MetricRule defaults;  // thresholds for metrics of default_groups (and inherited by patterns)
+  // Deterministic metrics (deterministic_by_name: instruction counts, virtual-clock times) start
+  // from this rule instead: 1 %, gated, judged by threshold alone ("deterministic" in a gate file).
+  MetricRule deterministic{0.01, 0, 0.002, 0, true};
   struct PatternRule {
     std::string match;  // glob on metric names ('*' and '?')
     nlohmann::json overrides;
@@ -71,7 +74,9 @@ struct MetricComparison {
   std::optional<double> relative_change;  // (after - before) / |before|; none when before == 0
   std::size_t n_before = 0, n_after = 0;  // samples used
   std::string sample_kind;
-  std::string method;  // "mann-whitney-u", "threshold+noise-floor", "prediction-interval"
+  // "mann-whitney-u", "threshold+noise-floor", "prediction-interval", "deterministic"
+  std::string method;
+  bool deterministic = false;  // deterministic_by_name(name)
   std::optional<double> p_value;
   std::optional<double> interval_low, interval_high;  // history prediction interval
   double noise_floor_used = 0;

@@ -74,6 +74,7 @@ std::string verdict_cell(const MetricComparison& r, bool markdown) {
   if (r.p_value) cell += " (" + format_p(*r.p_value) + ", n=" + std::to_string(r.n_before) + "/" +
                          std::to_string(r.n_after) + ")";
   else if (r.interval_low) cell += " (PI " + format_number(*r.interval_low) + ".." + format_number(*r.interval_high) + ")";
+  else if (r.method == "deterministic") cell += " (deterministic)";
   if (r.regression) cell += markdown ? " **REGRESSION**" : " REGRESSION";
   return cell;
 }
@@ -285,7 +286,8 @@ std::string render_junit(const Comparison& c) {
     ++tests;
     body << "    <testcase classname=\"encbench.compare." << xml_escape(to_string(c.kind)) << "\" name=\""
          << xml_escape(r.name) << "\">";
-    const std::string detail = r.label + ": " + format_number(r.before) + " -> " + format_number(r.after) +
+    const std::string detail = "[" + metric_kind_name(is_deterministic_metric(r.name)) + "] " + r.label + ": " +
+                               format_number(r.before) + " -> " + format_number(r.after) +
                                " (" + format_change(r.relative_change) + "), " + to_string(r.verdict) +
                                ": " + r.reason;
     if (r.regression) {

@@ -6,7 +6,8 @@
 set -euo pipefail
 want=(cmake g++ make git pkg-config libbenchmark-dev libgtest-dev libgmock-dev nlohmann-json3-dev
       libcli11-dev libcurl4-openssl-dev libboost-dev libboost-system-dev libstb-dev
-      libsqlite3-dev zlib1g-dev ca-certificates ccache openmpi-bin libopenmpi-dev)
+      libsqlite3-dev zlib1g-dev ca-certificates ccache openmpi-bin libopenmpi-dev
+      valgrind)  # callgrind.h and the CI gate's instruction counts (encbench-instr)
 if [[ "${1:-}" == "--test" ]]; then
   want+=(chromium python3-torch python3-numpy)
   command -v node >/dev/null 2>&1 || want+=(nodejs)

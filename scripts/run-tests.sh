@@ -15,8 +15,10 @@ scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ENCBENCH_SANITIZED=1 ctest --output-on-failure -j "$jobs" --timeout 900)
 # Performance gate (docs/reports.md, "CI recipe"): the commit under test against its first parent,
-# BASE built here (ccache makes the shared code free), both run interleaved on this machine; fails
-# only on a regression that clears significance, threshold and the spread between rounds.
+# BASE built here (ccache makes the shared code free). Deterministic metrics first (instruction
+# counts under valgrind, encbench-instr, and sim virtual-clock times: 1 %), then the wall-clock
+# runs interleaved on this machine, which fail only on a regression that clears significance,
+# threshold and the spread between rounds.
 if git rev-parse -q --verify 'HEAD~1^{commit}' >/dev/null 2>&1; then
   scripts/ci-gate.sh --base HEAD~1 --head-build build --rounds 3 --warmup-rounds 1 --micro-reps 3 \
     --micro-min-time 0.1 --micro-filter "$(cat scenarios/ci-micro-filter.txt)" --out ci-gate-out \

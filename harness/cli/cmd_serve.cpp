@@ -74,10 +74,16 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
                   "Mean natural output length without ignore_eos (uniform 1..2N-1, capped by max_tokens)")
       ->capture_default_str();
   sub->add_option("--seed", o.seed, "Seed for output lengths, words and fault choices")->capture_default_str();
-  sub->add_option("--fail-rate", o.fail_rate, "Share of generation requests answered 500")->capture_default_str();
+  // Shares and pauses are range-checked here (a parse error, exit 2): the server accepted
+  // --fail-rate 2 or --stall-ms -5 and started.
+  sub->add_option("--fail-rate", o.fail_rate, "Share of generation requests answered 500")
+      ->check(CLI::Range(0.0, 1.0))
+      ->capture_default_str();
   sub->add_option("--disconnect-rate", o.disconnect_rate, "Share of generation requests dropped mid-stream")
+      ->check(CLI::Range(0.0, 1.0))
       ->capture_default_str();
   sub->add_option("--stall-ms", o.stall_ms, "Pause every stream this long after its first token")
+      ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   sub->add_option("--lm-fixed-ms", o.lm_fixed_ms,
                   "Fixed per-step cost of the LM roofline (launches, sampling; an estimate)")

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/core/error.hpp"
+#include "harness/core/instrument.hpp"
 #include "harness/device/allocator.hpp"
 #include "harness/device/thread_pool.hpp"
 
@@ -77,6 +78,9 @@ class VirtualHostClock {
 };
 
 // Enter/leave a device call around a scope.
+// The simulator's own bookkeeping (clock, queue model, recorder) is not the host code under
+// measurement: encbench-instr's instruction counts exclude it (pause_ is declared first, so it
+// pauses before enter() and resumes after leave()).
 class DeviceCall {
  public:
   explicit DeviceCall(VirtualHostClock& clock) : clock_(clock), entered_at_(clock.enter()) {}
@@ -86,6 +90,7 @@ class DeviceCall {
   Nanos entered_at() const { return entered_at_; }
 
  private:
+  instrument::Paused pause_;
   VirtualHostClock& clock_;
   Nanos entered_at_;
 };

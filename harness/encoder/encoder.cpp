@@ -810,6 +810,7 @@ struct EncoderRunner::Impl {
     snapshot(0);
 
     for (int layer = 0; layer < m.depth; ++layer) {
+      if (cfg.layer_boundary) cfg.layer_boundary(layer);
       const LayerBuffers& L = layers[static_cast<std::size_t>(layer)];
       std::vector<Buffer> per_call;
       per_call.reserve(8);  // attention() hands out pointers to its elements
@@ -858,6 +859,7 @@ struct EncoderRunner::Impl {
           merger_ops("deepstack_merger" + std::to_string(k), deepstack[k], true, ws.deepstack[k], T);
     }
 
+    if (cfg.layer_boundary) cfg.layer_boundary(m.depth);
     // The patch merger, then (window models) hidden[reverse_indices] on the merged tokens.
     merger_ops("merger", merger, false, ws.merged_perm, T);
     const std::size_t out_hidden = static_cast<std::size_t>(m.out_hidden_size);
@@ -871,6 +873,7 @@ struct EncoderRunner::Impl {
     }
     stream.synchronize("forward_end");
     const Nanos t1 = dev.host_now_ns();
+    if (cfg.layer_boundary) cfg.layer_boundary(-1);
     const device::AllocatorStats memory = dev.allocator().stats();
 
     if (snapshots) {

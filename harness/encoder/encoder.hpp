@@ -8,6 +8,7 @@
 // merger and (window models) the reverse window index on the merged tokens. The host work each toggle implies (scale, pad decision, building length lists, cumsum,
 // allocation, D2H waits) is real host work recorded as timeline HostSpans.
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -43,6 +44,10 @@ struct EncoderConfig {
   // Queued gaps shorter than this are kernel_wait (see timeline/gaps.hpp). Unit: ns.
   Nanos kernel_wait_threshold_ns = 30'000;
   DevicePathFaults faults;  // tests only
+  // Called on the host thread at the boundaries of a forward: with `layer` before each layer's
+  // host work, with `depth` after the last layer, and with -1 once the forward's device work is
+  // done (before its timeline is analysed). encbench-instr dumps instruction counts here.
+  std::function<void(int layer)> layer_boundary;
 };
 
 // Which cu_seqlens set a layer's attention really used, and which one it should have used.

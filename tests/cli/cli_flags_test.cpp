@@ -1,0 +1,267 @@
+// Flag wiring of the real binaries. Bad flags and values must give a clear one-line reason and exit
+// status 2 (before any work starts); good flags must reach the result JSON. encbench-instr: exit
+// codes, and under valgrind instruction counts that are identical from run to run.
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+struct Proc {
+  int status = -1;
+  std::string output;  // stdout and stderr
+};
+
+// Runs `binary args` with a time limit (a server that failed to refuse a flag would otherwise run).
+// Valgrind runs get more: on the loaded 2-core machine one took up to 90 s.
+Proc run(const std::string& binary, const std::string& args, int limit_s = 60) {
+  const std::string cmd = "timeout " + std::to_string(limit_s) + " " + binary + " " + args + " 2>&1";
+  Proc r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) r.output.append(buf, n);
+  const int rc = ::pclose(p);
+  r.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  return r;
+}
+
+Proc encbench(const std::string& args) { return run(ENCBENCH_BINARY, args); }
+
+fs::path temp_dir(const std::string& tag) {
+  const fs::path d = fs::temp_directory_path() / ("encbench-cli-" + tag + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+json read_json(const fs::path& p) {
+  std::ifstream in(p);
+  return json::parse(in);
+}
+
+struct BadCase {
+  std::string args;
+  std::string reason;  // a part of the message that names the problem
+};
+
+void expect_refused(const std::vector<BadCase>& cases) {
+  for (const auto& c : cases) {
+    const Proc r = encbench(c.args);
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.reason), std::string::npos) << c.args << ": expected '" << c.reason
+                                                           << "' in:\n" << r.output;
+    EXPECT_LT(r.output.size(), 600u) << c.args << ": a clear error, not a dump";
+  }
+}
+
+const std::string kTiny = "--model tiny-qwen2.5-vl --image 448x448 --device sim:ascend-910b";
+
+TEST(CliEncode, BadFlagsExit2WithTheReason) {
+  expect_refused({
+      {"encode --bogus", "--bogus"},
+      {"encode " + kTiny + " --preset nope", "unknown preset 'nope'"},
+      {"encode " + kTiny + " --clock sideways", "unknown clock 'sideways'"},
+      {"encode --model tiny-qwen2.5-vl --image 448x448 --device warp9", "unknown device 'warp9'"},
+      {"encode " + kTiny + " --seq-lens sometimes", "--seq-lens: unknown value 'sometimes'"},
+      {"encode " + kTiny + " --forwards 0", "--forwards must be in"},
+      {"encode --model tiny-qwen2.5-vl --image 12x", "--image '12x'"},
+      {"encode --model tiny-qwen2.5-vl", "no inputs"},
+      {"encode " + kTiny + " --forwards many", "--forwards"},
+  });
+}
+
+TEST(CliEncode, FlagsReachTheResult) {
+  const fs::path dir = temp_dir("encode");
+  const Proc r = encbench("encode " + kTiny + " --preset optimized --seq-lens layer0-cache --forwards 3 --warmup 1 --json " +
+                         (dir / "e.json").string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const json j = read_json(dir / "e.json");
+  EXPECT_EQ(j["schema"], "encbench-encode");
+  EXPECT_EQ(j["preset"], "custom");                      // a preset with an override
+  EXPECT_EQ(j["toggles"]["seq_lens"], "layer0-cache");  // the override beats the preset
+  EXPECT_EQ(j["toggles"]["kernel"], "fused-varlen");     // the rest is the preset's
+  EXPECT_EQ(j["clock"], "virtual");                      // the default on sim devices
+  EXPECT_EQ(j["samples"]["forward_ms"].size(), 3u);
+  // layer0-cache: exactly one D2H sync per forward.
+  EXPECT_DOUBLE_EQ(j["summary"]["syncs_per_forward"].get<double>(), 1.0);
+  for (double v : j["samples"]["forward_ms"]) {
+    EXPECT_GT(v, 0.0);
+    EXPECT_LT(v, 1000.0);
+  }
+  fs::remove_all(dir);
+}
+
+TEST(CliAb, BadFlagsExit2WithTheReason) {
+  expect_refused({
+      {"ab --bogus", "--bogus"},
+      {"ab " + kTiny + " --a nope", "unknown preset 'nope'"},
+      {"ab " + kTiny + " --alpha 2", "--alpha must be in (0, 1)"},
+      {"ab " + kTiny + " --b-kernel sloppy", "--kernel: unknown value 'sloppy'"},
+  });
+}
+
+TEST(CliAb, FlagsReachTheResult) {
+  const fs::path dir = temp_dir("ab");
+  const Proc r = encbench("ab " + kTiny + " --a baseline --b optimized --b-seq-lens value-cache --forwards 2 --json " +
+                         (dir / "ab.json").string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const json j = read_json(dir / "ab.json");
+  EXPECT_EQ(j["schema"], "encbench-ab");
+  EXPECT_EQ(j["a"]["toggles"]["seq_lens"], "d2h-per-layer");
+  EXPECT_EQ(j["b"]["toggles"]["seq_lens"], "value-cache");
+  EXPECT_EQ(j["a"]["samples"]["forward_ms"].size(), 2u);
+  EXPECT_EQ(j["b"]["samples"]["forward_ms"].size(), 2u);
+  fs::remove_all(dir);
+}
+
+TEST(CliRun, BadFlagsExit2WithTheReason) {
+  expect_refused({
+      {"run --bogus", "--bogus"},
+      {"run --request-rate -1", "--request-rate must be positive"},
+      {"run --presets baseline", "--presets needs exactly two presets"},
+      {"run --scenario /nonexistent/scenario.json", "cannot read scenario file"},
+      {"run --rounds 0", "--rounds must be in"},
+  });
+}
+
+TEST(CliServe, BadFlagsExit2WithTheReason) {
+  expect_refused({
+      {"serve --bogus", "--bogus"},
+      {"serve --port 70000", "--port must be in [0, 65535]"},
+      {"serve --encoder-preset nope", "unknown preset 'nope'"},
+      {"serve --encoder weird", "--encoder must be real or cost-model"},
+      {"serve --limit-mm-per-prompt abc", "--limit-mm-per-prompt"},
+      {"serve --device warp9", "--device must be cpu or sim:<profile>"},
+      {"serve --fail-rate 2 --port 0", "--fail-rate"},
+      {"serve --disconnect-rate -1 --port 0", "--disconnect-rate"},
+      {"serve --stall-ms -5 --port 0", "--stall-ms"},
+  });
+}
+
+TEST(CliHelp, EveryCommandListsItsFlags) {
+  const std::vector<std::pair<std::string, std::vector<std::string>>> commands = {
+      {"encode", {"--model", "--image", "--device", "--clock", "--preset", "--forwards", "--json"}},
+      {"ab", {"--a", "--b", "--alpha", "--forwards", "--json"}},
+      {"run", {"--scenario", "--rounds", "--request-rate", "--presets", "--result"}},
+      {"serve", {"--port", "--encoder-preset", "--fail-rate", "--stall-ms"}},
+  };
+  for (const auto& [cmd, flags] : commands) {
+    const Proc r = encbench(cmd + " --help");
+    EXPECT_EQ(r.status, 0) << cmd;
+    for (const auto& f : flags) EXPECT_NE(r.output.find(f), std::string::npos) << cmd << " --help lacks " << f;
+  }
+}
+
+TEST(CliGate, ScriptRefusesBadFlagsAndListsItsOwn) {
+  // ENCBENCH_SOURCE_DIR and ENCBENCH_BINARY_DIR both come from CTest (cmake/EncbenchTargets.cmake).
+  const char* src = std::getenv("ENCBENCH_SOURCE_DIR");
+  const char* bin = std::getenv("ENCBENCH_BINARY_DIR");
+  ASSERT_NE(src, nullptr);
+  ASSERT_NE(bin, nullptr) << "ENCBENCH_BINARY_DIR did not reach the test";
+  EXPECT_TRUE(fs::exists(fs::path(bin) / "CMakeCache.txt")) << bin;
+  const std::string script = std::string(src) + "/scripts/ci-gate.sh";
+  for (const std::string args : {"--bogus", "--rounds 0", "--micro-reps x", "--base-build /nonexistent/build",
+                                 "--micro-min-time fast"}) {
+    const Proc r = run(script, args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find("ci-gate: "), std::string::npos) << args << "\n" << r.output;
+  }
+  const Proc h = run(script, "--help");
+  EXPECT_EQ(h.status, 0);
+  for (const char* f : {"--base", "--rounds", "--instr-filter", "--no-instr", "--micro-filter", "--serving-cmd",
+                        "--base-build", "--head-build", "--gate", "--out", "--keep"})
+    EXPECT_NE(h.output.find(f), std::string::npos) << f;
+}
+
+#ifdef ENCBENCH_INSTR_BINARY
+Proc instr(const std::string& args) { return run(ENCBENCH_INSTR_BINARY, args, 280); }
+
+TEST(CliInstr, BadFlagsExit2AndHelpListsEveryFlag) {
+  for (const std::string args : {"--bogus", "--forwards 0", "--forwards x", "--filter '('", "--filter nomatch",
+                                 "--out"}) {
+    const Proc r = instr(args);
+    EXPECT_EQ(r.status, 2) << args << "\n" << r.output;
+    EXPECT_NE(r.output.find("encbench-instr:"), std::string::npos) << args << "\n" << r.output;
+  }
+  const Proc h = instr("--help");
+  EXPECT_EQ(h.status, 0);
+  for (const char* f : {"--out", "--filter", "--forwards", "--list", "--valgrind", "--keep-dumps"})
+    EXPECT_NE(h.output.find(f), std::string::npos) << f;
+  const Proc l = instr("--list");
+  EXPECT_EQ(l.status, 0);
+  EXPECT_NE(l.output.find("instr/kernels/attention/fused_varlen/d80/1x256"), std::string::npos);
+  EXPECT_NE(l.output.find("instr/encoder/forward/tiny-qwen2.5-vl/sim:ascend-910b/optimized"), std::string::npos);
+  // A missing valgrind is an error of its own (3), not a crash or empty output.
+  const Proc v = instr("--valgrind /nonexistent/valgrind --filter fused_varlen/d80/4x64");
+  EXPECT_EQ(v.status, 3) << v.output;
+}
+
+bool have_valgrind() { return std::system("valgrind --version >/dev/null 2>&1") == 0; }
+
+TEST(CliInstr, KernelCountsAreIdenticalAcrossRuns) {
+  if (!have_valgrind()) GTEST_SKIP() << "valgrind is not installed";
+  const fs::path dir = temp_dir("instr-kernel");
+  std::vector<double> counts;
+  for (int i = 0; i < 2; ++i) {
+    std::string name = "k";
+    name += std::to_string(i);
+    const fs::path out = dir / (name + ".json");
+    const Proc r = instr("--filter fused_varlen/d80/4x64 --out " + out.string());
+    ASSERT_EQ(r.status, 0) << r.output;
+    const json j = read_json(out);
+    ASSERT_EQ(j["benchmarks"].size(), 1u);
+    counts.push_back(j["benchmarks"][0]["instructions"].get<double>());
+  }
+  // 4 heads x 4 windows of 64 tokens x d80: ~2.6 MFLOP of attention; some millions of instructions.
+  EXPECT_GT(counts[0], 1e6);
+  EXPECT_LT(counts[0], 1e8);
+  EXPECT_EQ(counts[0], counts[1]);
+  fs::remove_all(dir);
+}
+
+TEST(CliInstr, EncoderHostPathPerLayer) {
+  if (!have_valgrind()) GTEST_SKIP() << "valgrind is not installed";
+  const fs::path dir = temp_dir("instr-encoder");
+  const Proc r = instr("--filter 'instr/encoder' --forwards 1 --out " + (dir / "e.json").string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const json j = read_json(dir / "e.json");
+  ASSERT_EQ(j["benchmarks"].size(), 2u);
+  double per_forward[2] = {0, 0};
+  for (std::size_t i = 0; i < 2; ++i) {
+    const json& row = j["benchmarks"][i];
+    double parts = row["host_instructions_pre_layers"].get<double>() + row["host_instructions_post_layers"].get<double>();
+    for (int layer = 0; layer < 8; ++layer) {  // tiny-qwen2.5-vl has depth 8
+      const std::string key = "host_instructions_layer_" + std::to_string(layer);
+      ASSERT_TRUE(row.contains(key)) << key;
+      EXPECT_GT(row[key].get<double>(), 1000.0) << key;
+      parts += row[key].get<double>();
+    }
+    EXPECT_FALSE(row.contains("host_instructions_layer_8"));
+    per_forward[i] = row["host_instructions_per_forward"].get<double>();
+    EXPECT_DOUBLE_EQ(parts, per_forward[i]);
+    EXPECT_GT(per_forward[i], 1e4);
+    EXPECT_LT(per_forward[i], 1e7);
+  }
+  EXPECT_NE(j["benchmarks"][0]["name"].get<std::string>().find("baseline"), std::string::npos);
+  // The optimized preset's host path does less per forward and never syncs; baseline syncs per layer.
+  EXPECT_LT(per_forward[1], per_forward[0]);
+  EXPECT_DOUBLE_EQ(j["benchmarks"][0]["syncs_per_forward"].get<double>(), 8.0);
+  EXPECT_DOUBLE_EQ(j["benchmarks"][1]["syncs_per_forward"].get<double>(), 0.0);
+  fs::remove_all(dir);
+}
+#endif
+
+}  // namespace
