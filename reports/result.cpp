@@ -14,7 +14,8 @@ namespace encbench::reports {
 using nlohmann::json;
 
 bool deterministic_by_name(const std::string& name) {
-  return name.find("instructions") != std::string::npos || name.find("virtual") != std::string::npos;
+  return name.find("instructions") != std::string::npos || name.find("virtual") != std::string::npos ||
+         name.find("device_memory") != std::string::npos || name.find("bytes_allocated") != std::string::npos;
 }
 
 std::string to_string(ResultKind kind) {
@@ -424,6 +425,11 @@ void parse_encode_body(const json& doc, const std::string& prefix, const std::st
   };
   scalar("syncs_per_forward", "Syncs per forward", "", MetricGroup::exact, Better::lower);
   scalar("host_us_per_layer", "Host time per layer (us)", "us", MetricGroup::device, Better::lower);
+  // Device memory: the allocator's accounting, independent of timing (deterministic).
+  scalar("peak_device_memory_bytes", "Peak device memory (B)", "B", MetricGroup::device, Better::lower);
+  scalar("peak_device_memory_reserved_bytes", "Peak device memory reserved (B)", "B", MetricGroup::device,
+         Better::lower);
+  scalar("bytes_allocated_per_forward", "Bytes allocated per forward (B)", "B", MetricGroup::device, Better::lower);
   if (auto acc = doc.find("accuracy"); acc != doc.end() && acc->is_object()) {
     if (acc->contains("verdict")) {
       Metric m;

@@ -85,8 +85,9 @@ struct RunResult {
   const Metric* find(const std::string& name) const;
 };
 
-// Deterministic metrics: instruction counts (Valgrind) and virtual-clock times of the sim device.
-// Their names contain "instructions" or "virtual"; compare judges them by threshold alone (no U
+// Deterministic metrics: instruction counts (Valgrind), virtual-clock times of the sim device and
+// the allocator's device-memory figures. Their names contain "instructions", "virtual",
+// "device_memory" or "bytes_allocated"; compare judges them by threshold alone (no U
 // test, which needs a spread they do not have). (tables.hpp's is_deterministic_metric, for
 // display, also counts exact-checked values such as syncs and byte counts.)
 bool deterministic_by_name(const std::string& name);

@@ -88,6 +88,7 @@ nlohmann::json summary_json(const ConfigRun& run) {
           {"peak_device_memory_bytes", max_of(collect(fs, peak_in_use))},
           {"peak_device_memory_reserved_bytes", max_of(collect(fs, peak_reserved))},
           {"bytes_allocated_per_forward", stats::median(collect(fs, allocated))},
+          {"peak_device_memory_layer", fs.empty() ? -1 : fs.back().peak_memory_layer},
           {"lateness_measured", lateness_measured},
           {"lateness_p99_us", max_of(collect(fs, lateness_p99))},
           {"lateness_max_us", max_of(collect(fs, lateness_max))},
@@ -363,7 +364,10 @@ std::string encode_summary(const ResolvedRun& r, const RunOptions& o, const devi
   s << "  syncs/forward     " << fmt(sum["syncs_per_forward"].get<double>(), 0) << "\n";
   s << "  device memory     peak " << fmt(sum["peak_device_memory_bytes"].get<double>() / 1e6, 1) << " MB in use, "
     << fmt(sum["peak_device_memory_reserved_bytes"].get<double>() / 1e6, 1) << " MB reserved; "
-    << fmt(sum["bytes_allocated_per_forward"].get<double>() / 1e6, 1) << " MB allocated per forward"
+    << fmt(sum["bytes_allocated_per_forward"].get<double>() / 1e6, 1) << " MB allocated per forward; peak "
+    << (sum["peak_device_memory_layer"].get<int>() >= 0
+            ? "in layer " + std::to_string(sum["peak_device_memory_layer"].get<int>())
+            : std::string("outside the layers"))
     << (info.memory_budget_bytes ? "; budget " + fmt(static_cast<double>(info.memory_budget_bytes) / 1e9, 1) + " GB" : "")
     << "\n";
   if (sum["lateness_measured"].get<bool>()) {
@@ -432,8 +436,9 @@ int run_encode(const EncodeOptions& options, const std::vector<std::string>& arg
     out << "sweep: " << configs.size() << " valid toggle combinations on " << resolved.model.name << ", device "
         << info.kind << (info.modelled ? " (TIMES ARE MODELLED, " + info.clock + " clock)" : "") << ", launch overhead "
         << fmt(options.run.launch_overhead_us, 1) << " us\n";
-    out << "| seq-lens | scale | pad-decision | pad-method | out-buffer | kernel | forward ms | idle % | syncs | accuracy |\n";
-    out << "|---|---|---|---|---|---|---|---|---|---|\n";
+    out << "| seq-lens | scale | pad-decision | pad-method | out-buffer | kernel | forward ms | idle % | syncs | "
+           "peak device memory MB | bytes allocated per forward MB | accuracy |\n";
+    out << "|---|---|---|---|---|---|---|---|---|---|---|---|\n";
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& [label, t] : configs) {
       const ConfigRun run = run_config(*device, verify_device.get(), resolved, options.run, label, t);
@@ -442,9 +447,11 @@ int run_encode(const EncodeOptions& options, const std::vector<std::string>& arg
       if (run.failure.empty()) {
         const auto sum = summary_json(run);
         out << " | " << fmt(sum["forward_ms"].get<double>()) << " | " << fmt(100 * sum["idle_fraction"].get<double>(), 1)
-            << " | " << fmt(sum["syncs_per_forward"].get<double>(), 0) << " | " << run.accuracy.verdict << " |\n";
+            << " | " << fmt(sum["syncs_per_forward"].get<double>(), 0) << " | "
+            << fmt(sum["peak_device_memory_bytes"].get<double>() / 1e6, 1) << " | "
+            << fmt(sum["bytes_allocated_per_forward"].get<double>() / 1e6, 1) << " | " << run.accuracy.verdict << " |\n";
       } else {
-        out << " | - | - | - | FAIL: " << run.failure << " |\n";
+        out << " | - | - | - | - | - | FAIL: " << run.failure << " |\n";
       }
       nlohmann::json row = encode_body(resolved, options.run, info, run);
       row.erase("ops");

@@ -809,6 +809,9 @@ struct EncoderRunner::Impl {
     };
     snapshot(0);
 
+    // The layer during which device memory peaked (-1: before the layers, e.g. the workspaces).
+    int peak_layer = -1;
+    std::uint64_t peak_seen = dev.allocator().stats().peak_bytes_in_use;
     for (int layer = 0; layer < m.depth; ++layer) {
       if (cfg.layer_boundary) cfg.layer_boundary(layer);
       const LayerBuffers& L = layers[static_cast<std::size_t>(layer)];
@@ -853,6 +856,10 @@ struct EncoderRunner::Impl {
       if (cfg.mlp) mlp_block(layer, L, T);
       free_calls(per_call);
       snapshot(layer + 1);
+      if (const std::uint64_t peak = dev.allocator().stats().peak_bytes_in_use; peak > peak_seen) {
+        peak_seen = peak;
+        peak_layer = layer;
+      }
       // Qwen3-VL: deepstack features taken after the listed layers.
       for (std::size_t k = 0; k < m.deepstack_visual_indexes.size(); ++k)
         if (m.deepstack_visual_indexes[k] == layer)
@@ -926,6 +933,7 @@ struct EncoderRunner::Impl {
     report.peak_bytes_in_use = memory.peak_bytes_in_use;
     report.peak_bytes_reserved = memory.peak_bytes_reserved;
     report.bytes_allocated = memory.bytes_requested - requested_before;
+    report.peak_memory_layer = memory.peak_bytes_in_use > peak_seen ? -1 : peak_layer;
     report.lateness = timeline::lateness_of(tl);
     report.output_tokens = static_cast<long long>(groups);
     for (const auto& op : tl.device_ops)

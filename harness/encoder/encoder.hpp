@@ -75,6 +75,7 @@ struct ForwardReport {
   std::uint64_t peak_bytes_in_use = 0;
   std::uint64_t peak_bytes_reserved = 0;
   std::uint64_t bytes_allocated = 0;
+  int peak_memory_layer = -1;  // layer during which the peak was reached (-1: outside the layers)
   timeline::LatenessSummary lateness;  // sim on the real clock only
   long long output_tokens = 0;   // tokens the LM receives: patches / merge^2
   Nanos merger_busy_ns = 0;      // device time of the patch merger and deepstack merger ops

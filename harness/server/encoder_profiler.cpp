@@ -29,6 +29,7 @@ void EncoderProfiler::record(ProfiledForward forward) {
   idle_ns_ += forward.device_idle_ns;
   syncs_ += static_cast<std::int64_t>(forward.syncs);
   lateness_p99_us_max_ = std::max(lateness_p99_us_max_, forward.lateness_p99_us);
+  peak_device_bytes_ = std::max(peak_device_bytes_, forward.peak_device_bytes);
   for (const auto& [cls, ns] : forward.idle_ns_by_class) idle_by_class_[cls] += ns;
   for (const auto& [cls, n] : forward.count_by_class) count_by_class_[cls] += static_cast<std::int64_t>(n);
   if (ring_.size() == max_forwards_) {
@@ -63,6 +64,7 @@ nlohmann::json EncoderProfiler::summary_locked() const {
           {"gap_classes", classes},
           // sim on the real clock: the worst forward's p99 op lateness (0 elsewhere).
           {"lateness_p99_us_max", lateness_p99_us_max_},
+          {"peak_device_memory_bytes", peak_device_bytes_},
           {"window_s", ns_to_s(now_ns() - started_ns_)}};
 }
 
@@ -80,6 +82,7 @@ ProfileReply EncoderProfiler::handle(ProfileAction action) {
       ring_.clear();
       forwards_ = images_ = dropped_ = syncs_ = 0;
       lateness_p99_us_max_ = 0;
+      peak_device_bytes_ = 0;
       busy_ns_ = idle_ns_ = 0;
       idle_by_class_.clear();
       count_by_class_.clear();

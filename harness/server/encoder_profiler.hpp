@@ -31,6 +31,7 @@ struct ProfiledForward {
   Nanos device_idle_ns = 0;
   std::size_t syncs = 0;
   double lateness_p99_us = 0;  // sim on the real clock: p99 op lateness of this forward
+  std::uint64_t peak_device_bytes = 0;  // allocator peak in use during this forward
   std::map<timeline::GapClass, Nanos> idle_ns_by_class;
   std::map<timeline::GapClass, std::size_t> count_by_class;
   timeline::Timeline timeline;  // this forward's recording
@@ -58,6 +59,7 @@ class EncoderProfiler {
   std::deque<ProfiledForward> ring_;
   std::int64_t forwards_ = 0, images_ = 0, dropped_ = 0, sessions_ = 0;
   double lateness_p99_us_max_ = 0;
+  std::uint64_t peak_device_bytes_ = 0;
   Nanos busy_ns_ = 0, idle_ns_ = 0;
   std::int64_t syncs_ = 0;
   std::map<timeline::GapClass, Nanos> idle_by_class_;

@@ -354,6 +354,7 @@ void Engine::run() {
         s.stats.encoder_device_busy_ns += encoded.device_busy_ns;
         s.stats.encoder_device_idle_ns += encoded.device_idle_ns;
         s.stats.encoder_lateness_p99_us_sum += encoded.lateness_p99_us;
+        s.stats.encoder_peak_device_bytes = std::max(s.stats.encoder_peak_device_bytes, encoded.peak_device_bytes);
       }
     }
     for (auto& [sink, event] : outbox) (*sink)(std::move(event));

@@ -38,6 +38,7 @@ struct EncoderStepResult {
   Nanos device_idle_ns = 0;      // device idle inside the forward window
   int syncs = 0;                 // host-device synchronisations
   double lateness_p99_us = 0;    // sim on the real clock: worst forward's p99 op lateness
+  std::uint64_t peak_device_bytes = 0;  // allocator peak in use during the step's forward
 };
 
 // Injected encoder path: called on the engine thread with the grids of newly admitted images.
@@ -163,6 +164,7 @@ struct EngineStats {
   Nanos encoder_device_idle_ns = 0;
   // sim (real clock): sum over forwards of each forward's p99 op lateness (mean = / forwards)
   double encoder_lateness_p99_us_sum = 0;
+  std::uint64_t encoder_peak_device_bytes = 0;  // largest allocator peak of any encoder forward
   Nanos lm_modelled_ns = 0;               // sum of modelled LM step times
   std::int64_t max_running_seen = 0;      // never above max_num_seqs
   std::int64_t max_step_tokens_seen = 0;  // never above max_num_batched_tokens

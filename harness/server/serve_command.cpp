@@ -158,6 +158,7 @@ RealEncoder make_real_encoder_with_idle(const ServeOptions& o, std::shared_ptr<E
         f.device_idle_ns = report.idle_ns;
         f.syncs = report.syncs;
         f.lateness_p99_us = report.lateness.p99_us;
+        f.peak_device_bytes = report.peak_bytes_in_use;
         f.idle_ns_by_class = report.gaps.idle_ns_by_class;
         f.count_by_class = report.gaps.count_by_class;
         f.timeline = path->runner->last_timeline();
@@ -168,6 +169,7 @@ RealEncoder make_real_encoder_with_idle(const ServeOptions& o, std::shared_ptr<E
       step.device_idle_ns = report.idle_ns;
       step.syncs = static_cast<int>(report.syncs);
       step.lateness_p99_us = report.lateness.p99_us;
+      step.peak_device_bytes = report.peak_bytes_in_use;
     } catch (const encoder::OutOfDeviceMemoryAt& e) {
       // The runner names the layer and allocation site of a device::OutOfDeviceMemory.
       step.ok = false;

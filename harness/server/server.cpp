@@ -801,6 +801,9 @@ std::string Server::Impl::metrics_text() const {
   metric("encbench:engine_max_step_tokens_seen", "gauge", "Most tokens scheduled in one step (<= max_num_batched_tokens).", e.max_step_tokens_seen);
   metric("encbench:lm_modelled_seconds_total", "counter", "Modelled language-model step time.", ns_to_s(e.lm_modelled_ns));
   metric("encbench:encoder_images_total", "counter", "Images encoded.", e.images);
+  metric("encbench:encoder_peak_device_memory_bytes", "gauge",
+         "Largest device memory in use during any encoder forward (allocator peak).",
+         static_cast<double>(e.encoder_peak_device_bytes));
   metric("encbench:encoder_calls_total", "counter", "Encoder invocations (one per step with new images).", e.encoder_calls);
   metric("encbench:encoder_forwards_total", "counter", "Encoder forwards.", e.encoder_forwards);
   metric("encbench:encoder_syncs_total", "counter", "Host-device synchronisations inside encoder forwards.", e.encoder_syncs);

@@ -172,6 +172,8 @@ TEST(SimForward, FlashUnpadPeakExceedsFusedByItsPadding) {
   const double extra = static_cast<double>(flash.peak_bytes_in_use) - static_cast<double>(fused.peak_bytes_in_use);
   EXPECT_NEAR(extra, expected_extra, 0.01 * expected_extra)
       << "flash " << flash.peak_bytes_in_use << " B, fused " << fused.peak_bytes_in_use << " B";
+  // The per-call buffers are first allocated in layer 0 and reused after it: that is the peak.
+  EXPECT_EQ(flash.peak_memory_layer, 0);
 }
 
 TEST(SimForward, ABudgetBetweenThePeaksFailsFlashUnpadWithTheSiteAndPassesFused) {

@@ -104,6 +104,8 @@ TEST(ClosedLoop, ProfileSummaryMatchesPresetAndServedImages) {
     EXPECT_EQ(profile["images"].get<int>(), serving["completed"].get<int>());
     EXPECT_EQ(profile["forwards"].get<std::int64_t>(), arm["server_engine_delta"]["encoder_forwards"].get<std::int64_t>());
     EXPECT_EQ(profile["dropped"].get<int>(), 0);
+    // The device's memory peak is carried by the profile summary (weights alone are > 1 MB).
+    EXPECT_GT(profile["peak_device_memory_bytes"].get<double>(), 1e6);
     const double syncs_per_forward = profile["syncs_per_forward"].get<double>();
     if (arm_total["preset"] == "baseline")
       EXPECT_DOUBLE_EQ(syncs_per_forward, depth);  // one cu_seqlens D2H per layer
