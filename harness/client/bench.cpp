@@ -415,7 +415,11 @@ BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult
   const std::vector<PreparedRequest>& requests = co ? shard_requests : all_requests;
   const std::vector<Nanos>& offsets = co ? shard_offsets : all_offsets;
 
+  // One connection cache for the ready check, the warm-ups and the measured run (vLLM's one
+  // aiohttp ClientSession): the run reuses the warm-ups' connections.
+  ConnectionShare connections;
   EngineConfig engine;
+  engine.connections = &connections;
   engine.url = result.api_url;
   engine.backend = config.backend;
   engine.mode = config.request_mode;

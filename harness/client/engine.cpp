@@ -252,6 +252,7 @@ CURL* EventLoop::take_easy() {
   curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, &EventLoop::on_prereq);
   curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024L);
   if (config_.timeout_s > 0) curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.timeout_s * 1000));
+  if (config_.connections != nullptr) curl_easy_setopt(e, CURLOPT_SHARE, config_.connections->handle());
   return e;
 }
 
@@ -457,6 +458,20 @@ EngineResult EventLoop::run() {
 }
 
 }  // namespace
+
+ConnectionShare::ConnectionShare() {
+  global_curl_init();
+  CURLSH* share = curl_share_init();
+  if (share == nullptr) throw std::runtime_error("curl_share_init failed");
+  curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+  curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
+  share_ = share;
+}
+
+ConnectionShare::~ConnectionShare() {
+  // Every easy handle of every phase is cleaned up by then, so the share is free to go.
+  if (share_ != nullptr) curl_share_cleanup(static_cast<CURLSH*>(share_));
+}
 
 EngineResult run_requests(const EngineConfig& config, const std::vector<PreparedRequest>& requests,
                           const std::vector<Nanos>& offsets_ns) {

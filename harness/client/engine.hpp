@@ -29,6 +29,23 @@ struct EngineConfig {
   // Schedule origin (absolute now_ns()); 0 = when the loop starts. Sharded runs pass the common
   // start so every rank's offsets mean the same instant; the loop sleeps until then (after setup).
   Nanos start_at_ns = 0;
+  // Connections kept between run phases (ready check, warm-ups, the measured run), as vLLM's one
+  // aiohttp ClientSession keeps them: a ConnectionShare outlives the phases; null = per phase.
+  class ConnectionShare* connections = nullptr;
+};
+
+// A libcurl share of the connection cache (and DNS) for sequential phases on one thread, so the
+// measured run reuses the connections the warm-ups opened instead of paying new connects.
+class ConnectionShare {
+ public:
+  ConnectionShare();
+  ~ConnectionShare();
+  ConnectionShare(const ConnectionShare&) = delete;
+  ConnectionShare& operator=(const ConnectionShare&) = delete;
+  void* handle() const { return share_; }  // CURLSH*
+
+ private:
+  void* share_ = nullptr;
 };
 
 struct LoopStats {

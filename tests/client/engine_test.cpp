@@ -425,3 +425,33 @@ TEST(Engine, LinearRampUpSavesRpsChangeEvents) {
   cfg.request_rate = 10;
   EXPECT_THROW(validate(cfg), encbench::InvalidInput);
 }
+
+// vLLM's one ClientSession keeps connections across the ready check, the warm-ups and the run;
+// so does the connection share: with one request at a time, one connection serves them all.
+TEST(Engine, RunPhasesShareTheirConnections) {
+  const auto dir = fresh_dir("share");
+  {
+    std::ofstream out(dir / "c.jsonl");
+    for (int i = 0; i < 4; ++i) out << R"({"prompt": "one two three", "output_tokens": 3})" << "\n";
+  }
+  TestServer server(ServerConfig{});
+  server.start();
+  BenchConfig cfg;
+  cfg.backend = Backend::openai_chat;
+  cfg.base_url = server.base_url();
+  cfg.dataset.name = "custom";
+  cfg.dataset.path = (dir / "c.jsonl").string();
+  cfg.dataset.num_prompts = 4;
+  cfg.dataset.custom_output_len = -1;
+  cfg.max_concurrency = 1;
+  cfg.num_warmups = 2;
+  const BenchResult result = run_benchmark(cfg);
+  server.stop();
+  EXPECT_EQ(result.metrics.completed, 4);
+  std::size_t posts = 0;
+  for (const auto& sr : server.served()) posts += sr.method == "POST" ? 1 : 0;
+  EXPECT_GE(posts, 6u);  // ready check (if any) + 2 warm-ups + 4 measured requests
+  // Every phase ran on the first connection (GET /v1/models may open its own).
+  EXPECT_GE(server.connections_accepted(), 1u);
+  EXPECT_LE(server.connections_accepted(), 2u);
+}
