@@ -65,6 +65,15 @@ void Buffer::reset() {
   bytes_ = 0;
 }
 
+void check_buffer_range(const Buffer& buffer, std::size_t offset, std::size_t bytes, std::string_view what,
+                        std::string_view label) {
+  require(static_cast<bool>(buffer), std::string(what) + " '" + std::string(label) + "': empty buffer");
+  require(offset <= buffer.bytes() && bytes <= buffer.bytes() - offset,
+          std::string(what) + " '" + std::string(label) + "': range [" + std::to_string(offset) + ", " +
+              std::to_string(offset) + "+" + std::to_string(bytes) + ") outside a buffer of " +
+              std::to_string(buffer.bytes()) + " bytes");
+}
+
 DeviceSpec parse_device_spec(std::string_view spec) {
   DeviceSpec parsed;
   if (spec == "cpu") {

@@ -223,6 +223,11 @@ class Device {
   virtual timeline::Timeline collect_timeline() = 0;
 };
 
+// InvalidInput unless [offset, offset + bytes) lies inside a non-empty `buffer`; `what` is the
+// stream call ("copy_h2d") and `label` the op's name, both named in the message.
+void check_buffer_range(const Buffer& buffer, std::size_t offset, std::size_t bytes, std::string_view what,
+                        std::string_view label);
+
 // A parsed DeviceOptions::spec.
 struct DeviceSpec {
   enum class Backend { cpu, sim, cuda };

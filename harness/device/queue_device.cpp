@@ -156,7 +156,7 @@ class QueueStream final : public Stream {
 
   void copy_h2d(const Buffer& dst, std::size_t dst_offset, const void* src, std::size_t bytes,
                 std::string_view label, int layer) override {
-    check_range(dst, dst_offset, bytes, "copy_h2d", label);
+    check_buffer_range(dst, dst_offset, bytes, "copy_h2d", label);
     require(src != nullptr || bytes == 0 || !shared_.model.run_bodies,
             "copy_h2d '" + std::string(label) + "': null source");
     Command cmd;
@@ -176,7 +176,7 @@ class QueueStream final : public Stream {
 
   void copy_d2h(void* dst, const Buffer& src, std::size_t src_offset, std::size_t bytes,
                 std::string_view label, int layer) override {
-    check_range(src, src_offset, bytes, "copy_d2h", label);
+    check_buffer_range(src, src_offset, bytes, "copy_d2h", label);
     require(dst != nullptr || bytes == 0, "copy_d2h '" + std::string(label) + "': null destination");
     Command cmd;
     cmd.op.name = std::string(label);
@@ -197,7 +197,7 @@ class QueueStream final : public Stream {
   }
 
   void memset(const Buffer& dst, int value, std::size_t bytes, std::string_view label, int layer) override {
-    check_range(dst, 0, bytes, "memset", label);
+    check_buffer_range(dst, 0, bytes, "memset", label);
     Command cmd;
     cmd.op.name = std::string(label);
     cmd.op.category = timeline::OpCategory::memset;
@@ -277,15 +277,6 @@ class QueueStream final : public Stream {
   }
 
  private:
-  static void check_range(const Buffer& buffer, std::size_t offset, std::size_t bytes,
-                          std::string_view what, std::string_view label) {
-    require(static_cast<bool>(buffer), std::string(what) + " '" + std::string(label) + "': empty buffer");
-    require(offset <= buffer.bytes() && bytes <= buffer.bytes() - offset,
-            std::string(what) + " '" + std::string(label) + "': range [" + std::to_string(offset) + ", " +
-                std::to_string(offset) + "+" + std::to_string(bytes) + ") outside a buffer of " +
-                std::to_string(buffer.bytes()) + " bytes");
-  }
-
   // Puts a command on the queue; records the api span (with the launch overhead inside it when
   // `device_op` is true). Returns (sequence number, op id).
   // The api span is named after the op (its kind, api, says it is the submit).

@@ -164,7 +164,7 @@ class VirtualStream final : public Stream {
 
   void copy_h2d(const Buffer& dst, std::size_t dst_offset, const void* src, std::size_t bytes,
                 std::string_view label, int layer) override {
-    check_range(dst, dst_offset, bytes, "copy_h2d", label);
+    check_buffer_range(dst, dst_offset, bytes, "copy_h2d", label);
     // Without tensor memory the bytes are never read: a null source is fine there.
     require(src != nullptr || bytes == 0 || !shared_.materialized(),
             "copy_h2d '" + std::string(label) + "': null source");
@@ -178,7 +178,7 @@ class VirtualStream final : public Stream {
 
   void copy_d2h(void* dst, const Buffer& src, std::size_t src_offset, std::size_t bytes,
                 std::string_view label, int layer) override {
-    check_range(src, src_offset, bytes, "copy_d2h", label);
+    check_buffer_range(src, src_offset, bytes, "copy_d2h", label);
     require(dst != nullptr || bytes == 0, "copy_d2h '" + std::string(label) + "': null destination");
     const std::lock_guard lock(shared_.call_mutex);
     const DeviceCall call(shared_.clock);
@@ -194,7 +194,7 @@ class VirtualStream final : public Stream {
   }
 
   void memset(const Buffer& dst, int value, std::size_t bytes, std::string_view label, int layer) override {
-    check_range(dst, 0, bytes, "memset", label);
+    check_buffer_range(dst, 0, bytes, "memset", label);
     const std::lock_guard lock(shared_.call_mutex);
     const DeviceCall call(shared_.clock);
     DeviceOp op = make_op(std::string(label), OpCategory::memset, layer);
@@ -236,15 +236,6 @@ class VirtualStream final : public Stream {
   }
 
  private:
-  static void check_range(const Buffer& buffer, std::size_t offset, std::size_t bytes, std::string_view what,
-                          std::string_view label) {
-    require(static_cast<bool>(buffer), std::string(what) + " '" + std::string(label) + "': empty buffer");
-    require(offset <= buffer.bytes() && bytes <= buffer.bytes() - offset,
-            std::string(what) + " '" + std::string(label) + "': range [" + std::to_string(offset) + ", " +
-                std::to_string(offset) + "+" + std::to_string(bytes) + ") outside a buffer of " +
-                std::to_string(buffer.bytes()) + " bytes");
-  }
-
   DeviceOp make_op(std::string name, OpCategory category, int layer) {
     DeviceOp op;
     op.id = shared_.recorder.next_op_id();

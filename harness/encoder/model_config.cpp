@@ -192,6 +192,11 @@ std::vector<std::string> known_models(const std::filesystem::path& models_dir) {
 }
 
 ModelConfig load_model(const std::string& name_or_path, const std::filesystem::path& models_dir) {
+  const std::filesystem::path path = find_model_file(name_or_path, models_dir);
+  return model_from_json(read_json_file(path), path.string());
+}
+
+std::filesystem::path find_model_file(const std::string& name_or_path, const std::filesystem::path& models_dir) {
   namespace fs = std::filesystem;
   require(!name_or_path.empty(), "--model: empty model name");
   const bool looks_like_path = name_or_path.find('/') != std::string::npos ||
@@ -206,7 +211,7 @@ ModelConfig load_model(const std::string& name_or_path, const std::filesystem::p
     msg << "; or pass a JSON file path";
     throw InvalidInput(msg.str());
   }
-  return model_from_json(read_json_file(path), path.string());
+  return path;
 }
 
 }  // namespace encbench::encoder

@@ -58,5 +58,9 @@ std::vector<std::string> known_models(const std::filesystem::path& models_dir);
 // the known ones.
 ModelConfig load_model(const std::string& name_or_path,
                        const std::filesystem::path& models_dir = default_models_dir());
+// The JSON file load_model reads for `name_or_path` (same lookup and errors), for readers of
+// other blocks of the preset (the server's language_model).
+std::filesystem::path find_model_file(const std::string& name_or_path,
+                                      const std::filesystem::path& models_dir = default_models_dir());
 
 }  // namespace encbench::encoder

@@ -62,16 +62,15 @@ std::string_view to_string(FinishReason reason) {
   return "unknown";
 }
 
-LmCostModel lm_cost_model_from_profile(const std::filesystem::path& profile_json) {
-  const nlohmann::json profile = read_json_file(profile_json);
+LmCostModel lm_cost_model_from_profile(const nlohmann::json& profile, const std::string& origin) {
   LmCostModel model;
   const auto it = profile.find("lm_cost_model");
   if (it == profile.end()) return model;
-  require(it->is_object(), profile_json.string() + ": lm_cost_model must be an object");
-  model.base_ms = require_non_negative(*it, "base_ms", model.base_ms, profile_json.string());
-  model.per_seq_ms = require_non_negative(*it, "per_seq_ms", model.per_seq_ms, profile_json.string());
+  require(it->is_object(), origin + ": lm_cost_model must be an object");
+  model.base_ms = require_non_negative(*it, "base_ms", model.base_ms, origin);
+  model.per_seq_ms = require_non_negative(*it, "per_seq_ms", model.per_seq_ms, origin);
   model.per_prefill_token_ms = require_non_negative(*it, "per_prefill_token_ms",
-                                                    model.per_prefill_token_ms, profile_json.string());
+                                                    model.per_prefill_token_ms, origin);
   return model;
 }
 

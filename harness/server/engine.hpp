@@ -23,6 +23,8 @@
 #include <string_view>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "harness/core/clock.hpp"
 #include "harness/server/vision_geometry.hpp"
 
@@ -67,9 +69,9 @@ struct LmCostModel {
 };
 
 // Reads {"lm_cost_model": {"base_ms", "per_seq_ms", "per_prefill_token_ms"}} from a device
-// profile JSON; keys that are absent keep the defaults above. Throws InvalidInput when the file
-// cannot be read or a present key is not a non-negative number.
-LmCostModel lm_cost_model_from_profile(const std::filesystem::path& profile_json);
+// profile's JSON (`origin` names it in errors); keys that are absent keep the defaults above.
+// Throws InvalidInput when a present key is not a non-negative number.
+LmCostModel lm_cost_model_from_profile(const nlohmann::json& profile, const std::string& origin);
 
 // Stand-in encoder until the real encoder path is wired: sleeps for
 //     per_forward_ms + per_patch_us * patches + per_patch_sq_ns * sum(patches_i^2) / 1000

@@ -249,6 +249,7 @@ ServerConfig build_server_config(const ServeOptions& o) {
   config.engine.null_mode = o.null_mode;
   require(o.device == "cpu" || o.device.rfind("sim:", 0) == 0,
           "--device must be cpu or sim:<profile>, got '" + o.device + "'");
+  require(o.lm_fixed_ms >= 0 && o.lm_fixed_ms <= 1e4, "--lm-fixed-ms must be in [0, 1e4]");
   if (o.device.rfind("sim:", 0) == 0) {
     std::filesystem::path profile = o.device.substr(4);
     // An empty or absent --profiles-dir falls back to the device library's lookup
@@ -258,19 +259,17 @@ ServerConfig build_server_config(const ServeOptions& o) {
                                           : device::default_profiles_dir();
     if (profile.extension() != ".json") profile = dir / (profile.string() + ".json");
     require(std::filesystem::exists(profile), "device profile not found: " + profile.string());
-    config.engine.lm = lm_cost_model_from_profile(profile);
+    const nlohmann::json profile_doc = read_json_file(profile);
+    config.engine.lm = lm_cost_model_from_profile(profile_doc, profile.string());
     // The LM step from a roofline of the model's published dimensions on this device, unless the
     // profile states its own lm_cost_model (lm_roofline.hpp).
-    if (!read_json_file(profile).contains("lm_cost_model")) {
-      const bool model_is_path = o.model.find('/') != std::string::npos ||
-                                 std::filesystem::path(o.model).extension() == ".json";
-      const std::filesystem::path model_file =
-          model_is_path ? std::filesystem::path(o.model) : encoder::default_models_dir() / (o.model + ".json");
-      LanguageModelDims dims;
-      if (std::filesystem::is_regular_file(model_file) &&
-          read_language_model(read_json_file(model_file), model_file.string(), dims)) {
-        require(o.lm_fixed_ms >= 0 && o.lm_fixed_ms <= 1e4, "--lm-fixed-ms must be in [0, 1e4]");
-        const LmRoofline r = lm_roofline(dims, device::load_sim_profile(profile.string(), dir), o.lm_fixed_ms);
+    // (null mode has no LM step, and its --model need not name a preset.)
+    LanguageModelDims dims;
+    if (!o.null_mode && !profile_doc.contains("lm_cost_model")) {
+      const std::filesystem::path model_file = encoder::find_model_file(o.model);
+      if (read_language_model(read_json_file(model_file), model_file.string(), dims)) {
+        const LmRoofline r =
+            lm_roofline(dims, device::parse_sim_profile(profile_doc, profile.string()), o.lm_fixed_ms);
         config.engine.lm.base_ms = r.fixed_ms + r.weights_ms;
         config.engine.lm.per_seq_ms = 0;
         config.engine.lm.per_prefill_token_ms = r.prefill_ms_per_token;

@@ -16,6 +16,7 @@
 #include "harness/device/device.hpp"
 #include "harness/device/sim_profile.hpp"
 #include "harness/timeline/gaps.hpp"
+#include "tests/support/busy_neighbours.hpp"
 
 using namespace encbench;
 using namespace encbench::device;
@@ -228,16 +229,11 @@ TEST_F(VirtualClock, ThreadCpuClockIgnoresOtherBusyThreads) {
     return gaps.span_end_ns - gaps.span_start_ns;
   };
   const Nanos quiet = run();
-  std::atomic<bool> stop{false};
-  std::vector<std::thread> busy;
-  for (int i = 0; i < 2; ++i)
-    busy.emplace_back([&] {
-      volatile std::uint64_t x = 0;
-      while (!stop.load(std::memory_order_relaxed)) x = x + 1;
-    });
-  const Nanos loaded = run();
-  stop = true;
-  for (auto& t : busy) t.join();
+  Nanos loaded = 0;
+  {
+    const testing_support::BusyNeighbours busy(2);
+    loaded = run();
+  }
   EXPECT_EQ(quiet, 200 * 52'000);  // device-bound: exactly the modelled sum
   EXPECT_EQ(loaded, quiet);
 }

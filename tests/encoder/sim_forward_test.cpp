@@ -17,6 +17,7 @@
 #include "harness/device/sim_profile.hpp"
 #include "harness/encoder/encoder.hpp"
 #include "harness/timeline/gaps.hpp"
+#include "tests/support/busy_neighbours.hpp"
 
 using namespace encbench;
 using namespace encbench::encoder;
@@ -111,16 +112,11 @@ TEST(SimForward, VirtualForwardTimeIsTheSameOnABusyMachine) {
     return times[2];
   };
   const Nanos quiet = median_forward();
-  std::atomic<bool> stop{false};
-  std::vector<std::thread> busy;
-  for (int i = 0; i < 2; ++i)
-    busy.emplace_back([&] {
-      volatile std::uint64_t x = 0;
-      while (!stop.load(std::memory_order_relaxed)) x = x + 1;
-    });
-  const Nanos loaded = median_forward();
-  stop = true;
-  for (auto& t : busy) t.join();
+  Nanos loaded = 0;
+  {
+    const testing_support::BusyNeighbours busy(2);
+    loaded = median_forward();
+  }
   // Only the host thread's own CPU time can differ (cache effects of the neighbours): a few
   // percent at most of a forward that is mostly modelled device time and modelled waits.
   const double change = std::abs(static_cast<double>(loaded - quiet)) / static_cast<double>(quiet);
