@@ -42,6 +42,7 @@ struct BenchFlags {
   std::string request_rate = "inf";
   std::string burstiness = "1.0";
   std::optional<int> max_concurrency;
+  std::optional<int> max_connections;
   std::uint64_t seed = 0;
   bool no_stream = false;
   std::string percentile_metrics = "ttft,tpot,itl", metric_percentiles = "99";
@@ -195,6 +196,10 @@ client::BenchConfig to_config(const BenchFlags& f, const std::vector<std::string
   if (c.dataset.name == "random" || c.dataset.name == "random-mm") c.dataset.output_len.reset();  // via random.output_len
   c.request_rate = parse_number("--request-rate", f.request_rate);
   c.burstiness = parse_number("--burstiness", f.burstiness);
+  if (f.max_connections) {
+    require(*f.max_connections >= 1, "--max-connections must be >= 1");
+    c.max_connections = *f.max_connections;
+  }
   if (f.max_concurrency) {
     require(*f.max_concurrency >= 1, "--max-concurrency must be >= 1");
     c.max_concurrency = *f.max_concurrency;
@@ -374,6 +379,9 @@ void add_bench_command(CLI::App& app, CommandContext& ctx) {
   serve->add_option("--request-rate", f.request_rate, "Requests per second (inf: all at t=0)")->capture_default_str();
   serve->add_option("--burstiness", f.burstiness, "Gamma shape of inter-arrival gaps (1 = Poisson; inf = uniform)")->capture_default_str();
   serve->add_option("--max-concurrency", f.max_concurrency, "Cap on requests in flight (an explicit client queue, recorded)");
+  serve->add_option("--max-connections", f.max_connections,
+                    "Cap on open connections (one per request in flight); due requests beyond it wait in the client "
+                    "and count as dispatch lag. Default: the open-file limit (soft raised to hard) minus open files and a 5% margin");
   serve->add_option("--seed", f.seed, "Seed for the schedule, shuffling and random datasets")->capture_default_str();
   serve->add_flag("--no-stream", f.no_stream, "Accepted for vllm compatibility (a dataset-loading flag there; no effect here)");
   serve->add_option("--percentile-metrics", f.percentile_metrics,

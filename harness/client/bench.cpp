@@ -424,6 +424,7 @@ BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult
   engine.backend = config.backend;
   engine.mode = config.request_mode;
   engine.max_concurrency = config.max_concurrency;
+  engine.max_connections = config.max_connections;
   engine.timeout_s = config.timeout_s;
   engine.stop_fd = config.stop_fd;
   engine.drain_timeout_s = config.drain_timeout_s;
@@ -565,7 +566,7 @@ BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult
   mopts.goodput_slo_ms = config.goodput_slo_ms;
   mopts.finite_rate = std::isfinite(config.request_rate);
   mopts.mode = config.request_mode;
-  result.metrics = calculate_metrics(result.run.records, result.run.end_ns - result.run.start_ns, mopts);
+  result.metrics = calculate_metrics(result.run.records, result.run.end_ns - result.run.start_ns, mopts, result.run.start_ns);
   return result;
 }
 
@@ -726,6 +727,8 @@ void print_client_block(std::ostream& out, const BenchConfig& c, const BenchResu
   section("E2EL from intended send time", "E2EL (sched)", m.e2el_from_intended);
   section("Dispatch lag (sent - intended)", "dispatch lag", m.dispatch_lag);
   if (c.max_concurrency > 0) section("Client queue (concurrency cap wait)", "queue", m.client_queue);
+  if (run.loop.iterations_at_connection_limit + run.loop.iterations_at_send_quota > 0)
+    section("Send wait (connection slot / loop turn)", "send wait", m.send_wait);
   out << centered("Client cost", 50, '-') << "\n";
   out << line_f2("Tokens per chunk (mean of requests):", m.tokens_per_chunk_mean) << "\n";
   out << line_f2("Tokens per chunk (overall):", m.tokens_per_chunk_overall) << "\n";
@@ -739,6 +742,12 @@ void print_client_block(std::ostream& out, const BenchConfig& c, const BenchResu
   out << line_f2("P99 loop iteration busy (ms):", busy.percentiles_ms[0].second) << "\n";
   out << line_f2("Max loop iteration busy (ms):", busy.max_ms) << "\n";
   out << line_int("Peak requests in flight:", static_cast<long long>(run.loop.peak_in_flight)) << "\n";
+  out << line_int("Connection limit:", static_cast<long long>(run.loop.connection_limit)) << "\n";
+  out << line_int("Peak waiting to send:", static_cast<long long>(run.loop.peak_send_queue)) << "\n";
+  if (!m.failures_by_kind.empty()) {
+    out << centered("Failed requests by kind", 50, '-') << "\n";
+    for (const auto& [kind, count] : m.failures_by_kind) out << line_int((kind + ":").c_str(), count) << "\n";
+  }
   if (r.sharding.is_object()) {
     // Which sender was the bottleneck: one line per rank (CPU above is the sum over ranks).
     out << centered("Sharded load generation (MPI)", 50, '-') << "\n";
@@ -756,6 +765,12 @@ void print_client_block(std::ostream& out, const BenchConfig& c, const BenchResu
   if (m.client_bottleneck_warning) {
     out << "WARNING: client dispatch lag p99 is " << m.client_lag.percentiles_ms[2].second
         << " ms (> 1 ms): the client, not the server, limited the send schedule; treat the latencies with care.\n";
+  }
+  if (m.saturation.saturated) {
+    out << sformat("CLIENT SATURATED from %.3f s of the schedule (request %zu of %zu sent): it sustained %.1f req/s "
+                   "against %.1f req/s offered; the rest waited in the client (max lag %.1f ms).\n",
+                   m.saturation.onset_s, m.saturation.onset_request, m.saturation.onset_request + m.saturation.requests,
+                   m.saturation.sustained_send_rate, m.saturation.offered_rate, m.saturation.max_client_lag_ms);
   }
   if (m.output_len_from_chunks > 0) {
     out << "NOTE: " << m.output_len_from_chunks
@@ -864,6 +879,7 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
   j["dispatch_lag_ms"] = summary_json(m.dispatch_lag);
   j["client_lag_ms"] = summary_json(m.client_lag);
   j["client_queue_ms"] = summary_json(m.client_queue);
+  j["send_wait_ms"] = summary_json(m.send_wait);
   j["tokens_per_chunk_mean"] = m.tokens_per_chunk_mean;
   j["tokens_per_chunk_overall"] = m.tokens_per_chunk_overall;
   j["output_len_from_chunks"] = m.output_len_from_chunks;
@@ -876,7 +892,37 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
   j["loop_iterations"] = r.run.loop.iterations;
   j["peak_in_flight"] = r.run.loop.peak_in_flight;
   j["peak_client_queue"] = r.run.loop.peak_client_queue;
+  j["peak_send_queue"] = r.run.loop.peak_send_queue;
+  j["max_connections"] = r.run.loop.connection_limit;
+  j["open_file_limit"] = r.run.loop.open_file_limit;
+  j["loop_iterations_at_connection_limit"] = r.run.loop.iterations_at_connection_limit;
+  j["loop_iterations_at_send_quota"] = r.run.loop.iterations_at_send_quota;
+  {
+    const LoopProfile& p = r.run.loop.profile;
+    const auto per = [](double s, std::int64_t n) { return n > 0 ? s * 1e6 / static_cast<double>(n) : 0.0; };
+    j["loop_profile"] = {{"curl_socket_s", p.curl_socket_s},
+                         {"curl_timer_s", p.curl_timer_s},
+                         {"parse_s", p.parse_s},
+                         {"dispatch_s", p.dispatch_s},
+                         {"finish_s", p.finish_s},
+                         {"socket_events", p.socket_events},
+                         {"dispatches", p.dispatches},
+                         {"completions", p.completions},
+                         {"max_events_in_iteration", p.max_events_in_iteration},
+                         {"dispatch_us_per_request", per(p.dispatch_s, p.dispatches)},
+                         {"finish_us_per_request", per(p.finish_s, p.completions)},
+                         {"curl_us_per_request", per(p.curl_socket_s + p.curl_timer_s - p.parse_s, p.completions)},
+                         {"parse_us_per_request", per(p.parse_s, p.completions)}};
+  }
   j["client_bottleneck_warning"] = m.client_bottleneck_warning;
+  j["failures_by_kind"] = m.failures_by_kind;
+  j["client_saturation"] = {{"saturated", m.saturation.saturated},
+                            {"onset_s", m.saturation.onset_s},
+                            {"onset_request", m.saturation.onset_request},
+                            {"requests", m.saturation.requests},
+                            {"sustained_send_rate", m.saturation.sustained_send_rate},
+                            {"offered_rate", m.saturation.offered_rate},
+                            {"max_client_lag_ms", m.saturation.max_client_lag_ms}};
   // Sharded runs (mpirun): ranks, hosts, per-rank dispatch lag / CPU / clock offset. The client
   // CPU keys above are then sums over the ranks.
   if (!r.sharding.is_null()) j["sharding"] = r.sharding;

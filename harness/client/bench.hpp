@@ -46,6 +46,7 @@ struct BenchConfig {
   RampUp ramp_up = RampUp::none;              // --ramp-up-strategy (needs --request-rate inf)
   int ramp_up_start_rps = -1, ramp_up_end_rps = -1;  // -1 = not given
   int max_concurrency = 0;                    // 0 = unset
+  int max_connections = 0;                    // 0 = from the open-file limit (EngineConfig)
   std::uint64_t seed = 0;
   bool ignore_eos = false;
   std::optional<int> logprobs;                // --logprobs (completions payload)

@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <deque>
+#include <filesystem>
 #include <memory>
 
 #include "harness/client/response_handler.hpp"
@@ -40,6 +41,7 @@ struct Transfer {
   CURL* easy = nullptr;
   char error_buffer[CURL_ERROR_SIZE] = {};
   bool in_flight = false;
+  double* parse_s = nullptr;  // the loop's LoopProfile::parse_s
 };
 
 std::string seconds_text(double s) {
@@ -66,8 +68,12 @@ void arm_timer_abs(int fd, Nanos deadline_ns) {
 
 class EventLoop {
  public:
-  EventLoop(const EngineConfig& config, const std::vector<PreparedRequest>& requests, const std::vector<Nanos>& offsets)
-      : config_(config), requests_(requests), offsets_(offsets) {}
+  EventLoop(const EngineConfig& config, const std::vector<PreparedRequest>& requests, const std::vector<Nanos>& offsets,
+            const ConnectionBudget& budget, std::size_t connection_limit)
+      : config_(config), requests_(requests), offsets_(offsets), connection_limit_(connection_limit) {
+    result_.loop.connection_limit = connection_limit;
+    result_.loop.open_file_limit = budget.soft_limit;
+  }
   ~EventLoop() { cleanup(); }
   EventLoop(const EventLoop&) = delete;
   EventLoop& operator=(const EventLoop&) = delete;
@@ -84,7 +90,11 @@ class EventLoop {
   void setup();
   void cleanup();
   void release_due(Nanos now);
+  void admit(Nanos now);
+  void pump_sends();
+  bool can_send_now() const;
   void dispatch(std::size_t index, Nanos now);
+  void kick_curl();
   void drain_completions();
   void finish(Transfer& t, CURLcode result);
   void begin_stop(Nanos now);
@@ -100,7 +110,10 @@ class EventLoop {
   EngineResult result_;
   std::vector<std::unique_ptr<Transfer>> transfers_;
   std::vector<CURL*> free_easy_;
-  std::deque<std::size_t> waiting_;
+  std::deque<std::size_t> concurrency_queue_;  // due, waiting for --max-concurrency (vLLM's semaphore)
+  std::deque<std::size_t> send_queue_;         // admitted, waiting for a connection slot or the loop's turn
+  std::size_t connection_limit_ = 0;
+  std::size_t sends_left_ = kMaxSendsPerIteration;
   CURLM* multi_ = nullptr;
   int epoll_fd_ = -1, curl_timer_fd_ = -1, arrival_fd_ = -1;
   std::size_t next_arrival_ = 0;
@@ -110,6 +123,20 @@ class EventLoop {
   Nanos drain_deadline_ = 0;
   Nanos last_progress_ns_ = 0;
   bool dispatched_since_kick_ = false;
+  LoopProfile& profile_ = result_.loop.profile;
+};
+
+// Adds the wall time of a scope to one LoopProfile bucket.
+class ProfileScope {
+ public:
+  explicit ProfileScope(double& bucket) : bucket_(bucket), start_(now_ns()) {}
+  ~ProfileScope() { bucket_ += static_cast<double>(now_ns() - start_) / 1e9; }
+  ProfileScope(const ProfileScope&) = delete;
+  ProfileScope& operator=(const ProfileScope&) = delete;
+
+ private:
+  double& bucket_;
+  Nanos start_;
 };
 
 int EventLoop::on_socket(CURL*, curl_socket_t fd, int what, void* userp, void* socketp) {
@@ -146,7 +173,9 @@ int EventLoop::on_timer(CURLM*, long timeout_ms, void* userp) {
 size_t EventLoop::on_write(char* data, size_t size, size_t count, void* userp) {
   auto* t = static_cast<Transfer*>(userp);
   const size_t bytes = size * count;
-  t->handler.on_body(std::string_view(data, bytes), now_ns());
+  const Nanos now = now_ns();
+  t->handler.on_body(std::string_view(data, bytes), now);
+  *t->parse_s += static_cast<double>(now_ns() - now) / 1e9;
   // A protocol error fails the request: stop reading instead of draining a broken stream.
   return t->handler.failed() ? 0 : bytes;
 }
@@ -194,11 +223,11 @@ void EventLoop::setup() {
   curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
   curl_multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, &EventLoop::on_timer);
   curl_multi_setopt(multi_, CURLMOPT_TIMERDATA, this);
-  // No hidden client queue: unlimited connections; keep every connection for reuse.
+  // No hidden queue inside curl: its connection limits stay off; the loop's own connection
+  // limit (the send queue) bounds the sockets, and every idle connection is kept for reuse.
   curl_multi_setopt(multi_, CURLMOPT_MAX_TOTAL_CONNECTIONS, 0L);
   curl_multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
-  const std::size_t concurrency = config_.max_concurrency > 0 ? static_cast<std::size_t>(config_.max_concurrency) : requests_.size();
-  curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, static_cast<long>(std::max<std::size_t>(concurrency, 16)));
+  curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, static_cast<long>(std::max<std::size_t>(connection_limit_, 16)));
 
   result_.records.resize(requests_.size());
   transfers_.reserve(requests_.size());
@@ -209,6 +238,7 @@ void EventLoop::setup() {
     rec.prompt_len_client = requests_[i].prompt_len_client;
     auto t = std::make_unique<Transfer>(config_.backend, config_.mode, rec, config_.strict_success);
     t->request = &requests_[i];
+    t->parse_s = &profile_.parse_s;
     // Header lists built now, not in the loop. An empty "Expect:" stops curl's 100-continue
     // dance for bodies over 1 MiB (a 1 s stall against servers that never answer it).
     t->headers = curl_slist_append(t->headers, "Content-Type: application/json");
@@ -257,6 +287,7 @@ CURL* EventLoop::take_easy() {
 }
 
 void EventLoop::dispatch(std::size_t index, Nanos now) {
+  ProfileScope scope(profile_.dispatch_s);
   Transfer& t = *transfers_[index];
   t.easy = take_easy();
   curl_easy_setopt(t.easy, CURLOPT_POSTFIELDS, t.request->body.data());
@@ -269,11 +300,33 @@ void EventLoop::dispatch(std::size_t index, Nanos now) {
   curl_easy_setopt(t.easy, CURLOPT_ERRORBUFFER, t.error_buffer);
   t.record.dispatched = true;
   t.record.dispatch_ns = now;
+  ++profile_.dispatches;
+  if (const CURLMcode added = curl_multi_add_handle(multi_, t.easy); added != CURLM_OK) {
+    // Never lost, never silent: the request fails here with curl's reason.
+    free_easy_.push_back(t.easy);
+    t.easy = nullptr;
+    ++finished_;
+    t.handler.on_end(now_ns(), std::string("client: curl_multi_add_handle failed: ") + curl_multi_strerror(added),
+                     "client_internal");
+    return;
+  }
   t.in_flight = true;
   dispatched_since_kick_ = true;
   ++in_flight_;
   result_.loop.peak_in_flight = std::max(result_.loop.peak_in_flight, in_flight_);
-  curl_multi_add_handle(multi_, t.easy);
+}
+
+void EventLoop::kick_curl() {
+  // Start the new transfers now (connect / send) instead of one loop round trip later, when
+  // curl's 0 ms timer would fire: that round trip is dispatch lag under load.
+  if (!dispatched_since_kick_) return;
+  dispatched_since_kick_ = false;
+  int running = 0;
+  {
+    ProfileScope scope(profile_.curl_timer_s);
+    curl_multi_socket_action(multi_, CURL_SOCKET_TIMEOUT, 0, &running);
+  }
+  drain_completions();
 }
 
 void EventLoop::release_due(Nanos now) {
@@ -282,60 +335,82 @@ void EventLoop::release_due(Nanos now) {
     RequestRecord& rec = result_.records[i];
     rec.intended_ns = result_.start_ns + offsets_[i];
     rec.arrival_ns = now;
-    if (config_.max_concurrency > 0 && in_flight_ >= static_cast<std::size_t>(config_.max_concurrency)) {
-      waiting_.push_back(i);
-      result_.loop.peak_client_queue = std::max(result_.loop.peak_client_queue, waiting_.size());
-    } else {
-      dispatch(i, now_ns());
-    }
+    concurrency_queue_.push_back(i);
   }
   if (next_arrival_ < requests_.size()) arm_timer_abs(arrival_fd_, result_.start_ns + offsets_[next_arrival_]);
-  if (dispatched_since_kick_) {
-    // Start the new transfers now (connect / send) instead of one loop round trip later, when
-    // curl's 0 ms timer would fire: that round trip is dispatch lag under load.
-    dispatched_since_kick_ = false;
-    int running = 0;
-    curl_multi_socket_action(multi_, CURL_SOCKET_TIMEOUT, 0, &running);
-    drain_completions();
+  admit(now);
+}
+
+void EventLoop::admit(Nanos now) {
+  // vLLM's semaphore: a request holds its concurrency slot from admission to completion, so the
+  // send queue counts against --max-concurrency as much as the transfers in flight do.
+  const bool capped = config_.max_concurrency > 0;
+  while (!concurrency_queue_.empty() &&
+         (!capped || in_flight_ + send_queue_.size() < static_cast<std::size_t>(config_.max_concurrency))) {
+    const std::size_t i = concurrency_queue_.front();
+    concurrency_queue_.pop_front();
+    result_.records[i].admitted_ns = now;
+    send_queue_.push_back(i);
   }
+  result_.loop.peak_client_queue = std::max(result_.loop.peak_client_queue, concurrency_queue_.size());
+  result_.loop.peak_send_queue = std::max(result_.loop.peak_send_queue, send_queue_.size());
 }
 
 bool EventLoop::arrival_due(Nanos now) const {
   return !stopping_ && next_arrival_ < requests_.size() && result_.start_ns + offsets_[next_arrival_] <= now;
 }
 
+bool EventLoop::can_send_now() const {
+  return !send_queue_.empty() && in_flight_ < connection_limit_ && sends_left_ > 0;
+}
+
+void EventLoop::pump_sends() {
+  // Hands due requests to curl while a connection slot and this iteration's send quota last.
+  // Completions seen while starting them free slots for the rest of the queue.
+  while (can_send_now()) {
+    while (can_send_now()) {
+      const std::size_t i = send_queue_.front();
+      send_queue_.pop_front();
+      --sends_left_;
+      dispatch(i, now_ns());
+    }
+    kick_curl();
+  }
+}
+
 void EventLoop::finish(Transfer& t, CURLcode result) {
+  ProfileScope scope(profile_.finish_s);
   const Nanos now = now_ns();
   long status = 0;
   curl_easy_getinfo(t.easy, CURLINFO_RESPONSE_CODE, &status);
   if (t.record.http_status == 0) t.record.http_status = static_cast<int>(status);
   t.record.curl_code = static_cast<int>(result);
-  std::string transport_error;
+  std::string transport_error, transport_kind;
   if (result == CURLE_WRITE_ERROR && t.handler.failed()) {
     // We aborted the transfer ourselves after a protocol error; the handler names it.
-  } else if (result == CURLE_OPERATION_TIMEDOUT) {
-    transport_error = "timeout: no complete response within " + seconds_text(config_.timeout_s) +
-                      " s (--timeout); curl: " + std::string(t.error_buffer);
   } else if (result != CURLE_OK) {
-    transport_error = std::string("curl error ") + std::to_string(static_cast<int>(result)) + " (" +
-                      curl_easy_strerror(result) + ")" + (t.error_buffer[0] ? std::string(": ") + t.error_buffer : "") +
-                      " [" + config_.url + "]";
+    long os_errno = 0;
+    curl_easy_getinfo(t.easy, CURLINFO_OS_ERRNO, &os_errno);
+    t.record.os_errno = static_cast<int>(os_errno);
+    transport_kind = transport_failure_kind(static_cast<int>(result), t.record.os_errno);
+    const std::string detail = (t.error_buffer[0] ? std::string(": ") + t.error_buffer : std::string()) +
+                               (os_errno != 0 ? std::string(" (") + std::strerror(static_cast<int>(os_errno)) + ")" : "");
+    if (result == CURLE_OPERATION_TIMEDOUT) {
+      transport_error = "timeout: no complete response within " + seconds_text(config_.timeout_s) + " s (--timeout); curl" + detail;
+    } else {
+      transport_error = std::string("curl error ") + std::to_string(static_cast<int>(result)) + " (" +
+                        curl_easy_strerror(result) + ")" + detail + " [" + config_.url + "]";
+    }
   }
-  t.handler.on_end(now, transport_error);
+  t.handler.on_end(now, transport_error, transport_kind);
   curl_multi_remove_handle(multi_, t.easy);
   free_easy_.push_back(t.easy);
   t.easy = nullptr;
   t.in_flight = false;
   --in_flight_;
   ++finished_;
-  if (!stopping_) {
-    while (!waiting_.empty() &&
-           (config_.max_concurrency <= 0 || in_flight_ < static_cast<std::size_t>(config_.max_concurrency))) {
-      const std::size_t next = waiting_.front();
-      waiting_.pop_front();
-      dispatch(next, now_ns());
-    }
-  }
+  ++profile_.completions;
+  if (!stopping_) admit(now);
 }
 
 void EventLoop::drain_completions() {
@@ -353,7 +428,8 @@ void EventLoop::begin_stop(Nanos now) {
   if (stopping_) return;
   stopping_ = true;
   result_.interrupted = true;
-  waiting_.clear();  // never sent: their records stay dispatched=false
+  concurrency_queue_.clear();  // never sent: their records stay dispatched=false
+  send_queue_.clear();
   next_arrival_ = requests_.size();
   drain_deadline_ = now + static_cast<Nanos>(config_.drain_timeout_s * 1e9);
   arm_timer_abs(arrival_fd_, drain_deadline_);
@@ -369,20 +445,21 @@ void EventLoop::abort_in_flight(Nanos now) {
     --in_flight_;
     ++finished_;
     t->handler.on_end(now, "interrupted: still in flight after the " + seconds_text(config_.drain_timeout_s) +
-                               " s drain timeout");
+                               " s drain timeout", "interrupted");
   }
 }
 
 bool EventLoop::done() const {
-  return next_arrival_ >= requests_.size() && waiting_.empty() && in_flight_ == 0;
+  return next_arrival_ >= requests_.size() && concurrency_queue_.empty() && send_queue_.empty() && in_flight_ == 0;
 }
 
 void EventLoop::draw_progress(bool final_line) {
   const std::size_t total = requests_.size();
   const int width = 40;
   const int filled = total ? static_cast<int>(width * finished_ / total) : width;
-  std::fprintf(stderr, "\r[%.*s%*s] %zu/%zu done, %zu in flight%s", filled,
-               "========================================", width - filled, "", finished_, total, in_flight_,
+  const std::size_t waiting = concurrency_queue_.size() + send_queue_.size();
+  std::fprintf(stderr, "\r[%.*s%*s] %zu/%zu done, %zu in flight, %zu waiting%s", filled,
+               "========================================", width - filled, "", finished_, total, in_flight_, waiting,
                final_line ? "\n" : "");
   std::fflush(stderr);
 }
@@ -399,20 +476,28 @@ EngineResult EventLoop::run() {
   const double cpu_user0 = thread_cpu_s(true), cpu_sys0 = thread_cpu_s(false);
   result_.start_ns = config_.start_at_ns > 0 ? config_.start_at_ns : now_ns();
   release_due(result_.start_ns);
-  std::vector<epoll_event> events(1024);
+  pump_sends();
+  std::vector<epoll_event> events(kMaxEventsPerIteration);
   while (!done()) {
-    const int timeout_ms = config_.progress ? 200 : -1;
+    // Sendable requests held back by last iteration's quota: look at the sockets without
+    // sleeping, then send more.
+    const bool sendable = !send_queue_.empty() && in_flight_ < connection_limit_;
+    const int timeout_ms = sendable ? 0 : (config_.progress ? 200 : -1);
     const int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), timeout_ms);
     const Nanos woke = now_ns();
     if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("epoll_wait: ") + std::strerror(errno));
     ++result_.loop.iterations;
+    sends_left_ = kMaxSendsPerIteration;
+    profile_.max_events_in_iteration = std::max<std::int64_t>(profile_.max_events_in_iteration, n);
     int running = 0;
     for (int k = 0; k < n; ++k) {
       const std::uint64_t tag = events[k].data.u64;
       if (tag == kTagCurlTimer) {
         std::uint64_t expirations;
-        if (read(curl_timer_fd_, &expirations, sizeof expirations) > 0)
+        if (read(curl_timer_fd_, &expirations, sizeof expirations) > 0) {
+          ProfileScope scope(profile_.curl_timer_s);
           curl_multi_socket_action(multi_, CURL_SOCKET_TIMEOUT, 0, &running);
+        }
       } else if (tag == kTagArrival) {
         std::uint64_t expirations;
         if (read(arrival_fd_, &expirations, sizeof expirations) <= 0) continue;
@@ -434,6 +519,8 @@ EngineResult EventLoop::run() {
         if (events[k].events & EPOLLIN) flags |= CURL_CSELECT_IN;
         if (events[k].events & EPOLLOUT) flags |= CURL_CSELECT_OUT;
         if (events[k].events & (EPOLLERR | EPOLLHUP)) flags |= CURL_CSELECT_ERR;
+        ++profile_.socket_events;
+        ProfileScope scope(profile_.curl_socket_s);
         curl_multi_socket_action(multi_, static_cast<curl_socket_t>(tag), flags, &running);
       }
       drain_completions();
@@ -443,6 +530,13 @@ EngineResult EventLoop::run() {
         result_.loop.arrival_wake_lag_ms.push_back(static_cast<double>(now - (result_.start_ns + offsets_[next_arrival_])) / 1e6);
         release_due(now);
       }
+      pump_sends();
+    }
+    if (const Nanos now = now_ns(); arrival_due(now)) release_due(now);
+    pump_sends();
+    if (!send_queue_.empty()) {
+      if (in_flight_ >= connection_limit_) ++result_.loop.iterations_at_connection_limit;
+      else if (sends_left_ == 0) ++result_.loop.iterations_at_send_quota;
     }
     if (config_.progress && woke - last_progress_ns_ >= kProgressIntervalNs) {
       last_progress_ns_ = woke;
@@ -454,6 +548,13 @@ EngineResult EventLoop::run() {
   if (config_.progress) draw_progress(true);
   result_.cpu_user_s = thread_cpu_s(true) - cpu_user0;
   result_.cpu_system_s = thread_cpu_s(false) - cpu_sys0;
+  // Every failure carries its reason: a request that ended without one is a bug made visible.
+  for (RequestRecord& r : result_.records) {
+    if (r.dispatched && !r.success && r.error.empty()) {
+      r.error = "client: the request ended without a recorded outcome (an encbench bug; please report it)";
+      r.failure_kind = "client_internal";
+    }
+  }
   return std::move(result_);
 }
 
@@ -473,14 +574,86 @@ ConnectionShare::~ConnectionShare() {
   if (share_ != nullptr) curl_share_cleanup(static_cast<CURLSH*>(share_));
 }
 
+void raise_open_file_limit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+    limit.rlim_cur = limit.rlim_max;
+    setrlimit(RLIMIT_NOFILE, &limit);  // best effort: the budget reads back what holds
+  }
+}
+
+ConnectionBudget connection_budget_for(std::size_t soft_limit, std::size_t hard_limit, std::size_t open_now) {
+  ConnectionBudget b;
+  b.soft_limit = soft_limit;
+  b.hard_limit = hard_limit;
+  b.open_now = open_now;
+  const std::size_t free_fds = soft_limit > open_now ? soft_limit - open_now : 0;
+  b.margin = std::max<std::size_t>(16, free_fds / 20);
+  b.max_connections = free_fds > b.margin ? free_fds - b.margin : 1;
+  return b;
+}
+
+ConnectionBudget connection_budget() {
+  rlimit limit{};
+  getrlimit(RLIMIT_NOFILE, &limit);
+  const auto as_size = [](rlim_t v) {
+    return v == RLIM_INFINITY ? std::size_t{1} << 20 : static_cast<std::size_t>(v);
+  };
+  std::size_t open_now = 0;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator("/proc/self/fd", ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec))
+    ++open_now;
+  return connection_budget_for(as_size(limit.rlim_cur), as_size(limit.rlim_max), open_now);
+}
+
+std::string transport_failure_kind(int curl_code, int os_errno) {
+  switch (os_errno) {
+    case EMFILE:
+    case ENFILE: return "open_file_limit";
+    case EADDRNOTAVAIL: return "ephemeral_ports_exhausted";
+    case ECONNREFUSED: return "connection_refused";
+    case ECONNRESET:
+    case EPIPE: return "connection_reset";
+    default: break;
+  }
+  switch (static_cast<CURLcode>(curl_code)) {
+    case CURLE_OPERATION_TIMEDOUT: return "timeout";
+    case CURLE_COULDNT_CONNECT: return "connect_failed";
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY: return "dns";
+    case CURLE_GOT_NOTHING: return "empty_reply";
+    case CURLE_PARTIAL_FILE: return "truncated_response";
+    case CURLE_SEND_ERROR:
+    case CURLE_RECV_ERROR: return "connection_reset";
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_CACERT_BADFILE: return "tls";
+    case CURLE_OUT_OF_MEMORY: return "client_internal";
+    default: return "transport_other";
+  }
+}
+
 EngineResult run_requests(const EngineConfig& config, const std::vector<PreparedRequest>& requests,
                           const std::vector<Nanos>& offsets_ns) {
   require(!config.url.empty(), "no URL to send requests to");
   require(config.max_concurrency >= 0, "--max-concurrency must be >= 0");
+  require(config.max_connections >= 0, "--max-connections must be >= 1 (or 0 for the open-file budget)");
   require(config.timeout_s >= 0, "--timeout must be >= 0");
   for (std::size_t i = 1; i < offsets_ns.size(); ++i) require(offsets_ns[i] >= offsets_ns[i - 1], "arrival offsets must be sorted");
   global_curl_init();
-  EventLoop loop(config, requests, offsets_ns);
+  raise_open_file_limit();
+  const ConnectionBudget budget = connection_budget();
+  const std::size_t wanted = static_cast<std::size_t>(config.max_connections);
+  require(wanted <= budget.max_connections,
+          "--max-connections " + std::to_string(wanted) + " needs that many sockets, but only " +
+              std::to_string(budget.max_connections) + " fit the open-file limit (ulimit -n " + std::to_string(budget.soft_limit) +
+              ", hard " + std::to_string(budget.hard_limit) + ", " + std::to_string(budget.open_now) + " open, " +
+              std::to_string(budget.margin) + " kept for other files): raise the hard limit or lower --max-connections");
+  const std::size_t limit = wanted > 0 ? wanted : budget.max_connections;
+  EventLoop loop(config, requests, offsets_ns, budget, limit);
   return loop.run();
 }
 

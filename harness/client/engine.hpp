@@ -5,9 +5,15 @@
 // eventfd from a test). Request bytes are final before the loop starts; the loop only hands
 // prepared requests to curl at their intended times and timestamps what comes back.
 //
-// No hidden queue: curl's per-host / total connection limits stay unlimited, so the only wait
-// between "due" and "handed to curl" is the explicit --max-concurrency queue, recorded per
-// request (arrival_ns -> dispatch_ns).
+// Two explicit queues, both recorded per request, and no hidden one (curl's own connection limits
+// stay off): the --max-concurrency queue (vLLM's semaphore: arrival_ns -> admitted_ns) and the
+// send queue (admitted_ns -> dispatch_ns), where a due request waits for a free connection slot
+// (--max-connections, bounded by the open-file limit) or for the loop's next turn. The loop hands
+// at most kMaxSendsPerIteration requests to curl per iteration and reads at most
+// kMaxEventsPerIteration socket events, so when the client itself is the bottleneck the excess
+// waits in the send queue (as dispatch lag, said plainly) instead of piling up as open
+// connections whose responses nobody reads; every iteration then costs the same however many
+// requests are due or in flight.
 #include <string>
 #include <vector>
 
@@ -20,6 +26,10 @@ struct EngineConfig {
   Backend backend = Backend::openai_chat;
   RequestMode mode = RequestMode::stream;
   int max_concurrency = 0;               // 0 = unlimited
+  // Connection slots (one socket per request in flight, HTTP/1.1). 0 = derived from the open-file
+  // limit: the soft limit is raised to the hard one, minus the descriptors already open, minus a
+  // margin (connection_budget()). An explicit value above that budget is refused (InvalidInput).
+  int max_connections = 0;
   double timeout_s = 0;                  // per request, from dispatch; 0 = none
   int stop_fd = -1;                      // readable => stop sending, drain, then abort
   double drain_timeout_s = 10;           // bounded wait for in-flight requests after a stop
@@ -48,12 +58,33 @@ class ConnectionShare {
   void* share_ = nullptr;
 };
 
+// Where the loop thread's time went (CLOCK_MONOTONIC, seconds), to see which part of an
+// iteration grows with load. Parsing runs inside curl's callbacks, so parse_s is part of
+// curl_socket_s / curl_timer_s, not beside them.
+struct LoopProfile {
+  double curl_socket_s = 0;     // curl_multi_socket_action on socket events
+  double curl_timer_s = 0;      // curl_multi_socket_action on timeouts and after dispatching
+  double parse_s = 0;           // response bytes -> SSE events -> JSON -> record (write callback)
+  double dispatch_s = 0;        // per-request easy-handle options + curl_multi_add_handle
+  double finish_s = 0;          // curl_multi_remove_handle + result bookkeeping
+  std::int64_t socket_events = 0;
+  std::int64_t dispatches = 0;
+  std::int64_t completions = 0;
+  std::int64_t max_events_in_iteration = 0;
+};
+
 struct LoopStats {
   std::vector<double> arrival_wake_lag_ms;  // arrival timer handled - programmed deadline
   std::vector<double> iteration_busy_ms;    // time spent between two epoll_wait calls
   std::size_t peak_in_flight = 0;
-  std::size_t peak_client_queue = 0;
+  std::size_t peak_client_queue = 0;        // --max-concurrency queue (vLLM's semaphore wait)
+  std::size_t peak_send_queue = 0;          // due and admitted, waiting for a connection slot / turn
   std::int64_t iterations = 0;
+  std::int64_t iterations_at_connection_limit = 0;  // ended with requests waiting for a slot
+  std::int64_t iterations_at_send_quota = 0;        // ended with sendable requests held back
+  std::size_t connection_limit = 0;         // the --max-connections in force
+  std::size_t open_file_limit = 0;          // RLIMIT_NOFILE soft limit during the run
+  LoopProfile profile;
 };
 
 struct EngineResult {
@@ -69,6 +100,26 @@ struct EngineResult {
 // a server does: failures are recorded per request. Throws InvalidInput for bad arguments.
 EngineResult run_requests(const EngineConfig& config, const std::vector<PreparedRequest>& requests,
                           const std::vector<Nanos>& offsets_ns);
+
+// Bound of the loop's work per iteration (see the header comment).
+inline constexpr int kMaxEventsPerIteration = 256;
+inline constexpr std::size_t kMaxSendsPerIteration = 64;
+
+// How many sockets a run may open: RLIMIT_NOFILE's soft limit (raised to the hard limit where
+// allowed; raise_open_file_limit() does it once), minus the descriptors open now, minus a margin
+// for everything else the process opens (result files, MPI, curl internals).
+struct ConnectionBudget {
+  std::size_t soft_limit = 0, hard_limit = 0, open_now = 0, margin = 0;
+  std::size_t max_connections = 0;
+};
+ConnectionBudget connection_budget();
+void raise_open_file_limit();
+// The pure part, for tests: margin = max(16, free / 20); at least 1 connection.
+ConnectionBudget connection_budget_for(std::size_t soft_limit, std::size_t hard_limit, std::size_t open_now);
+
+// The failure kind of a transport error (curl result + the socket errno curl saw): counted per
+// kind in the results so that refused, reset, timed-out and exhausted connections are told apart.
+std::string transport_failure_kind(int curl_code, int os_errno);
 
 // Process-wide curl initialisation; call once from main before threads start (safe to repeat).
 void global_curl_init();

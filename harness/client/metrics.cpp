@@ -78,12 +78,50 @@ double ns_ms(Nanos ns) { return static_cast<double>(ns) / 1e6; }
 double ns_s(Nanos ns) { return static_cast<double>(ns) / 1e9; }
 }  // namespace
 
+ClientSaturation analyse_saturation(const std::vector<RequestRecord>& records, Nanos start_ns) {
+  struct Sent {
+    Nanos intended, sent;
+    bool behind;
+  };
+  constexpr Nanos kBehindNs = 1'000'000;
+  std::vector<Sent> sent;
+  for (const RequestRecord& r : records) {
+    if (!r.dispatched || r.sent_ns == 0) continue;
+    const Nanos cap_wait = r.admitted_ns > 0 ? r.admitted_ns - r.arrival_ns : 0;
+    sent.push_back({r.intended_ns, r.sent_ns, r.sent_ns - r.intended_ns - cap_wait > kBehindNs});
+  }
+  std::stable_sort(sent.begin(), sent.end(), [](const Sent& a, const Sent& b) { return a.intended < b.intended; });
+  ClientSaturation s;
+  // Earliest k whose suffix is >= 90 % behind and starts with a behind request.
+  std::size_t behind_in_suffix = 0, onset = sent.size();
+  for (std::size_t k = sent.size(); k-- > 0;) {
+    behind_in_suffix += sent[k].behind ? 1 : 0;
+    if (sent[k].behind && 10 * behind_in_suffix >= 9 * (sent.size() - k)) onset = k;
+  }
+  const std::size_t stretch = sent.size() - onset;
+  if (onset == sent.size() || stretch < 10 || 100 * stretch < sent.size()) return s;
+  s.saturated = true;
+  s.onset_request = onset;
+  s.onset_s = static_cast<double>(sent[onset].intended - start_ns) / 1e9;
+  s.requests = stretch;
+  Nanos first_sent = sent[onset].sent, last_sent = sent[onset].sent;
+  for (std::size_t k = onset; k < sent.size(); ++k) {
+    first_sent = std::min(first_sent, sent[k].sent);
+    last_sent = std::max(last_sent, sent[k].sent);
+    s.max_client_lag_ms = std::max(s.max_client_lag_ms, static_cast<double>(sent[k].sent - sent[k].intended) / 1e6);
+  }
+  const auto rate = [&](Nanos span) { return span > 0 ? static_cast<double>(stretch - 1) / (static_cast<double>(span) / 1e9) : 0.0; };
+  s.sustained_send_rate = rate(last_sent - first_sent);
+  s.offered_rate = rate(sent.back().intended - sent[onset].intended);
+  return s;
+}
+
 ServingMetrics calculate_metrics(const std::vector<RequestRecord>& records, Nanos duration_ns,
-                                 const MetricsOptions& options) {
+                                 const MetricsOptions& options, Nanos start_ns) {
   ServingMetrics m;
   m.duration_s = ns_s(duration_ns);
   std::vector<double> ttfts_ms, tpots_ms, all_tpots_ms, itls_ms, e2els_ms, queue_ms, e2el_queue_ms;
-  std::vector<double> ttft_intended_ms, e2el_intended_ms, lag_ms, client_lag_ms, client_queue_ms;
+  std::vector<double> ttft_intended_ms, e2el_intended_ms, lag_ms, client_lag_ms, client_queue_ms, send_wait_ms;
   std::vector<std::pair<Nanos, Nanos>> intervals;
   std::vector<std::vector<Nanos>> token_times;
   Nanos min_start = 0;
@@ -119,7 +157,9 @@ ServingMetrics calculate_metrics(const std::vector<RequestRecord>& records, Nano
     if (options.mode == RequestMode::stream) {
       for (std::size_t k = 1; k < r.choices_ns.size(); ++k) itl_s.push_back(ns_s(r.choices_ns[k] - r.choices_ns[k - 1]));
     }
-    const Nanos queue = r.dispatch_ns - r.arrival_ns;
+    // vLLM's client queue: the --max-concurrency (semaphore) wait. A wait for a connection slot
+    // or the loop's turn (admitted -> dispatch) is the client's own lag, not queue time.
+    const Nanos queue = (r.admitted_ns > 0 ? r.admitted_ns : r.dispatch_ns) - r.arrival_ns;
 
     // vllm: output.prompt_len for every request (the sample's length, replaced by usage when seen).
     m.input_lens.push_back(prompt_len);
@@ -139,9 +179,11 @@ ServingMetrics calculate_metrics(const std::vector<RequestRecord>& records, Nano
       client_lag_ms.push_back(ns_ms(r.sent_ns - r.intended_ns - queue));
     }
     client_queue_ms.push_back(ns_ms(queue));
+    if (r.admitted_ns > 0) send_wait_ms.push_back(ns_ms(r.dispatch_ns - r.admitted_ns));
 
     if (!ok) {
       ++m.failed;
+      ++m.failures_by_kind[r.failure_kind.empty() ? "unclassified" : r.failure_kind];
       continue;
     }
     ++m.completed;
@@ -211,9 +253,11 @@ ServingMetrics calculate_metrics(const std::vector<RequestRecord>& records, Nano
   m.dispatch_lag = summarize_ms(lag_ms, lag_percentiles);
   m.client_lag = summarize_ms(client_lag_ms, lag_percentiles);
   m.client_queue = summarize_ms(client_queue_ms, lag_percentiles);
+  m.send_wait = summarize_ms(send_wait_ms, lag_percentiles);
   m.tokens_per_chunk_mean = tokens_per_chunk_n ? tokens_per_chunk_sum / static_cast<double>(tokens_per_chunk_n) : 0;
   m.tokens_per_chunk_overall = total_chunks ? static_cast<double>(m.total_output) / static_cast<double>(total_chunks) : 0;
   m.client_bottleneck_warning = !client_lag_ms.empty() && m.client_lag.percentiles_ms[2].second > 1.0;
+  m.saturation = analyse_saturation(records, start_ns);
   return m;
 }
 

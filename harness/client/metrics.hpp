@@ -30,6 +30,21 @@ struct MetricsOptions {
 // Names accepted by --percentile-metrics, in vllm's print order.
 const std::vector<std::string>& known_percentile_metrics();
 
+// When the client itself could not keep the schedule: from the first request of the final stretch
+// in which at least 90 % of requests waited > 1 ms in the client (client lag: sent - intended -
+// concurrency-cap wait) up to the last send, what send rate it sustained against what was
+// offered. `saturated` needs that stretch to hold >= 1 % of the sent requests (and >= 10).
+struct ClientSaturation {
+  bool saturated = false;
+  double onset_s = 0;                 // intended time of the stretch's first request, from the start
+  std::size_t onset_request = 0;      // its position among the sent requests (intended order)
+  std::size_t requests = 0;           // sent requests in the stretch
+  double sustained_send_rate = 0;     // requests / (last send - first send) in the stretch
+  double offered_rate = 0;            // requests / (last intended - first intended) in the stretch
+  double max_client_lag_ms = 0;
+};
+ClientSaturation analyse_saturation(const std::vector<RequestRecord>& records, Nanos start_ns);
+
 struct ServingMetrics {
   // ---- vllm's fields
   std::int64_t completed = 0, failed = 0;
@@ -54,16 +69,19 @@ struct ServingMetrics {
   MetricSummary ttft_from_intended, e2el_from_intended;  // successful requests
   MetricSummary dispatch_lag;                     // sent - intended, every sent request
   MetricSummary client_lag;                       // dispatch lag minus client-queue wait
-  MetricSummary client_queue;                     // dispatch - arrival (concurrency slot wait)
+  MetricSummary client_queue;                     // admitted - arrival (concurrency slot wait)
+  MetricSummary send_wait;                        // dispatch - admitted (connection slot / loop turn)
   double tokens_per_chunk_mean = 0;               // mean over successful requests
   double tokens_per_chunk_overall = 0;            // total output tokens / total content chunks
   std::int64_t output_len_from_chunks = 0;        // requests without usage (chunk count used)
   std::int64_t reads_with_several_events = 0;     // requests where one read completed >1 event
   bool client_bottleneck_warning = false;         // client lag p99 > 1 ms
+  std::map<std::string, std::int64_t> failures_by_kind;  // RequestRecord::failure_kind -> count
+  ClientSaturation saturation;
 };
 
 ServingMetrics calculate_metrics(const std::vector<RequestRecord>& records, Nanos duration_ns,
-                                 const MetricsOptions& options);
+                                 const MetricsOptions& options, Nanos start_ns = 0);
 
 // Summary of millisecond values with numpy semantics (empty -> zeros, like vllm's `x or 0`).
 MetricSummary summarize_ms(const std::vector<double>& values_ms, const std::vector<double>& percentiles);

@@ -36,6 +36,7 @@ struct RequestRecord {
   bool dispatched = false;            // handed to curl (false: never sent, e.g. interrupted)
   Nanos intended_ns = 0;              // scheduled send time (start + precomputed offset)
   Nanos arrival_ns = 0;               // when the loop released it into the client queue
+  Nanos admitted_ns = 0;              // past the --max-concurrency cap (= arrival_ns without one)
   Nanos dispatch_ns = 0;              // handed to curl: vllm's start time `st`
   Nanos sent_ns = 0;                  // CURLOPT_PREREQFUNCTION: request leaving on a connection
   Nanos headers_ns = 0;               // response status line received
@@ -48,6 +49,7 @@ struct RequestRecord {
   std::int64_t max_events_per_read = 0;  // >1 means some ITL entries are read artefacts
   int http_status = 0;
   int curl_code = 0;
+  int os_errno = 0;                   // CURLINFO_OS_ERRNO of a failed transfer (0: none)
   std::int64_t usage_prompt_tokens = -1;      // -1: server sent no usage
   std::int64_t usage_completion_tokens = -1;
   std::int64_t prompt_len_client = 0;
@@ -59,7 +61,12 @@ struct RequestRecord {
   std::string first_error_event;      // the first one's message
   bool incomplete_stream = false;     // 200 stream with choices that ended without data: [DONE]
   bool success = false;
-  std::string error;                  // "" on success
+  std::string error;                  // "" on success; never "" on a failure
+  // "" on success, else one of: connection_refused, open_file_limit, ephemeral_ports_exhausted,
+  // connect_failed, dns, connection_reset, empty_reply, truncated_response, timeout, tls,
+  // transport_other, http_4xx, http_5xx, http_other, protocol, no_valid_chunk, strict_success,
+  // interrupted, client_internal.
+  std::string failure_kind;
 
   bool operator==(const RequestRecord&) const = default;  // field by field (shard round trips)
 };

@@ -1,9 +1,8 @@
 #include "harness/client/response_handler.hpp"
 
-#include <nlohmann/json.hpp>
-
 #include <algorithm>
 
+#include "harness/client/chunk_json.hpp"
 #include "harness/core/error.hpp"
 
 namespace encbench::client {
@@ -41,27 +40,6 @@ namespace {
 constexpr std::size_t kMaxErrorBody = 512;
 constexpr std::size_t kMaxNonStreamBody = 256u << 20;
 
-std::string error_message_of(const nlohmann::json& error) {
-  if (error.is_object()) {
-    if (auto it = error.find("message"); it != error.end() && it->is_string())
-      return it->get<std::string>();
-    return error.dump();
-  }
-  if (error.is_string()) return error.get<std::string>();
-  return error.dump();
-}
-
-// Text carried by one choice: chat delta.content / message.content, completions text.
-std::string choice_text(const nlohmann::json& choice) {
-  for (const char* holder : {"delta", "message"}) {
-    if (auto it = choice.find(holder); it != choice.end() && it->is_object()) {
-      if (auto c = it->find("content"); c != it->end() && c->is_string()) return c->get<std::string>();
-      return {};
-    }
-  }
-  if (auto t = choice.find("text"); t != choice.end() && t->is_string()) return t->get<std::string>();
-  return {};
-}
 }  // namespace
 
 void ResponseHandler::on_body(std::string_view bytes, Nanos now) {
@@ -105,45 +83,39 @@ void ResponseHandler::on_event(SseEvent&& event, Nanos now) {
 }
 
 void ResponseHandler::on_json_payload(std::string_view payload, Nanos now, bool streamed) {
-  nlohmann::json msg = nlohmann::json::parse(payload, nullptr, /*allow_exceptions=*/false);
-  if (msg.is_discarded() || !msg.is_object()) {
+  const std::optional<ChunkFields> msg = parse_chunk_fields(payload);
+  if (!msg || !msg->is_object) {
     stream_error_ = std::string(streamed ? "malformed JSON in SSE event: " : "malformed JSON body: ") +
                     excerpt(payload);
     return;
   }
-  auto choices = msg.find("choices");
-  const bool has_choices = choices != msg.end() && choices->is_array() && !choices->empty();
   if (!streamed) {
     // A non-stream body (our extension): an error object is the answer.
-    if (auto err = msg.find("error"); !has_choices && err != msg.end() && !err->is_null()) {
-      stream_error_ = "error in body: " + error_message_of(*err);
+    if (!msg->has_choices && msg->has_error) {
+      stream_error_ = "error in body: " + msg->error_message;
       return;
     }
   }
-  if (has_choices) {
+  if (msg->has_choices) {
     if (record_.first_choices_ns == 0) record_.first_choices_ns = now;
     record_.last_choices_ns = now;
     record_.choices_ns.push_back(now);
-    const auto& choice = choices->front();
-    std::string text = choice.is_object() ? choice_text(choice) : std::string{};
-    if (!text.empty()) ++record_.content_chunks;
-    record_.generated_text += text;
+    if (!msg->text.empty()) ++record_.content_chunks;
+    record_.generated_text += msg->text;
     if (streamed) return;  // vllm: `elif usage` (usage beside choices is not read in a stream)
   }
-  if (auto usage = msg.find("usage"); usage != msg.end() && usage->is_object() && !usage->empty()) {
-    if (auto c = usage->find("completion_tokens"); c != usage->end() && c->is_number_integer())
-      record_.usage_completion_tokens = c->get<std::int64_t>();
-    if (auto p = usage->find("prompt_tokens"); p != usage->end() && p->is_number_integer())
-      record_.usage_prompt_tokens = p->get<std::int64_t>();
+  if (msg->has_usage) {
+    if (msg->usage_completion_tokens) record_.usage_completion_tokens = *msg->usage_completion_tokens;
+    if (msg->usage_prompt_tokens) record_.usage_prompt_tokens = *msg->usage_prompt_tokens;
     return;
   }
-  if (auto err = msg.find("error"); !has_choices && err != msg.end() && !err->is_null()) {
+  if (!msg->has_choices && msg->has_error) {
     // vllm skips it (no choices, no usage); we count it.
-    if (record_.error_events++ == 0) record_.first_error_event = error_message_of(*err);
+    if (record_.error_events++ == 0) record_.first_error_event = msg->error_message;
   }
 }
 
-void ResponseHandler::on_end(Nanos now, const std::string& transport_error) {
+void ResponseHandler::on_end(Nanos now, const std::string& transport_error, const std::string& transport_kind) {
   record_.end_ns = now;
   if (record_.http_status == 200 && mode_ == RequestMode::stream && stream_error_.empty()) {
     parser_.finish([&](SseEvent&& e) { on_event(std::move(e), now); });
@@ -154,23 +126,31 @@ void ResponseHandler::on_end(Nanos now, const std::string& transport_error) {
     on_json_payload(error_body_, now, false);
   }
   record_.success = false;
+  record_.failure_kind.clear();
   if (!transport_error.empty()) {
     record_.error = transport_error;
+    record_.failure_kind = transport_kind.empty() ? "transport_other" : transport_kind;
     if (!stream_error_.empty()) record_.error += " (after: " + stream_error_ + ")";
   } else if (record_.http_status != 200) {
     record_.error = "HTTP " + std::to_string(record_.http_status) + ": " + excerpt(error_body_);
+    const int s = record_.http_status;
+    record_.failure_kind = s >= 500 && s < 600 ? "http_5xx" : s >= 400 && s < 500 ? "http_4xx" : "http_other";
   } else if (!stream_error_.empty()) {
     record_.error = stream_error_;
+    record_.failure_kind = "protocol";
   } else if (record_.first_choices_ns == 0) {
     // vllm's wording (sic, no space after the period), so tooling matching on it still works.
     record_.error =
         "Never received a valid chunk to calculate TTFT.This response will be marked as failed!";
+    record_.failure_kind = "no_valid_chunk";
   } else {
     record_.incomplete_stream = mode_ == RequestMode::stream && !record_.saw_done;
     if (strict_ && record_.incomplete_stream) {
       record_.error = "stream ended without data: [DONE] (--strict-success)";
+      record_.failure_kind = "strict_success";
     } else if (strict_ && record_.error_events > 0) {
       record_.error = "error event in stream: " + record_.first_error_event + " (--strict-success)";
+      record_.failure_kind = "strict_success";
     } else {
       record_.success = true;
     }

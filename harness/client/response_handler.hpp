@@ -24,8 +24,9 @@ class ResponseHandler {
   // read completes).
   void on_body(std::string_view bytes, Nanos now);
   // The transfer ended (curl finished, with any result). Sets success / error on the record.
-  // `transport_error` is "" when curl reported no error.
-  void on_end(Nanos now, const std::string& transport_error);
+  // `transport_error` is "" when curl reported no error; `transport_kind` names its failure kind
+  // (transport_failure_kind()). Every failure gets a non-empty error and a failure kind.
+  void on_end(Nanos now, const std::string& transport_error, const std::string& transport_kind = "transport_other");
 
   bool failed() const { return !stream_error_.empty(); }
 

@@ -98,14 +98,14 @@ class Reader {
   std::size_t pos_ = 0;
 };
 
-constexpr std::uint32_t kRecordsMagic = 0x45424d52;  // "RMBE": record layout version 1
-constexpr std::uint32_t kShardMagic = 0x45424d53;
+constexpr std::uint32_t kRecordsMagic = 0x45424d72;  // record layout version 2 (admitted_ns, os_errno, failure_kind)
+constexpr std::uint32_t kShardMagic = 0x45424d73;  // shard layout version 2 (loop profile, connection figures)
 
 void put_record(Writer& w, const RequestRecord& r) {
   w.put<std::uint64_t>(r.index);
   w.put_str(r.request_id);
   w.put<std::uint8_t>(r.dispatched);
-  for (Nanos t : {r.intended_ns, r.arrival_ns, r.dispatch_ns, r.sent_ns, r.headers_ns, r.first_choices_ns,
+  for (Nanos t : {r.intended_ns, r.arrival_ns, r.admitted_ns, r.dispatch_ns, r.sent_ns, r.headers_ns, r.first_choices_ns,
                   r.last_choices_ns, r.end_ns})
     w.put<Nanos>(t);
   w.put_vec(r.choices_ns);
@@ -114,12 +114,14 @@ void put_record(Writer& w, const RequestRecord& r) {
     w.put<std::int64_t>(v);
   w.put<std::int32_t>(r.http_status);
   w.put<std::int32_t>(r.curl_code);
+  w.put<std::int32_t>(r.os_errno);
   w.put_str(r.generated_text);
   w.put<std::uint8_t>(r.saw_done);
   w.put_str(r.first_error_event);
   w.put<std::uint8_t>(r.incomplete_stream);
   w.put<std::uint8_t>(r.success);
   w.put_str(r.error);
+  w.put_str(r.failure_kind);
 }
 
 RequestRecord get_record(Reader& in) {
@@ -127,8 +129,8 @@ RequestRecord get_record(Reader& in) {
   r.index = in.get<std::uint64_t>();
   r.request_id = in.get_str();
   r.dispatched = in.get<std::uint8_t>() != 0;
-  for (Nanos* t : {&r.intended_ns, &r.arrival_ns, &r.dispatch_ns, &r.sent_ns, &r.headers_ns, &r.first_choices_ns,
-                   &r.last_choices_ns, &r.end_ns})
+  for (Nanos* t : {&r.intended_ns, &r.arrival_ns, &r.admitted_ns, &r.dispatch_ns, &r.sent_ns, &r.headers_ns,
+                   &r.first_choices_ns, &r.last_choices_ns, &r.end_ns})
     *t = in.get<Nanos>();
   r.choices_ns = in.get_vec<Nanos>();
   for (std::int64_t* v : {&r.data_events, &r.content_chunks, &r.max_events_per_read, &r.usage_prompt_tokens,
@@ -136,12 +138,14 @@ RequestRecord get_record(Reader& in) {
     *v = in.get<std::int64_t>();
   r.http_status = in.get<std::int32_t>();
   r.curl_code = in.get<std::int32_t>();
+  r.os_errno = in.get<std::int32_t>();
   r.generated_text = in.get_str();
   r.saw_done = in.get<std::uint8_t>() != 0;
   r.first_error_event = in.get_str();
   r.incomplete_stream = in.get<std::uint8_t>() != 0;
   r.success = in.get<std::uint8_t>() != 0;
   r.error = in.get_str();
+  r.failure_kind = in.get_str();
   return r;
 }
 
@@ -188,6 +192,14 @@ std::string encode_shard(const EngineResult& run, const nlohmann::json& summary)
   w.put<std::uint64_t>(run.loop.peak_in_flight);
   w.put<std::uint64_t>(run.loop.peak_client_queue);
   w.put<std::int64_t>(run.loop.iterations);
+  const LoopStats& l = run.loop;
+  for (std::uint64_t v : {std::uint64_t{l.peak_send_queue}, std::uint64_t{l.connection_limit}, std::uint64_t{l.open_file_limit}})
+    w.put<std::uint64_t>(v);
+  for (std::int64_t v : {l.iterations_at_connection_limit, l.iterations_at_send_quota, l.profile.socket_events,
+                         l.profile.dispatches, l.profile.completions, l.profile.max_events_in_iteration})
+    w.put<std::int64_t>(v);
+  for (double v : {l.profile.curl_socket_s, l.profile.curl_timer_s, l.profile.parse_s, l.profile.dispatch_s, l.profile.finish_s})
+    w.put<double>(v);
   put_records(w, run.records);
   return w.take();
 }
@@ -208,6 +220,14 @@ std::pair<EngineResult, nlohmann::json> decode_shard(const std::string& bytes) {
   run.loop.peak_in_flight = in.get<std::uint64_t>();
   run.loop.peak_client_queue = in.get<std::uint64_t>();
   run.loop.iterations = in.get<std::int64_t>();
+  LoopStats& l = run.loop;
+  for (std::size_t* v : {&l.peak_send_queue, &l.connection_limit, &l.open_file_limit}) *v = in.get<std::uint64_t>();
+  for (std::int64_t* v : {&l.iterations_at_connection_limit, &l.iterations_at_send_quota, &l.profile.socket_events,
+                          &l.profile.dispatches, &l.profile.completions, &l.profile.max_events_in_iteration})
+    *v = in.get<std::int64_t>();
+  for (double* v : {&l.profile.curl_socket_s, &l.profile.curl_timer_s, &l.profile.parse_s, &l.profile.dispatch_s,
+                    &l.profile.finish_s})
+    *v = in.get<double>();
   run.records = get_records(in);
   require(in.at_end(), "shard data: trailing bytes after the shard");
   return {std::move(run), std::move(summary)};
@@ -220,8 +240,8 @@ void shift_times(EngineResult& run, Nanos delta) {
   shift(run.start_ns);
   shift(run.end_ns);
   for (auto& r : run.records) {
-    for (Nanos* t : {&r.intended_ns, &r.arrival_ns, &r.dispatch_ns, &r.sent_ns, &r.headers_ns, &r.first_choices_ns,
-                     &r.last_choices_ns, &r.end_ns})
+    for (Nanos* t : {&r.intended_ns, &r.arrival_ns, &r.admitted_ns, &r.dispatch_ns, &r.sent_ns, &r.headers_ns,
+                     &r.first_choices_ns, &r.last_choices_ns, &r.end_ns})
       shift(*t);
     for (auto& t : r.choices_ns) shift(t);
   }
@@ -299,6 +319,22 @@ EngineResult merge_shards(std::vector<EngineResult> shards, Nanos start_ns) {
     l.peak_in_flight += s.loop.peak_in_flight;
     l.peak_client_queue += s.loop.peak_client_queue;
     l.iterations += s.loop.iterations;
+    // Sums over ranks, like the CPU figures (each rank has its own sockets and file limit).
+    l.peak_send_queue += s.loop.peak_send_queue;
+    l.connection_limit += s.loop.connection_limit;
+    l.open_file_limit += s.loop.open_file_limit;
+    l.iterations_at_connection_limit += s.loop.iterations_at_connection_limit;
+    l.iterations_at_send_quota += s.loop.iterations_at_send_quota;
+    const LoopProfile& p = s.loop.profile;
+    l.profile.curl_socket_s += p.curl_socket_s;
+    l.profile.curl_timer_s += p.curl_timer_s;
+    l.profile.parse_s += p.parse_s;
+    l.profile.dispatch_s += p.dispatch_s;
+    l.profile.finish_s += p.finish_s;
+    l.profile.socket_events += p.socket_events;
+    l.profile.dispatches += p.dispatches;
+    l.profile.completions += p.completions;
+    l.profile.max_events_in_iteration = std::max(l.profile.max_events_in_iteration, p.max_events_in_iteration);
     for (auto& r : s.records) out.records.push_back(std::move(r));
   }
   std::sort(out.records.begin(), out.records.end(), [](const RequestRecord& a, const RequestRecord& b) { return a.index < b.index; });

@@ -2,6 +2,7 @@
 // hangs; SIGINT-style stops keep what was measured.
 #include <gtest/gtest.h>
 #include <sys/eventfd.h>
+#include <cerrno>
 #include <sys/socket.h>
 #include <netinet/in.h>
 #include <unistd.h>
@@ -35,16 +36,24 @@ EngineResult run_with_fault(Script faulty, std::size_t n = 6, double timeout_s =
   return r;
 }
 
-void expect_half_failed_with(const EngineResult& r, const std::string& text) {
+// Every second request failed with `text` in its error and the failure kind `kind`; the others
+// succeeded with no kind.
+void expect_half_failed_with(const EngineResult& r, const std::string& text, const std::string& kind) {
   ASSERT_EQ(failed_count(r), r.records.size() / 2);
   for (std::size_t i = 0; i < r.records.size(); ++i) {
     if (i % 2 == 0) {
       EXPECT_TRUE(r.records[i].success) << r.records[i].error;
+      EXPECT_EQ(r.records[i].failure_kind, "");
     } else {
       EXPECT_FALSE(r.records[i].success);
       EXPECT_NE(r.records[i].error.find(text), std::string::npos) << "error was: " << r.records[i].error;
+      EXPECT_EQ(r.records[i].failure_kind, kind) << "error was: " << r.records[i].error;
     }
   }
+  const auto m = calculate_metrics(r.records, r.end_ns - r.start_ns, MetricsOptions{});
+  ASSERT_EQ(m.failures_by_kind.size(), 1u);
+  EXPECT_EQ(m.failures_by_kind.begin()->first, kind);
+  EXPECT_EQ(m.failures_by_kind.begin()->second, static_cast<std::int64_t>(r.records.size() / 2));
 }
 
 int closed_port() {
@@ -64,20 +73,20 @@ TEST(Faults, HttpErrorStatusAndBodyStart) {
   Script s;
   s.fault = Fault::http_error;
   s.http_status = 503;
-  expect_half_failed_with(run_with_fault(s), "HTTP 503: {\"error\":{\"message\":\"scripted failure\"");
+  expect_half_failed_with(run_with_fault(s), "HTTP 503: {\"error\":{\"message\":\"scripted failure\"", "http_5xx");
 }
 
 TEST(Faults, MalformedJsonInStream) {
   Script s;
   s.fault = Fault::malformed_json;
-  expect_half_failed_with(run_with_fault(s), "malformed JSON in SSE event: {\"choices\": [ this is not json");
+  expect_half_failed_with(run_with_fault(s), "malformed JSON in SSE event: {\"choices\": [ this is not json", "protocol");
 }
 
 TEST(Faults, ErrorEventInsideA200Stream) {
   Script s;
   // vllm's json.loads fails on a typed `event: error` message, so that one still fails.
   s.fault = Fault::error_event_typed;
-  expect_half_failed_with(run_with_fault(s), "error event in stream: {\"message\":\"scripted typed error\"}");
+  expect_half_failed_with(run_with_fault(s), "error event in stream: {\"message\":\"scripted typed error\"}", "protocol");
 }
 
 TEST(Faults, VllmSuccessRulesUnderFaults) {
@@ -118,14 +127,14 @@ TEST(Faults, DisconnectMidStream) {
   Script s;
   s.fault = Fault::disconnect;
   s.fault_after_chunks = 2;
-  expect_half_failed_with(run_with_fault(s), "curl error 18");
+  expect_half_failed_with(run_with_fault(s), "curl error 18", "truncated_response");
 }
 
 TEST(Faults, PerRequestTimeout) {
   Script s;
   s.fault = Fault::stall;
   const auto r = run_with_fault(s, 4, 0.3);
-  expect_half_failed_with(r, "timeout: no complete response within");
+  expect_half_failed_with(r, "timeout: no complete response within", "timeout");
 }
 
 TEST(Faults, NonStreamMalformedBody) {
@@ -165,6 +174,11 @@ TEST(Faults, UnreachableServerFailsFastWithUrlAndCurlError) {
   const auto r = run_requests(ec, text_requests(3, 2), {0, 0, 0});
   EXPECT_EQ(failed_count(r), 3u);
   EXPECT_NE(r.records[0].error.find("curl error 7"), std::string::npos);
+  for (const auto& rec : r.records) {
+    EXPECT_EQ(rec.failure_kind, "connection_refused") << rec.error;
+    EXPECT_EQ(rec.os_errno, ECONNREFUSED);
+    EXPECT_NE(rec.error.find("Connection refused"), std::string::npos) << rec.error;  // the errno, spelled out
+  }
 }
 
 TEST(Faults, BadConfigurationIsInvalidInput) {
@@ -216,6 +230,7 @@ TEST(Faults, StopSendsNoMoreDrainsThenAbortsInFlight) {
     if (!rec.dispatched) continue;
     ++sent;
     if (rec.error.find("interrupted: still in flight") != std::string::npos) ++aborted;
+    EXPECT_EQ(rec.failure_kind, "interrupted");
   }
   EXPECT_GE(sent, 1u);
   EXPECT_LT(sent, 20u);  // stopped sending

@@ -3,6 +3,8 @@
 
 #include "harness/client/metrics.hpp"
 
+#include <functional>
+
 using namespace encbench::client;
 using encbench::Nanos;
 
@@ -153,4 +155,72 @@ TEST(Metrics, OutputLengthFallsBackToChunksWithoutUsage) {
   EXPECT_EQ(m.total_output, 3);
   EXPECT_EQ(m.total_input, 7);
   EXPECT_EQ(m.output_len_from_chunks, 1);
+}
+
+namespace {
+// Sent requests every `gap` from 0; lag_of(i) is request i's client lag.
+std::vector<RequestRecord> sent_with_lags(std::size_t n, Nanos gap, const std::function<Nanos(std::size_t)>& lag_of) {
+  std::vector<RequestRecord> records;
+  for (std::size_t i = 0; i < n; ++i) {
+    RequestRecord r = ok_request(static_cast<Nanos>(i) * gap, {1.0}, 1);
+    r.admitted_ns = r.arrival_ns;
+    r.dispatch_ns = r.sent_ns = r.intended_ns + lag_of(i);
+    records.push_back(r);
+  }
+  return records;
+}
+}  // namespace
+
+TEST(Saturation, OnsetAndSustainedRateOfAClientThatFellBehind) {
+  // 1000 requests offered every 100 us (10,000 req/s). The first 400 go out 50 us late; from
+  // request 400 on the client sends one every 125 us (8,000 req/s), falling further behind.
+  const Nanos gap = 100'000;
+  auto records = sent_with_lags(1000, gap, [&](std::size_t i) -> Nanos {
+    if (i < 400) return 50'000;
+    const Nanos sent = 400 * gap + 2'000'000 + static_cast<Nanos>(i - 400) * 125'000;
+    return sent - static_cast<Nanos>(i) * gap;
+  });
+  const ClientSaturation s = analyse_saturation(records, 0);
+  ASSERT_TRUE(s.saturated);
+  EXPECT_EQ(s.onset_request, 400u);
+  EXPECT_NEAR(s.onset_s, 0.04, 1e-12);
+  EXPECT_EQ(s.requests, 600u);
+  EXPECT_NEAR(s.sustained_send_rate, 8000.0, 1e-6);
+  EXPECT_NEAR(s.offered_rate, 10000.0, 1e-6);
+  EXPECT_NEAR(s.max_client_lag_ms, 2.0 + 599 * 0.025, 1e-9);
+  // The same through calculate_metrics, and the concurrency-cap wait is not client lag.
+  for (auto& r : records) r.arrival_ns = r.admitted_ns = r.intended_ns;
+  EXPECT_TRUE(calculate_metrics(records, kS, MetricsOptions{}, 0).saturation.saturated);
+  for (auto& r : records) r.admitted_ns = r.dispatch_ns;  // every wait was the semaphore's
+  EXPECT_FALSE(calculate_metrics(records, kS, MetricsOptions{}, 0).saturation.saturated);
+}
+
+TEST(Saturation, ScatteredLateRequestsAreNotSaturation) {
+  // Every 20th request 5 ms late (a hiccup pattern), the rest on time: no stretch is 90 % behind.
+  const auto records = sent_with_lags(2000, 100'000, [](std::size_t i) -> Nanos { return i % 20 == 0 ? 5'000'000 : 20'000; });
+  EXPECT_FALSE(analyse_saturation(records, 0).saturated);
+  // A late tail under 1 % of the run (and under 10 requests) is not called saturation either.
+  const auto tail = sent_with_lags(2000, 100'000, [](std::size_t i) -> Nanos { return i >= 1995 ? 3'000'000 : 0; });
+  EXPECT_FALSE(analyse_saturation(tail, 0).saturated);
+  EXPECT_FALSE(analyse_saturation({}, 0).saturated);
+}
+
+TEST(Metrics, FailuresAreCountedByKindAndSendWaitIsApart) {
+  std::vector<RequestRecord> records;
+  for (const char* kind : {"connection_refused", "timeout", "connection_refused", ""}) {
+    RequestRecord r;
+    r.dispatched = true;
+    r.intended_ns = r.arrival_ns = r.admitted_ns = 10 * kMs;
+    r.dispatch_ns = 13 * kMs;  // 3 ms waiting for a connection slot
+    r.error = "x";
+    r.failure_kind = kind;
+    records.push_back(r);
+  }
+  const auto m = calculate_metrics(records, kS, MetricsOptions{});
+  EXPECT_EQ(m.failed, 4);
+  const std::map<std::string, std::int64_t> want{{"connection_refused", 2}, {"timeout", 1}, {"unclassified", 1}};
+  EXPECT_EQ(m.failures_by_kind, want);
+  EXPECT_DOUBLE_EQ(m.send_wait.max_ms, 3.0);
+  EXPECT_DOUBLE_EQ(m.client_queue.max_ms, 0.0);  // not vLLM's queue time
+  EXPECT_DOUBLE_EQ(m.queue_times_s[0], 0.0);
 }

@@ -18,6 +18,7 @@ RequestRecord random_record(std::mt19937_64& rng, std::size_t index) {
   r.dispatched = rng() % 2;
   r.intended_ns = static_cast<Nanos>(rng() >> 2);
   r.arrival_ns = r.intended_ns + 1;
+  r.admitted_ns = r.intended_ns + 1 + static_cast<Nanos>(rng() % 2);
   r.dispatch_ns = r.intended_ns + 2;
   r.sent_ns = rng() % 3 ? r.intended_ns + 3 : 0;
   r.headers_ns = r.intended_ns + 4;
@@ -30,6 +31,8 @@ RequestRecord random_record(std::mt19937_64& rng, std::size_t index) {
   r.max_events_per_read = 2;
   r.http_status = 200 + static_cast<int>(rng() % 400);
   r.curl_code = static_cast<int>(rng() % 30);
+  r.os_errno = static_cast<int>(rng() % 120);
+  r.failure_kind = rng() % 2 ? "connection_reset" : "";
   r.usage_prompt_tokens = -1;
   r.usage_completion_tokens = static_cast<std::int64_t>(rng());
   r.prompt_len_client = 17;
@@ -89,6 +92,11 @@ TEST(Shard, ShardCarriesLoopFiguresAndSummary) {
   run.loop.iteration_busy_ms = {0.3};
   run.loop.peak_in_flight = 4;
   run.loop.iterations = 12;
+  run.loop.peak_send_queue = 7;
+  run.loop.connection_limit = 19000;
+  run.loop.iterations_at_send_quota = 3;
+  run.loop.profile.parse_s = 0.125;
+  run.loop.profile.completions = 5;
   run.records = {random_record(rng, 1), random_record(rng, 3)};
   const auto [back, summary] = decode_shard(encode_shard(run, {{"rank", 1}, {"host", "h"}}));
   EXPECT_EQ(back.start_ns, 1000);
@@ -97,6 +105,11 @@ TEST(Shard, ShardCarriesLoopFiguresAndSummary) {
   EXPECT_EQ(back.cpu_system_s, 0.5);
   EXPECT_EQ(back.loop.arrival_wake_lag_ms, run.loop.arrival_wake_lag_ms);
   EXPECT_EQ(back.loop.iterations, 12);
+  EXPECT_EQ(back.loop.peak_send_queue, 7u);
+  EXPECT_EQ(back.loop.connection_limit, 19000u);
+  EXPECT_EQ(back.loop.iterations_at_send_quota, 3);
+  EXPECT_EQ(back.loop.profile.parse_s, 0.125);
+  EXPECT_EQ(back.loop.profile.completions, 5);
   EXPECT_EQ(back.records.size(), 2u);
   EXPECT_TRUE(back.records[1] == run.records[1]);
   EXPECT_EQ(summary["host"], "h");
