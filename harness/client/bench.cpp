@@ -741,6 +741,12 @@ void print_client_block(std::ostream& out, const BenchConfig& c, const BenchResu
   out << line_f2("Max arrival timer lag (ms):", wake.max_ms) << "\n";
   out << line_f2("P99 loop iteration busy (ms):", busy.percentiles_ms[0].second) << "\n";
   out << line_f2("Max loop iteration busy (ms):", busy.max_ms) << "\n";
+  if (const SlowestIteration& s = run.loop.slowest; s.busy_ms > 0) {
+    out << sformat("  slowest at %.3f s: %lld events, %lld sends, %lld done; curl %.2f (parse %.2f), dispatch %.2f, "
+                   "other %.2f ms\n",
+                   s.at_s, static_cast<long long>(s.socket_events), static_cast<long long>(s.dispatches),
+                   static_cast<long long>(s.completions), s.curl_ms, s.parse_ms, s.dispatch_ms, s.unaccounted_ms);
+  }
   out << line_int("Peak requests in flight:", static_cast<long long>(run.loop.peak_in_flight)) << "\n";
   out << line_int("Connection limit:", static_cast<long long>(run.loop.connection_limit)) << "\n";
   out << line_int("Peak waiting to send:", static_cast<long long>(run.loop.peak_send_queue)) << "\n";
@@ -905,6 +911,8 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
                          {"parse_s", p.parse_s},
                          {"dispatch_s", p.dispatch_s},
                          {"finish_s", p.finish_s},
+                         {"easy_create_s", p.easy_create_s},
+                         {"easy_handles_created", p.easy_handles_created},
                          {"socket_events", p.socket_events},
                          {"dispatches", p.dispatches},
                          {"completions", p.completions},
@@ -913,6 +921,14 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
                          {"finish_us_per_request", per(p.finish_s, p.completions)},
                          {"curl_us_per_request", per(p.curl_socket_s + p.curl_timer_s - p.parse_s, p.completions)},
                          {"parse_us_per_request", per(p.parse_s, p.completions)}};
+  }
+  {
+    const SlowestIteration& s = r.run.loop.slowest;
+    j["loop_slowest_iteration"] = {{"busy_ms", s.busy_ms}, {"at_s", s.at_s}, {"socket_events", s.socket_events},
+                                   {"dispatches", s.dispatches}, {"completions", s.completions},
+                                   {"in_flight_before", s.in_flight_before}, {"waiting_before", s.waiting_before},
+                                   {"curl_ms", s.curl_ms}, {"parse_ms", s.parse_ms}, {"dispatch_ms", s.dispatch_ms},
+                                   {"finish_ms", s.finish_ms}, {"unaccounted_ms", s.unaccounted_ms}};
   }
   j["client_bottleneck_warning"] = m.client_bottleneck_warning;
   j["failures_by_kind"] = m.failures_by_kind;

@@ -30,6 +30,9 @@ constexpr std::uint64_t kTagCurlTimer = 1ull << 40;
 constexpr std::uint64_t kTagArrival = 2ull << 40;
 constexpr std::uint64_t kTagStop = 3ull << 40;
 constexpr Nanos kProgressIntervalNs = 200'000'000;
+// An arrival closer than this is polled for (the loop looks again without sleeping) instead of
+// arming the timerfd: a timer that expires at once costs more than the poll (see on_timer).
+constexpr Nanos kArrivalPollNs = 30'000;
 
 struct Transfer {
   Transfer(Backend backend, RequestMode mode, RequestRecord& record, bool strict)
@@ -95,6 +98,8 @@ class EventLoop {
   bool can_send_now() const;
   void dispatch(std::size_t index, Nanos now);
   void kick_curl();
+  void run_curl_timeouts();
+  void release_if_due();
   void drain_completions();
   void finish(Transfer& t, CURLcode result);
   void begin_stop(Nanos now);
@@ -123,6 +128,9 @@ class EventLoop {
   Nanos drain_deadline_ = 0;
   Nanos last_progress_ns_ = 0;
   bool dispatched_since_kick_ = false;
+  bool curl_timeout_now_ = false;  // curl asked for a timeout action as soon as possible
+  bool arrival_poll_ = false;      // the next arrival is too close to arm the timer: poll for it
+  Nanos armed_arrival_ns_ = 0;
   LoopProfile& profile_ = result_.loop.profile;
 };
 
@@ -160,13 +168,19 @@ int EventLoop::on_socket(CURL*, curl_socket_t fd, int what, void* userp, void* s
 
 int EventLoop::on_timer(CURLM*, long timeout_ms, void* userp) {
   auto* self = static_cast<EventLoop*>(userp);
-  itimerspec spec{};
-  if (timeout_ms >= 0) {
-    // 0 means "as soon as possible": an all-zero it_value would disarm, so use 1 ns.
-    spec.it_value.tv_sec = timeout_ms / 1000;
-    spec.it_value.tv_nsec = timeout_ms > 0 ? (timeout_ms % 1000) * 1'000'000 : 1;
+  if (timeout_ms == 0) {
+    // "As soon as possible" (curl asks it on every curl_multi_add_handle): a flag the loop acts
+    // on before it sleeps. Arming a timerfd to expire at once cost ~25 us per call on this KVM
+    // guest (the immediate timer interrupt), a third of a request's client CPU.
+    self->curl_timeout_now_ = true;
+    return 0;
   }
-  timerfd_settime(self->curl_timer_fd_, 0, &spec, nullptr);
+  itimerspec spec{};
+  if (timeout_ms > 0) {
+    spec.it_value.tv_sec = timeout_ms / 1000;
+    spec.it_value.tv_nsec = (timeout_ms % 1000) * 1'000'000;
+  }
+  timerfd_settime(self->curl_timer_fd_, 0, &spec, nullptr);  // -1: disarm
   return 0;
 }
 
@@ -268,6 +282,8 @@ CURL* EventLoop::take_easy() {
     free_easy_.pop_back();
     return e;
   }
+  ProfileScope scope(profile_.easy_create_s);
+  ++profile_.easy_handles_created;
   CURL* e = curl_easy_init();
   curl_easy_setopt(e, CURLOPT_URL, config_.url.c_str());
   curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
@@ -321,6 +337,7 @@ void EventLoop::kick_curl() {
   // curl's 0 ms timer would fire: that round trip is dispatch lag under load.
   if (!dispatched_since_kick_) return;
   dispatched_since_kick_ = false;
+  curl_timeout_now_ = false;  // this call is the "as soon as possible" curl asked for
   int running = 0;
   {
     ProfileScope scope(profile_.curl_timer_s);
@@ -337,8 +354,37 @@ void EventLoop::release_due(Nanos now) {
     rec.arrival_ns = now;
     concurrency_queue_.push_back(i);
   }
-  if (next_arrival_ < requests_.size()) arm_timer_abs(arrival_fd_, result_.start_ns + offsets_[next_arrival_]);
+  arrival_poll_ = false;
+  if (next_arrival_ < requests_.size()) {
+    const Nanos next = result_.start_ns + offsets_[next_arrival_];
+    if (next - now_ns() < kArrivalPollNs) {
+      arrival_poll_ = true;  // cheaper to look again without sleeping than to arm a timer this close
+    } else if (next != armed_arrival_ns_) {
+      arm_timer_abs(arrival_fd_, next);
+      armed_arrival_ns_ = next;
+    }
+  }
   admit(now);
+}
+
+void EventLoop::release_if_due() {
+  if (const Nanos now = now_ns(); arrival_due(now)) {
+    result_.loop.arrival_wake_lag_ms.push_back(static_cast<double>(now - (result_.start_ns + offsets_[next_arrival_])) / 1e6);
+    release_due(now);
+  }
+}
+
+void EventLoop::run_curl_timeouts() {
+  // Once per call: if curl asks again, the loop polls its sockets (epoll timeout 0) first.
+  if (curl_timeout_now_) {
+    curl_timeout_now_ = false;
+    int running = 0;
+    {
+      ProfileScope scope(profile_.curl_timer_s);
+      curl_multi_socket_action(multi_, CURL_SOCKET_TIMEOUT, 0, &running);
+    }
+    drain_completions();
+  }
 }
 
 void EventLoop::admit(Nanos now) {
@@ -433,6 +479,7 @@ void EventLoop::begin_stop(Nanos now) {
   next_arrival_ = requests_.size();
   drain_deadline_ = now + static_cast<Nanos>(config_.drain_timeout_s * 1e9);
   arm_timer_abs(arrival_fd_, drain_deadline_);
+  armed_arrival_ns_ = drain_deadline_;
 }
 
 void EventLoop::abort_in_flight(Nanos now) {
@@ -481,13 +528,17 @@ EngineResult EventLoop::run() {
   while (!done()) {
     // Sendable requests held back by last iteration's quota: look at the sockets without
     // sleeping, then send more.
+    run_curl_timeouts();
+    pump_sends();
     const bool sendable = !send_queue_.empty() && in_flight_ < connection_limit_;
-    const int timeout_ms = sendable ? 0 : (config_.progress ? 200 : -1);
+    const int timeout_ms = sendable || curl_timeout_now_ || (arrival_poll_ && !stopping_) ? 0 : (config_.progress ? 200 : -1);
     const int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), timeout_ms);
     const Nanos woke = now_ns();
     if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("epoll_wait: ") + std::strerror(errno));
     ++result_.loop.iterations;
     sends_left_ = kMaxSendsPerIteration;
+    const LoopProfile before = profile_;
+    const std::size_t in_flight_before = in_flight_, waiting_before = concurrency_queue_.size() + send_queue_.size();
     profile_.max_events_in_iteration = std::max<std::int64_t>(profile_.max_events_in_iteration, n);
     int running = 0;
     for (int k = 0; k < n; ++k) {
@@ -504,9 +555,8 @@ EngineResult EventLoop::run() {
         const Nanos now = now_ns();
         if (stopping_) {
           if (now >= drain_deadline_) abort_in_flight(now);
-        } else if (next_arrival_ < requests_.size()) {
-          result_.loop.arrival_wake_lag_ms.push_back(static_cast<double>(now - (result_.start_ns + offsets_[next_arrival_])) / 1e6);
-          release_due(now);
+        } else {
+          release_if_due();  // the arrival may already have gone out between socket events
         }
       } else if (tag == kTagStop) {
         char drain[256];
@@ -526,13 +576,11 @@ EngineResult EventLoop::run() {
       drain_completions();
       // Sends come first: a due arrival is not kept waiting behind the rest of a large batch of
       // socket events (the arrival timerfd would only be seen at the next epoll_wait).
-      if (const Nanos now = now_ns(); arrival_due(now)) {
-        result_.loop.arrival_wake_lag_ms.push_back(static_cast<double>(now - (result_.start_ns + offsets_[next_arrival_])) / 1e6);
-        release_due(now);
-      }
+      release_if_due();
       pump_sends();
     }
-    if (const Nanos now = now_ns(); arrival_due(now)) release_due(now);
+    release_if_due();
+    run_curl_timeouts();
     pump_sends();
     if (!send_queue_.empty()) {
       if (in_flight_ >= connection_limit_) ++result_.loop.iterations_at_connection_limit;
@@ -542,7 +590,23 @@ EngineResult EventLoop::run() {
       last_progress_ns_ = woke;
       draw_progress(false);
     }
-    result_.loop.iteration_busy_ms.push_back(static_cast<double>(now_ns() - woke) / 1e6);
+    const double busy_ms = static_cast<double>(now_ns() - woke) / 1e6;
+    result_.loop.iteration_busy_ms.push_back(busy_ms);
+    if (busy_ms > result_.loop.slowest.busy_ms) {
+      SlowestIteration& s = result_.loop.slowest;
+      s.busy_ms = busy_ms;
+      s.at_s = static_cast<double>(woke - result_.start_ns) / 1e9;
+      s.socket_events = profile_.socket_events - before.socket_events;
+      s.dispatches = profile_.dispatches - before.dispatches;
+      s.completions = profile_.completions - before.completions;
+      s.in_flight_before = in_flight_before;
+      s.waiting_before = waiting_before;
+      s.curl_ms = 1e3 * (profile_.curl_socket_s + profile_.curl_timer_s - before.curl_socket_s - before.curl_timer_s);
+      s.parse_ms = 1e3 * (profile_.parse_s - before.parse_s);
+      s.dispatch_ms = 1e3 * (profile_.dispatch_s - before.dispatch_s);
+      s.finish_ms = 1e3 * (profile_.finish_s - before.finish_s);
+      s.unaccounted_ms = busy_ms - s.curl_ms - s.dispatch_ms - s.finish_ms;
+    }
   }
   result_.end_ns = now_ns();
   if (config_.progress) draw_progress(true);

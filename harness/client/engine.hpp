@@ -67,10 +67,23 @@ struct LoopProfile {
   double parse_s = 0;           // response bytes -> SSE events -> JSON -> record (write callback)
   double dispatch_s = 0;        // per-request easy-handle options + curl_multi_add_handle
   double finish_s = 0;          // curl_multi_remove_handle + result bookkeeping
+  double easy_create_s = 0;     // new easy handles (part of dispatch_s)
+  std::int64_t easy_handles_created = 0;
   std::int64_t socket_events = 0;
   std::int64_t dispatches = 0;
   std::int64_t completions = 0;
   std::int64_t max_events_in_iteration = 0;
+};
+
+// The longest loop iteration and what it did, to tell the loop's own work (curl, parsing,
+// dispatching) from time the thread spent off the CPU (unaccounted_ms: preemption, page faults).
+struct SlowestIteration {
+  double busy_ms = 0;
+  double at_s = 0;                 // from the schedule origin
+  std::int64_t socket_events = 0, dispatches = 0, completions = 0;
+  std::size_t in_flight_before = 0, waiting_before = 0;
+  double curl_ms = 0, parse_ms = 0, dispatch_ms = 0, finish_ms = 0;
+  double unaccounted_ms = 0;       // busy - curl - dispatch - finish (parse is inside curl)
 };
 
 struct LoopStats {
@@ -85,6 +98,7 @@ struct LoopStats {
   std::size_t connection_limit = 0;         // the --max-connections in force
   std::size_t open_file_limit = 0;          // RLIMIT_NOFILE soft limit during the run
   LoopProfile profile;
+  SlowestIteration slowest;
 };
 
 struct EngineResult {
