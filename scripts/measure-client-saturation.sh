@@ -135,6 +135,28 @@ EOF
 }
 
 echo "server: $SERVER; ${SECONDS_OF_ARRIVALS} s of arrivals per run; $REPEATS tries per rate; results in $OUT"
+# What a timerfd costs here when it expires at once vs later (why the loop never arms one that
+# expires at once: docs/client.md). Virtual machines can make the first far dearer.
+cat > "$WORK/timer_cost.cpp" <<'EOF'
+#include <sys/timerfd.h>
+#include <time.h>
+#include <cstdio>
+static long long now() { timespec t; clock_gettime(CLOCK_MONOTONIC, &t); return t.tv_sec * 1000000000LL + t.tv_nsec; }
+int main() {
+  const int fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
+  const int n = 20000;
+  auto cost_us = [&](long ns) {
+    itimerspec s{}; s.it_value.tv_nsec = ns;
+    const long long a = now();
+    for (int i = 0; i < n; ++i) timerfd_settime(fd, 0, &s, nullptr);
+    return (now() - a) / 1e3 / n;
+  };
+  std::printf("{\"timerfd_settime_expiring_at_once_us\": %.2f, \"timerfd_settime_5ms_ahead_us\": %.2f}\n", cost_us(1), cost_us(5000000));
+}
+EOF
+if g++ -O2 -o "$WORK/timer_cost" "$WORK/timer_cost.cpp" 2>/dev/null; then
+  "$WORK/timer_cost" > "$OUT/timer_cost.json"; echo "timer cost: $(cat "$OUT/timer_cost.json")"
+fi
 run_rate "$SEARCH_FROM" warmup   # discarded: the first run after a build pays cold caches
 echo "== search: highest rate whose dispatch lag p99 < 1 ms in at least 2 of 3 tries (step $SEARCH_STEP from $SEARCH_FROM)"
 rate=$SEARCH_FROM
@@ -198,7 +220,12 @@ for r in rates:
                     "saturated_tries": sum(1 for t in tries if t["saturated"])})
         if best > 0: row["min_share_of_best"] = min(ach) / best
     rows.append(row)
+try:
+    timer_cost = json.load(open(os.path.join(out, "timer_cost.json")))
+except (OSError, ValueError):
+    timer_cost = None
 summary = {"schema": "encbench-client-saturation", "schema_version": 1, "server": server, "machine": platform.node(),
+           "timer_cost": timer_cost,
            "cpus": os.cpu_count(), "seconds_of_arrivals_per_run": float(os.environ["SECONDS_OF_ARRIVALS"]), "tries_per_row": repeats,
            "best_rate_lag_p99_under_1ms": best, "search_step": step, "search": search, "rows": rows}
 json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=2)

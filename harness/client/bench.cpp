@@ -951,7 +951,7 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
     if (!r.metrics_message.empty()) j["server_metrics_message"] = r.metrics_message;
   }
   if (c.save_detailed) {
-    std::vector<std::string> ids;
+    std::vector<std::string> ids, kinds;
     std::vector<int> statuses;
     std::vector<std::int64_t> chunks;
     std::vector<double> lag_ms;
@@ -959,6 +959,7 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
       if (!rec.dispatched) continue;
       ids.push_back(rec.request_id);
       statuses.push_back(rec.http_status);
+      kinds.push_back(rec.failure_kind);
       chunks.push_back(static_cast<std::int64_t>(rec.choices_ns.size()));
       lag_ms.push_back(rec.sent_ns ? static_cast<double>(rec.sent_ns - rec.intended_ns) / 1e6 : 0.0);
     }
@@ -968,6 +969,7 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
     j["dispatch_lags_ms"] = lag_ms;
     j["http_statuses"] = statuses;
     j["chunk_counts"] = chunks;
+    j["failure_kinds"] = kinds;  // "" for successes, in the order of `errors`
   }
   return j;
 }
