@@ -901,6 +901,7 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
   j["peak_send_queue"] = r.run.loop.peak_send_queue;
   j["max_connections"] = r.run.loop.connection_limit;
   j["open_file_limit"] = r.run.loop.open_file_limit;
+  j["curl_multis"] = r.run.loop.curl_multis;
   j["loop_iterations_at_connection_limit"] = r.run.loop.iterations_at_connection_limit;
   j["loop_iterations_at_send_quota"] = r.run.loop.iterations_at_send_quota;
   {

@@ -13,6 +13,7 @@
 #include <deque>
 #include <filesystem>
 #include <memory>
+#include <set>
 
 #include "harness/client/response_handler.hpp"
 #include "harness/core/error.hpp"
@@ -26,9 +27,10 @@ void global_curl_init() {
 
 namespace {
 
-constexpr std::uint64_t kTagCurlTimer = 1ull << 40;
-constexpr std::uint64_t kTagArrival = 2ull << 40;
-constexpr std::uint64_t kTagStop = 3ull << 40;
+// epoll tags: a socket event carries (shard + 1) << 32 | fd; the loop's own fds use the top bits.
+constexpr std::uint64_t kTagCurlTimer = 1ull << 61;
+constexpr std::uint64_t kTagArrival = 2ull << 61;
+constexpr std::uint64_t kTagStop = 3ull << 61;
 constexpr Nanos kProgressIntervalNs = 200'000'000;
 // An arrival closer than this is polled for (the loop looks again without sleeping) instead of
 // arming the timerfd: a timer that expires at once costs more than the poll (see on_timer).
@@ -44,6 +46,7 @@ struct Transfer {
   CURL* easy = nullptr;
   char error_buffer[CURL_ERROR_SIZE] = {};
   bool in_flight = false;
+  std::size_t shard = 0;      // the curl multi it runs on while in flight
   double* parse_s = nullptr;  // the loop's LoopProfile::parse_s
 };
 
@@ -84,6 +87,16 @@ class EventLoop {
   EngineResult run();
 
  private:
+  // One curl multi handle and what the loop knows of it; callbacks get a pointer to it.
+  struct Shard {
+    EventLoop* loop = nullptr;
+    std::size_t index = 0;
+    CURLM* multi = nullptr;
+    std::size_t in_flight = 0;
+    bool timeout_now = false;   // curl asked for a timeout action as soon as possible
+    Nanos deadline_ns = 0;      // curl's next timeout (0: none)
+  };
+
   static int on_socket(CURL* easy, curl_socket_t fd, int what, void* userp, void* socketp);
   static int on_timer(CURLM* multi, long timeout_ms, void* userp);
   static size_t on_write(char* data, size_t size, size_t count, void* userp);
@@ -97,10 +110,14 @@ class EventLoop {
   void pump_sends();
   bool can_send_now() const;
   void dispatch(std::size_t index, Nanos now);
-  void kick_curl();
+  Shard& attach_shard(CURLM* multi);
+  Shard& shard_for_new_transfer();
+  void mark_to_run(Shard& shard);
   void run_curl_timeouts();
+  void run_expired_curl_timers(Nanos now);
+  void socket_action(Shard& shard, curl_socket_t fd, int flags, double& bucket);
   void release_if_due();
-  void drain_completions();
+  void drain_completions(Shard& shard);
   void finish(Transfer& t, CURLcode result);
   void begin_stop(Nanos now);
   void abort_in_flight(Nanos now);
@@ -119,7 +136,12 @@ class EventLoop {
   std::deque<std::size_t> send_queue_;         // admitted, waiting for a connection slot or the loop's turn
   std::size_t connection_limit_ = 0;
   std::size_t sends_left_ = kMaxSendsPerIteration;
-  CURLM* multi_ = nullptr;
+  std::unique_ptr<ConnectionShare> own_pool_;  // when the caller keeps none across phases
+  ConnectionShare* pool_ = nullptr;
+  std::vector<std::unique_ptr<Shard>> shards_;  // stable addresses: curl holds them
+  std::set<std::size_t> open_shards_;           // below kTransfersPerCurlMulti, lowest first
+  std::vector<std::size_t> shards_to_run_;      // timeout_now set
+  Nanos armed_curl_deadline_ = 0;
   int epoll_fd_ = -1, curl_timer_fd_ = -1, arrival_fd_ = -1;
   std::size_t next_arrival_ = 0;
   std::size_t in_flight_ = 0;
@@ -127,8 +149,6 @@ class EventLoop {
   bool stopping_ = false;
   Nanos drain_deadline_ = 0;
   Nanos last_progress_ns_ = 0;
-  bool dispatched_since_kick_ = false;
-  bool curl_timeout_now_ = false;  // curl asked for a timeout action as soon as possible
   bool arrival_poll_ = false;      // the next arrival is too close to arm the timer: poll for it
   Nanos armed_arrival_ns_ = 0;
   LoopProfile& profile_ = result_.loop.profile;
@@ -148,18 +168,19 @@ class ProfileScope {
 };
 
 int EventLoop::on_socket(CURL*, curl_socket_t fd, int what, void* userp, void* socketp) {
-  auto* self = static_cast<EventLoop*>(userp);
+  auto* shard = static_cast<Shard*>(userp);
+  EventLoop* self = shard->loop;
   if (what == CURL_POLL_REMOVE) {
     epoll_ctl(self->epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
     return 0;
   }
   epoll_event ev{};
   ev.events = ((what & CURL_POLL_IN) ? EPOLLIN : 0u) | ((what & CURL_POLL_OUT) ? EPOLLOUT : 0u);
-  ev.data.u64 = static_cast<std::uint64_t>(fd);
+  ev.data.u64 = (static_cast<std::uint64_t>(shard->index + 1) << 32) | static_cast<std::uint32_t>(fd);
   if (socketp == nullptr) {
     if (epoll_ctl(self->epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0 && errno == EEXIST)
       epoll_ctl(self->epoll_fd_, EPOLL_CTL_MOD, fd, &ev);
-    curl_multi_assign(self->multi_, fd, self);  // non-null: "registered"
+    curl_multi_assign(shard->multi, fd, shard);  // non-null: "registered"
   } else if (epoll_ctl(self->epoll_fd_, EPOLL_CTL_MOD, fd, &ev) != 0 && errno == ENOENT) {
     epoll_ctl(self->epoll_fd_, EPOLL_CTL_ADD, fd, &ev);
   }
@@ -167,20 +188,24 @@ int EventLoop::on_socket(CURL*, curl_socket_t fd, int what, void* userp, void* s
 }
 
 int EventLoop::on_timer(CURLM*, long timeout_ms, void* userp) {
-  auto* self = static_cast<EventLoop*>(userp);
+  auto* shard = static_cast<Shard*>(userp);
+  EventLoop* self = shard->loop;
   if (timeout_ms == 0) {
     // "As soon as possible" (curl asks it on every curl_multi_add_handle): a flag the loop acts
     // on before it sleeps. Arming a timerfd to expire at once cost ~25 us per call on this KVM
     // guest (the immediate timer interrupt), a third of a request's client CPU.
-    self->curl_timeout_now_ = true;
+    self->mark_to_run(*shard);
     return 0;
   }
-  itimerspec spec{};
-  if (timeout_ms > 0) {
-    spec.it_value.tv_sec = timeout_ms / 1000;
-    spec.it_value.tv_nsec = (timeout_ms % 1000) * 1'000'000;
+  if (timeout_ms < 0) {
+    shard->deadline_ns = 0;  // a timer still armed for it only wakes the loop early: harmless
+    return 0;
   }
-  timerfd_settime(self->curl_timer_fd_, 0, &spec, nullptr);  // -1: disarm
+  shard->deadline_ns = now_ns() + static_cast<Nanos>(timeout_ms) * 1'000'000;
+  if (self->armed_curl_deadline_ == 0 || shard->deadline_ns < self->armed_curl_deadline_) {
+    arm_timer_abs(self->curl_timer_fd_, shard->deadline_ns);
+    self->armed_curl_deadline_ = shard->deadline_ns;
+  }
   return 0;
 }
 
@@ -232,16 +257,13 @@ void EventLoop::setup() {
     ev.data.u64 = kTagStop;
     epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, config_.stop_fd, &ev);
   }
-  multi_ = curl_multi_init();
-  curl_multi_setopt(multi_, CURLMOPT_SOCKETFUNCTION, &EventLoop::on_socket);
-  curl_multi_setopt(multi_, CURLMOPT_SOCKETDATA, this);
-  curl_multi_setopt(multi_, CURLMOPT_TIMERFUNCTION, &EventLoop::on_timer);
-  curl_multi_setopt(multi_, CURLMOPT_TIMERDATA, this);
-  // No hidden queue inside curl: its connection limits stay off; the loop's own connection
-  // limit (the send queue) bounds the sockets, and every idle connection is kept for reuse.
-  curl_multi_setopt(multi_, CURLMOPT_MAX_TOTAL_CONNECTIONS, 0L);
-  curl_multi_setopt(multi_, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
-  curl_multi_setopt(multi_, CURLMOPT_MAXCONNECTS, static_cast<long>(std::max<std::size_t>(connection_limit_, 16)));
+  if (config_.connections != nullptr) {
+    pool_ = config_.connections;
+  } else {
+    own_pool_ = std::make_unique<ConnectionShare>();
+    pool_ = own_pool_.get();
+  }
+  for (void* multi : pool_->multis()) attach_shard(static_cast<CURLM*>(multi));
 
   result_.records.resize(requests_.size());
   transfers_.reserve(requests_.size());
@@ -264,14 +286,22 @@ void EventLoop::setup() {
 
 void EventLoop::cleanup() {
   for (auto& t : transfers_) {
-    if (t->in_flight && multi_) curl_multi_remove_handle(multi_, t->easy);
+    if (t->in_flight) curl_multi_remove_handle(shards_[t->shard]->multi, t->easy);
     if (t->easy) curl_easy_cleanup(t->easy), t->easy = nullptr;
     curl_slist_free_all(t->headers);
     t->headers = nullptr;
   }
   for (CURL* e : free_easy_) curl_easy_cleanup(e);
   free_easy_.clear();
-  if (multi_) curl_multi_cleanup(multi_), multi_ = nullptr;
+  // The multis (and their idle connections) stay in the pool for the next phase; they must not
+  // call back into this loop.
+  for (auto& shard : shards_) {
+    curl_multi_setopt(shard->multi, CURLMOPT_SOCKETFUNCTION, nullptr);
+    curl_multi_setopt(shard->multi, CURLMOPT_SOCKETDATA, nullptr);
+    curl_multi_setopt(shard->multi, CURLMOPT_TIMERFUNCTION, nullptr);
+    curl_multi_setopt(shard->multi, CURLMOPT_TIMERDATA, nullptr);
+  }
+  shards_.clear();
   for (int* fd : {&epoll_fd_, &curl_timer_fd_, &arrival_fd_})
     if (*fd >= 0) close(*fd), *fd = -1;
 }
@@ -298,7 +328,7 @@ CURL* EventLoop::take_easy() {
   curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, &EventLoop::on_prereq);
   curl_easy_setopt(e, CURLOPT_UPLOAD_BUFFERSIZE, 512L * 1024L);
   if (config_.timeout_s > 0) curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, static_cast<long>(config_.timeout_s * 1000));
-  if (config_.connections != nullptr) curl_easy_setopt(e, CURLOPT_SHARE, config_.connections->handle());
+  curl_easy_setopt(e, CURLOPT_SHARE, pool_->dns_share());
   return e;
 }
 
@@ -317,7 +347,8 @@ void EventLoop::dispatch(std::size_t index, Nanos now) {
   t.record.dispatched = true;
   t.record.dispatch_ns = now;
   ++profile_.dispatches;
-  if (const CURLMcode added = curl_multi_add_handle(multi_, t.easy); added != CURLM_OK) {
+  Shard& shard = shard_for_new_transfer();
+  if (const CURLMcode added = curl_multi_add_handle(shard.multi, t.easy); added != CURLM_OK) {
     // Never lost, never silent: the request fails here with curl's reason.
     free_easy_.push_back(t.easy);
     t.easy = nullptr;
@@ -327,23 +358,86 @@ void EventLoop::dispatch(std::size_t index, Nanos now) {
     return;
   }
   t.in_flight = true;
-  dispatched_since_kick_ = true;
+  t.shard = shard.index;
+  if (++shard.in_flight == kTransfersPerCurlMulti) open_shards_.erase(shard.index);
+  mark_to_run(shard);  // start it now (connect / send), not one loop round trip later
   ++in_flight_;
   result_.loop.peak_in_flight = std::max(result_.loop.peak_in_flight, in_flight_);
 }
 
-void EventLoop::kick_curl() {
-  // Start the new transfers now (connect / send) instead of one loop round trip later, when
-  // curl's 0 ms timer would fire: that round trip is dispatch lag under load.
-  if (!dispatched_since_kick_) return;
-  dispatched_since_kick_ = false;
-  curl_timeout_now_ = false;  // this call is the "as soon as possible" curl asked for
+EventLoop::Shard& EventLoop::attach_shard(CURLM* multi) {
+  auto shard = std::make_unique<Shard>();
+  shard->loop = this;
+  shard->index = shards_.size();
+  shard->multi = multi;
+  curl_multi_setopt(multi, CURLMOPT_SOCKETFUNCTION, &EventLoop::on_socket);
+  curl_multi_setopt(multi, CURLMOPT_SOCKETDATA, shard.get());
+  curl_multi_setopt(multi, CURLMOPT_TIMERFUNCTION, &EventLoop::on_timer);
+  curl_multi_setopt(multi, CURLMOPT_TIMERDATA, shard.get());
+  // No hidden queue inside curl: its connection limits stay off; the loop's own connection
+  // limit (the send queue) bounds the sockets, and each shard keeps its idle connections.
+  curl_multi_setopt(multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, 0L);
+  curl_multi_setopt(multi, CURLMOPT_MAX_HOST_CONNECTIONS, 0L);
+  curl_multi_setopt(multi, CURLMOPT_MAXCONNECTS, static_cast<long>(kTransfersPerCurlMulti));
+  open_shards_.insert(shard->index);
+  shards_.push_back(std::move(shard));
+  result_.loop.curl_multis = std::max(result_.loop.curl_multis, shards_.size());
+  return *shards_.back();
+}
+
+EventLoop::Shard& EventLoop::shard_for_new_transfer() {
+  // The lowest shard with room: transfers pack into the first shards, whose idle connections
+  // are then reused, instead of spreading over all of them.
+  if (open_shards_.empty()) {
+    CURLM* multi = curl_multi_init();
+    if (multi == nullptr) throw std::runtime_error("curl_multi_init failed");
+    pool_->multis().push_back(multi);
+    return attach_shard(multi);
+  }
+  return *shards_[*open_shards_.begin()];
+}
+
+void EventLoop::mark_to_run(Shard& shard) {
+  if (shard.timeout_now) return;
+  shard.timeout_now = true;
+  shards_to_run_.push_back(shard.index);
+}
+
+void EventLoop::socket_action(Shard& shard, curl_socket_t fd, int flags, double& bucket) {
   int running = 0;
   {
-    ProfileScope scope(profile_.curl_timer_s);
-    curl_multi_socket_action(multi_, CURL_SOCKET_TIMEOUT, 0, &running);
+    ProfileScope scope(bucket);
+    curl_multi_socket_action(shard.multi, fd, flags, &running);
   }
-  drain_completions();
+  drain_completions(shard);
+}
+
+void EventLoop::run_curl_timeouts() {
+  // Each shard curl asked to run: once per call. If curl asks again meanwhile, the loop polls its
+  // sockets (epoll timeout 0) before coming back here.
+  std::vector<std::size_t> due;
+  due.swap(shards_to_run_);
+  for (std::size_t i : due) {
+    Shard& shard = *shards_[i];
+    shard.timeout_now = false;
+    socket_action(shard, CURL_SOCKET_TIMEOUT, 0, profile_.curl_timer_s);
+  }
+}
+
+void EventLoop::run_expired_curl_timers(Nanos now) {
+  armed_curl_deadline_ = 0;
+  for (auto& shard : shards_) {
+    if (shard->deadline_ns == 0 || shard->deadline_ns > now) continue;
+    shard->deadline_ns = 0;
+    socket_action(*shard, CURL_SOCKET_TIMEOUT, 0, profile_.curl_timer_s);
+  }
+  Nanos next = 0;
+  for (const auto& shard : shards_)
+    if (shard->deadline_ns != 0 && (next == 0 || shard->deadline_ns < next)) next = shard->deadline_ns;
+  if (next != 0 && (armed_curl_deadline_ == 0 || next < armed_curl_deadline_)) {
+    arm_timer_abs(curl_timer_fd_, next);
+    armed_curl_deadline_ = next;
+  }
 }
 
 void EventLoop::release_due(Nanos now) {
@@ -371,19 +465,6 @@ void EventLoop::release_if_due() {
   if (const Nanos now = now_ns(); arrival_due(now)) {
     result_.loop.arrival_wake_lag_ms.push_back(static_cast<double>(now - (result_.start_ns + offsets_[next_arrival_])) / 1e6);
     release_due(now);
-  }
-}
-
-void EventLoop::run_curl_timeouts() {
-  // Once per call: if curl asks again, the loop polls its sockets (epoll timeout 0) first.
-  if (curl_timeout_now_) {
-    curl_timeout_now_ = false;
-    int running = 0;
-    {
-      ProfileScope scope(profile_.curl_timer_s);
-      curl_multi_socket_action(multi_, CURL_SOCKET_TIMEOUT, 0, &running);
-    }
-    drain_completions();
   }
 }
 
@@ -420,7 +501,7 @@ void EventLoop::pump_sends() {
       --sends_left_;
       dispatch(i, now_ns());
     }
-    kick_curl();
+    run_curl_timeouts();  // start them now: connect / send
   }
 }
 
@@ -449,7 +530,9 @@ void EventLoop::finish(Transfer& t, CURLcode result) {
     }
   }
   t.handler.on_end(now, transport_error, transport_kind);
-  curl_multi_remove_handle(multi_, t.easy);
+  Shard& shard = *shards_[t.shard];
+  curl_multi_remove_handle(shard.multi, t.easy);
+  if (shard.in_flight-- == kTransfersPerCurlMulti) open_shards_.insert(shard.index);
   free_easy_.push_back(t.easy);
   t.easy = nullptr;
   t.in_flight = false;
@@ -459,9 +542,9 @@ void EventLoop::finish(Transfer& t, CURLcode result) {
   if (!stopping_) admit(now);
 }
 
-void EventLoop::drain_completions() {
+void EventLoop::drain_completions(Shard& shard) {
   int pending = 0;
-  while (CURLMsg* msg = curl_multi_info_read(multi_, &pending)) {
+  while (CURLMsg* msg = curl_multi_info_read(shard.multi, &pending)) {
     if (msg->msg != CURLMSG_DONE) continue;
     Transfer* t = nullptr;
     curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &t);
@@ -485,7 +568,9 @@ void EventLoop::begin_stop(Nanos now) {
 void EventLoop::abort_in_flight(Nanos now) {
   for (auto& t : transfers_) {
     if (!t->in_flight) continue;
-    curl_multi_remove_handle(multi_, t->easy);
+    Shard& shard = *shards_[t->shard];
+    curl_multi_remove_handle(shard.multi, t->easy);
+    if (shard.in_flight-- == kTransfersPerCurlMulti) open_shards_.insert(shard.index);
     free_easy_.push_back(t->easy);
     t->easy = nullptr;
     t->in_flight = false;
@@ -531,7 +616,7 @@ EngineResult EventLoop::run() {
     run_curl_timeouts();
     pump_sends();
     const bool sendable = !send_queue_.empty() && in_flight_ < connection_limit_;
-    const int timeout_ms = sendable || curl_timeout_now_ || (arrival_poll_ && !stopping_) ? 0 : (config_.progress ? 200 : -1);
+    const int timeout_ms = sendable || !shards_to_run_.empty() || (arrival_poll_ && !stopping_) ? 0 : (config_.progress ? 200 : -1);
     const int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), timeout_ms);
     const Nanos woke = now_ns();
     if (n < 0 && errno != EINTR) throw std::runtime_error(std::string("epoll_wait: ") + std::strerror(errno));
@@ -540,15 +625,11 @@ EngineResult EventLoop::run() {
     const LoopProfile before = profile_;
     const std::size_t in_flight_before = in_flight_, waiting_before = concurrency_queue_.size() + send_queue_.size();
     profile_.max_events_in_iteration = std::max<std::int64_t>(profile_.max_events_in_iteration, n);
-    int running = 0;
     for (int k = 0; k < n; ++k) {
       const std::uint64_t tag = events[k].data.u64;
       if (tag == kTagCurlTimer) {
         std::uint64_t expirations;
-        if (read(curl_timer_fd_, &expirations, sizeof expirations) > 0) {
-          ProfileScope scope(profile_.curl_timer_s);
-          curl_multi_socket_action(multi_, CURL_SOCKET_TIMEOUT, 0, &running);
-        }
+        if (read(curl_timer_fd_, &expirations, sizeof expirations) > 0) run_expired_curl_timers(now_ns());
       } else if (tag == kTagArrival) {
         std::uint64_t expirations;
         if (read(arrival_fd_, &expirations, sizeof expirations) <= 0) continue;
@@ -570,10 +651,10 @@ EngineResult EventLoop::run() {
         if (events[k].events & EPOLLOUT) flags |= CURL_CSELECT_OUT;
         if (events[k].events & (EPOLLERR | EPOLLHUP)) flags |= CURL_CSELECT_ERR;
         ++profile_.socket_events;
-        ProfileScope scope(profile_.curl_socket_s);
-        curl_multi_socket_action(multi_, static_cast<curl_socket_t>(tag), flags, &running);
+        const std::size_t shard = static_cast<std::size_t>(tag >> 32) - 1;
+        if (shard < shards_.size())
+          socket_action(*shards_[shard], static_cast<curl_socket_t>(tag & 0xffffffffu), flags, profile_.curl_socket_s);
       }
-      drain_completions();
       // Sends come first: a due arrival is not kept waiting behind the rest of a large batch of
       // socket events (the arrival timerfd would only be seen at the next epoll_wait).
       release_if_due();
@@ -628,13 +709,15 @@ ConnectionShare::ConnectionShare() {
   global_curl_init();
   CURLSH* share = curl_share_init();
   if (share == nullptr) throw std::runtime_error("curl_share_init failed");
-  curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_CONNECT);
+  // DNS only: a shared connection cache would be one list of every connection, walked for each
+  // new transfer; connections live in the multis' own caches instead.
   curl_share_setopt(share, CURLSHOPT_SHARE, CURL_LOCK_DATA_DNS);
   share_ = share;
 }
 
 ConnectionShare::~ConnectionShare() {
-  // Every easy handle of every phase is cleaned up by then, so the share is free to go.
+  // Every easy handle of every phase is cleaned up by then; the multis close their connections.
+  for (void* multi : multis_) curl_multi_cleanup(static_cast<CURLM*>(multi));
   if (share_ != nullptr) curl_share_cleanup(static_cast<CURLSH*>(share_));
 }
 

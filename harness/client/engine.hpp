@@ -44,18 +44,22 @@ struct EngineConfig {
   class ConnectionShare* connections = nullptr;
 };
 
-// A libcurl share of the connection cache (and DNS) for sequential phases on one thread, so the
-// measured run reuses the connections the warm-ups opened instead of paying new connects.
+// The connections kept between sequential phases on one thread (ready check, warm-ups, the
+// measured run), so the measured run reuses the connections the warm-ups opened instead of paying
+// new connects: the curl multi handles ("shards", each with its own connection cache) and a DNS
+// share. The event loop adds shards as it needs them.
 class ConnectionShare {
  public:
   ConnectionShare();
   ~ConnectionShare();
   ConnectionShare(const ConnectionShare&) = delete;
   ConnectionShare& operator=(const ConnectionShare&) = delete;
-  void* handle() const { return share_; }  // CURLSH*
+  void* dns_share() const { return share_; }     // CURLSH*
+  std::vector<void*>& multis() { return multis_; }  // CURLM*, owned
 
  private:
   void* share_ = nullptr;
+  std::vector<void*> multis_;
 };
 
 // Where the loop thread's time went (CLOCK_MONOTONIC, seconds), to see which part of an
@@ -97,6 +101,7 @@ struct LoopStats {
   std::int64_t iterations_at_send_quota = 0;        // ended with sendable requests held back
   std::size_t connection_limit = 0;         // the --max-connections in force
   std::size_t open_file_limit = 0;          // RLIMIT_NOFILE soft limit during the run
+  std::size_t curl_multis = 0;              // connection shards used (kTransfersPerCurlMulti each)
   LoopProfile profile;
   SlowestIteration slowest;
 };
@@ -118,6 +123,10 @@ EngineResult run_requests(const EngineConfig& config, const std::vector<Prepared
 // Bound of the loop's work per iteration (see the header comment).
 inline constexpr int kMaxEventsPerIteration = 256;
 inline constexpr std::size_t kMaxSendsPerIteration = 64;
+// Transfers per curl multi handle. curl (7.88) looks for a reusable connection by walking every
+// connection its multi holds to the host, so one multi with thousands of open connections made
+// each new transfer cost ~20 ns per open connection; shards of this size keep that walk short.
+inline constexpr std::size_t kTransfersPerCurlMulti = 128;
 
 // How many sockets a run may open: RLIMIT_NOFILE's soft limit (raised to the hard limit where
 // allowed; raise_open_file_limit() does it once), minus the descriptors open now, minus a margin

@@ -193,7 +193,8 @@ std::string encode_shard(const EngineResult& run, const nlohmann::json& summary)
   w.put<std::uint64_t>(run.loop.peak_client_queue);
   w.put<std::int64_t>(run.loop.iterations);
   const LoopStats& l = run.loop;
-  for (std::uint64_t v : {std::uint64_t{l.peak_send_queue}, std::uint64_t{l.connection_limit}, std::uint64_t{l.open_file_limit}})
+  for (std::uint64_t v : {std::uint64_t{l.peak_send_queue}, std::uint64_t{l.connection_limit}, std::uint64_t{l.open_file_limit},
+                          std::uint64_t{l.curl_multis}})
     w.put<std::uint64_t>(v);
   for (std::int64_t v : {l.iterations_at_connection_limit, l.iterations_at_send_quota, l.profile.socket_events,
                          l.profile.dispatches, l.profile.completions, l.profile.max_events_in_iteration})
@@ -221,7 +222,8 @@ std::pair<EngineResult, nlohmann::json> decode_shard(const std::string& bytes) {
   run.loop.peak_client_queue = in.get<std::uint64_t>();
   run.loop.iterations = in.get<std::int64_t>();
   LoopStats& l = run.loop;
-  for (std::size_t* v : {&l.peak_send_queue, &l.connection_limit, &l.open_file_limit}) *v = in.get<std::uint64_t>();
+  for (std::size_t* v : {&l.peak_send_queue, &l.connection_limit, &l.open_file_limit, &l.curl_multis})
+    *v = in.get<std::uint64_t>();
   for (std::int64_t* v : {&l.iterations_at_connection_limit, &l.iterations_at_send_quota, &l.profile.socket_events,
                           &l.profile.dispatches, &l.profile.completions, &l.profile.max_events_in_iteration})
     *v = in.get<std::int64_t>();
@@ -323,6 +325,7 @@ EngineResult merge_shards(std::vector<EngineResult> shards, Nanos start_ns) {
     l.peak_send_queue += s.loop.peak_send_queue;
     l.connection_limit += s.loop.connection_limit;
     l.open_file_limit += s.loop.open_file_limit;
+    l.curl_multis += s.loop.curl_multis;
     l.iterations_at_connection_limit += s.loop.iterations_at_connection_limit;
     l.iterations_at_send_quota += s.loop.iterations_at_send_quota;
     const LoopProfile& p = s.loop.profile;

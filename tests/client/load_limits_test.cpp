@@ -207,3 +207,30 @@ TEST(LoadLimits, TransportFailureKinds) {
   EXPECT_EQ(transport_failure_kind(35, 0), "tls");
   EXPECT_EQ(transport_failure_kind(1, 0), "transport_other");
 }
+
+TEST(LoadLimits, ManyTransfersSpreadOverBoundedCurlMultisAndKeepTheirConnections) {
+  // 300 requests due at once to a server that holds each for 150 ms: more transfers than one curl
+  // multi takes (kTransfersPerCurlMulti), so they spread over shards, lowest first; a second phase
+  // on the same ConnectionShare reuses those connections instead of opening new ones.
+  Script s;
+  s.ttft_ms = 150;
+  ServerConfig sc;
+  sc.scripts = {s};
+  TestServer server(sc);
+  server.start();
+  ConnectionShare connections;
+  auto cfg = engine_for(server);
+  cfg.connections = &connections;
+  const EngineResult first = run_requests(cfg, text_requests(300, 1), std::vector<Nanos>(300, 0));
+  EXPECT_EQ(failed_count(first), 0u);
+  ASSERT_GT(first.loop.peak_in_flight, kTransfersPerCurlMulti);
+  const std::size_t shards_needed = (first.loop.peak_in_flight + kTransfersPerCurlMulti - 1) / kTransfersPerCurlMulti;
+  EXPECT_EQ(first.loop.curl_multis, shards_needed);
+  EXPECT_EQ(connections.multis().size(), shards_needed);
+  const std::size_t accepted = server.connections_accepted();
+  EXPECT_LE(accepted, first.loop.peak_in_flight);
+  const EngineResult second = run_requests(cfg, text_requests(100, 1), std::vector<Nanos>(100, 0));
+  server.stop();
+  EXPECT_EQ(failed_count(second), 0u);
+  EXPECT_EQ(server.connections_accepted(), accepted);  // every request of phase 2 on a kept connection
+}
