@@ -1,5 +1,6 @@
 #pragma once
 // Helpers shared by the engine and fault tests.
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,17 @@ inline EngineConfig engine_for(const encbench::testing::TestServer& server, Back
   c.backend = backend;
   c.timeout_s = 20;
   return c;
+}
+
+// A started scripted server whose every response waits `ttft_ms` before its first chunk.
+inline std::unique_ptr<encbench::testing::TestServer> started_server_with_ttft(double ttft_ms) {
+  encbench::testing::Script script;
+  script.ttft_ms = ttft_ms;
+  encbench::testing::ServerConfig config;
+  config.scripts = {script};
+  auto server = std::make_unique<encbench::testing::TestServer>(config);
+  server->start();
+  return server;
 }
 
 inline std::size_t failed_count(const EngineResult& r) {

@@ -18,17 +18,13 @@
 using namespace encbench::client;
 using namespace encbench::client::test;
 using encbench::Nanos;
-using encbench::testing::Script;
 using encbench::testing::ServerConfig;
 using encbench::testing::TestServer;
 
 TEST(LoadLimits, ConnectionLimitQueuesInTheClientAndIsTheClientsLag) {
-  Script s;
-  s.ttft_ms = 20;  // every response takes >= 20 ms, so 40 requests due at once need 40 sockets
-  ServerConfig sc;
-  sc.scripts = {s};
-  TestServer server(sc);
-  server.start();
+  // Every response takes >= 20 ms, so 40 requests due at once would need 40 sockets.
+  const auto owned_server = started_server_with_ttft(20);
+  TestServer& server = *owned_server;
   auto cfg = engine_for(server);
   cfg.max_connections = 8;
   const EngineResult run = run_requests(cfg, text_requests(40, 2), std::vector<Nanos>(40, 0));
@@ -56,12 +52,8 @@ TEST(LoadLimits, ConnectionLimitQueuesInTheClientAndIsTheClientsLag) {
 TEST(LoadLimits, ConcurrencyCapAndConnectionLimitTogether) {
   // --max-concurrency 6 with 3 connections: the cap admits 6 (vLLM's semaphore), the 3 slots
   // send them; both waits are recorded apart.
-  Script s;
-  s.ttft_ms = 10;
-  ServerConfig sc;
-  sc.scripts = {s};
-  TestServer server(sc);
-  server.start();
+  const auto owned_server = started_server_with_ttft(10);
+  TestServer& server = *owned_server;
   auto cfg = engine_for(server);
   cfg.max_concurrency = 6;
   cfg.max_connections = 3;
@@ -106,12 +98,8 @@ TEST(LoadLimits, DefaultConnectionLimitKeepsAnFdStarvedClientFromFailingItself) 
   // A child process with RLIMIT_NOFILE 96 (soft = hard, so it cannot be raised) sends 200
   // requests at once to a server that holds each for 50 ms. Unbounded, 200 sockets would hit
   // EMFILE; bounded by the open-file budget, all succeed and the sockets never pass the budget.
-  Script s;
-  s.ttft_ms = 50;
-  ServerConfig sc;
-  sc.scripts = {s};
-  TestServer server(sc);
-  server.start();
+  const auto owned_server = started_server_with_ttft(50);
+  TestServer& server = *owned_server;
   int pipe_fds[2];
   ASSERT_EQ(pipe(pipe_fds), 0);
   const pid_t child = fork();
@@ -212,12 +200,8 @@ TEST(LoadLimits, ManyTransfersSpreadOverBoundedCurlMultisAndKeepTheirConnections
   // 300 requests due at once to a server that holds each for 150 ms: more transfers than one curl
   // multi takes (kTransfersPerCurlMulti), so they spread over shards, lowest first; a second phase
   // on the same ConnectionShare reuses those connections instead of opening new ones.
-  Script s;
-  s.ttft_ms = 150;
-  ServerConfig sc;
-  sc.scripts = {s};
-  TestServer server(sc);
-  server.start();
+  const auto owned_server = started_server_with_ttft(150);
+  TestServer& server = *owned_server;
   ConnectionShare connections;
   auto cfg = engine_for(server);
   cfg.connections = &connections;
