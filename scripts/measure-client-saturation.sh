@@ -99,11 +99,15 @@ http {
 EOF
     nginx -c "$WORK/nginx.conf" -p "$WORK" >/dev/null 2>&1 &
   else
-    "$ENCBENCH" serve --null --port "$PORT" >"$WORK/server.log" 2>&1 &
+    # The model name the client sends; limits high enough that the server never refuses for them.
+    "$ENCBENCH" serve --null --port "$PORT" --served-model-name m --max-waiting 1000000 \
+      >"$WORK/server.log" 2>&1 &
   fi
   SERVER_PID=$!
   for _ in $(seq 1 100); do
-    curl -sf -o /dev/null -X POST -d '{}' "http://127.0.0.1:$PORT/v1/chat/completions" && return 0
+    curl -sf -o /dev/null -X POST -H 'Content-Type: application/json' \
+      -d '{"model":"m","messages":[{"role":"user","content":"hi"}],"max_tokens":1}' \
+      "http://127.0.0.1:$PORT/v1/chat/completions" && return 0
     sleep 0.05
   done
   echo "the $SERVER server did not come up on port $PORT" >&2; exit 1
