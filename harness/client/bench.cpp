@@ -274,6 +274,8 @@ BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult
 // Dataset, model, prebuilt requests and the global schedule (every rank builds all of it).
 void prepare_run(const BenchConfig& config, int ranks, const std::string& prefix, BenchResult& result, std::string& model_name,
                  std::vector<PreparedRequest>& requests, std::vector<Nanos>& offsets, std::vector<double>& ramp_rates) {
+  // A --max-connections the open-file limit cannot hold is refused before any dataset or server work.
+  resolve_connection_limit(config.max_connections);
   // The cap is split across ranks; a rank with a share of 0 would run uncapped.
   require(config.max_concurrency == 0 || config.max_concurrency >= ranks,
           "--max-concurrency " + std::to_string(config.max_concurrency) + " is split across the " + std::to_string(ranks) +

@@ -141,6 +141,7 @@ class EventLoop {
   std::vector<std::unique_ptr<Shard>> shards_;  // stable addresses: curl holds them
   std::set<std::size_t> open_shards_;           // below kTransfersPerCurlMulti, lowest first
   std::vector<std::size_t> shards_to_run_;      // timeout_now set
+  std::vector<std::size_t> shards_running_;     // scratch for run_curl_timeouts
   Nanos armed_curl_deadline_ = 0;
   int epoll_fd_ = -1, curl_timer_fd_ = -1, arrival_fd_ = -1;
   std::size_t next_arrival_ = 0;
@@ -415,9 +416,10 @@ void EventLoop::socket_action(Shard& shard, curl_socket_t fd, int flags, double&
 void EventLoop::run_curl_timeouts() {
   // Each shard curl asked to run: once per call. If curl asks again meanwhile, the loop polls its
   // sockets (epoll timeout 0) before coming back here.
-  std::vector<std::size_t> due;
-  due.swap(shards_to_run_);
-  for (std::size_t i : due) {
+  // Swapped with a kept scratch list, so neither allocates once it has grown.
+  shards_running_.clear();
+  shards_running_.swap(shards_to_run_);
+  for (std::size_t i : shards_running_) {
     Shard& shard = *shards_[i];
     shard.timeout_now = false;
     socket_action(shard, CURL_SOCKET_TIMEOUT, 0, profile_.curl_timer_s);
@@ -783,23 +785,29 @@ std::string transport_failure_kind(int curl_code, int os_errno) {
   }
 }
 
-EngineResult run_requests(const EngineConfig& config, const std::vector<PreparedRequest>& requests,
-                          const std::vector<Nanos>& offsets_ns) {
-  require(!config.url.empty(), "no URL to send requests to");
-  require(config.max_concurrency >= 0, "--max-concurrency must be >= 0");
-  require(config.max_connections >= 0, "--max-connections must be >= 1 (or 0 for the open-file budget)");
-  require(config.timeout_s >= 0, "--timeout must be >= 0");
-  for (std::size_t i = 1; i < offsets_ns.size(); ++i) require(offsets_ns[i] >= offsets_ns[i - 1], "arrival offsets must be sorted");
-  global_curl_init();
+std::size_t resolve_connection_limit(int max_connections, ConnectionBudget* budget_out) {
+  require(max_connections >= 0, "--max-connections must be >= 1 (or 0 for the open-file budget)");
   raise_open_file_limit();
   const ConnectionBudget budget = connection_budget();
-  const std::size_t wanted = static_cast<std::size_t>(config.max_connections);
+  const std::size_t wanted = static_cast<std::size_t>(max_connections);
   require(wanted <= budget.max_connections,
           "--max-connections " + std::to_string(wanted) + " needs that many sockets, but only " +
               std::to_string(budget.max_connections) + " fit the open-file limit (ulimit -n " + std::to_string(budget.soft_limit) +
               ", hard " + std::to_string(budget.hard_limit) + ", " + std::to_string(budget.open_now) + " open, " +
               std::to_string(budget.margin) + " kept for other files): raise the hard limit or lower --max-connections");
-  const std::size_t limit = wanted > 0 ? wanted : budget.max_connections;
+  if (budget_out != nullptr) *budget_out = budget;
+  return wanted > 0 ? wanted : budget.max_connections;
+}
+
+EngineResult run_requests(const EngineConfig& config, const std::vector<PreparedRequest>& requests,
+                          const std::vector<Nanos>& offsets_ns) {
+  require(!config.url.empty(), "no URL to send requests to");
+  require(config.max_concurrency >= 0, "--max-concurrency must be >= 0");
+  require(config.timeout_s >= 0, "--timeout must be >= 0");
+  for (std::size_t i = 1; i < offsets_ns.size(); ++i) require(offsets_ns[i] >= offsets_ns[i - 1], "arrival offsets must be sorted");
+  global_curl_init();
+  ConnectionBudget budget;
+  const std::size_t limit = resolve_connection_limit(config.max_connections, &budget);
   EventLoop loop(config, requests, offsets_ns, budget, limit);
   return loop.run();
 }

@@ -140,6 +140,10 @@ void raise_open_file_limit();
 // The pure part, for tests: margin = max(16, free / 20); at least 1 connection.
 ConnectionBudget connection_budget_for(std::size_t soft_limit, std::size_t hard_limit, std::size_t open_now);
 
+// The connection limit a run uses: `max_connections`, or the open-file budget when it is 0 (the
+// soft limit raised first). Throws InvalidInput, naming the limit, when it exceeds the budget.
+std::size_t resolve_connection_limit(int max_connections, ConnectionBudget* budget_out = nullptr);
+
 // The failure kind of a transport error (curl result + the socket errno curl saw): counted per
 // kind in the results so that refused, reset, timed-out and exhausted connections are told apart.
 std::string transport_failure_kind(int curl_code, int os_errno);

@@ -151,12 +151,24 @@ TEST(CliServe, BadFlagsExit2WithTheReason) {
   });
 }
 
+TEST(CliBenchServe, ConnectionLimitsBeyondTheFileLimitExit2BeforeContactingTheServer) {
+  // Port 9 has no server: had the client contacted it, the error would be "cannot reach", exit 1.
+  const std::string base = "bench serve --backend openai-chat --base-url http://127.0.0.1:9 --model m "
+                           "--dataset-name random --num-prompts 2 ";
+  expect_refused({
+      {base + "--max-connections 999999999", "ulimit -n"},
+      {base + "--max-connections 0", "--max-connections must be >= 1"},
+      {base + "--max-connections -3", "--max-connections must be >= 1"},
+  });
+}
+
 TEST(CliHelp, EveryCommandListsItsFlags) {
   const std::vector<std::pair<std::string, std::vector<std::string>>> commands = {
       {"encode", {"--model", "--image", "--device", "--clock", "--preset", "--forwards", "--json"}},
       {"ab", {"--a", "--b", "--alpha", "--forwards", "--json"}},
       {"run", {"--scenario", "--rounds", "--request-rate", "--presets", "--result"}},
       {"serve", {"--port", "--encoder-preset", "--fail-rate", "--stall-ms"}},
+      {"bench serve", {"--max-connections", "--max-concurrency", "--request-rate"}},
   };
   for (const auto& [cmd, flags] : commands) {
     const Proc r = encbench(cmd + " --help");
