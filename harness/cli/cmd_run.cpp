@@ -19,6 +19,10 @@ struct RunFlags {
   std::optional<std::string> device, model, presets, result_dir, result_file, profiles_dir;
   std::optional<std::uint64_t> seed;
   std::optional<bool> profile;
+  std::optional<std::string> clock, workload, serving_model, model_set;
+  std::optional<int> seeds;
+  std::optional<bool> async_scheduling;
+  std::optional<std::int64_t> max_num_encoder_input_tokens;
   bool allow_no_verdict = false;
 };
 
@@ -52,6 +56,21 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--profiles-dir", f.profiles_dir, "Device profiles folder (default: scenarios/devices)");
   sub->add_option("--seed", f.seed, "Dataset, arrivals and server seed (default 0)");
   sub->add_option("--profile", f.profile, "Server-side encoder profile per arm (true|false; default true)");
+  sub->add_option("--clock", f.clock,
+                  "real: live server + client in rounds; virtual: the same scheduler, encoder and metrics as a "
+                  "discrete-event simulation (sim devices only; bit-reproducible; default real)");
+  sub->add_option("--seeds", f.seeds, "Virtual clock: workload/arrival seeds per arm, pooled (default 1)");
+  sub->add_option("--workload", f.workload,
+                  "Request-shape distribution file (scenarios/workloads/*.json; virtual clock); default: the fixed "
+                  "sample of --image-width x --image-height and --output-len");
+  sub->add_option("--serving-model", f.serving_model,
+                  "Serving-model coefficients (scenarios/serving/*.json); default: the LM roofline");
+  sub->add_option("--model-set", f.model_set,
+                  "Override serving-model coefficients: name=value,... (virtual clock; scripts/fit-seeds.py)");
+  sub->add_option("--async-scheduling", f.async_scheduling,
+                  "Engine-core host work overlaps the device step (true|false; vLLM >= 0.14 default true)");
+  sub->add_option("--max-num-encoder-input-tokens", f.max_num_encoder_input_tokens,
+                  "Encoder budget per step (0 = vLLM's max(max-num-batched-tokens, largest image); default 0)");
   sub->add_flag("--allow-no-verdict", f.allow_no_verdict,
                 "Exit 0 even when the guards refuse a verdict (the result JSON still says so and why): for "
                 "harnesses such as scripts/ci-gate.sh that compare the results themselves");
@@ -77,6 +96,13 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
       if (f.profiles_dir) o.profiles_dir = *f.profiles_dir;
       if (f.seed) o.seed = *f.seed;
       if (f.profile) o.profile = *f.profile;
+      if (f.clock) o.clock = *f.clock;
+      if (f.seeds) o.seeds = *f.seeds;
+      if (f.workload) o.workload = *f.workload;
+      if (f.serving_model) o.serving_model = *f.serving_model;
+      if (f.model_set) o.model_set = *f.model_set;
+      if (f.async_scheduling) o.async_scheduling = *f.async_scheduling;
+      if (f.max_num_encoder_input_tokens) o.max_num_encoder_input_tokens = *f.max_num_encoder_input_tokens;
       if (f.presets) {
         o.presets.clear();
         std::stringstream in(*f.presets);

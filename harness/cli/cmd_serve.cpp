@@ -94,6 +94,18 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--lm-per-seq-ms", o.lm_per_seq_ms, "Override the LM cost model's per_seq_ms");
   sub->add_option("--lm-per-prefill-token-ms", o.lm_per_prefill_token_ms,
                   "Override the LM cost model's per_prefill_token_ms");
+  sub->add_option("--serving-model", o.serving_model,
+                  "Serving-model coefficients (scenarios/serving/*.json: achieved FLOP/s and bandwidth, engine-core "
+                  "host costs, encoder dispatch, KV capacity; each with its source); sim devices only");
+  sub->add_flag("!--no-async-scheduling", o.async_scheduling,
+                "Engine-core host work adds to each step instead of overlapping it (vLLM --no-async-scheduling)");
+  sub->add_option("--kv-cache-tokens", o.kv_cache_tokens,
+                  "KV cache capacity in tokens (blocks of 128; a full cache preempts); 0 = unlimited; default: the "
+                  "serving model's, else unlimited");
+  sub->add_option("--encoder-dispatch-us", o.encoder_dispatch_us,
+                  "Host dispatch cost per encoder device op (the eager framework's); default: the serving model's, else 0");
+  sub->add_option("--encoder-host-ms-per-step", o.encoder_host_ms_per_step,
+                  "Host pre-processing per encoder step; default: the serving model's, else 0");
   sub->add_option("--result-json", o.result_json, "Write a summary (schema encbench-serve/1) at shutdown");
   sub->callback([&ctx, options] {
     ctx.action = [&ctx, options] { return server::run_serve(*options, ctx.argv, std::cout); };

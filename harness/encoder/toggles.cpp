@@ -112,6 +112,35 @@ bool is_valid(const Toggles& t) {
   }
 }
 
+Toggles parse_preset_spec(std::string_view spec) {
+  const std::size_t plus = spec.find('+');
+  Toggles t = preset(spec.substr(0, plus));
+  std::string_view rest = plus == std::string_view::npos ? std::string_view{} : spec.substr(plus + 1);
+  while (!rest.empty()) {
+    const std::size_t next = rest.find('+');
+    const std::string_view part = rest.substr(0, next);
+    rest = next == std::string_view::npos ? std::string_view{} : rest.substr(next + 1);
+    const std::size_t eq = part.find('=');
+    if (eq == std::string_view::npos)
+      throw InvalidInput("preset '" + std::string(spec) + "': expected toggle=value after '+', got '" +
+                         std::string(part) + "'");
+    const std::string key(part.substr(0, eq)), value(part.substr(eq + 1));
+    ToggleOverrides o;
+    if (key == "seq-lens") o.seq_lens = value;
+    else if (key == "scale") o.scale = value;
+    else if (key == "pad-decision") o.pad_decision = value;
+    else if (key == "pad-method") o.pad_method = value;
+    else if (key == "out-buffer") o.out_buffer = value;
+    else if (key == "kernel") o.kernel = value;
+    else
+      throw InvalidInput("preset '" + std::string(spec) + "': unknown toggle '" + key +
+                         "' (toggles: seq-lens, scale, pad-decision, pad-method, out-buffer, kernel)");
+    t = apply_overrides(t, o);
+  }
+  validate(t);
+  return t;
+}
+
 std::vector<std::string> preset_names() { return {"baseline", "pr6448", "pr7104", "optimized"}; }
 
 Toggles preset(std::string_view name) {

@@ -56,6 +56,10 @@ bool is_valid(const Toggles& t);
 std::vector<std::string> preset_names();
 Toggles preset(std::string_view name);  // throws InvalidInput listing the presets
 
+// A preset with toggle overrides: "pr7104+seq-lens=d2h-per-layer+kernel=flash-unpad" (the CLI
+// spelling of each toggle after a '+'). Throws InvalidInput naming the bad part.
+Toggles parse_preset_spec(std::string_view spec);
+
 // Per-flag overrides applied on top of a preset (empty = keep).
 struct ToggleOverrides {
   std::optional<std::string> seq_lens, scale, pad_decision, pad_method, out_buffer, kernel;

@@ -5,6 +5,7 @@
 #include <iomanip>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <ostream>
 #include <sstream>
 
@@ -89,8 +90,60 @@ std::string fixed(double v, int digits) {
 
 }  // namespace
 
+namespace {
+
+// --clock both: the live round, then the same scenario in virtual time, and how far apart they are
+// (the virtual clock is only as good as its agreement with the real one where both can run).
+ClosedLoopRun run_both_clocks(const ClosedLoopOptions& o, const std::vector<std::string>& argv, std::ostream& out,
+                              std::ostream& progress) {
+  const std::filesystem::path base =
+      o.result_file.empty() ? o.result_dir / ("closed-loop-" + o.name) : o.result_file.parent_path() / o.result_file.stem();
+  ClosedLoopOptions real = o, virt = o;
+  real.clock = "real";
+  real.result_file = base.string() + "-real.json";
+  virt.clock = "virtual";
+  virt.seeds = 1;
+  virt.result_file = base.string() + "-virtual.json";
+  ClosedLoopRun live = run_closed_loop(real, argv, out, progress);
+  const ClosedLoopRun modelled = run_closed_loop(virt, argv, out, progress);
+  out << "\nAgreement of the clocks (same scenario, same requests; live round 1 vs virtual seed " << o.seed << ")\n";
+  out << table_row("Metric", "real", "virtual", "virtual/real");
+  nlohmann::json rows = nlohmann::json::array();
+  for (std::size_t a = 0; a < o.presets.size(); ++a) {
+    const nlohmann::json& r = live.result["arms"][a]["rounds"][0]["serving"];
+    const nlohmann::json& v = modelled.result["arms"][a]["seeds"][0]["serving"];
+    for (const char* key : {"mean_ttft_ms", "median_ttft_ms", "mean_tpot_ms", "request_throughput"}) {
+      const double rv = r.value(key, 0.0), vv = v.value(key, 0.0);
+      const double ratio = rv != 0 ? vv / rv : 0.0;
+      out << table_row(o.presets[a] + " " + key, fixed(rv, 2), fixed(vv, 2), fixed(ratio, 3));
+      rows.push_back({{"preset", o.presets[a]}, {"metric", key}, {"real", rv}, {"virtual", vv}, {"ratio", ratio}});
+    }
+  }
+  nlohmann::json doc = make_result_envelope("encbench-clock-agreement", 1, argv, o.device);
+  doc["real_result"] = live.result_path.string();
+  doc["virtual_result"] = modelled.result_path.string();
+  doc["rows"] = rows;
+  live.result_path = base.string() + "-agreement.json";
+  write_json_file(live.result_path, doc);
+  progress << "[run] wrote " << live.result_path.string() << std::endl;
+  return live;
+}
+
+}  // namespace
+
 ClosedLoopOptions apply_scenario_json(const nlohmann::json& doc, const std::string& origin, ClosedLoopOptions o) {
   require(doc.is_object(), origin + ": a scenario is a JSON object");
+  static const std::vector<std::string> known = {
+      "schema", "version", "name", "description", "model", "device", "presets", "rounds", "num_prompts",
+      "request_rate", "burstiness", "output_len", "image_width", "image_height", "seed", "max_num_seqs",
+      "max_num_batched_tokens", "encoder_mlp", "profile", "clock", "seeds", "workload", "serving_model",
+      "async_scheduling", "max_num_encoder_input_tokens", "published"};
+  for (const auto& [key, value] : doc.items())
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw InvalidInput(origin + ": unknown key \"" + key + "\" (known: " + list + ")");
+    }
   if (doc.contains("schema"))
     require(doc["schema"] == "encbench-scenario", origin + ": schema must be \"encbench-scenario\"");
   read_key(doc, "name", o.name, origin);
@@ -99,7 +152,11 @@ ClosedLoopOptions apply_scenario_json(const nlohmann::json& doc, const std::stri
   read_key(doc, "presets", o.presets, origin);
   read_key(doc, "rounds", o.rounds, origin);
   read_key(doc, "num_prompts", o.num_prompts, origin);
-  read_key(doc, "request_rate", o.request_rate, origin);
+  if (doc.contains("request_rate") && doc["request_rate"] == "inf") {
+    o.request_rate = std::numeric_limits<double>::infinity();  // vLLM's spelling: all at once
+  } else {
+    read_key(doc, "request_rate", o.request_rate, origin);
+  }
   read_key(doc, "burstiness", o.burstiness, origin);
   read_key(doc, "output_len", o.output_len, origin);
   read_key(doc, "image_width", o.image_width, origin);
@@ -109,6 +166,25 @@ ClosedLoopOptions apply_scenario_json(const nlohmann::json& doc, const std::stri
   read_key(doc, "max_num_batched_tokens", o.max_num_batched_tokens, origin);
   read_key(doc, "encoder_mlp", o.encoder_mlp, origin);
   read_key(doc, "profile", o.profile, origin);
+  read_key(doc, "clock", o.clock, origin);
+  read_key(doc, "seeds", o.seeds, origin);
+  read_key(doc, "async_scheduling", o.async_scheduling, origin);
+  read_key(doc, "max_num_encoder_input_tokens", o.max_num_encoder_input_tokens, origin);
+  // Paths in a scenario file are relative to the project root (where scenarios/ lives), as the
+  // other scenario paths are; an absolute path is kept.
+  std::string path;
+  if (doc.contains("workload")) {
+    read_key(doc, "workload", path, origin);
+    o.workload = path;
+  }
+  if (doc.contains("serving_model")) {
+    read_key(doc, "serving_model", path, origin);
+    o.serving_model = path;
+  }
+  if (doc.contains("published")) {
+    require(doc["published"].is_object(), origin + ": published must be an object");
+    o.published = doc["published"];
+  }
   return o;
 }
 
@@ -117,7 +193,21 @@ ClosedLoopOptions load_scenario(const std::filesystem::path& file, ClosedLoopOpt
   require(static_cast<bool>(in), "cannot read scenario file " + file.string());
   const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
   require(!doc.is_discarded(), "scenario file " + file.string() + " is not valid JSON");
-  return apply_scenario_json(doc, file.string(), std::move(base));
+  ClosedLoopOptions o = apply_scenario_json(doc, file.string(), std::move(base));
+  // Relative paths in a scenario name files of the project (scenarios/...): found from the working
+  // directory, else from the folders above the scenario file, so any working directory works.
+  const auto resolve = [&](std::filesystem::path& path) {
+    if (path.empty() || path.is_absolute() || std::filesystem::exists(path)) return;
+    for (auto dir = std::filesystem::absolute(file).parent_path(); !dir.empty() && dir != dir.root_path();
+         dir = dir.parent_path())
+      if (std::filesystem::exists(dir / path)) {
+        path = dir / path;
+        return;
+      }
+  };
+  resolve(o.workload);
+  resolve(o.serving_model);
+  return o;
 }
 
 void validate(const ClosedLoopOptions& o) {
@@ -128,6 +218,18 @@ void validate(const ClosedLoopOptions& o) {
   require(o.burstiness > 0, "--burstiness must be positive");
   require(o.output_len >= 1, "--output-len must be at least 1");
   require(o.image_width >= 1 && o.image_height >= 1, "image size must be positive");
+  require(o.clock == "real" || o.clock == "virtual" || o.clock == "both",
+          "--clock must be real, virtual or both, got '" + o.clock + "'");
+  require(o.seeds >= 1 && o.seeds <= 1000, "--seeds must be in [1, 1000]");
+  require(o.clock == "virtual" || o.seeds == 1, "--seeds needs --clock virtual (the real clock repeats with --rounds)");
+  require(o.clock == "real" || o.device.rfind("sim:", 0) == 0,
+          "--clock virtual needs a sim:<profile> device (a modelled device has a virtual clock; cpu and cuda "
+          "run in real time: use --clock real), got '" + o.device + "'");
+  require(o.max_num_encoder_input_tokens >= 0, "--max-num-encoder-input-tokens must not be negative");
+  require(o.clock == "virtual" || o.workload.empty(),
+          "--workload needs --clock virtual (the live round sends the fixed sample: --image-width/--image-height, "
+          "--output-len)");
+  require(o.clock == "virtual" || o.model_set.empty(), "--model-set needs --clock virtual");
 }
 
 nlohmann::json to_json(const ClosedLoopOptions& o) {
@@ -147,12 +249,21 @@ nlohmann::json to_json(const ClosedLoopOptions& o) {
           {"max_num_batched_tokens", o.max_num_batched_tokens},
           {"encoder_mlp", o.encoder_mlp},
           {"profile", o.profile},
+          {"clock", o.clock},
+          {"seeds", o.seeds},
+          {"workload", o.workload.string()},
+          {"serving_model", o.serving_model.string()},
+          {"model_set", o.model_set},
+          {"async_scheduling", o.async_scheduling},
+          {"max_num_encoder_input_tokens", o.max_num_encoder_input_tokens},
           {"result_dir", o.result_dir.string()}};
 }
 
 ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std::string>& argv, std::ostream& out,
                               std::ostream& progress) {
   validate(o);
+  if (o.clock == "virtual") return run_virtual_closed_loop(o, argv, out, progress);
+  if (o.clock == "both") return run_both_clocks(o, argv, out, progress);
   // Where the result goes is checked before the arms run, not after minutes of serving.
   const std::filesystem::path result_path =
       o.result_file.empty() ? o.result_dir / ("closed-loop-" + o.presets[0] + "-vs-" + o.presets[1] + ".json")
@@ -199,6 +310,9 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
       so.encoder_mlp = o.encoder_mlp;
       so.max_num_seqs = o.max_num_seqs;
       so.max_num_batched_tokens = o.max_num_batched_tokens;
+      so.max_num_encoder_input_tokens = o.max_num_encoder_input_tokens;
+      so.serving_model = o.serving_model;
+      so.async_scheduling = o.async_scheduling;
       so.seed = o.seed;
       so.profile_dir = o.result_dir / ("profile-" + preset + "-round" + std::to_string(round + 1));
       server::Server srv(server::build_server_config(so));

@@ -38,6 +38,22 @@ struct ClosedLoopOptions {
   std::filesystem::path result_dir = "encbench-results";
   std::filesystem::path result_file;        // "" = result_dir/closed-loop-<A>-vs-<B>.json
   std::filesystem::path profiles_dir;       // device profiles ("" = default lookup)
+  // Which clock (--clock): "real" runs the live server and the client in rounds; "virtual" runs
+  // the same scheduler, encoder and metrics as a discrete-event simulation (virtual_loop.hpp),
+  // `seeds` times per arm with workload/arrival seeds seed, seed+1, ...
+  std::string clock = "real";
+  int seeds = 1;
+  // Request shapes: a workload distribution file (workload.hpp), or "" for the fixed sample
+  // (image_width x image_height, output_len tokens with ignore_eos).
+  std::filesystem::path workload;
+  std::filesystem::path serving_model;      // server/serving_model.hpp; "" = the LM roofline
+  std::string model_set;                    // name=value overrides of the serving model
+  bool async_scheduling = true;
+  // vLLM's encoder budget per step; 0 = max(max_num_batched_tokens, tokens of the largest image).
+  std::int64_t max_num_encoder_input_tokens = 0;
+  // Published numbers this scenario reproduces: {"source", "role", "before": {metric: value},
+  // "after": {...}} with vLLM's result keys; printed beside the model's with the error.
+  nlohmann::json published;
 };
 
 // Reads a scenario file over `base` (keys absent keep base's values). Throws InvalidInput naming
@@ -57,8 +73,12 @@ struct ClosedLoopRun {
   std::vector<std::string> invalid_reasons;
 };
 
-// Runs every arm; tables on `out`, progress on `progress`.
+// Runs every arm; tables on `out`, progress on `progress`. Dispatches on options.clock.
 ClosedLoopRun run_closed_loop(const ClosedLoopOptions& options, const std::vector<std::string>& argv,
                               std::ostream& out, std::ostream& progress);
+
+// The virtual-clock closed loop (virtual_closed_loop.cpp).
+ClosedLoopRun run_virtual_closed_loop(const ClosedLoopOptions& options, const std::vector<std::string>& argv,
+                                      std::ostream& out, std::ostream& progress);
 
 }  // namespace encbench::scenario

@@ -7,11 +7,14 @@
 #include <chrono>
 #include <condition_variable>
 #include <deque>
+#include <limits>
 #include <mutex>
+#include <unordered_map>
 #include <thread>
 
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
+#include "harness/engine/scheduler.hpp"
 
 namespace encbench::server {
 namespace {
@@ -31,15 +34,6 @@ std::uint64_t mix64(std::uint64_t x) {  // splitmix64 finaliser: cheap, well-spr
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
   return x ^ (x >> 31);
 }
-
-struct Sequence {
-  std::shared_ptr<RequestHandle> handle;
-  std::shared_ptr<EngineSink> sink;  // shared so the per-step outbox copies no std::function
-  EngineRequest request;
-  std::int64_t prefilled = 0;
-  std::int64_t generated = 0;
-  std::int64_t scheduled = 0;  // tokens scheduled in the current step
-};
 
 double require_non_negative(const nlohmann::json& object, const char* key, double fallback,
                             const std::string& where) {
@@ -106,19 +100,79 @@ std::string_view pseudo_word(std::uint64_t seed, std::int64_t index) {
   return kWords[mix64(seed ^ mix64(static_cast<std::uint64_t>(index))) % kWords.size()];
 }
 
+namespace {
+
+// A request the engine thread knows: its handle, sink and how it finishes.
+struct LiveRequest {
+  std::shared_ptr<RequestHandle> handle;
+  std::shared_ptr<EngineSink> sink;  // shared so the per-step outbox copies no std::function
+  FinishReason finish = FinishReason::length;
+  std::int64_t prompt_tokens = 0;
+  bool admitted_once = false;
+};
+
+struct Submission {
+  std::shared_ptr<RequestHandle> handle;
+  std::shared_ptr<EngineSink> sink;
+  EngineRequest request;
+};
+
+using Outbox = std::vector<std::pair<std::shared_ptr<EngineSink>, EngineEvent>>;
+
+engine::SchedRequest to_sched_request(const EngineRequest& r) {
+  engine::SchedRequest s;
+  s.prompt_tokens = std::max<std::int64_t>(1, r.prompt_tokens);
+  s.encoder_tokens = std::min(r.encoder_tokens, s.prompt_tokens);
+  // Images always go through the encoder; one whose token count was not given costs one token.
+  if (!r.images.empty() && s.encoder_tokens == 0)
+    s.encoder_tokens = std::min(static_cast<std::int64_t>(r.images.size()), s.prompt_tokens);
+  // Images after the text (vision-arena's content order is [text, image]).
+  s.image_offset = s.prompt_tokens - s.encoder_tokens;
+  s.images = r.images;
+  s.output_tokens = std::max<std::int64_t>(1, r.plan.tokens);
+  return s;
+}
+
+engine::SchedulerConfig scheduler_config(const EngineConfig& c) {
+  engine::SchedulerConfig s;
+  s.max_num_seqs = c.null_mode ? std::numeric_limits<int>::max() : c.max_num_seqs;
+  s.max_num_batched_tokens = c.max_num_batched_tokens;
+  s.encoder_budget_tokens = c.max_num_encoder_input_tokens;
+  s.kv_capacity_tokens = c.kv_capacity_tokens;
+  s.kv_block_tokens = c.kv_block_tokens;
+  return s;
+}
+
+}  // namespace
+
 struct Engine::State {
+  explicit State(const EngineConfig& config) : scheduler(scheduler_config(config)) {}
   mutable std::mutex mutex;
   std::condition_variable wake;
-  std::deque<Sequence> waiting;   // guarded by mutex
+  std::deque<Submission> inbox;   // guarded by mutex
+  std::int64_t queued = 0;        // guarded by mutex: inbox + the scheduler's waiting queue
   bool stopping = false;          // guarded by mutex
   bool started = false;
   EngineStats stats;              // guarded by mutex
   Nanos started_ns = 0;
-  std::vector<Sequence> running;  // engine thread only
   std::thread thread;
+  // Engine thread only:
+  engine::Scheduler scheduler;
+  std::unordered_map<engine::RequestId, LiveRequest> live;
+  engine::RequestId next_id = 1;
+
+  // Null mode: every request's whole output at once, no scheduler, no encoder, no modelled time.
+  void null_step(std::deque<Submission>& fresh, std::int64_t aborted);
+  // One scheduled step: plan, encoder, modelled LM time, tokens. False when stop() came during it.
+  bool engine_step(const EngineConfig& config, Outbox& outbox, std::int64_t failed, std::int64_t aborted);
+  // Counts first-time admissions of the plan (resumed requests were counted before).
+  void count_admissions(const engine::StepPlan& plan);
+  static void deliver(Outbox& outbox) {
+    for (auto& [sink, event] : outbox) (*sink)(std::move(event));
+  }
 };
 
-Engine::Engine(EngineConfig config) : config_(std::move(config)), state_(std::make_unique<State>()) {
+Engine::Engine(EngineConfig config) : config_(std::move(config)) {
   require(config_.max_num_seqs >= 1, "--max-num-seqs must be at least 1");
   require(config_.max_num_batched_tokens >= 1, "--max-num-batched-tokens must be at least 1");
   require(config_.max_num_encoder_input_tokens >= 0, "--max-num-encoder-input-tokens must not be negative");
@@ -127,6 +181,7 @@ Engine::Engine(EngineConfig config) : config_(std::move(config)), state_(std::ma
   require(config_.max_waiting >= 1, "--max-waiting must be at least 1");
   require(config_.null_mode || static_cast<bool>(config_.encoder),
           "the engine needs an encoder hook unless it runs in null mode");
+  state_ = std::make_unique<State>(config_);
 }
 
 Engine::~Engine() { stop(); }
@@ -149,8 +204,10 @@ void Engine::stop() {
   state_->wake.notify_all();
   if (state_->thread.joinable()) state_->thread.join();
   std::lock_guard lock(state_->mutex);
-  state_->waiting.clear();
-  state_->running.clear();
+  state_->inbox.clear();
+  for (const auto& [id, request] : state_->live) (void)state_->scheduler.remove(id);
+  state_->live.clear();
+  state_->queued = 0;
   state_->started = false;
   state_->stats.waiting = 0;
   state_->stats.running = 0;
@@ -162,13 +219,13 @@ std::shared_ptr<RequestHandle> Engine::submit(EngineRequest request, EngineSink 
   request.plan.tokens = std::max<std::int64_t>(1, request.plan.tokens);
   {
     std::lock_guard lock(state_->mutex);
-    if (static_cast<std::int64_t>(state_->waiting.size()) >= config_.max_waiting) {
+    if (state_->queued >= config_.max_waiting) {
       ++state_->stats.requests_rejected;
       return nullptr;
     }
-    state_->waiting.push_back(
-        Sequence{handle, std::make_shared<EngineSink>(std::move(sink)), std::move(request)});
-    state_->stats.waiting = static_cast<std::int64_t>(state_->waiting.size());
+    state_->inbox.push_back(Submission{handle, std::make_shared<EngineSink>(std::move(sink)), std::move(request)});
+    ++state_->queued;
+    state_->stats.waiting = state_->queued;
   }
   state_->wake.notify_one();
   return handle;
@@ -181,19 +238,80 @@ EngineStats Engine::stats() const {
   return copy;
 }
 
+namespace {
+
+// Engine-thread helpers: each takes the state it works on and fills the outbox; the sinks are
+// called after the counters are updated (whoever sees a response end also sees it counted).
+
+// Moves new submissions into the scheduler. A request the scheduler refuses (it could never run)
+// fails at once.
+void admit_submissions(std::deque<Submission>& fresh, engine::Scheduler& scheduler,
+                       std::unordered_map<engine::RequestId, LiveRequest>& live, engine::RequestId& next_id,
+                       Outbox& outbox, std::int64_t& failed) {
+  for (Submission& s : fresh) {
+    const engine::RequestId id = next_id++;
+    try {
+      scheduler.add(id, to_sched_request(s.request));
+    } catch (const InvalidInput& e) {
+      outbox.emplace_back(std::move(s.sink), EngineEvent{0, 0, true, FinishReason::error, e.what()});
+      ++failed;
+      continue;
+    }
+    live.emplace(id, LiveRequest{std::move(s.handle), std::move(s.sink), s.request.plan.finish,
+                                 s.request.prompt_tokens, false});
+  }
+  fresh.clear();
+}
+
+std::int64_t drop_cancelled(engine::Scheduler& scheduler, std::unordered_map<engine::RequestId, LiveRequest>& live) {
+  return static_cast<std::int64_t>(std::erase_if(live, [&](const auto& entry) {
+    if (!entry.second.handle->cancelled()) return false;
+    (void)scheduler.remove(entry.first);
+    return true;
+  }));
+}
+
+// Runs the encoder on the step's images and measures its wall time. On failure the requests
+// whose images were in the step fail; the others go on.
+EncoderStepResult run_encoder(const EncoderHook& hook, const engine::StepPlan& plan, engine::Scheduler& scheduler,
+                              std::unordered_map<engine::RequestId, LiveRequest>& live, Outbox& outbox,
+                              Nanos& wall_ns, std::int64_t& failed) {
+  EncoderStepResult encoded;
+  wall_ns = 0;
+  if (plan.grids.empty()) return encoded;
+  const Nanos start = now_ns();
+  try {
+    encoded = hook(plan.grids);
+  } catch (const std::exception& e) {
+    encoded.ok = false;
+    encoded.error = e.what();
+  }
+  wall_ns = now_ns() - start;
+  if (encoded.ok) return encoded;
+  for (const engine::RequestId id : plan.encoded) {
+    const auto it = live.find(id);
+    if (it == live.end()) continue;
+    outbox.emplace_back(it->second.sink, EngineEvent{0, 0, true, FinishReason::error,
+                                                     "encoder failed: " + encoded.error, encoded.out_of_memory});
+    (void)scheduler.remove(id);
+    live.erase(it);
+    ++failed;
+  }
+  return encoded;
+}
+
+}  // namespace
+
 void Engine::run() {
   State& s = *state_;
-  std::vector<Sequence> admitted;
-  std::vector<GridTHW> grids;
+  std::deque<Submission> fresh;
   bool worked = false;  // since the last on_idle call
   while (true) {
-    admitted.clear();
-    grids.clear();
-    if (worked && config_.on_idle) {
+    if (worked && config_.on_idle && s.live.empty()) {
       bool idle = false;
       {
         std::lock_guard lock(s.mutex);
-        idle = s.waiting.empty() && s.running.empty() && !s.stopping;
+        idle = s.inbox.empty() && !s.stopping;
         if (idle) ++s.stats.idle_trims;
       }
       if (idle) {
@@ -205,159 +323,135 @@ void Engine::run() {
         }
       }
     }
-    std::int64_t budget = config_.max_num_batched_tokens;
-    std::int64_t encoder_budget = config_.max_num_encoder_input_tokens;
-    std::int64_t prefill_tokens = 0;
-    std::int64_t context_tokens = 0;  // tokens the step's sequences attend to (KV read)
-    std::int64_t batch = 0;
-    std::int64_t aborted = 0;
     {
       std::unique_lock lock(s.mutex);
-      s.wake.wait(lock, [&] { return s.stopping || !s.waiting.empty() || !s.running.empty(); });
+      s.wake.wait(lock, [&] { return s.stopping || !s.inbox.empty() || !s.live.empty(); });
       if (s.stopping) return;
-      worked = true;
-      // Cancelled requests leave before they take seats or budget.
-      const auto is_cancelled = [](const Sequence& q) { return q.handle->cancelled(); };
-      aborted += std::erase_if(s.waiting, is_cancelled);
-      aborted += std::erase_if(s.running, is_cancelled);
-      // Running sequences first (vLLM V1): decode takes one token, prefill its next chunk.
-      for (Sequence& q : s.running) {
-        const std::int64_t remaining_prefill = q.request.prompt_tokens - q.prefilled;
-        q.scheduled = std::min(remaining_prefill > 0 ? remaining_prefill : 1, budget);
-        if (q.scheduled == 0) continue;
-        budget -= q.scheduled;
-        if (remaining_prefill > 0) prefill_tokens += q.scheduled;
-        context_tokens += q.prefilled + q.generated + q.scheduled;
-        ++batch;
-      }
-      const std::int64_t seat_limit = config_.null_mode ? INT64_MAX : config_.max_num_seqs;
-      while (!s.waiting.empty() && budget > 0 &&
-             static_cast<std::int64_t>(s.running.size() + admitted.size()) < seat_limit) {
-        // Encoder budget (vLLM's encoder_compute_budget): a request's images are all encoded in
-        // the step that admits it, so it waits (first come, first served) for a step with room.
-        // One that could never fit was refused at parsing; one admitted alone always runs.
-        const std::int64_t needs = s.waiting.front().request.encoder_tokens;
-        if (needs > encoder_budget && encoder_budget < config_.max_num_encoder_input_tokens) break;
-        encoder_budget -= std::min(needs, encoder_budget);
-        Sequence q = std::move(s.waiting.front());
-        s.waiting.pop_front();
-        q.scheduled = std::min(q.request.prompt_tokens, budget);
-        budget -= q.scheduled;
-        prefill_tokens += q.scheduled;
-        ++batch;
-        for (const GridTHW& grid : q.request.images) grids.push_back(grid);
-        s.stats.prompt_tokens += q.request.prompt_tokens;
-        admitted.push_back(std::move(q));
-      }
-      s.stats.requests_admitted += static_cast<std::int64_t>(admitted.size());
-      s.stats.requests_aborted += aborted;
-      s.stats.waiting = static_cast<std::int64_t>(s.waiting.size());
-      s.stats.running = static_cast<std::int64_t>(s.running.size() + admitted.size());
-      s.stats.max_running_seen = std::max(s.stats.max_running_seen, s.stats.running);
-      s.stats.max_step_tokens_seen =
-          std::max(s.stats.max_step_tokens_seen, config_.max_num_batched_tokens - budget);
-      s.stats.max_step_encoder_tokens_seen = std::max(
-          s.stats.max_step_encoder_tokens_seen, config_.max_num_encoder_input_tokens - encoder_budget);
-      ++s.stats.steps;
+      fresh.swap(s.inbox);
     }
-
+    worked = true;
     if (config_.null_mode) {
-      std::int64_t tokens = 0;
-      for (Sequence& q : admitted) tokens += q.request.plan.tokens;
-      {
-        // Counters first, then the sinks: whoever sees a response end also sees it counted.
-        std::lock_guard lock(s.mutex);
-        s.stats.generation_tokens += tokens;
-        s.stats.requests_finished += static_cast<std::int64_t>(admitted.size());
-        s.stats.running = 0;
-      }
-      for (Sequence& q : admitted)
-        (*q.sink)(EngineEvent{0, q.request.plan.tokens, true, q.request.plan.finish, {}});
+      const auto aborted = static_cast<std::int64_t>(
+          std::erase_if(fresh, [](const Submission& q) { return q.handle->cancelled(); }));
+      s.null_step(fresh, aborted);
       continue;
     }
-
-    const Nanos step_start = now_ns();
-    EncoderStepResult encoded;
-    Nanos encoder_wall = 0;
-    if (!grids.empty()) {
-      try {
-        encoded = config_.encoder(grids);
-      } catch (const std::exception& e) {
-        encoded.ok = false;
-        encoded.error = e.what();
-      }
-      encoder_wall = now_ns() - step_start;
-    }
+    Outbox outbox;
     std::int64_t failed = 0;
-    std::vector<std::pair<std::shared_ptr<EngineSink>, EngineEvent>> outbox;  // delivered after the counters
-    if (!encoded.ok) {
-      // Requests whose images could not be encoded fail; the others go on.
-      std::erase_if(admitted, [&](Sequence& q) {
-        if (q.request.images.empty()) return false;
-        outbox.emplace_back(std::move(q.sink), EngineEvent{0, 0, true, FinishReason::error,
-                                                           "encoder failed: " + encoded.error,
-                                                           encoded.out_of_memory});
-        ++failed;
-        return true;
-      });
-    }
-    for (Sequence& q : admitted) s.running.push_back(std::move(q));
-
-    // Modelled language-model step, slept on a condition variable so stop() is prompt.
-    const double lm_ms = config_.lm.step_ms(batch, prefill_tokens, context_tokens + prefill_tokens);
-    const Nanos lm_ns = static_cast<Nanos>(lm_ms * 1e6);
-    {
-      std::unique_lock lock(s.mutex);
-      const auto deadline = std::chrono::steady_clock::time_point(
-          std::chrono::nanoseconds(step_start + encoder_wall + lm_ns));
-      if (s.wake.wait_until(lock, deadline, [&] { return s.stopping; })) return;
-    }
-
-    std::int64_t emitted = 0;
-    std::int64_t finished = 0;
-    std::erase_if(s.running, [&](Sequence& q) {
-      if (q.scheduled == 0) return false;
-      bool token = false;
-      if (q.prefilled < q.request.prompt_tokens) {
-        q.prefilled += q.scheduled;
-        token = q.prefilled >= q.request.prompt_tokens;  // prefill done: first token
-      } else {
-        token = true;
-      }
-      q.scheduled = 0;
-      if (!token || q.handle->cancelled()) return false;  // cancelled ones leave next step
-      const bool done = q.generated + 1 >= q.request.plan.tokens;
-      EngineEvent event{q.generated, 1, done, q.request.plan.finish, {}};
-      outbox.emplace_back(q.sink, std::move(event));
-      ++q.generated;
-      ++emitted;
-      if (done) ++finished;
-      return done;
-    });
-
-    {
-      // Counters first, then the sinks: whoever sees a response end also sees it counted.
-      std::lock_guard lock(s.mutex);
-      s.stats.generation_tokens += emitted;
-      s.stats.requests_finished += finished;
-      s.stats.requests_failed += failed;
-      if (!encoded.ok && encoded.out_of_memory) ++s.stats.encoder_oom;
-      s.stats.running = static_cast<std::int64_t>(s.running.size());
-      s.stats.lm_modelled_ns += lm_ns;
-      if (!grids.empty()) {
-        s.stats.images += static_cast<std::int64_t>(grids.size());
-        ++s.stats.encoder_calls;
-        s.stats.encoder_forwards += encoded.forwards;
-        s.stats.encoder_syncs += encoded.syncs;
-        s.stats.encoder_wall_ns += encoder_wall;
-        s.stats.encoder_device_busy_ns += encoded.device_busy_ns;
-        s.stats.encoder_device_idle_ns += encoded.device_idle_ns;
-        s.stats.encoder_lateness_p99_us_sum += encoded.lateness_p99_us;
-        s.stats.encoder_peak_device_bytes = std::max(s.stats.encoder_peak_device_bytes, encoded.peak_device_bytes);
-      }
-    }
-    for (auto& [sink, event] : outbox) (*sink)(std::move(event));
+    admit_submissions(fresh, s.scheduler, s.live, s.next_id, outbox, failed);
+    const std::int64_t aborted = drop_cancelled(s.scheduler, s.live);
+    if (!s.engine_step(config_, outbox, failed, aborted)) return;
   }
 }
+
+void Engine::State::count_admissions(const engine::StepPlan& plan) {
+  for (const engine::RequestId id : plan.admitted) {
+    LiveRequest& request = live.at(id);
+    if (request.admitted_once) continue;
+    request.admitted_once = true;
+    ++stats.requests_admitted;
+    stats.prompt_tokens += request.prompt_tokens;
+  }
+}
+
+void Engine::State::null_step(std::deque<Submission>& fresh, std::int64_t aborted) {
+  Outbox outbox;
+  std::int64_t tokens = 0;
+  for (Submission& q : fresh) {
+    tokens += q.request.plan.tokens;
+    outbox.emplace_back(std::move(q.sink), EngineEvent{0, q.request.plan.tokens, true, q.request.plan.finish, {}});
+  }
+  {
+    std::lock_guard lock(mutex);
+    const auto count = static_cast<std::int64_t>(fresh.size());
+    for (const Submission& q : fresh) stats.prompt_tokens += q.request.prompt_tokens;
+    stats.requests_admitted += count;
+    stats.requests_finished += count;
+    stats.generation_tokens += tokens;
+    stats.requests_aborted += aborted;
+    queued -= count;
+    stats.waiting = queued;
+    stats.running = 0;
+    ++stats.steps;
+  }
+  fresh.clear();
+  deliver(outbox);
+}
+
+bool Engine::State::engine_step(const EngineConfig& config, Outbox& outbox, std::int64_t failed,
+                                std::int64_t aborted) {
+  const Nanos step_start = now_ns();
+  const engine::StepPlan& plan = scheduler.schedule();
+  {
+    std::lock_guard lock(mutex);
+    count_admissions(plan);
+    stats.requests_aborted += aborted;
+    stats.requests_failed += failed;
+    failed = 0;
+    queued = static_cast<std::int64_t>(inbox.size() + scheduler.waiting());
+    stats.waiting = queued;
+    stats.running = static_cast<std::int64_t>(scheduler.running());
+    stats.max_running_seen = std::max(stats.max_running_seen, stats.running);
+    stats.max_step_tokens_seen = std::max(stats.max_step_tokens_seen, plan.tokens());
+    stats.max_step_encoder_tokens_seen = std::max(stats.max_step_encoder_tokens_seen, plan.encoder_tokens);
+    stats.preemptions += static_cast<std::int64_t>(plan.preempted.size());
+    if (!plan.empty()) ++stats.steps;
+  }
+  if (plan.empty()) {
+    // Nothing can run until something changes (only new submissions can change it here).
+    deliver(outbox);
+    std::unique_lock lock(mutex);
+    wake.wait_for(lock, std::chrono::milliseconds(1), [&] { return stopping || !inbox.empty(); });
+    return !stopping;
+  }
+  Nanos encoder_wall = 0;
+  const EncoderStepResult encoded = run_encoder(config.encoder, plan, scheduler, live, outbox, encoder_wall, failed);
+  // Modelled language-model step, slept on a condition variable so stop() is prompt.
+  const double lm_ms = config.lm.step_ms(plan.sequences(), plan.prefill_tokens, plan.context_tokens);
+  const Nanos lm_ns = static_cast<Nanos>(lm_ms * 1e6);
+  {
+    std::unique_lock lock(mutex);
+    const auto deadline = std::chrono::steady_clock::time_point(
+        std::chrono::nanoseconds(step_start + encoder_wall + encoded.host_extra_ns + lm_ns));
+    if (wake.wait_until(lock, deadline, [&] { return stopping; })) return false;
+  }
+  const std::size_t images = plan.grids.size();
+  std::int64_t emitted = 0;
+  std::int64_t finished = 0;
+  for (const engine::EmittedToken& t : scheduler.complete()) {
+    const auto it = live.find(t.id);
+    if (it == live.end()) continue;
+    if (it->second.handle->cancelled()) continue;  // leaves at the next step
+    outbox.emplace_back(it->second.sink, EngineEvent{t.index, 1, t.finished, it->second.finish, {}});
+    ++emitted;
+    if (t.finished) {
+      ++finished;
+      live.erase(it);
+    }
+  }
+  {
+    std::lock_guard lock(mutex);
+    stats.generation_tokens += emitted;
+    stats.requests_finished += finished;
+    stats.requests_failed += failed;
+    if (!encoded.ok && encoded.out_of_memory) ++stats.encoder_oom;
+    stats.running = static_cast<std::int64_t>(scheduler.running());
+    stats.lm_modelled_ns += lm_ns;
+    if (images > 0) {
+      stats.images += static_cast<std::int64_t>(images);
+      ++stats.encoder_calls;
+      stats.encoder_forwards += encoded.forwards;
+      stats.encoder_syncs += encoded.syncs;
+      stats.encoder_wall_ns += encoder_wall;
+      stats.encoder_device_busy_ns += encoded.device_busy_ns;
+      stats.encoder_device_idle_ns += encoded.device_idle_ns;
+      stats.encoder_lateness_p99_us_sum += encoded.lateness_p99_us;
+      stats.encoder_peak_device_bytes = std::max(stats.encoder_peak_device_bytes, encoded.peak_device_bytes);
+    }
+  }
+  deliver(outbox);
+  return true;
+}
+
 
 }  // namespace encbench::server

@@ -1,15 +1,13 @@
 #pragma once
-// The serving engine: a continuous-batching scheduler on its own thread.
+// The serving engine on the real clock: vLLM V1's scheduler (harness/engine/scheduler.hpp, the
+// same state machine the virtual-time closed loop drives) on its own thread.
 //
-// Every step (vLLM V1 style, token budget --max-num-batched-tokens, at most --max-num-seqs
-// running): running sequences still in prefill take their next chunk, decoding sequences take one
-// token each, then waiting requests are admitted while seats and budget last. The encoder hook
-// runs once per step for the images of the newly admitted requests (its time is real: whatever
-// the encoder took); then the language-model step costs a modelled time
-//     step_ms = base_ms + per_seq_ms * sequences_in_batch + per_prefill_token_ms * prefill_tokens
-// (LmCostModel, from the device profile's "lm_cost_model"). A sequence whose prefill completes in
-// a step emits its first token at the end of that step; decoding sequences emit one token per
-// step.
+// Every step: the scheduler plans the step (running requests first, then waiting ones FCFS,
+// chunked prefill, whole-image encoder budget, KV blocks with preemption); the encoder hook runs
+// on the images the plan encodes (its time is real: whatever the encoder took); then the
+// language-model step costs a modelled time (LmCostModel = engine::StepCostModel, waited out on
+// the real clock). A request whose prefill completes in a step emits its first token at the end
+// of that step; decoding requests emit one token per step.
 //
 // Output goes to a per-request sink called on the engine thread; the HTTP layer forwards it to the
 // connection's thread. In null mode there is no encoder and no modelled time: a request's whole
@@ -26,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/clock.hpp"
+#include "harness/engine/step_cost.hpp"
 #include "harness/server/vision_geometry.hpp"
 
 namespace encbench::server {
@@ -41,6 +40,11 @@ struct EncoderStepResult {
   int syncs = 0;                 // host-device synchronisations
   double lateness_p99_us = 0;    // sim on the real clock: worst forward's p99 op lateness
   std::uint64_t peak_device_bytes = 0;  // allocator peak in use during the step's forward
+  // Modelled host pre-processing of the step (the serving model's encoder_host_ms_per_step): the
+  // real-clock engine waits it out with the LM step; the virtual loop adds it.
+  Nanos host_extra_ns = 0;
+  // Virtual-clock encoder: the forward's time on the virtual clock (0 on the real clock).
+  Nanos virtual_forward_ns = 0;
 };
 
 // Injected encoder path: called on the engine thread with the grids of newly admitted images.
@@ -50,23 +54,10 @@ using EncoderHook = std::function<EncoderStepResult(const std::vector<GridTHW>&)
 // after work: where the encoder returns cached device memory above its high-water mark.
 using IdleHook = std::function<void()>;
 
-// Step cost of the language model. With a sim device and a model preset that has a
-// "language_model" block, serve derives it from a roofline (harness/server/lm_roofline.hpp):
-// base = fixed + weights/bandwidth, per_prefill_token = FLOPs/peak, per_context_token = KV
-// bytes/bandwidth, per_seq = 0. The defaults below (no source) are used otherwise.
-struct LmCostModel {
-  double base_ms = 5.0;               // fixed cost of a forward (launches, sampling)
-  double per_seq_ms = 0.05;           // per sequence in the batch (KV reads, sampler)
-  double per_prefill_token_ms = 0.02; // per prompt token processed in the step
-  double per_context_token_ms = 0;    // per token of context the step's sequences attend to
-  std::string source = "defaults (no source; pass --lm-* flags or use a sim device and a preset "
-                       "with a language_model block)";
-  double step_ms(std::int64_t sequences, std::int64_t prefill_tokens, std::int64_t context_tokens = 0) const {
-    return base_ms + per_seq_ms * static_cast<double>(sequences) +
-           per_prefill_token_ms * static_cast<double>(prefill_tokens) +
-           per_context_token_ms * static_cast<double>(context_tokens);
-  }
-};
+// Step cost of the language model and the engine core's host work (harness/engine/step_cost.hpp).
+// With a sim device and a model preset that has a "language_model" block, serve derives it from a
+// roofline (harness/server/lm_roofline.hpp); defaults (no source) otherwise.
+using LmCostModel = engine::StepCostModel;
 
 // Reads {"lm_cost_model": {"base_ms", "per_seq_ms", "per_prefill_token_ms"}} from a device
 // profile's JSON (`origin` names it in errors); keys that are absent keep the defaults above.
@@ -108,6 +99,10 @@ struct EngineConfig {
   std::int64_t max_num_encoder_input_tokens = 0;
   // Requests queued before admission; submit() refuses more (the server answers 503).
   std::int64_t max_waiting = 4096;
+  // KV cache capacity in tokens (0: unlimited) and its block size: a full cache preempts the
+  // most recently admitted request (harness/engine/scheduler.hpp).
+  std::int64_t kv_capacity_tokens = 0;
+  std::int64_t kv_block_tokens = 128;
   IdleHook on_idle;                 // optional
   LmCostModel lm;
   bool null_mode = false;           // no encoder, no modelled time, whole output at once
@@ -152,6 +147,7 @@ struct EngineStats {
   std::int64_t requests_aborted = 0;      // cancelled by the client side
   std::int64_t requests_failed = 0;       // encoder error
   std::int64_t requests_rejected = 0;     // refused by submit(): waiting queue full
+  std::int64_t preemptions = 0;           // KV cache full: a running request went back to waiting
   std::int64_t encoder_oom = 0;           // encoder steps that ran out of device memory
   std::int64_t idle_trims = 0;            // on_idle calls
   std::int64_t max_step_encoder_tokens_seen = 0;  // never above the encoder budget

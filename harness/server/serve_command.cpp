@@ -21,6 +21,9 @@
 #include "harness/encoder/toggles.hpp"
 #include "harness/server/encoder_profiler.hpp"
 #include "harness/server/lm_roofline.hpp"
+#include "harness/server/serving_model.hpp"
+
+#include <optional>
 
 namespace encbench::server {
 
@@ -106,12 +109,18 @@ RealEncoder make_real_encoder_with_idle(const ServeOptions& o, std::shared_ptr<E
   device_options.record = true;  // the forward's report (busy/idle/syncs) comes from the recording
   // --device-memory-gb: the allocator's budget (0: the sim profile's HBM size, unlimited on cpu).
   device_options.memory_budget_bytes = static_cast<std::uint64_t>(o.device_memory_gb * 1073741824.0);
+  device_options.launch_overhead_ns = static_cast<Nanos>(std::max(0.0, o.encoder_dispatch_us) * 1e3);
+  if (o.encoder_virtual_clock) {
+    // Virtual time: host time is the modelled dispatch only, never this machine's CPU time.
+    device_options.clock = device::ClockMode::virtual_time;
+    device_options.host_cpu_clock = [] { return Nanos{0}; };
+  }
   if (!o.profiles_dir.empty() && std::filesystem::is_directory(o.profiles_dir))
     device_options.profiles_dir = o.profiles_dir;
   path->device = device::make_device(device_options);
   encoder::EncoderConfig cfg;
   cfg.model = encoder::load_model(o.model);
-  cfg.toggles = encoder::preset(o.encoder_preset);
+  cfg.toggles = encoder::parse_preset_spec(o.encoder_preset);
   cfg.mlp = o.encoder_mlp;
   cfg.seed = o.seed;
   cfg.keep_host_weights = false;
@@ -138,8 +147,11 @@ RealEncoder make_real_encoder_with_idle(const ServeOptions& o, std::shared_ptr<E
     path->device->synchronize();
     (void)path->device->allocator().trim(keep);
   };
-  real.hook = [path, profiler](const std::vector<GridTHW>& grids) {
+  const Nanos host_per_step = static_cast<Nanos>(std::max(0.0, o.encoder_host_ms_per_step) * 1e6);
+  const bool virtual_clock = o.encoder_virtual_clock;
+  real.hook = [path, profiler, host_per_step, virtual_clock](const std::vector<GridTHW>& grids) {
     EncoderStepResult step;
+    step.host_extra_ns = host_per_step;
     std::vector<encoder::GridTHW> batch;
     batch.reserve(grids.size());
     for (const GridTHW& g : grids)
@@ -165,6 +177,7 @@ RealEncoder make_real_encoder_with_idle(const ServeOptions& o, std::shared_ptr<E
         profiler->record(std::move(f));
       }
       step.forwards = 1;
+      if (virtual_clock) step.virtual_forward_ns = report.forward_ns;
       step.device_busy_ns = report.device_busy_ns;
       step.device_idle_ns = report.idle_ns;
       step.syncs = static_cast<int>(report.syncs);
@@ -195,8 +208,17 @@ RealEncoder make_real_encoder_with_idle(const ServeOptions& o, std::shared_ptr<E
   return real;
 }
 
-ServerConfig build_server_config(const ServeOptions& o) {
+ServerConfig build_server_config(const ServeOptions& options) {
   ServerConfig config;
+  ServeOptions o = options;
+  std::optional<ServingModel> serving;
+  if (!o.serving_model.empty()) {
+    serving = load_serving_model(o.serving_model);
+    if (o.encoder_dispatch_us < 0) o.encoder_dispatch_us = serving->encoder_dispatch_us_per_op.value;
+    if (o.encoder_host_ms_per_step < 0) o.encoder_host_ms_per_step = serving->encoder_host_ms_per_step.value;
+  }
+  require(o.encoder_dispatch_us <= 1e5, "--encoder-dispatch-us must be at most 1e5");
+  require(o.encoder_host_ms_per_step <= 1e4, "--encoder-host-ms-per-step must be at most 1e4");
   require(o.port >= 0 && o.port <= 65535, "--port must be in [0, 65535]");
   config.host = o.host;
   config.port = static_cast<std::uint16_t>(o.port);
@@ -277,12 +299,25 @@ ServerConfig build_server_config(const ServeOptions& o) {
         config.engine.lm.source = "roofline of " + dims.source + " on " + profile.string() + ": " + r.derivation;
       }
     }
+    if (serving && !o.null_mode) {
+      const std::filesystem::path model_file = encoder::find_model_file(o.model);
+      require(read_language_model(read_json_file(model_file), model_file.string(), dims),
+              "--serving-model needs a model preset with a language_model block; " + model_file.string() + " has none");
+      const device::SimProfile sim = device::parse_sim_profile(profile_doc, profile.string());
+      config.engine.lm = step_cost_model(*serving, dims, sim, o.async_scheduling);
+      if (o.kv_cache_tokens < 0) config.engine.kv_capacity_tokens = kv_capacity_tokens(*serving, dims);
+    }
+  } else {
+    require(!serving, "--serving-model needs a sim device (its coefficients are modelled device times)");
   }
+  config.engine.lm.async_scheduling = o.async_scheduling;
+  require(o.kv_cache_tokens >= -1, "--kv-cache-tokens must be 0 (unlimited) or positive");
+  if (o.kv_cache_tokens >= 0) config.engine.kv_capacity_tokens = o.kv_cache_tokens;
   if (o.lm_per_context_token_ms >= 0) config.engine.lm.per_context_token_ms = o.lm_per_context_token_ms;
   if (o.lm_base_ms >= 0) config.engine.lm.base_ms = o.lm_base_ms;
   if (o.lm_per_seq_ms >= 0) config.engine.lm.per_seq_ms = o.lm_per_seq_ms;
   if (o.lm_per_prefill_token_ms >= 0) config.engine.lm.per_prefill_token_ms = o.lm_per_prefill_token_ms;
-  (void)encoder::preset(o.encoder_preset);  // throws InvalidInput listing the presets
+  (void)encoder::parse_preset_spec(o.encoder_preset);  // throws InvalidInput listing the presets
   require(o.encoder == "real" || o.encoder == "cost-model",
           "--encoder must be real or cost-model, got '" + o.encoder + "'");
   if (!o.null_mode) {

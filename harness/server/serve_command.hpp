@@ -52,6 +52,19 @@ struct ServeOptions {
   double lm_per_prefill_token_ms = -1;
   double lm_per_context_token_ms = -1;
   double lm_fixed_ms = 2.0;  // the roofline's fixed per-step cost (an estimate)
+  // --serving-model FILE (server/serving_model.hpp): LM step, engine-core host, encoder host and
+  // KV coefficients with their sources; the --lm-* overrides still apply on top.
+  std::filesystem::path serving_model;
+  bool async_scheduling = true;            // vLLM >= 0.14 default; --no-async-scheduling
+  std::int64_t kv_cache_tokens = -1;       // -1: from the serving model (none: unlimited); 0: unlimited
+  // Host costs of the encoder that the eager framework pays and this C++ does not (negative: the
+  // serving model's value, else 0): per device op dispatched, and per encoder step.
+  double encoder_dispatch_us = -1;
+  double encoder_host_ms_per_step = -1;
+  // The closed loop's virtual time: the encoder on the virtual-clock sim device, host time = the
+  // modelled costs above only (bit-reproducible). Not a serve flag: a live server runs on the
+  // real clock.
+  bool encoder_virtual_clock = false;
   std::filesystem::path result_json;       // summary written at shutdown when set
 };
 

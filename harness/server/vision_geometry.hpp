@@ -4,18 +4,15 @@
 // main; the formulas follow HF transformers' Qwen2-VL image processor (smart_resize).
 #include <cstdint>
 #include <string>
+
+#include "harness/engine/grid.hpp"
 #include <vector>
 
 namespace encbench::server {
 
 // Patch grid of one image or video: t frames-groups x h x w patches (before merging).
-struct GridTHW {
-  std::int64_t t = 1;
-  std::int64_t h = 0;
-  std::int64_t w = 0;
-  std::int64_t patches() const { return t * h * w; }
-  bool operator==(const GridTHW&) const = default;
-};
+// The engine's grid type: the scheduler (harness/engine) carries the images it schedules.
+using GridTHW = engine::GridTHW;
 
 // What the vision tower's preprocessor needs to know.
 struct VisionGeometry {

@@ -1,0 +1,149 @@
+#pragma once
+// vLLM V1's scheduler (v0.16, vllm/v1/core/sched/scheduler.py) as a plain state machine: no
+// threads, no clock, no HTTP. A driver adds requests, asks for the next step's plan, runs the
+// step however it models time (the live server sleeps a modelled LM time after the real encoder;
+// the virtual closed loop advances an event queue), then completes the step and learns which
+// tokens came out.
+//
+// The rules, each as vLLM applies them:
+//   - one token budget per step (max_num_batched_tokens); running requests first, in admission
+//     order: a decode takes one token, a prefill (or a recompute after preemption) its next chunk;
+//     then waiting requests first come, first served while seats (max_num_seqs) and budget last;
+//   - chunked prefill: a request's remaining tokens are cut to the budget left;
+//   - whole-image encoder scheduling: a request's image tokens [image_offset, +encoder_tokens) are
+//     encoded in the first step whose token range overlaps them, if the step's encoder compute
+//     budget and the encoder cache have room; otherwise the prefill stops just before the image
+//     (a waiting request that cannot advance at all ends admission for the step: FCFS). The
+//     encoder output stays cached until the prefill has consumed it;
+//   - KV cache in blocks of kv_block_tokens: a step's tokens need their blocks; a running request
+//     that cannot get them preempts the most recently admitted running request (freed, its
+//     computed tokens reset to 0, back to the front of the waiting queue; it recomputes prompt and
+//     generated tokens when it resumes); a waiting request that cannot get them ends admission.
+// Simplification (stated): a request's images are one contiguous block, encoded together.
+#include <cstdint>
+#include <deque>
+#include <unordered_map>
+#include <vector>
+
+#include "harness/engine/grid.hpp"
+
+namespace encbench::engine {
+
+using RequestId = std::uint64_t;
+
+struct SchedulerConfig {
+  int max_num_seqs = 256;
+  std::int64_t max_num_batched_tokens = 8192;
+  // Encoder compute budget per step and encoder cache size, in multimodal (post-merge) tokens.
+  // vLLM: max(max_num_batched_tokens, max tokens of one item). 0 = max_num_batched_tokens.
+  std::int64_t encoder_budget_tokens = 0;
+  // KV cache capacity in tokens (rounded down to whole blocks); 0 = unlimited.
+  std::int64_t kv_capacity_tokens = 0;
+  std::int64_t kv_block_tokens = 128;
+};
+
+struct SchedRequest {
+  std::int64_t prompt_tokens = 1;   // everything prefilled: text, template and image tokens
+  std::int64_t image_offset = 0;    // position of the first image token in the prompt
+  std::int64_t encoder_tokens = 0;  // image tokens (0: text only)
+  std::vector<GridTHW> images;      // what the encoder runs on
+  std::int64_t output_tokens = 1;   // tokens generated before it finishes
+};
+
+struct ScheduledItem {
+  RequestId id = 0;
+  std::int64_t tokens = 0;          // tokens computed for it in this step
+  std::int64_t context_tokens = 0;  // tokens it attends to (computed before + this step's)
+  bool prefill = false;             // prompt or recompute chunk (false: one decode token)
+};
+
+struct StepPlan {
+  std::vector<ScheduledItem> items;
+  std::vector<RequestId> encoded;   // requests whose images run through the encoder this step
+  std::vector<GridTHW> grids;       // their images, in that order
+  std::vector<RequestId> admitted;  // left the waiting queue this step (first time or resumed)
+  std::vector<RequestId> preempted; // sent back to the waiting queue this step
+  std::int64_t prefill_tokens = 0;
+  std::int64_t decode_tokens = 0;
+  std::int64_t context_tokens = 0;
+  std::int64_t encoder_tokens = 0;
+  bool empty() const { return items.empty(); }
+  std::int64_t sequences() const { return static_cast<std::int64_t>(items.size()); }
+  std::int64_t tokens() const { return prefill_tokens + decode_tokens; }
+};
+
+struct EmittedToken {
+  RequestId id = 0;
+  std::int64_t index = 0;  // 0 = the first token
+  bool finished = false;
+};
+
+struct SchedulerCounters {
+  std::int64_t steps = 0;
+  std::int64_t preemptions = 0;
+  std::int64_t max_running = 0;
+  std::int64_t max_step_tokens = 0;
+  std::int64_t max_step_encoder_tokens = 0;
+  std::int64_t max_kv_blocks_used = 0;
+};
+
+class Scheduler {
+ public:
+  explicit Scheduler(SchedulerConfig config);  // throws InvalidInput for bad limits
+
+  // Queues a request at the tail of the waiting queue. Throws InvalidInput for a request that
+  // could never run (no budget ever fits its image, or its KV need exceeds the whole cache).
+  void add(RequestId id, SchedRequest request);
+  // Removes a waiting or running request (client gone, encoder failed); false if unknown.
+  bool remove(RequestId id);
+
+  // Plans the next step. An empty plan with has_work() means nothing could be scheduled now.
+  const StepPlan& schedule();
+  // Applies the last plan as executed: advances every scheduled request, frees consumed encoder
+  // outputs and finished requests. Requests removed since schedule() are skipped.
+  std::vector<EmittedToken> complete();
+
+  bool has_work() const { return !waiting_.empty() || !running_.empty(); }
+  std::size_t waiting() const { return waiting_.size(); }
+  std::size_t running() const { return running_.size(); }
+  std::int64_t kv_blocks_total() const { return kv_blocks_total_; }
+  std::int64_t kv_blocks_used() const { return kv_blocks_used_; }
+  std::int64_t encoder_cache_used() const { return encoder_cache_used_; }
+  const SchedulerConfig& config() const { return config_; }
+  const SchedulerCounters& counters() const { return counters_; }
+
+ private:
+  struct Seq {
+    SchedRequest request;
+    std::int64_t computed = 0;   // tokens whose KV exists
+    std::int64_t generated = 0;  // tokens emitted
+    std::int64_t blocks = 0;     // KV blocks held
+    bool encoded = false;        // encoder output in the cache
+    std::int64_t scheduled = 0;  // this step
+    std::int64_t target() const { return request.prompt_tokens + generated; }
+  };
+  struct Budget {
+    std::int64_t tokens = 0;
+    std::int64_t encoder = 0;
+  };
+  // Tokens `seq` may compute this step within `budget` (0: none), encoding its images if needed.
+  std::int64_t plan_tokens(Seq& seq, Budget& budget, bool& encode);
+  bool allocate_blocks(Seq& seq, std::int64_t tokens);
+  void release(Seq& seq);
+  void preempt_last_running(StepPlan& plan);
+  void schedule_running(Budget& budget);
+  void schedule_waiting(Budget& budget);
+  void take(RequestId id, Seq& seq, std::int64_t tokens, bool encode);
+
+  SchedulerConfig config_;
+  std::int64_t kv_blocks_total_ = 0;  // 0: unlimited
+  std::int64_t kv_blocks_used_ = 0;
+  std::int64_t encoder_cache_used_ = 0;
+  std::unordered_map<RequestId, Seq> seqs_;
+  std::deque<RequestId> waiting_;
+  std::vector<RequestId> running_;  // admission order
+  StepPlan plan_;
+  SchedulerCounters counters_;
+};
+
+}  // namespace encbench::engine

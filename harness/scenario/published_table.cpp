@@ -1,0 +1,137 @@
+// The published numbers a scenario reproduces, beside the model's (mean over seeds, with the
+// seeds' range) and the error of each; then each metric's After-vs-Before change, published and
+// modelled. Nothing here fits anything: it only reports.
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <ostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace encbench::scenario {
+namespace {
+
+struct MetricLabel {
+  const char* key;
+  const char* label;
+};
+
+constexpr MetricLabel kMetrics[] = {
+    {"request_throughput", "Request throughput (req/s)"},
+    {"duration", "Benchmark duration (s)"},
+    {"total_input_tokens", "Total input tokens"},
+    {"total_output_tokens", "Total generated tokens"},
+    {"output_throughput", "Output token throughput (tok/s)"},
+    {"max_output_tokens_per_s", "Peak output token throughput (tok/s)"},
+    {"max_concurrent_requests", "Peak concurrent requests"},
+    {"mean_ttft_ms", "Mean TTFT (ms)"},
+    {"median_ttft_ms", "Median TTFT (ms)"},
+    {"p99_ttft_ms", "P99 TTFT (ms)"},
+    {"mean_tpot_ms", "Mean TPOT (ms)"},
+    {"median_tpot_ms", "Median TPOT (ms)"},
+    {"p99_tpot_ms", "P99 TPOT (ms)"},
+    {"mean_itl_ms", "Mean ITL (ms)"},
+    {"median_itl_ms", "Median ITL (ms)"},
+    {"p99_itl_ms", "P99 ITL (ms)"},
+};
+
+std::string num(double v) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(std::fabs(v) >= 100 ? 0 : 2) << v;
+  return s.str();
+}
+
+std::string pct(double v) {
+  std::ostringstream s;
+  s << std::showpos << std::fixed << std::setprecision(1) << v << " %";
+  return s.str();
+}
+
+struct Modelled {
+  double mean = 0, lo = 0, hi = 0;
+};
+
+Modelled model_value(const std::vector<nlohmann::json>& seeds, const std::string& key) {
+  Modelled m{0, INFINITY, -INFINITY};
+  for (const auto& s : seeds) {
+    const double v = s.value(key, 0.0);
+    m.mean += v;
+    m.lo = std::min(m.lo, v);
+    m.hi = std::max(m.hi, v);
+  }
+  if (!seeds.empty()) m.mean /= static_cast<double>(seeds.size());
+  return m;
+}
+
+nlohmann::json side_json(double published, const Modelled& m) {
+  return {{"published", published}, {"model", m.mean}, {"model_min", m.lo}, {"model_max", m.hi},
+          {"error_pct", 100.0 * (m.mean / published - 1.0)}};
+}
+
+}  // namespace
+
+nlohmann::json print_published_comparison(std::ostream& out, const nlohmann::json& published,
+                                          const std::vector<std::string>& presets,
+                                          const std::vector<std::vector<nlohmann::json>>& per_seed) {
+  const nlohmann::json before = published.value("before", nlohmann::json::object());
+  const nlohmann::json after = published.value("after", nlohmann::json::object());
+  const std::string role = published.value("role", std::string("prediction"));
+  out << "\nPublished vs model (" << published.value("source", std::string("no source given")) << "; role: " << role
+      << (role == "calibration" ? ", the model was fitted to these" : ", not fitted to these") << ")\n";
+  out << "| Metric                               | Before pub. | model      | seeds range       | error    "
+         "| After pub. | model      | error    |\n";
+  nlohmann::json rows = nlohmann::json::array();
+  for (const MetricLabel& metric : kMetrics) {
+    const bool has_before = before.contains(metric.key), has_after = after.contains(metric.key);
+    if (!has_before && !has_after) continue;
+    nlohmann::json row = {{"metric", metric.key}};
+    std::ostringstream line;
+    line << "| " << std::left << std::setw(36) << metric.label << " | " << std::right;
+    if (has_before) {
+      const double p = before[metric.key].get<double>();
+      const Modelled m = model_value(per_seed[0], metric.key);
+      row["before"] = side_json(p, m);
+      line << std::setw(11) << num(p) << " | " << std::setw(10) << num(m.mean) << " | " << std::setw(17)
+           << (num(m.lo) + "-" + num(m.hi)) << " | " << std::setw(8) << pct(100.0 * (m.mean / p - 1.0)) << " | ";
+    } else {
+      line << std::setw(11) << "" << " | " << std::setw(10) << "" << " | " << std::setw(17) << "" << " | "
+           << std::setw(8) << "" << " | ";
+    }
+    if (has_after && per_seed.size() > 1) {
+      const double p = after[metric.key].get<double>();
+      const Modelled m = model_value(per_seed[1], metric.key);
+      row["after"] = side_json(p, m);
+      line << std::setw(10) << num(p) << " | " << std::setw(10) << num(m.mean) << " | " << std::setw(8)
+           << pct(100.0 * (m.mean / p - 1.0)) << " |";
+    }
+    if (has_before && has_after && per_seed.size() > 1) {
+      const double pb = before[metric.key].get<double>(), pa = after[metric.key].get<double>();
+      const double mb = model_value(per_seed[0], metric.key).mean, ma = model_value(per_seed[1], metric.key).mean;
+      const double published_change = 100.0 * (pa / pb - 1.0), model_change = 100.0 * (ma / mb - 1.0);
+      row["change"] = {{"published_pct", published_change}, {"model_pct", model_change},
+                       {"difference_points", model_change - published_change}};
+    }
+    rows.push_back(row);
+    out << line.str() << "\n";
+  }
+  out << "\nChange " << presets[1] << " vs " << presets[0] << " (After vs Before)\n";
+  out << "| Metric                               | published | model     | difference |\n";
+  for (const auto& row : rows) {
+    if (!row.contains("change")) continue;
+    const nlohmann::json& c = row["change"];
+    std::string label = row["metric"].get<std::string>();
+    for (const MetricLabel& metric : kMetrics)
+      if (label == metric.key) label = metric.label;
+    std::ostringstream diff;
+    diff << std::showpos << std::fixed << std::setprecision(1) << c["difference_points"].get<double>() << " pts";
+    out << "| " << std::left << std::setw(36) << label << " | " << std::right << std::setw(9)
+        << pct(c["published_pct"].get<double>()) << " | " << std::setw(9) << pct(c["model_pct"].get<double>())
+        << " | " << std::setw(10) << diff.str() << " |\n";
+  }
+  return {{"source", published.value("source", std::string())}, {"role", role}, {"rows", rows}};
+}
+
+}  // namespace encbench::scenario

@@ -1,0 +1,346 @@
+// `encbench run --clock virtual`: both arms through the virtual-time loop (virtual_loop.hpp) for
+// each seed, then the same Before/After comparison as the live loop, and the published numbers of
+// the scenario beside the model's with their errors.
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <map>
+#include <ostream>
+#include <sstream>
+
+#include "harness/client/bench.hpp"
+#include "harness/client/dataset.hpp"
+#include "harness/client/request_builder.hpp"
+#include "harness/server/openai_request.hpp"
+#include "harness/client/metrics.hpp"
+#include "harness/client/schedule.hpp"
+#include "harness/core/error.hpp"
+#include "harness/core/result_json.hpp"
+#include "harness/device/sim_profile.hpp"
+#include "harness/encoder/model_config.hpp"
+#include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/virtual_loop.hpp"
+#include "harness/scenario/workload.hpp"
+#include "harness/server/lm_roofline.hpp"
+#include "harness/server/serve_command.hpp"
+#include "harness/server/serving_model.hpp"
+#include "harness/server/vision_geometry.hpp"
+#include "reports/compare.hpp"
+#include "reports/result.hpp"
+#include "reports/tables.hpp"
+
+namespace encbench::scenario {
+namespace {
+
+std::string fixed(double v, int digits) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(digits) << v;
+  return text.str();
+}
+
+// Everything both arms share: the step cost, the scheduler's limits, the geometry.
+struct SharedModel {
+  server::VisionGeometry geometry;
+  server::ServingModel serving;
+  engine::StepCostModel cost;
+  engine::SchedulerConfig scheduler;
+  std::string description;
+};
+
+SharedModel build_shared_model(const ClosedLoopOptions& o) {
+  SharedModel m;
+  m.geometry = server::vision_geometry_for(o.model);
+  if (!o.serving_model.empty()) m.serving = server::load_serving_model(o.serving_model);
+  server::apply_overrides(m.serving, o.model_set);
+  const std::filesystem::path profiles =
+      o.profiles_dir.empty() ? device::default_profiles_dir() : o.profiles_dir;
+  const device::SimProfile profile = device::load_sim_profile(o.device.substr(4), profiles);
+  const std::filesystem::path model_file = encoder::find_model_file(o.model);
+  server::LanguageModelDims dims;
+  require(server::read_language_model(read_json_file(model_file), model_file.string(), dims),
+          "--clock virtual needs a model preset with a language_model block; " + model_file.string() + " has none");
+  m.cost = server::step_cost_model(m.serving, dims, profile, o.async_scheduling);
+  m.scheduler.max_num_seqs = o.max_num_seqs;
+  m.scheduler.max_num_batched_tokens = o.max_num_batched_tokens;
+  // vLLM: encoder compute budget = cache size = max(max_num_batched_tokens, the largest item).
+  const auto side = static_cast<std::int64_t>(std::sqrt(static_cast<double>(m.geometry.max_pixels)));
+  const std::int64_t largest =
+      server::image_token_count(m.geometry, server::image_grid(m.geometry, side, side));
+  m.scheduler.encoder_budget_tokens = o.max_num_encoder_input_tokens > 0
+                                          ? o.max_num_encoder_input_tokens
+                                          : std::max(o.max_num_batched_tokens, largest);
+  m.scheduler.kv_capacity_tokens = server::kv_capacity_tokens(m.serving, dims);
+  m.description = m.cost.source + "; KV cache " +
+                  (m.scheduler.kv_capacity_tokens > 0 ? std::to_string(m.scheduler.kv_capacity_tokens) + " tokens"
+                                                       : std::string("unlimited")) +
+                  "; encoder budget " + std::to_string(m.scheduler.encoder_budget_tokens) + " tokens/step";
+  return m;
+}
+
+// The fixed sample: the very requests the live client would send (the same generated dataset,
+// loaded, shuffled and built by the client's code), as the live server would parse them.
+std::vector<VirtualRequest> fixed_sample_requests(const ClosedLoopOptions& o, const SharedModel& m,
+                                                  std::uint64_t seed) {
+  client::GenerateConfig gen;
+  gen.layout = "vision-arena-bench";
+  gen.num = static_cast<std::size_t>(o.num_prompts);
+  gen.seed = seed;
+  gen.width = o.image_width;
+  gen.height = o.image_height;
+  gen.image_format = "jpeg";
+  gen.out = o.result_dir / ("vision-arena-" + std::to_string(o.num_prompts) + "-seed" + std::to_string(seed) + ".jsonl");
+  client::generate_dataset(gen);
+  client::DatasetConfig dc;
+  dc.name = "hf";
+  dc.path = gen.out.string();
+  dc.num_prompts = gen.num;
+  dc.seed = seed;
+  dc.output_len = o.output_len;
+  client::RequestOptions ro;
+  ro.model = o.model;
+  ro.ignore_eos = true;
+  const std::vector<client::PreparedRequest> prepared = client::prepare_requests(client::load_dataset(dc).samples, ro);
+  server::RequestOptions parse;
+  parse.served_model_name = o.model;
+  parse.geometry = m.geometry;
+  const std::vector<Nanos> offsets = client::arrival_offsets_ns(prepared.size(), o.request_rate, o.burstiness, seed);
+  std::vector<VirtualRequest> out(prepared.size());
+  for (std::size_t i = 0; i < prepared.size(); ++i) {
+    const server::GenerationRequest g =
+        server::parse_generation_request(server::Endpoint::chat_completions, prepared[i].body, parse);
+    VirtualRequest& r = out[i];
+    r.arrival_ns = offsets[i];
+    r.client_prompt_tokens = prepared[i].prompt_len_client;
+    r.request.prompt_tokens = g.prompt_tokens();
+    r.request.encoder_tokens = g.image_tokens;
+    r.request.image_offset = g.prompt_tokens() - g.image_tokens;  // as the live engine places them
+    for (const server::ImageInput& image : g.images) r.request.images.push_back(image.grid);
+    r.request.output_tokens = g.max_tokens;
+  }
+  return out;
+}
+
+// The requests of one seed, in arrival order (arrivals as vLLM's client draws them).
+std::vector<VirtualRequest> build_requests(const ClosedLoopOptions& o, const SharedModel& m,
+                                           const WorkloadModel* workload, std::uint64_t seed) {
+  if (workload == nullptr) return fixed_sample_requests(o, m, seed);
+  const auto n = static_cast<std::size_t>(o.num_prompts);
+  const std::vector<Nanos> offsets = client::arrival_offsets_ns(n, o.request_rate, o.burstiness, seed);
+  const std::vector<WorkloadRequest> shapes = sample_workload(*workload, n, seed);
+  const std::int64_t template_tokens = workload->template_tokens;
+  std::vector<VirtualRequest> out(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const WorkloadRequest& w = shapes[i];
+    VirtualRequest& r = out[i];
+    r.arrival_ns = offsets[i];
+    r.client_prompt_tokens = w.text_tokens;  // vLLM's client counts the question text only
+    std::int64_t image_tokens = 0;
+    if (w.image_width > 0) {
+      const server::GridTHW grid = server::image_grid(m.geometry, w.image_height, w.image_width);
+      image_tokens = server::image_token_count(m.geometry, grid);
+      r.request.images.push_back(grid);
+    }
+    r.request.encoder_tokens = image_tokens;
+    r.request.prompt_tokens = w.text_tokens + template_tokens + image_tokens;
+    // Content order [text, image]: the image follows the question and the template's opening.
+    r.request.image_offset = template_tokens / 2 + w.text_tokens;
+    r.request.output_tokens = w.output_tokens;
+  }
+  return out;
+}
+
+client::BenchConfig bench_config(const ClosedLoopOptions& o, const std::string& label,
+                                 const std::vector<std::string>& argv) {
+  client::BenchConfig bc;
+  bc.backend = client::Backend::openai_chat;
+  bc.endpoint = "/v1/chat/completions";
+  bc.model = o.model;
+  bc.label = label;
+  bc.dataset.name = "hf";
+  bc.dataset.num_prompts = static_cast<std::size_t>(o.num_prompts);
+  bc.dataset.seed = o.seed;
+  bc.dataset.output_len = o.output_len;
+  bc.request_rate = o.request_rate;
+  bc.burstiness = o.burstiness;
+  bc.seed = o.seed;
+  bc.ignore_eos = o.workload.empty();
+  bc.save_detailed = true;  // per-request samples for the comparison's U test
+  bc.argv = argv;
+  return bc;
+}
+
+struct ArmSeed {
+  std::uint64_t seed = 0;
+  nlohmann::json serving;  // vLLM's result keys (detailed arrays included, in memory only)
+  VirtualEngineCounters engine;
+  std::string block;
+  double wall_s = 0;
+};
+
+nlohmann::json engine_json(const VirtualEngineCounters& c) {
+  return {{"steps", c.steps},
+          {"preemptions", c.preemptions},
+          {"max_running", c.max_running},
+          {"max_waiting", c.max_waiting},
+          {"max_kv_blocks_used", c.max_kv_blocks_used},
+          {"images", c.images},
+          {"encoder_steps", c.encoder_steps},
+          {"encoder_failures", c.encoder_failures},
+          {"encoder_ms", ns_to_ms(c.encoder_ns)},
+          {"encoder_device_busy_ms", ns_to_ms(c.encoder_device_busy_ns)},
+          {"encoder_device_idle_ms", ns_to_ms(c.encoder_device_idle_ns)},
+          {"encoder_syncs", c.encoder_syncs},
+          {"lm_ms", ns_to_ms(c.lm_ns)}};
+}
+
+ArmSeed run_arm_seed(const ClosedLoopOptions& o, const std::string& preset, const std::vector<VirtualRequest>& requests,
+                     const SharedModel& m, const server::EncoderHook& encoder, const std::vector<std::string>& argv,
+                     std::uint64_t seed) {
+  const auto wall_start = std::chrono::steady_clock::now();
+  const VirtualArmResult arm = run_virtual_arm(requests, m.scheduler, m.cost, encoder);
+  client::BenchConfig bc = bench_config(o, preset, argv);
+  client::BenchResult br;
+  br.model_id = o.model;
+  br.api_url = "virtual://" + o.device;
+  br.date = "virtual";
+  br.ignore_eos = bc.ignore_eos;
+  client::MetricsOptions mopts;
+  mopts.percentiles = bc.metric_percentiles;
+  mopts.finite_rate = std::isfinite(o.request_rate);
+  br.metrics = client::calculate_metrics(arm.records, arm.end_ns - arm.start_ns, mopts, arm.start_ns);
+  ArmSeed out;
+  out.seed = seed;
+  std::ostringstream block;
+  client::print_vllm_block(block, bc, br);
+  out.block = block.str();
+  out.serving = client::to_vllm_json(bc, br);
+  out.engine = arm.engine;
+  out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
+  return out;
+}
+
+// What the saved JSON keeps of one arm and seed: the scalar metrics (per-request arrays stay in
+// memory for the comparison only, so the file grows with seeds, not with requests).
+nlohmann::json summary_of(const nlohmann::json& serving) {
+  nlohmann::json s = nlohmann::json::object();
+  for (const auto& [key, value] : serving.items())
+    if (!value.is_array() && !value.is_object()) s[key] = value;
+  return s;
+}
+
+double mean_of(const std::vector<ArmSeed>& seeds, const std::string& key) {
+  double sum = 0;
+  for (const ArmSeed& s : seeds) sum += s.serving.value(key, 0.0);
+  return seeds.empty() ? 0 : sum / static_cast<double>(seeds.size());
+}
+
+std::pair<double, double> range_of(const std::vector<ArmSeed>& seeds, const std::string& key) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (const ArmSeed& s : seeds) {
+    lo = std::min(lo, s.serving.value(key, 0.0));
+    hi = std::max(hi, s.serving.value(key, 0.0));
+  }
+  return {lo, hi};
+}
+
+}  // namespace
+
+// Published numbers beside the model's (published_table.cpp).
+nlohmann::json print_published_comparison(std::ostream& out, const nlohmann::json& published,
+                                          const std::vector<std::string>& presets,
+                                          const std::vector<std::vector<nlohmann::json>>& per_seed);
+
+ClosedLoopRun run_virtual_closed_loop(const ClosedLoopOptions& o, const std::vector<std::string>& argv,
+                                      std::ostream& out, std::ostream& progress) {
+  const std::filesystem::path result_path =
+      o.result_file.empty() ? o.result_dir / ("closed-loop-" + o.name + "-virtual.json") : o.result_file;
+  std::error_code ec;
+  if (!result_path.parent_path().empty()) std::filesystem::create_directories(result_path.parent_path(), ec);
+  require(!ec, "cannot create directory " + result_path.parent_path().string() + " for the results: " + ec.message());
+  const SharedModel shared = build_shared_model(o);
+  std::optional<WorkloadModel> workload;
+  if (!o.workload.empty()) workload = load_workload(o.workload);
+  progress << "[run] virtual clock: " << o.model << " on " << o.device << ", " << shared.description << std::endl;
+  // One encoder per arm (the live server's hook, on the virtual clock), reused across seeds.
+  std::vector<server::EncoderHook> encoders;
+  for (const std::string& preset : o.presets) {
+    server::ServeOptions so;
+    so.model = o.model;
+    so.device = o.device;
+    if (!o.profiles_dir.empty()) so.profiles_dir = o.profiles_dir;
+    so.encoder_preset = preset;
+    so.encoder_mlp = o.encoder_mlp;
+    so.seed = o.seed;
+    so.encoder_virtual_clock = true;
+    so.encoder_dispatch_us = shared.serving.encoder_dispatch_us_per_op.value;
+    so.encoder_host_ms_per_step = shared.serving.encoder_host_ms_per_step.value;
+    encoders.push_back(server::make_real_encoder_with_idle(so).hook);
+  }
+  std::vector<std::vector<ArmSeed>> by_arm(o.presets.size());
+  for (int s = 0; s < o.seeds; ++s) {
+    const std::uint64_t seed = o.seed + static_cast<std::uint64_t>(s);
+    const std::vector<VirtualRequest> requests = build_requests(o, shared, workload ? &*workload : nullptr, seed);
+    for (std::size_t a = 0; a < o.presets.size(); ++a) {
+      ArmSeed arm = run_arm_seed(o, o.presets[a], requests, shared, encoders[a], argv, seed);
+      progress << "[run] seed " << seed << " (" << s + 1 << "/" << o.seeds << "), " << o.presets[a] << ": "
+               << arm.serving.value("completed", 0) << " completed, mean TTFT "
+               << fixed(arm.serving.value("mean_ttft_ms", 0.0), 1) << " ms, " << fixed(arm.serving.value("request_throughput", 0.0), 2)
+               << " req/s (virtual), " << fixed(arm.wall_s, 2) << " s wall" << std::endl;
+      by_arm[a].push_back(std::move(arm));
+    }
+  }
+  // Pooled comparison over the seeds, as the live loop pools its rounds.
+  std::vector<reports::RunResult> pooled;
+  for (std::size_t a = 0; a < by_arm.size(); ++a) {
+    std::vector<reports::RunResult> runs;
+    for (const ArmSeed& r : by_arm[a])
+      runs.push_back(reports::parse_result(r.serving, o.presets[a] + " seed " + std::to_string(r.seed)));
+    pooled.push_back(runs.size() == 1 ? runs.front() : reports::merge_runs(runs));
+  }
+  const reports::Comparison comparison = reports::compare_runs(pooled[0], pooled[1], reports::default_gate());
+  for (std::size_t a = 0; a < by_arm.size(); ++a)
+    out << "\n[" << o.presets[a] << ", seed " << by_arm[a].front().seed << " of " << o.seeds << "]\n" << by_arm[a].front().block;
+  out << "\nClosed loop (VIRTUAL clock: modelled device, no HTTP): " << o.presets[0] << " (Before) vs " << o.presets[1]
+      << " (After), " << o.model << " on " << o.device << ", " << o.seeds << " seed(s) of " << o.num_prompts
+      << " requests per arm, pooled\n";
+  out << reports::render_terminal(comparison);
+  std::vector<std::vector<nlohmann::json>> per_seed(by_arm.size());
+  for (std::size_t a = 0; a < by_arm.size(); ++a)
+    for (const ArmSeed& r : by_arm[a]) per_seed[a].push_back(r.serving);
+  nlohmann::json published_json;
+  if (!o.published.is_null()) published_json = print_published_comparison(out, o.published, o.presets, per_seed);
+
+  nlohmann::json arms = nlohmann::json::array();
+  for (std::size_t a = 0; a < by_arm.size(); ++a) {
+    nlohmann::json seeds = nlohmann::json::array();
+    for (const ArmSeed& r : by_arm[a])
+      seeds.push_back({{"seed", r.seed}, {"serving", summary_of(r.serving)}, {"engine", engine_json(r.engine)},
+                       {"wall_s", r.wall_s}});
+    nlohmann::json spread = nlohmann::json::object();
+    for (const char* key : {"request_throughput", "duration", "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms",
+                            "mean_tpot_ms", "mean_itl_ms", "max_concurrent_requests"}) {
+      const auto [lo, hi] = range_of(by_arm[a], key);
+      spread[key] = {{"mean", mean_of(by_arm[a], key)}, {"min", lo}, {"max", hi}};
+    }
+    arms.push_back({{"preset", o.presets[a]}, {"seeds", seeds}, {"across_seeds", spread}});
+  }
+  nlohmann::json doc = make_result_envelope("encbench-closed-loop", 3, argv, o.device);
+  doc["clock"] = "virtual";
+  doc["scenario"] = to_json(o);
+  doc["model"] = {{"description", shared.description}, {"serving_model", server::to_json(shared.serving)},
+                  {"workload", workload ? to_json(*workload) : nlohmann::json(nullptr)}};
+  doc["arms"] = arms;
+  doc["verdict_valid"] = true;
+  doc["invalid_reasons"] = nlohmann::json::array();
+  doc["comparison"] = reports::to_json(comparison);
+  if (!published_json.is_null()) doc["published_comparison"] = published_json;
+  ClosedLoopRun run;
+  run.result_path = result_path;
+  write_json_file(result_path, doc);
+  progress << "[run] wrote " << result_path.string() << std::endl;
+  run.result = std::move(doc);
+  return run;
+}
+
+}  // namespace encbench::scenario

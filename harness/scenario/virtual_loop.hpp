@@ -1,0 +1,58 @@
+#pragma once
+// The closed loop in virtual time: arrivals, vLLM's scheduler (harness/engine, the same one the
+// live server runs), the encoder on the virtual-clock sim device (the server's own encoder hook)
+// and the step cost model as one discrete-event simulation. No HTTP, no threads, no sleeping:
+// bit-reproducible, and what the client would have observed is written as the serving client's
+// own RequestRecords, so vLLM's metric definitions (client/metrics.cpp) are computed by the same
+// code as for a live run.
+//
+// Time: the engine is busy from a step's start to start + encoder time + LM step time; tokens
+// of the step reach the client at its end; a request arriving while a step runs waits for the
+// next step (vLLM's engine core loop).
+#include <cstdint>
+#include <vector>
+
+#include "harness/client/records.hpp"
+#include "harness/core/clock.hpp"
+#include "harness/engine/scheduler.hpp"
+#include "harness/engine/step_cost.hpp"
+#include "harness/server/engine.hpp"
+
+namespace encbench::scenario {
+
+struct VirtualRequest {
+  Nanos arrival_ns = 0;               // offset from the start
+  std::int64_t client_prompt_tokens = 0;  // what the client counts (vLLM: text only)
+  engine::SchedRequest request;       // what the engine schedules
+};
+
+struct VirtualEngineCounters {
+  std::int64_t steps = 0;
+  std::int64_t preemptions = 0;
+  std::int64_t max_running = 0;
+  std::int64_t max_waiting = 0;
+  std::int64_t max_kv_blocks_used = 0;
+  std::int64_t images = 0;
+  std::int64_t encoder_steps = 0;
+  std::int64_t encoder_syncs = 0;
+  std::int64_t encoder_failures = 0;
+  Nanos encoder_ns = 0;               // virtual encoder time (forwards + host pre-processing)
+  Nanos encoder_device_busy_ns = 0;
+  Nanos encoder_device_idle_ns = 0;
+  Nanos lm_ns = 0;                    // modelled LM step time
+};
+
+struct VirtualArmResult {
+  std::vector<client::RequestRecord> records;  // request order; times on the virtual clock
+  Nanos start_ns = 0;
+  Nanos end_ns = 0;                            // last token
+  VirtualEngineCounters engine;
+};
+
+// Runs every request to completion. The encoder hook must run on a virtual clock (it reports
+// virtual_forward_ns); requests are in arrival order. Throws InvalidInput for a request the
+// scheduler can never run.
+VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, const engine::SchedulerConfig& scheduler,
+                                 const engine::StepCostModel& cost, const server::EncoderHook& encoder);
+
+}  // namespace encbench::scenario

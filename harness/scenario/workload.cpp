@@ -1,0 +1,208 @@
+#include "harness/scenario/workload.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+#include <set>
+
+#include "harness/core/error.hpp"
+#include "harness/core/result_json.hpp"
+
+namespace encbench::scenario {
+namespace {
+
+std::uint64_t mix64(std::uint64_t x) {  // splitmix64 finaliser
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+// A uniform in (0, 1) from (seed, request, stream): independent draws per quantity.
+double uniform(std::uint64_t seed, std::uint64_t index, std::uint64_t stream) {
+  const std::uint64_t bits = mix64(mix64(seed ^ mix64(index)) ^ (stream * 0x2545f4914f6cdd1dull));
+  return (static_cast<double>(bits >> 11) + 0.5) * 0x1.0p-53;
+}
+
+double standard_normal(std::uint64_t seed, std::uint64_t index, std::uint64_t stream) {
+  // Box-Muller on two independent uniforms (no library distribution: identical on every stdlib).
+  const double u1 = uniform(seed, index, stream), u2 = uniform(seed, index, stream + 1000);
+  return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+}
+
+double draw(const ScalarDistribution& d, std::uint64_t seed, std::uint64_t index, std::uint64_t stream) {
+  if (d.kind == ScalarDistribution::Kind::empirical) {
+    const auto pick = static_cast<std::size_t>(uniform(seed, index, stream) * static_cast<double>(d.values.size()));
+    return d.values[std::min(pick, d.values.size() - 1)];
+  }
+  // mean = exp(mu + sigma^2 / 2)
+  const double mu = std::log(d.mean) - 0.5 * d.sigma * d.sigma;
+  return std::clamp(std::exp(mu + d.sigma * standard_normal(seed, index, stream)), d.min, d.max);
+}
+
+template <typename T>
+T get(const nlohmann::json& obj, const char* key, const std::string& where) {
+  const auto it = obj.find(key);
+  require(it != obj.end(), where + ": missing \"" + key + "\"");
+  try {
+    return it->get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw InvalidInput(where + ": \"" + key + "\" has the wrong type (" + it->dump() + ")");
+  }
+}
+
+ScalarDistribution parse_distribution(const nlohmann::json& j, const std::string& where) {
+  require(j.is_object(), where + " must be an object with a \"distribution\"");
+  ScalarDistribution d;
+  const std::string kind = get<std::string>(j, "distribution", where);
+  d.source = j.value("source", std::string());
+  if (kind == "empirical") {
+    d.kind = ScalarDistribution::Kind::empirical;
+    d.values = get<std::vector<double>>(j, "values", where);
+    require(!d.values.empty(), where + ": an empirical distribution needs at least one value (it has no mass)");
+    for (double v : d.values) require(std::isfinite(v) && v > 0, where + ": values must be positive numbers");
+    return d;
+  }
+  require(kind == "lognormal", where + ": distribution must be lognormal or empirical, got '" + kind + "'");
+  d.mean = get<double>(j, "mean", where);
+  d.sigma = get<double>(j, "sigma", where);
+  d.min = j.contains("min") ? get<double>(j, "min", where) : 0.0;
+  d.max = j.contains("max") ? get<double>(j, "max", where) : 1e18;
+  require(std::isfinite(d.mean) && d.mean > 0, where + ": mean must be positive");
+  require(std::isfinite(d.sigma) && d.sigma >= 0 && d.sigma <= 5, where + ": sigma must be in [0, 5]");
+  require(d.min >= 0 && d.max >= d.min && d.max > 0, where + ": need 0 <= min <= max, max > 0");
+  return d;
+}
+
+nlohmann::json distribution_json(const ScalarDistribution& d) {
+  if (d.kind == ScalarDistribution::Kind::empirical)
+    return {{"distribution", "empirical"}, {"values", d.values}, {"source", d.source}};
+  return {{"distribution", "lognormal"}, {"mean", d.mean}, {"sigma", d.sigma}, {"min", d.min}, {"max", d.max},
+          {"source", d.source}};
+}
+
+void parse_output(const nlohmann::json& j, WorkloadModel& m, const std::string& where) {
+  require(j.is_object(), where + " must be an object");
+  m.max_output_tokens = get<std::int64_t>(j, "max_tokens", where);
+  require(m.max_output_tokens >= 1 && m.max_output_tokens <= 1'000'000, where + ": max_tokens must be in [1, 1e6]");
+  m.early_stop_probability = j.contains("early_stop_probability") ? get<double>(j, "early_stop_probability", where) : 0;
+  require(m.early_stop_probability >= 0 && m.early_stop_probability <= 1,
+          where + ": early_stop_probability must be in [0, 1]");
+}
+
+}  // namespace
+
+WorkloadModel parse_workload(const nlohmann::json& doc, const std::string& origin) {
+  require(doc.is_object(), origin + ": a workload is a JSON object");
+  static const std::set<std::string> known = {"schema", "schema_version", "name", "derivation", "image_pixels",
+                                              "aspect_ratios", "image_sizes", "text_tokens", "output",
+                                              "template_tokens", "images_per_request", "sources"};
+  for (const auto& [key, value] : doc.items())
+    require(known.contains(key), origin + ": unknown key \"" + key +
+                                     "\" (known: image_pixels, aspect_ratios, image_sizes, text_tokens, output, "
+                                     "template_tokens, images_per_request, name, derivation)");
+  if (doc.contains("schema"))
+    require(doc["schema"] == "encbench-workload", origin + ": schema must be \"encbench-workload\"");
+  WorkloadModel m;
+  m.name = doc.value("name", std::string());
+  m.derivation = doc.value("derivation", std::string());
+  if (doc.contains("image_sizes")) {
+    m.image_sizes = get<std::vector<std::pair<std::int64_t, std::int64_t>>>(doc, "image_sizes", origin);
+    require(!m.image_sizes.empty(), origin + ": image_sizes is empty (no mass)");
+    for (const auto& [w, h] : m.image_sizes)
+      require(w >= 1 && h >= 1 && w <= 1'000'000 && h <= 1'000'000, origin + ": image_sizes need sides in [1, 1e6]");
+  } else {
+    m.image_pixels = parse_distribution(doc.value("image_pixels", nlohmann::json()), origin + ": image_pixels");
+    if (doc.contains("aspect_ratios")) {
+      m.aspect_ratios = get<std::vector<std::pair<double, double>>>(doc, "aspect_ratios", origin);
+      double mass = 0;
+      for (const auto& [ratio, weight] : m.aspect_ratios) {
+        require(ratio > 0.005 && ratio < 200 && weight >= 0, origin + ": aspect_ratios need ratio in (0.005, 200), weight >= 0");
+        mass += weight;
+      }
+      require(mass > 0, origin + ": aspect_ratios have no mass");
+    }
+  }
+  m.text_tokens = parse_distribution(doc.value("text_tokens", nlohmann::json()), origin + ": text_tokens");
+  parse_output(doc.value("output", nlohmann::json()), m, origin + ": output");
+  m.template_tokens = doc.value("template_tokens", nlohmann::json(0)).is_object()
+                          ? get<std::int64_t>(doc["template_tokens"], "value", origin + ": template_tokens")
+                          : doc.value("template_tokens", std::int64_t{0});
+  require(m.template_tokens >= 0 && m.template_tokens <= 100000, origin + ": template_tokens must be in [0, 1e5]");
+  m.images_per_request = doc.value("images_per_request", 1);
+  require(m.images_per_request == 0 || m.images_per_request == 1,
+          origin + ": images_per_request must be 0 or 1 (vLLM's vision-arena client sends one)");
+  return m;
+}
+
+WorkloadModel load_workload(const std::filesystem::path& file) {
+  require(std::filesystem::is_regular_file(file), "workload file not found: " + file.string());
+  nlohmann::json doc;
+  try {
+    doc = read_json_file(file);
+  } catch (const std::exception& e) {
+    throw InvalidInput("workload " + file.string() + " does not parse: " + e.what());
+  }
+  WorkloadModel m = parse_workload(doc, file.string());
+  m.path = file;
+  if (m.name.empty()) m.name = file.stem().string();
+  return m;
+}
+
+nlohmann::json to_json(const WorkloadModel& m) {
+  nlohmann::json j = {{"schema", "encbench-workload"}, {"schema_version", 1}, {"name", m.name},
+                      {"derivation", m.derivation}, {"text_tokens", distribution_json(m.text_tokens)},
+                      {"output", {{"max_tokens", m.max_output_tokens}, {"early_stop_probability", m.early_stop_probability}}},
+                      {"template_tokens", m.template_tokens}, {"images_per_request", m.images_per_request}};
+  if (!m.image_sizes.empty()) {
+    j["image_sizes"] = m.image_sizes;
+  } else {
+    j["image_pixels"] = distribution_json(m.image_pixels);
+    j["aspect_ratios"] = m.aspect_ratios;
+  }
+  return j;
+}
+
+double nominal_mean(const ScalarDistribution& d) {
+  if (d.kind == ScalarDistribution::Kind::lognormal) return d.mean;
+  double sum = 0;
+  for (double v : d.values) sum += v;
+  return d.values.empty() ? 0 : sum / static_cast<double>(d.values.size());
+}
+
+std::vector<WorkloadRequest> sample_workload(const WorkloadModel& m, std::size_t count, std::uint64_t seed) {
+  // Draw streams: 1 text, 3 pixels, 5 aspect, 7 output decision, 9 output length, 11 image size.
+  double aspect_mass = 0;
+  for (const auto& [ratio, weight] : m.aspect_ratios) aspect_mass += weight;
+  std::vector<WorkloadRequest> out(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    WorkloadRequest& r = out[i];
+    r.text_tokens = std::max<std::int64_t>(1, std::llround(draw(m.text_tokens, seed, i, 1)));
+    if (m.images_per_request > 0) {
+      if (!m.image_sizes.empty()) {
+        const auto pick = static_cast<std::size_t>(uniform(seed, i, 11) * static_cast<double>(m.image_sizes.size()));
+        const auto& [w, h] = m.image_sizes[std::min(pick, m.image_sizes.size() - 1)];
+        r.image_width = w;
+        r.image_height = h;
+      } else {
+        const double pixels = draw(m.image_pixels, seed, i, 3);
+        double u = uniform(seed, i, 5) * aspect_mass, ratio = m.aspect_ratios.back().first;
+        for (const auto& [candidate, weight] : m.aspect_ratios) {
+          if (u < weight) {
+            ratio = candidate;
+            break;
+          }
+          u -= weight;
+        }
+        r.image_width = std::max<std::int64_t>(1, std::llround(std::sqrt(pixels * ratio)));
+        r.image_height = std::max<std::int64_t>(1, std::llround(std::sqrt(pixels / ratio)));
+      }
+    }
+    r.output_tokens = m.max_output_tokens;
+    if (m.max_output_tokens > 1 && uniform(seed, i, 7) < m.early_stop_probability)
+      r.output_tokens = 1 + static_cast<std::int64_t>(uniform(seed, i, 9) * static_cast<double>(m.max_output_tokens - 1));
+  }
+  return out;
+}
+
+}  // namespace encbench::scenario

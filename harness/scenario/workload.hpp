@@ -1,0 +1,59 @@
+#pragma once
+// What a benchmark's requests look like, as a distribution file (scenarios/workloads/*.json,
+// schema "encbench-workload"): image sizes, text prompt tokens, output lengths, chat-template
+// tokens, each with its derivation. Two forms per quantity:
+//   {"distribution": "lognormal", "mean": M, "sigma": S, "min": a, "max": b}  (clamped draws)
+//   {"distribution": "empirical", "values": [...]}                          (uniform resampling)
+// Image sizes are either "image_pixels" (lognormal or empirical pixel counts) with "aspect_ratios"
+// ([[width/height, weight], ...]), or "image_sizes" ([[width, height], ...], empirical) as
+// `encbench dataset stats` writes them from a user's own rows.
+// Sampling is deterministic in (file, seed, request index): both arms of an A/B see the same
+// requests, and a request's draws do not depend on how many requests were drawn.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace encbench::scenario {
+
+struct ScalarDistribution {
+  enum class Kind { lognormal, empirical } kind = Kind::lognormal;
+  double mean = 1, sigma = 0, min = 0, max = 1e18;  // lognormal: mean of the distribution itself
+  std::vector<double> values;                        // empirical
+  std::string source;
+};
+
+struct WorkloadModel {
+  std::string name;
+  std::filesystem::path path;
+  std::string derivation;
+  ScalarDistribution image_pixels;                     // used when image_sizes is empty
+  std::vector<std::pair<double, double>> aspect_ratios{{4.0 / 3.0, 1.0}};  // (w/h, weight)
+  std::vector<std::pair<std::int64_t, std::int64_t>> image_sizes;          // (w, h), empirical
+  ScalarDistribution text_tokens;
+  std::int64_t max_output_tokens = 128;                // max_completion_tokens sent
+  double early_stop_probability = 0;                   // EOS before the cap, length uniform in [1, cap)
+  std::int64_t template_tokens = 0;                    // chat template + vision start/end
+  int images_per_request = 1;
+};
+
+struct WorkloadRequest {
+  std::int64_t text_tokens = 0;
+  std::int64_t image_width = 0, image_height = 0;  // 0: no image
+  std::int64_t output_tokens = 0;                 // generated before EOS or the cap
+};
+
+// Throws InvalidInput naming the file and key (unknown key, no mass, bad range).
+WorkloadModel load_workload(const std::filesystem::path& file);
+WorkloadModel parse_workload(const nlohmann::json& doc, const std::string& origin);
+nlohmann::json to_json(const WorkloadModel& model);
+
+std::vector<WorkloadRequest> sample_workload(const WorkloadModel& model, std::size_t count, std::uint64_t seed);
+
+// Mean of the distribution (lognormal: its mean after clamping is not computed; the parameter).
+double nominal_mean(const ScalarDistribution& d);
+
+}  // namespace encbench::scenario

@@ -1,0 +1,63 @@
+#pragma once
+// The serving model's coefficients as data (scenarios/serving/*.json), each with its source: a
+// datasheet, a config file, a published measurement, or a fit on a declared calibration set by
+// scripts/fit-seeds.py. From them and a model preset's language_model block on a sim profile:
+//
+//   LM step (device)  = fixed_ms + weight_bytes / (bw * achieved_bandwidth_fraction)
+//                     + per_seq_ms * sequences
+//                     + prefill_tokens * flops_per_token / (peak * achieved_flops_fraction)
+//                     + context_tokens * kv_bytes_per_token / (bw * achieved_bandwidth_fraction)
+//   engine-core host  = host_base_ms + host_per_seq_ms * sequences  (overlaps the device step
+//                       with async scheduling, adds to it without; engine/step_cost.hpp)
+//   encoder step      = the real encoder path on the virtual-clock sim device, each op's host
+//                       dispatch = encoder_dispatch_us_per_op (the eager framework's cost the PRs
+//                       fought), D2H round trips from the device profile, plus
+//                       encoder_host_ms_per_step of host pre-processing (pixel values, position
+//                       ids, cu_seqlens) once per encoder step
+//   KV capacity       = (device_memory_gib * gpu_memory_utilization - reserved_gib) / KV bytes per token
+#include <filesystem>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/device/sim_profile.hpp"
+#include "harness/engine/step_cost.hpp"
+#include "harness/server/lm_roofline.hpp"
+
+namespace encbench::server {
+
+struct SourcedValue {
+  double value = 0;
+  std::string source;
+};
+
+struct ServingModel {
+  std::string name;
+  std::filesystem::path path;
+  SourcedValue achieved_flops_fraction{1.0, "roofline: 100 % of the profile's peak"};
+  SourcedValue achieved_bandwidth_fraction{1.0, "roofline: 100 % of the profile's bandwidth"};
+  SourcedValue lm_fixed_ms{2.0, "estimate: launches and sampling"};
+  SourcedValue lm_per_seq_ms{0, "none"};
+  SourcedValue host_base_ms{0, "none"};
+  SourcedValue host_per_seq_ms{0, "none"};
+  SourcedValue encoder_dispatch_us_per_op{0, "none"};
+  SourcedValue encoder_host_ms_per_step{0, "none"};
+  SourcedValue device_memory_gib{0, "0: unlimited KV cache"};
+  SourcedValue gpu_memory_utilization{0.9, "vLLM default --gpu-memory-utilization"};
+  SourcedValue reserved_gib{0, "none"};
+};
+
+// Reads a serving-model file; keys absent keep the defaults above. Throws InvalidInput naming the
+// file and key for an unknown key, a value that is not a number, or one outside its range.
+ServingModel load_serving_model(const std::filesystem::path& file);
+ServingModel parse_serving_model(const nlohmann::json& doc, const std::string& origin);
+nlohmann::json to_json(const ServingModel& model);
+// "name=value,name=value" overrides (the fit script's way in); throws InvalidInput naming the key.
+void apply_overrides(ServingModel& model, const std::string& overrides);
+
+engine::StepCostModel step_cost_model(const ServingModel& model, const LanguageModelDims& dims,
+                                      const device::SimProfile& profile, bool async_scheduling);
+// 0 when device_memory_gib is 0 (unlimited). Throws InvalidInput when nothing is left for KV.
+std::int64_t kv_capacity_tokens(const ServingModel& model, const LanguageModelDims& dims);
+
+}  // namespace encbench::server

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""Fits the serving model's free coefficients to the calibration set, and nothing else.
+
+Calibration set: the #7104 Before and After tables (scenarios/seeds/pr7104.json, "role":
+"calibration"). Every other published table (scenarios/seeds/*.json with "role": "prediction") is
+a prediction: this script never reads them.
+
+Free coefficients (log-space Nelder-Mead): achieved_flops_fraction, host_base_ms, host_per_seq_ms,
+encoder_dispatch_us_per_op. The others keep the values and sources in the serving-model file.
+Loss: squared log errors of throughput, duration, mean and median TTFT, mean TPOT and peak
+concurrency on both arms (concurrency at half weight), plus the After-vs-Before change of mean TTFT
+(2 points off costs as much as a 10 % error). Each evaluation is one
+`encbench run --clock virtual --scenario ... --model-set ...` (virtual time: deterministic).
+
+  scripts/fit-seeds.py [--encbench build/harness/cli/encbench] [--seeds 2] [--max-evals 60] [--write]
+
+--write stores the fitted values, with their source, in the serving-model file.
+"""
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+
+FREE = ["achieved_flops_fraction", "host_base_ms", "host_per_seq_ms", "encoder_dispatch_us_per_op"]
+BOUNDS = {"achieved_flops_fraction": (0.02, 1.0), "host_base_ms": (0.0, 500.0),
+          "host_per_seq_ms": (0.0, 20.0), "encoder_dispatch_us_per_op": (0.0, 2000.0)}
+WEIGHTS = {"request_throughput": 1.0, "duration": 1.0, "mean_ttft_ms": 1.0, "median_ttft_ms": 1.0,
+           "mean_tpot_ms": 1.0, "max_concurrent_requests": 0.5}
+FLOOR = {"host_base_ms": 0.01, "host_per_seq_ms": 0.001, "encoder_dispatch_us_per_op": 0.1}
+
+
+def run_model(args, values):
+    model_set = ",".join(f"{k}={v:.6g}" for k, v in values.items())
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "r.json")
+        cmd = [args.encbench, "run", "--scenario", args.scenario, "--seeds", str(args.seeds),
+               "--model-set", model_set, "--result", out, "--result-dir", tmp]
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        with open(out) as f:
+            return json.load(f)
+
+
+def loss_of(doc):
+    rows = {r["metric"]: r for r in doc["published_comparison"]["rows"]}
+    loss = 0.0
+    for metric, w in WEIGHTS.items():
+        for side in ("before", "after"):
+            r = rows[metric][side]
+            loss += w * math.log(max(r["model"], 1e-9) / r["published"]) ** 2
+    change = rows["mean_ttft_ms"]["change"]
+    loss += (0.1 * (change["model_pct"] - change["published_pct"]) / 2.0) ** 2
+    return loss
+
+
+def to_params(x):
+    out = {}
+    for name, v in zip(FREE, x):
+        lo, hi = BOUNDS[name]
+        out[name] = min(hi, max(lo, math.exp(v) - FLOOR.get(name, 0.0)))
+    return out
+
+
+def from_params(values):
+    return [math.log(values[n] + FLOOR.get(n, 0.0)) for n in FREE]
+
+
+def nelder_mead(f, x0, step, max_evals):
+    n = len(x0)
+    simplex = [list(x0)] + [[x0[j] + (step if j == i else 0.0) for j in range(n)] for i in range(n)]
+    scores = [f(x) for x in simplex]
+    evals = n + 1
+    while evals < max_evals:
+        order = sorted(range(n + 1), key=lambda i: scores[i])
+        simplex = [simplex[i] for i in order]
+        scores = [scores[i] for i in order]
+        centroid = [sum(p[j] for p in simplex[:-1]) / n for j in range(n)]
+        worst = simplex[-1]
+        reflect = [c + (c - w) for c, w in zip(centroid, worst)]
+        fr = f(reflect); evals += 1
+        if fr < scores[0]:
+            expand = [c + 2 * (c - w) for c, w in zip(centroid, worst)]
+            fe = f(expand); evals += 1
+            simplex[-1], scores[-1] = (expand, fe) if fe < fr else (reflect, fr)
+        elif fr < scores[-2]:
+            simplex[-1], scores[-1] = reflect, fr
+        else:
+            contract = [c + 0.5 * (w - c) for c, w in zip(centroid, worst)]
+            fc = f(contract); evals += 1
+            if fc < scores[-1]:
+                simplex[-1], scores[-1] = contract, fc
+            else:
+                best = simplex[0]
+                simplex = [best] + [[b + 0.5 * (p[j] - b) for j, b in enumerate(best)] for p in simplex[1:]]
+                scores = [scores[0]] + [f(p) for p in simplex[1:]]
+                evals += n
+    i = min(range(n + 1), key=lambda k: scores[k])
+    return simplex[i], scores[i]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--encbench", default="build/harness/cli/encbench")
+    ap.add_argument("--scenario", default="scenarios/seeds/pr7104.json")
+    ap.add_argument("--seeds", type=int, default=2)
+    ap.add_argument("--max-evals", type=int, default=60)
+    ap.add_argument("--write", action="store_true", help="store the fit in the serving-model file")
+    args = ap.parse_args()
+    with open(args.scenario) as f:
+        scenario = json.load(f)
+    if scenario.get("published", {}).get("role") != "calibration":
+        sys.exit(f"{args.scenario} is not a calibration scenario (published.role != calibration)")
+    model_path = scenario["serving_model"]
+    with open(model_path) as f:
+        serving = json.load(f)
+    start = {n: serving[n]["value"] for n in FREE}
+    history = []
+
+    def objective(x):
+        values = to_params(x)
+        loss = loss_of(run_model(args, values))
+        history.append((loss, values))
+        print(f"[fit] {len(history):3d} loss {loss:.5f} " + " ".join(f"{k}={v:.4g}" for k, v in values.items()),
+              flush=True)
+        return loss
+
+    best_x, best_loss = nelder_mead(objective, from_params(start), 0.5, args.max_evals)
+    best = to_params(best_x)
+    doc = run_model(args, best)
+    print("[fit] best loss %.5f after %d evaluations" % (best_loss, len(history)))
+    for r in doc["published_comparison"]["rows"]:
+        b, a = r.get("before"), r.get("after")
+        if b and a:
+            print(f"  {r['metric']:26s} before {b['published']:10.2f} model {b['model']:10.2f} ({b['error_pct']:+6.1f} %)"
+                  f"  after {a['published']:10.2f} model {a['model']:10.2f} ({a['error_pct']:+6.1f} %)")
+    if args.write:
+        source = (f"fit: scripts/fit-seeds.py --seeds {args.seeds} --max-evals {args.max_evals} on {args.scenario} "
+                  f"(#7104 Before and After only; loss {best_loss:.4f})")
+        for name, value in best.items():
+            serving[name] = {"value": float(f"{value:.4g}"), "source": source}
+        with open(model_path, "w") as f:
+            json.dump(serving, f, indent=2)
+            f.write("\n")
+        print(f"[fit] wrote {model_path}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+// vLLM V1 scheduling rules (vllm/v1/core/sched/scheduler.py, v0.16), each on a case small enough
+// to work out by hand.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "harness/core/error.hpp"
+#include "harness/engine/scheduler.hpp"
+#include "harness/engine/step_cost.hpp"
+
+namespace encbench::engine {
+namespace {
+
+SchedRequest text(std::int64_t prompt, std::int64_t output) {
+  SchedRequest r;
+  r.prompt_tokens = prompt;
+  r.output_tokens = output;
+  return r;
+}
+
+SchedRequest with_image(std::int64_t text_before, std::int64_t image_tokens, std::int64_t after, std::int64_t output) {
+  SchedRequest r;
+  r.prompt_tokens = text_before + image_tokens + after;
+  r.image_offset = text_before;
+  r.encoder_tokens = image_tokens;
+  r.images.push_back({1, 2, image_tokens * 2});  // any grid: the scheduler only carries it
+  r.output_tokens = output;
+  return r;
+}
+
+std::map<RequestId, std::int64_t> tokens_by_id(const StepPlan& plan) {
+  std::map<RequestId, std::int64_t> out;
+  for (const auto& item : plan.items) out[item.id] = item.tokens;
+  return out;
+}
+
+TEST(Scheduler, RunningFirstThenWaitingFcfsWithChunkedPrefill) {
+  Scheduler s({.max_num_seqs = 8, .max_num_batched_tokens = 15});
+  s.add(1, text(10, 4));
+  s.add(2, text(10, 4));
+  s.add(3, text(10, 4));
+  // Step 1: request 1 whole, request 2 chunked to the 5 tokens left, request 3 waits.
+  EXPECT_EQ(tokens_by_id(s.schedule()), (std::map<RequestId, std::int64_t>{{1, 10}, {2, 5}}));
+  auto emitted = s.complete();
+  ASSERT_EQ(emitted.size(), 1u);  // only request 1 finished its prompt: its first token
+  EXPECT_EQ(emitted[0].id, 1u);
+  EXPECT_EQ(emitted[0].index, 0);
+  // Step 2: running first (1 decodes one token, 2 finishes its prompt), then 3 gets the rest (9).
+  const StepPlan& plan = s.schedule();
+  EXPECT_EQ(tokens_by_id(plan), (std::map<RequestId, std::int64_t>{{1, 1}, {2, 5}, {3, 9}}));
+  EXPECT_EQ(plan.decode_tokens, 1);
+  EXPECT_EQ(plan.prefill_tokens, 14);
+  EXPECT_EQ(plan.admitted, std::vector<RequestId>{3});
+}
+
+TEST(Scheduler, SeatsLimitRunningRequests) {
+  Scheduler s({.max_num_seqs = 2, .max_num_batched_tokens = 1000});
+  for (RequestId id = 1; id <= 3; ++id) s.add(id, text(10, 2));
+  EXPECT_EQ(s.schedule().items.size(), 2u);
+  EXPECT_EQ(s.waiting(), 1u);
+  (void)s.complete();
+  EXPECT_EQ(s.schedule().items.size(), 2u);  // the two decodes; no seat for request 3
+  const auto done = s.complete();
+  ASSERT_EQ(done.size(), 2u);
+  EXPECT_TRUE(done[0].finished && done[1].finished);
+  EXPECT_EQ(tokens_by_id(s.schedule()), (std::map<RequestId, std::int64_t>{{3, 10}}));
+}
+
+TEST(Scheduler, EmitsFirstTokenAfterPrefillThenOnePerStepUntilOutputLength) {
+  Scheduler s({.max_num_seqs = 4, .max_num_batched_tokens = 4});
+  s.add(7, text(6, 3));
+  (void)s.schedule();
+  EXPECT_TRUE(s.complete().empty());  // 4 of 6 prompt tokens: nothing yet
+  std::vector<EmittedToken> all;
+  for (int step = 0; step < 3; ++step) {
+    (void)s.schedule();
+    for (const auto& t : s.complete()) all.push_back(t);
+  }
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].index, 0);
+  EXPECT_EQ(all[2].index, 2);
+  EXPECT_FALSE(all[1].finished);
+  EXPECT_TRUE(all[2].finished);
+  EXPECT_FALSE(s.has_work());
+}
+
+TEST(Scheduler, WholeImageEncoderBudgetCutsPrefillBeforeTheImage) {
+  // Encoder budget 1000 per step: the first request's 600-token image fits, the second's does not
+  // fit beside it, so the second prefills only its 10 text tokens before the image.
+  Scheduler s({.max_num_seqs = 8, .max_num_batched_tokens = 5000, .encoder_budget_tokens = 1000});
+  s.add(1, with_image(10, 600, 5, 2));
+  s.add(2, with_image(10, 600, 5, 2));
+  const StepPlan& plan = s.schedule();
+  EXPECT_EQ(tokens_by_id(plan), (std::map<RequestId, std::int64_t>{{1, 615}, {2, 10}}));
+  EXPECT_EQ(plan.encoded, std::vector<RequestId>{1});
+  EXPECT_EQ(plan.encoder_tokens, 600);
+  EXPECT_EQ(plan.grids.size(), 1u);
+  (void)s.complete();
+  EXPECT_EQ(s.encoder_cache_used(), 0);  // request 1 consumed its image in the same step
+  const StepPlan& next = s.schedule();
+  EXPECT_EQ(next.encoded, std::vector<RequestId>{2});
+  EXPECT_EQ(tokens_by_id(next), (std::map<RequestId, std::int64_t>{{1, 1}, {2, 605}}));
+}
+
+TEST(Scheduler, ImageThatCannotStartBlocksLaterWaitingRequestsFcfs) {
+  // Request 1's image starts at its first token: with no encoder room it cannot advance at all,
+  // and FCFS admission stops there (request 2, text only, waits behind it).
+  Scheduler s({.max_num_seqs = 8, .max_num_batched_tokens = 5000, .encoder_budget_tokens = 700});
+  s.add(1, with_image(0, 600, 5, 3));
+  s.add(2, with_image(0, 600, 5, 3));
+  s.add(3, text(20, 3));
+  EXPECT_EQ(tokens_by_id(s.schedule()), (std::map<RequestId, std::int64_t>{{1, 605}}));
+  EXPECT_EQ(s.waiting(), 2u);
+}
+
+TEST(Scheduler, KvCacheFullPreemptsTheLastAdmittedAndItRecomputesPromptAndOutput) {
+  // 4 blocks of 4 tokens. Two requests of 8-token prompts take 2 blocks each; the first decode
+  // needs a third block for request 1, so request 2 (admitted last) is preempted.
+  Scheduler s({.max_num_seqs = 8, .max_num_batched_tokens = 100, .kv_capacity_tokens = 16, .kv_block_tokens = 4});
+  s.add(1, text(8, 3));
+  s.add(2, text(8, 3));
+  EXPECT_EQ(s.schedule().items.size(), 2u);
+  EXPECT_EQ(s.complete().size(), 2u);  // both first tokens
+  EXPECT_EQ(s.kv_blocks_used(), 4);
+  const StepPlan& plan = s.schedule();
+  EXPECT_EQ(plan.preempted, std::vector<RequestId>{2});
+  EXPECT_EQ(tokens_by_id(plan), (std::map<RequestId, std::int64_t>{{1, 1}}));
+  EXPECT_TRUE(plan.admitted.empty());  // no admissions in a step that preempted
+  (void)s.complete();
+  EXPECT_EQ(s.counters().preemptions, 1);
+  // Request 1 decodes to the end; request 2 then resumes with prompt + its 1 generated token.
+  (void)s.schedule();
+  ASSERT_EQ(s.complete().size(), 1u);
+  const StepPlan& resumed = s.schedule();
+  EXPECT_EQ(tokens_by_id(resumed), (std::map<RequestId, std::int64_t>{{2, 9}}));
+  const auto tokens = s.complete();
+  ASSERT_EQ(tokens.size(), 1u);
+  EXPECT_EQ(tokens[0].index, 1);  // its second token, not a second first token
+}
+
+TEST(Scheduler, RemoveFreesBlocksAndEncoderCache) {
+  Scheduler s({.max_num_seqs = 8, .max_num_batched_tokens = 100, .encoder_budget_tokens = 500,
+               .kv_capacity_tokens = 1024, .kv_block_tokens = 16});
+  s.add(1, with_image(10, 400, 5, 2));
+  (void)s.schedule();
+  EXPECT_GT(s.kv_blocks_used(), 0);
+  EXPECT_EQ(s.encoder_cache_used(), 400);  // encoded, prefill (100 tokens) not past it yet
+  EXPECT_TRUE(s.remove(1));
+  EXPECT_TRUE(s.complete().empty());
+  EXPECT_EQ(s.kv_blocks_used(), 0);
+  EXPECT_EQ(s.encoder_cache_used(), 0);
+  EXPECT_FALSE(s.remove(1));
+}
+
+TEST(Scheduler, RefusesRequestsThatCouldNeverRun) {
+  Scheduler s({.max_num_seqs = 8, .max_num_batched_tokens = 100, .encoder_budget_tokens = 100,
+               .kv_capacity_tokens = 256, .kv_block_tokens = 16});
+  EXPECT_THROW(s.add(1, with_image(0, 200, 0, 1)), InvalidInput);  // image over the encoder budget
+  EXPECT_THROW(s.add(2, text(300, 10)), InvalidInput);             // more KV than the cache
+  EXPECT_THROW(Scheduler({.max_num_seqs = 0}), InvalidInput);
+  s.add(3, text(10, 1));
+  EXPECT_THROW(s.add(3, text(10, 1)), InvalidInput);  // duplicate id
+}
+
+TEST(StepCost, AsyncSchedulingOverlapsHostAndDeviceWithoutItTheyAdd) {
+  StepCostModel c{.base_ms = 10, .per_seq_ms = 0, .per_prefill_token_ms = 0.01, .per_context_token_ms = 0,
+                  .host_base_ms = 4, .host_per_seq_ms = 0.5};
+  // device 10 + 100 * 0.01 = 11 ms; host 4 + 8 * 0.5 = 8 ms
+  EXPECT_DOUBLE_EQ(c.step_ms(8, 100, 0), 19.0);
+  c.async_scheduling = true;
+  EXPECT_DOUBLE_EQ(c.step_ms(8, 100, 0), 11.0);
+  EXPECT_DOUBLE_EQ(c.step_ms(40, 0, 0), 24.0);  // host-bound: 4 + 20 > 10
+}
+
+}  // namespace
+}  // namespace encbench::engine
