@@ -1,7 +1,12 @@
 #!/usr/bin/env bash
-# Installs what is missing, builds, and runs encbench's main job on its embedded defaults.
+# Installs what is missing, builds the CLI only, and runs encbench's main job: the seeds' #7104
+# experiment (baseline vs pr7104 on the calibrated serving model, 500 vision-arena prompts at
+# 10 req/s, 3 seeds) in virtual time with the published table beside it, then one scaled-down
+# live-server round of the same arms with its agreement to the virtual clock.
+# Extra arguments go to the first (virtual) run, e.g. --seeds 10.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
-scripts/build.sh build
-exec build/harness/cli/encbench run "$@"
+BUILD_TARGETS=encbench scripts/build.sh build
+build/harness/cli/encbench run --scenario scenarios/seeds/pr7104.json "$@"
+exec build/harness/cli/encbench run --scenario scenarios/main-live.json
