@@ -517,6 +517,8 @@ std::vector<RunResult> with_arms_expanded(const std::vector<RunResult>& runs) {
 
 }  // namespace
 
+const char* html_style() { return kStyle; }
+
 HtmlReport render_html_report(const std::vector<RunResult>& runs, const std::string& title) {
   ReportContent content;
   content.runs = runs;

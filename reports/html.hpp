@@ -64,4 +64,7 @@ HtmlReport render_html_report(const std::vector<RunResult>& runs, const std::str
 // (min..max below 6 samples).
 std::pair<double, double> median_interval(std::vector<double> samples);
 
+// The report's style sheet, for other self-contained pages (the sweep page) to share.
+const char* html_style();
+
 }  // namespace encbench::reports

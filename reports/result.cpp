@@ -648,6 +648,28 @@ RunResult parse_gbench(const json& doc, const std::string& source) {
 // ---------------------------------------------------------------------------------------------
 // closed loop (`encbench run`)
 
+// The virtual clock's encoder figures of one arm, summed over its seeds: deterministic (the names
+// carry "virtual"), so a change of one commit is judged exactly, without noise.
+void add_virtual_engine_metrics(RunResult& r, const json& arm, const std::string& prefix, const std::string& label_prefix) {
+  double busy = 0, idle = 0, syncs = 0, steps = 0;
+  for (const json& seed : arm["seeds"]) {
+    const json engine = seed.value("engine", json::object());
+    busy += engine.value("encoder_device_busy_ms", 0.0);
+    idle += engine.value("encoder_device_idle_ms", 0.0);
+    syncs += engine.value("encoder_syncs", 0.0);
+    steps += engine.value("encoder_steps", 0.0);
+  }
+  const json delta = {{"virtual_encoder_idle_pct", busy + idle > 0 ? 100.0 * idle / (busy + idle) : 0.0},
+                      {"virtual_encoder_busy_ms", busy},
+                      {"syncs_per_forward", steps > 0 ? syncs / steps : 0.0}};
+  add_point_metric(r, delta, "syncs_per_forward", prefix, label_prefix + "Encoder syncs per forward", "",
+                   MetricGroup::exact, Better::lower);
+  add_point_metric(r, delta, "virtual_encoder_idle_pct", prefix, label_prefix + "Encoder device idle, modelled (%)",
+                   "%", MetricGroup::device, Better::lower);
+  add_point_metric(r, delta, "virtual_encoder_busy_ms", prefix, label_prefix + "Encoder device busy, modelled (ms)",
+                   "ms", MetricGroup::device, Better::lower);
+}
+
 RunResult parse_closed_loop(const json& doc, const std::string& source) {
   RunResult r;
   r.kind = ResultKind::closed_loop;
@@ -684,9 +706,11 @@ RunResult parse_closed_loop(const json& doc, const std::string& source) {
     const json& arm = arms[i];
     const std::string what = source + ": arms[" + std::to_string(i) + "]";
     // Version 2 (interleaved rounds): 'rounds', each with its own 'serving', pooled here as a
-    // directory of runs is; version 1: one 'serving'.
-    const bool has_rounds = arm.is_object() && arm.contains("rounds") && arm["rounds"].is_array() &&
-                            !arm["rounds"].empty();
+    // directory of runs is; version 3 (virtual clock): 'seeds', the same shape; version 1: one
+    // 'serving'.
+    const char* repeats = arm.is_object() && arm.contains("seeds") ? "seeds" : "rounds";
+    const bool has_rounds = arm.is_object() && arm.contains(repeats) && arm[repeats].is_array() &&
+                            !arm[repeats].empty();
     require(arm.is_object() && (has_rounds || (arm.contains("serving") && arm["serving"].is_object())),
             what + " needs a 'serving' object or a non-empty 'rounds' list");
     const std::string preset = string_or(arm, "preset", "?");
@@ -698,9 +722,9 @@ RunResult parse_closed_loop(const json& doc, const std::string& source) {
     RunResult serving;
     if (has_rounds) {
       std::vector<RunResult> rounds;
-      for (std::size_t k = 0; k < arm["rounds"].size(); ++k) {
-        const json& round = arm["rounds"][k];
-        const std::string round_what = what + ".rounds[" + std::to_string(k) + "]";
+      for (std::size_t k = 0; k < arm[repeats].size(); ++k) {
+        const json& round = arm[repeats][k];
+        const std::string round_what = what + "." + repeats + "[" + std::to_string(k) + "]";
         require(round.is_object() && round.contains("serving") && round["serving"].is_object(),
                 round_what + " needs a 'serving' object");
         rounds.push_back(parse_serving(round["serving"], round_what + ".serving"));
@@ -714,14 +738,25 @@ RunResult parse_closed_loop(const json& doc, const std::string& source) {
       m.label = label_prefix + m.label;
       r.metrics.push_back(std::move(m));
     }
+    if (std::string_view(repeats) == "seeds") {
+      add_virtual_engine_metrics(r, arm, prefix, label_prefix);
+      continue;
+    }
     const json delta = arm.value("server_engine_delta", json::object());
     auto counter = [&](const char* key, const char* label, const char* unit, MetricGroup group, Better better) {
       add_point_metric(r, delta, key, prefix, label_prefix + label, unit, group, better);
     };
+    // A sim device on the real clock: its busy and idle are modelled durations waited out on this
+    // machine, so their wall-clock values measure the machine's scheduling too (an A/A comparison
+    // of one commit showed idle 5.4 % vs 7.7 %). They are shown, not judged; the virtual clock's
+    // run judges the modelled figures (virtual_* metrics, deterministic).
+    const bool sim_wall_clock = r.identity.device.rfind("sim:", 0) == 0;
+    const MetricGroup device_group = sim_wall_clock ? MetricGroup::info : MetricGroup::device;
+    const Better device_better = sim_wall_clock ? Better::none : Better::lower;
     counter("syncs_per_forward", "Encoder syncs per forward", "", MetricGroup::exact, Better::lower);
-    counter("idle_pct", "Encoder device idle (%)", "%", MetricGroup::device, Better::lower);
-    counter("device_busy_ms", "Encoder device busy (ms)", "ms", MetricGroup::device, Better::lower);
-    counter("encoder_wall_ms", "Encoder wall time (ms)", "ms", MetricGroup::device, Better::lower);
+    counter("idle_pct", "Encoder device idle (%)", "%", device_group, device_better);
+    counter("device_busy_ms", "Encoder device busy (ms)", "ms", device_group, device_better);
+    counter("encoder_wall_ms", "Encoder wall time (ms)", "ms", device_group, device_better);
     counter("encoder_forwards", "Encoder forwards", "", MetricGroup::info, Better::none);
   }
   return r;
@@ -752,8 +787,9 @@ ResultKind detect_kind(const json& doc, const std::string& source) {
 RunResult parse_result(const json& doc, const std::string& source) {
   const ResultKind kind = detect_kind(doc, source);
   if (doc.contains("schema_version") && doc["schema_version"].is_number_integer()) {
-    // encbench-closed-loop/2 added interleaved rounds; every other schema is at version 1.
-    const int newest = string_or(doc, "schema") == "encbench-closed-loop" ? 2 : 1;
+    // encbench-closed-loop/2 added interleaved rounds, /3 the virtual clock's seeds; every other
+    // schema is at version 1.
+    const int newest = string_or(doc, "schema") == "encbench-closed-loop" ? 3 : 1;
     const int version = doc["schema_version"].get<int>();
     require(version >= 1 && version <= newest, source + ": schema_version " + doc["schema_version"].dump() +
                                                    " is not supported (1.." + std::to_string(newest) + " are)");

@@ -6,6 +6,10 @@
 #include "harness/cli/command.hpp"
 #include "harness/core/error.hpp"
 #include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/sweep.hpp"
+
+#include <signal.h>
+#include <sys/signalfd.h>
 
 namespace encbench::cli {
 namespace {
@@ -23,6 +27,12 @@ struct RunFlags {
   std::optional<int> seeds;
   std::optional<bool> async_scheduling;
   std::optional<std::int64_t> max_num_encoder_input_tokens;
+  std::optional<int> max_concurrency;
+  std::string sweep, slo;
+  int capacity_bisections = 7;
+  std::string sweep_html;
+  std::string plot_timeline;
+  std::vector<double> timeline_itl_thresholds;
   bool allow_no_verdict = false;
 };
 
@@ -71,6 +81,24 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
                   "Engine-core host work overlaps the device step (true|false; vLLM >= 0.14 default true)");
   sub->add_option("--max-num-encoder-input-tokens", f.max_num_encoder_input_tokens,
                   "Encoder budget per step (0 = vLLM's max(max-num-batched-tokens, largest image); default 0)");
+  sub->add_option("--max-concurrency", f.max_concurrency,
+                  "Client-side cap on requests in flight (vLLM --max-concurrency; 0 = none)");
+  sub->add_option("--sweep", f.sweep,
+                  "Virtual clock: request-rate=1,2,4,...,inf or max-concurrency=1,8,...: both arms at every load point "
+                  "(--seeds each), the B-vs-A change per point; JSON + HTML curves");
+  sub->add_option("--slo", f.slo,
+                  "Virtual clock: e.g. 'ttft_p99<=2000,tpot_p99<=300' (metrics ttft|tpot|itl|e2el, statistics "
+                  "mean|median|p50|p90|p95|p99): goodput per point, and each arm's capacity (bracket + bisect per seed) "
+                  "with B's gain and its 95 % CI");
+  sub->add_option("--capacity-bisections", f.capacity_bisections, "Bisection steps of the capacity search (default 7)")
+      ->check(CLI::Range(1, 30));
+  sub->add_option("--sweep-html", f.sweep_html, "Where the sweep's HTML page goes (default: beside the result JSON)");
+  sub->add_option("--plot-timeline", f.plot_timeline,
+                  "Virtual clock: write vLLM's per-request timeline (TTFT and ITL bands) with the engine's steps and "
+                  "each request's TTFT broken down (queue, encoder busy/idle by cause, prefill) to this HTML file");
+  sub->add_option("--timeline-itl-thresholds", f.timeline_itl_thresholds,
+                  "ITL colour thresholds of the timeline in ms (default 25,50 as vLLM)")
+      ->delimiter(',');
   sub->add_flag("--allow-no-verdict", f.allow_no_verdict,
                 "Exit 0 even when the guards refuse a verdict (the result JSON still says so and why): for "
                 "harnesses such as scripts/ci-gate.sh that compare the results themselves");
@@ -103,6 +131,33 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
       if (f.model_set) o.model_set = *f.model_set;
       if (f.async_scheduling) o.async_scheduling = *f.async_scheduling;
       if (f.max_num_encoder_input_tokens) o.max_num_encoder_input_tokens = *f.max_num_encoder_input_tokens;
+      if (f.max_concurrency) o.max_concurrency = *f.max_concurrency;
+      if (!f.plot_timeline.empty()) {
+        require(o.clock == "virtual", "--plot-timeline needs --clock virtual (for a live server: bench serve)");
+        o.timeline_html = f.plot_timeline;
+      }
+      if (!f.timeline_itl_thresholds.empty()) {
+        require(f.timeline_itl_thresholds.size() == 2 && f.timeline_itl_thresholds[0] > 0 &&
+                    f.timeline_itl_thresholds[1] > f.timeline_itl_thresholds[0],
+                "--timeline-itl-thresholds needs two increasing positive values (ms)");
+        o.timeline_itl_thresholds_ms = f.timeline_itl_thresholds;
+      }
+      // SIGINT/SIGTERM: finish the current seed or point and write what finished.
+      sigset_t mask;
+      sigemptyset(&mask);
+      sigaddset(&mask, SIGINT);
+      sigaddset(&mask, SIGTERM);
+      if (o.clock == "virtual" && sigprocmask(SIG_BLOCK, &mask, nullptr) == 0)
+        o.stop_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+      if (!f.sweep.empty() || !f.slo.empty()) {
+        scenario::SweepOptions w;
+        if (!f.sweep.empty()) w.sweep = scenario::parse_sweep(f.sweep);
+        if (!f.slo.empty()) w.slo = scenario::parse_slo(f.slo);
+        w.capacity_bisections = f.capacity_bisections;
+        w.html = f.sweep_html;
+        (void)scenario::run_virtual_sweep(o, w, ctx.argv, std::cout, std::cerr);
+        return 0;
+      }
       if (f.presets) {
         o.presets.clear();
         std::stringstream in(*f.presets);

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <fstream>
 #include <limits>
+
+#include <poll.h>
 #include <ostream>
 #include <sstream>
 
@@ -53,6 +55,12 @@ nlohmann::json engine_delta(const server::EngineStats& a, const server::EngineSt
            forwards > 0 ? (b.encoder_lateness_p99_us_sum - a.encoder_lateness_p99_us_sum) / static_cast<double>(forwards)
                         : 0.0},
           {"syncs_per_forward", forwards > 0 ? static_cast<double>(syncs) / static_cast<double>(forwards) : 0.0},
+          {"steps", b.timed_steps - a.timed_steps},
+          {"lm_modelled_ms", ns_to_ms(b.lm_modelled_ns - a.lm_modelled_ns)},
+          {"step_lateness_mean_ms",
+           b.timed_steps > a.timed_steps
+               ? ns_to_ms(b.step_lateness_sum_ns - a.step_lateness_sum_ns) / static_cast<double>(b.timed_steps - a.timed_steps)
+               : 0.0},
           {"prompt_tokens", b.prompt_tokens - a.prompt_tokens},
           {"generation_tokens", b.generation_tokens - a.generation_tokens}};
 }
@@ -131,13 +139,19 @@ ClosedLoopRun run_both_clocks(const ClosedLoopOptions& o, const std::vector<std:
 
 }  // namespace
 
+bool stop_requested(int fd) {
+  if (fd < 0) return false;
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0;
+}
+
 ClosedLoopOptions apply_scenario_json(const nlohmann::json& doc, const std::string& origin, ClosedLoopOptions o) {
   require(doc.is_object(), origin + ": a scenario is a JSON object");
   static const std::vector<std::string> known = {
       "schema", "version", "name", "description", "model", "device", "presets", "rounds", "num_prompts",
       "request_rate", "burstiness", "output_len", "image_width", "image_height", "seed", "max_num_seqs",
       "max_num_batched_tokens", "encoder_mlp", "profile", "clock", "seeds", "workload", "serving_model",
-      "async_scheduling", "max_num_encoder_input_tokens", "published"};
+      "async_scheduling", "max_num_encoder_input_tokens", "published", "max_concurrency"};
   for (const auto& [key, value] : doc.items())
     if (std::find(known.begin(), known.end(), key) == known.end()) {
       std::string list;
@@ -167,6 +181,7 @@ ClosedLoopOptions apply_scenario_json(const nlohmann::json& doc, const std::stri
   read_key(doc, "encoder_mlp", o.encoder_mlp, origin);
   read_key(doc, "profile", o.profile, origin);
   read_key(doc, "clock", o.clock, origin);
+  read_key(doc, "max_concurrency", o.max_concurrency, origin);
   read_key(doc, "seeds", o.seeds, origin);
   read_key(doc, "async_scheduling", o.async_scheduling, origin);
   read_key(doc, "max_num_encoder_input_tokens", o.max_num_encoder_input_tokens, origin);
@@ -226,6 +241,7 @@ void validate(const ClosedLoopOptions& o) {
           "--clock virtual needs a sim:<profile> device (a modelled device has a virtual clock; cpu and cuda "
           "run in real time: use --clock real), got '" + o.device + "'");
   require(o.max_num_encoder_input_tokens >= 0, "--max-num-encoder-input-tokens must not be negative");
+  require(o.max_concurrency >= 0, "--max-concurrency must not be negative");
   require(o.clock == "virtual" || o.workload.empty(),
           "--workload needs --clock virtual (the live round sends the fixed sample: --image-width/--image-height, "
           "--output-len)");
@@ -256,6 +272,7 @@ nlohmann::json to_json(const ClosedLoopOptions& o) {
           {"model_set", o.model_set},
           {"async_scheduling", o.async_scheduling},
           {"max_num_encoder_input_tokens", o.max_num_encoder_input_tokens},
+          {"max_concurrency", o.max_concurrency},
           {"result_dir", o.result_dir.string()}};
 }
 
@@ -335,6 +352,7 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
       bc.dataset.seed = o.seed;
       bc.dataset.output_len = o.output_len;
       bc.request_rate = o.request_rate;
+      bc.max_concurrency = o.max_concurrency;
       bc.burstiness = o.burstiness;
       bc.seed = o.seed;
       bc.ignore_eos = true;  // same output length on both arms: only the encoder differs
@@ -381,6 +399,14 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
       const double late_p99_us = arm.engine_delta.value("encoder_lateness_p99_us_mean", 0.0);
       const double forward_ms = arm.engine_delta.value("encoder_wall_ms", 0.0) /
                                 std::max<double>(1.0, arm.engine_delta.value("encoder_forwards", 0.0));
+      // The engine thread's own lateness: every step waits out a modelled time on this machine's
+      // clock; waking late stretches every step, and the comparison would measure the scheduler.
+      const double steps = arm.engine_delta.value("steps", 0.0);
+      const double step_ms = steps > 0 ? arm.engine_delta.value("lm_modelled_ms", 0.0) / steps : 0.0;
+      const double step_late_ms = arm.engine_delta.value("step_lateness_mean_ms", 0.0);
+      if (steps > 0 && step_late_ms > std::max(0.2, 0.01 * step_ms))
+        invalid_reasons.push_back(where + "the engine thread woke late (mean " + fixed(step_late_ms, 2) +
+                                  " ms after each step's modelled end, > 1 % of a " + fixed(step_ms, 1) + " ms step)");
       if (late_p99_us > 0 && late_p99_us * 1e-3 > 0.10 * forward_ms)
         invalid_reasons.push_back(where + "the sim device could not keep up with its model (mean p99 lateness " +
                                   fixed(late_p99_us, 0) + " us per forward > 10 % of a forward)");

@@ -27,6 +27,7 @@ struct ClosedLoopOptions {
   int rounds = 3;                           // interleaved ABBA rounds (each arm once per round)
   int num_prompts = 100;
   double request_rate = 10;
+  int max_concurrency = 0;                  // client-side cap on requests in flight; 0 = none
   double burstiness = 5;
   int output_len = 32;
   int image_width = 640, image_height = 480;
@@ -54,7 +55,17 @@ struct ClosedLoopOptions {
   // Published numbers this scenario reproduces: {"source", "role", "before": {metric: value},
   // "after": {...}} with vLLM's result keys; printed beside the model's with the error.
   nlohmann::json published;
+  // Readable => stop after the current seed or load point and write what finished (the CLI makes
+  // it a signalfd of SIGINT/SIGTERM). -1: never.
+  int stop_fd = -1;
+  // Virtual clock: write vLLM's per-request timeline (with engine steps and the TTFT breakdown)
+  // of the first seed here; "" = none.
+  std::filesystem::path timeline_html;
+  std::vector<double> timeline_itl_thresholds_ms{25, 50};
 };
+
+// True when `fd` (a stop_fd) is readable now; never blocks.
+bool stop_requested(int fd);
 
 // Reads a scenario file over `base` (keys absent keep base's values). Throws InvalidInput naming
 // the file and key.

@@ -20,6 +20,8 @@
 #include "harness/device/sim_profile.hpp"
 #include "harness/encoder/model_config.hpp"
 #include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/timeline_page.hpp"
+#include "harness/scenario/virtual_experiment.hpp"
 #include "harness/scenario/virtual_loop.hpp"
 #include "harness/scenario/workload.hpp"
 #include "harness/server/lm_roofline.hpp"
@@ -162,21 +164,17 @@ client::BenchConfig bench_config(const ClosedLoopOptions& o, const std::string& 
   bc.dataset.seed = o.seed;
   bc.dataset.output_len = o.output_len;
   bc.request_rate = o.request_rate;
+  bc.max_concurrency = o.max_concurrency;
   bc.burstiness = o.burstiness;
   bc.seed = o.seed;
   bc.ignore_eos = o.workload.empty();
+  bc.metric_percentiles = {50, 90, 95, 99};  // SLOs and sweeps need more than vLLM's default 99
   bc.save_detailed = true;  // per-request samples for the comparison's U test
   bc.argv = argv;
   return bc;
 }
 
-struct ArmSeed {
-  std::uint64_t seed = 0;
-  nlohmann::json serving;  // vLLM's result keys (detailed arrays included, in memory only)
-  VirtualEngineCounters engine;
-  std::string block;
-  double wall_s = 0;
-};
+}  // namespace
 
 nlohmann::json engine_json(const VirtualEngineCounters& c) {
   return {{"steps", c.steps},
@@ -194,12 +192,63 @@ nlohmann::json engine_json(const VirtualEngineCounters& c) {
           {"lm_ms", ns_to_ms(c.lm_ns)}};
 }
 
-ArmSeed run_arm_seed(const ClosedLoopOptions& o, const std::string& preset, const std::vector<VirtualRequest>& requests,
-                     const SharedModel& m, const server::EncoderHook& encoder, const std::vector<std::string>& argv,
-                     std::uint64_t seed) {
+nlohmann::json summary_of(const nlohmann::json& serving) {
+  nlohmann::json s = nlohmann::json::object();
+  for (const auto& [key, value] : serving.items())
+    if (!value.is_array() && !value.is_object()) s[key] = value;
+  return s;
+}
+
+struct VirtualExperiment::Impl {
+  ClosedLoopOptions options;
+  std::vector<std::string> argv;
+  SharedModel shared;
+  std::optional<WorkloadModel> workload;
+  std::vector<server::EncoderHook> encoders;  // one per arm, reused across seeds and loads
+};
+
+VirtualExperiment::VirtualExperiment(const ClosedLoopOptions& o, const std::vector<std::string>& argv)
+    : impl_(std::make_unique<Impl>()) {
+  impl_->options = o;
+  impl_->argv = argv;
+  impl_->shared = build_shared_model(o);
+  if (!o.workload.empty()) impl_->workload = load_workload(o.workload);
+  for (const std::string& preset : o.presets) {
+    server::ServeOptions so;
+    so.model = o.model;
+    so.device = o.device;
+    if (!o.profiles_dir.empty()) so.profiles_dir = o.profiles_dir;
+    so.encoder_preset = preset;
+    so.encoder_mlp = o.encoder_mlp;
+    so.seed = o.seed;
+    so.encoder_virtual_clock = true;
+    so.encoder_dispatch_us = impl_->shared.serving.encoder_dispatch_us_per_op.value;
+    so.encoder_host_ms_per_step = impl_->shared.serving.encoder_host_ms_per_step.value;
+    impl_->encoders.push_back(server::make_real_encoder_with_idle(so).hook);
+  }
+}
+
+VirtualExperiment::~VirtualExperiment() = default;
+
+const std::string& VirtualExperiment::description() const { return impl_->shared.description; }
+const server::ServingModel& VirtualExperiment::serving_model() const { return impl_->shared.serving; }
+const WorkloadModel* VirtualExperiment::workload() const { return impl_->workload ? &*impl_->workload : nullptr; }
+
+ArmSeed VirtualExperiment::run(std::size_t arm, const ClosedLoopOptions& load, std::uint64_t seed, bool keep_detail) {
+  ClosedLoopOptions o = impl_->options;
+  o.request_rate = load.request_rate;
+  o.burstiness = load.burstiness;
+  o.max_concurrency = load.max_concurrency;
+  o.num_prompts = load.num_prompts;
+  const std::vector<VirtualRequest> requests = build_requests(o, impl_->shared, workload(), seed);
   const auto wall_start = std::chrono::steady_clock::now();
-  const VirtualArmResult arm = run_virtual_arm(requests, m.scheduler, m.cost, encoder);
-  client::BenchConfig bc = bench_config(o, preset, argv);
+  VirtualArmOptions arm_options;
+  arm_options.max_concurrency = o.max_concurrency;
+  arm_options.keep_steps = keep_detail;
+  VirtualArmResult result = run_virtual_arm(requests, impl_->shared.scheduler, impl_->shared.cost,
+                                            impl_->encoders.at(arm), arm_options);
+  const std::string& preset = o.presets.at(arm);
+  client::BenchConfig bc = bench_config(o, preset, impl_->argv);
   client::BenchResult br;
   br.model_id = o.model;
   br.api_url = "virtual://" + o.device;
@@ -208,26 +257,43 @@ ArmSeed run_arm_seed(const ClosedLoopOptions& o, const std::string& preset, cons
   client::MetricsOptions mopts;
   mopts.percentiles = bc.metric_percentiles;
   mopts.finite_rate = std::isfinite(o.request_rate);
-  br.metrics = client::calculate_metrics(arm.records, arm.end_ns - arm.start_ns, mopts, arm.start_ns);
+  br.metrics = client::calculate_metrics(result.records, result.end_ns - result.start_ns, mopts, result.start_ns);
   ArmSeed out;
   out.seed = seed;
   std::ostringstream block;
   client::print_vllm_block(block, bc, br);
   out.block = block.str();
   out.serving = client::to_vllm_json(bc, br);
-  out.engine = arm.engine;
+  out.engine = result.engine;
+  if (keep_detail) out.detail = std::move(result);
   out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
   return out;
 }
 
-// What the saved JSON keeps of one arm and seed: the scalar metrics (per-request arrays stay in
-// memory for the comparison only, so the file grows with seeds, not with requests).
-nlohmann::json summary_of(const nlohmann::json& serving) {
-  nlohmann::json s = nlohmann::json::object();
-  for (const auto& [key, value] : serving.items())
-    if (!value.is_array() && !value.is_object()) s[key] = value;
-  return s;
+std::vector<std::vector<ArmSeed>> VirtualExperiment::run_all(const ClosedLoopOptions& load, std::ostream* progress) {
+  std::vector<std::vector<ArmSeed>> by_arm(impl_->options.presets.size());
+  for (int s = 0; s < load.seeds; ++s) {
+    // Interrupted: stop after a whole seed (both arms), so what is written is comparable.
+    if (s > 0 && stop_requested(load.stop_fd)) {
+      if (progress != nullptr) *progress << "[run] interrupted after " << s << " seed(s)" << std::endl;
+      break;
+    }
+    const std::uint64_t seed = load.seed + static_cast<std::uint64_t>(s);
+    for (std::size_t a = 0; a < by_arm.size(); ++a) {
+      ArmSeed arm = run(a, load, seed);
+      if (progress != nullptr)
+        *progress << "[run] seed " << seed << " (" << s + 1 << "/" << load.seeds << "), " << load.presets[a] << ": "
+                  << arm.serving.value("completed", 0) << " completed, mean TTFT "
+                  << fixed(arm.serving.value("mean_ttft_ms", 0.0), 1) << " ms, "
+                  << fixed(arm.serving.value("request_throughput", 0.0), 2) << " req/s (virtual), "
+                  << fixed(arm.wall_s, 2) << " s wall" << std::endl;
+      by_arm[a].push_back(std::move(arm));
+    }
+  }
+  return by_arm;
 }
+
+namespace {
 
 double mean_of(const std::vector<ArmSeed>& seeds, const std::string& key) {
   double sum = 0;
@@ -258,38 +324,9 @@ ClosedLoopRun run_virtual_closed_loop(const ClosedLoopOptions& o, const std::vec
   std::error_code ec;
   if (!result_path.parent_path().empty()) std::filesystem::create_directories(result_path.parent_path(), ec);
   require(!ec, "cannot create directory " + result_path.parent_path().string() + " for the results: " + ec.message());
-  const SharedModel shared = build_shared_model(o);
-  std::optional<WorkloadModel> workload;
-  if (!o.workload.empty()) workload = load_workload(o.workload);
-  progress << "[run] virtual clock: " << o.model << " on " << o.device << ", " << shared.description << std::endl;
-  // One encoder per arm (the live server's hook, on the virtual clock), reused across seeds.
-  std::vector<server::EncoderHook> encoders;
-  for (const std::string& preset : o.presets) {
-    server::ServeOptions so;
-    so.model = o.model;
-    so.device = o.device;
-    if (!o.profiles_dir.empty()) so.profiles_dir = o.profiles_dir;
-    so.encoder_preset = preset;
-    so.encoder_mlp = o.encoder_mlp;
-    so.seed = o.seed;
-    so.encoder_virtual_clock = true;
-    so.encoder_dispatch_us = shared.serving.encoder_dispatch_us_per_op.value;
-    so.encoder_host_ms_per_step = shared.serving.encoder_host_ms_per_step.value;
-    encoders.push_back(server::make_real_encoder_with_idle(so).hook);
-  }
-  std::vector<std::vector<ArmSeed>> by_arm(o.presets.size());
-  for (int s = 0; s < o.seeds; ++s) {
-    const std::uint64_t seed = o.seed + static_cast<std::uint64_t>(s);
-    const std::vector<VirtualRequest> requests = build_requests(o, shared, workload ? &*workload : nullptr, seed);
-    for (std::size_t a = 0; a < o.presets.size(); ++a) {
-      ArmSeed arm = run_arm_seed(o, o.presets[a], requests, shared, encoders[a], argv, seed);
-      progress << "[run] seed " << seed << " (" << s + 1 << "/" << o.seeds << "), " << o.presets[a] << ": "
-               << arm.serving.value("completed", 0) << " completed, mean TTFT "
-               << fixed(arm.serving.value("mean_ttft_ms", 0.0), 1) << " ms, " << fixed(arm.serving.value("request_throughput", 0.0), 2)
-               << " req/s (virtual), " << fixed(arm.wall_s, 2) << " s wall" << std::endl;
-      by_arm[a].push_back(std::move(arm));
-    }
-  }
+  VirtualExperiment experiment(o, argv);
+  progress << "[run] virtual clock: " << o.model << " on " << o.device << ", " << experiment.description() << std::endl;
+  const std::vector<std::vector<ArmSeed>> by_arm = experiment.run_all(o, &progress);
   // Pooled comparison over the seeds, as the live loop pools its rounds.
   std::vector<reports::RunResult> pooled;
   for (std::size_t a = 0; a < by_arm.size(); ++a) {
@@ -328,13 +365,30 @@ ClosedLoopRun run_virtual_closed_loop(const ClosedLoopOptions& o, const std::vec
   nlohmann::json doc = make_result_envelope("encbench-closed-loop", 3, argv, o.device);
   doc["clock"] = "virtual";
   doc["scenario"] = to_json(o);
-  doc["model"] = {{"description", shared.description}, {"serving_model", server::to_json(shared.serving)},
-                  {"workload", workload ? to_json(*workload) : nlohmann::json(nullptr)}};
+  doc["model"] = {{"description", experiment.description()},
+                  {"serving_model", server::to_json(experiment.serving_model())},
+                  {"workload", experiment.workload() ? to_json(*experiment.workload()) : nlohmann::json(nullptr)}};
   doc["arms"] = arms;
   doc["verdict_valid"] = true;
+  doc["seeds_completed"] = by_arm[0].size();
+  doc["interrupted"] = static_cast<int>(by_arm[0].size()) < o.seeds;
   doc["invalid_reasons"] = nlohmann::json::array();
   doc["comparison"] = reports::to_json(comparison);
   if (!published_json.is_null()) doc["published_comparison"] = published_json;
+  if (!o.timeline_html.empty()) {
+    // The first seed again with its steps and traces kept (bit-identical to the run above).
+    std::vector<ArmSeed> detailed;
+    for (std::size_t a = 0; a < o.presets.size(); ++a) detailed.push_back(experiment.run(a, o, o.seed, true));
+    TimelineOptions t;
+    t.itl_thresholds_ms = o.timeline_itl_thresholds_ms;
+    write_timeline_html(o.timeline_html, o.presets, detailed, t);
+    nlohmann::json breakdown = nlohmann::json::object();
+    for (std::size_t a = 0; a < detailed.size(); ++a) breakdown[o.presets[a]] = ttft_breakdown(detailed[a]);
+    doc["ttft_breakdown_ms"] = breakdown;
+    doc["timeline_html"] = o.timeline_html.string();
+    out << "\nMean TTFT broken down (seed " << o.seed << ", ms): " << breakdown.dump() << "\n";
+    progress << "[run] wrote " << o.timeline_html.string() << std::endl;
+  }
   ClosedLoopRun run;
   run.result_path = result_path;
   write_json_file(result_path, doc);

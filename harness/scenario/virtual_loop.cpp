@@ -1,6 +1,7 @@
 #include "harness/scenario/virtual_loop.hpp"
 
 #include <algorithm>
+#include <deque>
 #include <string>
 
 #include "harness/core/error.hpp"
@@ -55,7 +56,8 @@ void record_failure(client::RequestRecord& rec, const std::string& error, Nanos 
 
 // Encoder part of one step on the virtual clock; failed requests leave the scheduler.
 Nanos run_encoder_step(const server::EncoderHook& encoder, const engine::StepPlan& plan, engine::Scheduler& scheduler,
-                       std::vector<client::RequestRecord>& records, Nanos now, VirtualEngineCounters& c) {
+                       std::vector<client::RequestRecord>& records, Nanos now, VirtualEngineCounters& c,
+                       VirtualStep* trace, std::size_t& failed_requests) {
   if (plan.grids.empty()) return 0;
   const server::EncoderStepResult step = encoder(plan.grids);
   ++c.encoder_steps;
@@ -65,9 +67,14 @@ Nanos run_encoder_step(const server::EncoderHook& encoder, const engine::StepPla
   c.encoder_syncs += step.syncs;
   c.encoder_device_busy_ns += step.device_busy_ns;
   c.encoder_device_idle_ns += step.device_idle_ns;
+  if (trace != nullptr) {
+    trace->encoder_busy_ns = step.device_busy_ns;
+    trace->encoder_idle_by_class = step.idle_ns_by_class;
+  }
   if (!step.ok) {
     ++c.encoder_failures;
     for (const engine::RequestId id : plan.encoded) {
+      ++failed_requests;
       (void)scheduler.remove(id);
       record_failure(records[id], "encoder failed: " + step.error, now + took);
     }
@@ -77,41 +84,100 @@ Nanos run_encoder_step(const server::EncoderHook& encoder, const engine::StepPla
 
 }  // namespace
 
+namespace {
+
+// The client side of the loop: arrivals, the --max-concurrency semaphore, and dispatch into the
+// scheduler (vLLM's TTFT starts at dispatch, after the semaphore).
+class ClientSide {
+ public:
+  ClientSide(const std::vector<VirtualRequest>& requests, std::vector<client::RequestRecord>& records, int cap)
+      : requests_(requests), records_(records), cap_(cap) {}
+  // Arrivals up to `now`: dispatched while the cap allows, else queued.
+  void arrive_until(Nanos now, engine::Scheduler& scheduler) {
+    while (next_ < requests_.size() && requests_[next_].arrival_ns <= now) {
+      queue_.push_back(next_);
+      ++next_;
+      dispatch(requests_[next_ - 1].arrival_ns, scheduler);
+    }
+    dispatch(now, scheduler);
+  }
+  void finished(std::size_t count) { in_flight_ -= static_cast<std::int64_t>(count); }
+  bool more_to_come() const { return next_ < requests_.size() || !queue_.empty(); }
+  bool arrivals_left() const { return next_ < requests_.size(); }
+  Nanos next_arrival() const { return requests_[next_].arrival_ns; }
+
+ private:
+  void dispatch(Nanos at, engine::Scheduler& scheduler) {
+    while (!queue_.empty() && (cap_ <= 0 || in_flight_ < cap_)) {
+      const std::size_t id = queue_.front();
+      queue_.pop_front();
+      client::RequestRecord& rec = records_[id];
+      rec.admitted_ns = rec.dispatch_ns = rec.sent_ns = kOrigin + std::max(at, requests_[id].arrival_ns);
+      scheduler.add(id, requests_[id].request);
+      ++in_flight_;
+    }
+  }
+  const std::vector<VirtualRequest>& requests_;
+  std::vector<client::RequestRecord>& records_;
+  int cap_;
+  std::size_t next_ = 0;
+  std::deque<std::size_t> queue_;
+  std::int64_t in_flight_ = 0;
+};
+
+}  // namespace
+
 VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, const engine::SchedulerConfig& config,
-                                 const engine::StepCostModel& cost, const server::EncoderHook& encoder) {
+                                 const engine::StepCostModel& cost, const server::EncoderHook& encoder,
+                                 const VirtualArmOptions& options) {
   VirtualArmResult out;
   out.records.reserve(requests.size());
   for (std::size_t i = 0; i < requests.size(); ++i) {
     require(i == 0 || requests[i].arrival_ns >= requests[i - 1].arrival_ns, "virtual requests must be in arrival order");
     out.records.push_back(start_record(i, requests[i]));
   }
+  if (options.keep_steps) out.traces.resize(requests.size());
   engine::Scheduler scheduler(config);
+  ClientSide client(requests, out.records, options.max_concurrency);
   VirtualEngineCounters& c = out.engine;
   Nanos now = 0;
-  std::size_t next = 0;
-  while (next < requests.size() || scheduler.has_work()) {
-    // Arrivals up to now join the waiting queue before the step is planned.
-    while (next < requests.size() && requests[next].arrival_ns <= now) {
-      scheduler.add(next, requests[next].request);
-      ++next;
-    }
+  while (client.more_to_come() || scheduler.has_work()) {
+    client.arrive_until(now, scheduler);
     if (!scheduler.has_work()) {
-      now = requests[next].arrival_ns;  // idle until the next arrival
+      require(client.arrivals_left(), "the client holds requests but none is in flight");
+      now = client.next_arrival();  // idle until the next arrival
       continue;
     }
     c.max_waiting = std::max(c.max_waiting, static_cast<std::int64_t>(scheduler.waiting()));
     const engine::StepPlan& plan = scheduler.schedule();
     if (plan.empty()) {
-      require(next < requests.size(), "the scheduler can make no progress with " +
+      require(client.arrivals_left(), "the scheduler can make no progress with " +
                                           std::to_string(scheduler.waiting()) + " waiting requests and none arriving");
-      now = requests[next].arrival_ns;
+      now = client.next_arrival();
       continue;
     }
-    const Nanos encoder_ns = run_encoder_step(encoder, plan, scheduler, out.records, kOrigin + now, c);
-    const Nanos lm_ns = static_cast<Nanos>(cost.step_ms(plan.sequences(), plan.prefill_tokens, plan.context_tokens) * 1e6);
-    c.lm_ns += lm_ns;
-    now += encoder_ns + lm_ns;
-    for (const engine::EmittedToken& token : scheduler.complete()) record_token(out.records[token.id], token, kOrigin + now);
+    VirtualStep step;
+    step.start_ns = now;
+    std::size_t finished = 0;  // requests that left: failed by the encoder or done
+    step.encoder_ns = run_encoder_step(encoder, plan, scheduler, out.records, kOrigin + now, c,
+                                       options.keep_steps ? &step : nullptr, finished);
+    step.lm_ns = static_cast<Nanos>(cost.step_ms(plan.sequences(), plan.prefill_tokens, plan.context_tokens) * 1e6);
+    c.lm_ns += step.lm_ns;
+    if (options.keep_steps) {
+      step.sequences = static_cast<std::int32_t>(plan.sequences());
+      step.images = static_cast<std::int32_t>(plan.grids.size());
+      for (const engine::ScheduledItem& item : plan.items)
+        if (out.traces[item.id].first_scheduled_ns == 0) out.traces[item.id].first_scheduled_ns = kOrigin + now;
+      for (const engine::RequestId id : plan.encoded)
+        out.traces[id].encoder_step = static_cast<std::int64_t>(out.steps.size());
+      out.steps.push_back(step);
+    }
+    now += step.encoder_ns + step.lm_ns;
+    for (const engine::EmittedToken& token : scheduler.complete()) {
+      record_token(out.records[token.id], token, kOrigin + now);
+      if (token.finished) ++finished;
+    }
+    client.finished(finished);
   }
   const engine::SchedulerCounters& sc = scheduler.counters();
   c.steps = sc.steps;
@@ -120,6 +186,8 @@ VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, co
   c.max_kv_blocks_used = sc.max_kv_blocks_used;
   out.start_ns = kOrigin;
   out.end_ns = kOrigin + now;
+  if (options.keep_steps)
+    for (VirtualStep& step : out.steps) step.start_ns += kOrigin;
   return out;
 }
 

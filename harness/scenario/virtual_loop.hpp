@@ -10,6 +10,8 @@
 // of the step reach the client at its end; a request arriving while a step runs waits for the
 // next step (vLLM's engine core loop).
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "harness/client/records.hpp"
@@ -35,11 +37,34 @@ struct VirtualEngineCounters {
   std::int64_t images = 0;
   std::int64_t encoder_steps = 0;
   std::int64_t encoder_syncs = 0;
-  std::int64_t encoder_failures = 0;
+  std::int64_t encoder_failures = 0;  // encoder steps that failed
   Nanos encoder_ns = 0;               // virtual encoder time (forwards + host pre-processing)
   Nanos encoder_device_busy_ns = 0;
   Nanos encoder_device_idle_ns = 0;
   Nanos lm_ns = 0;                    // modelled LM step time
+};
+
+// One engine step as it ran (for timelines): start, encoder part, LM part, what it held.
+struct VirtualStep {
+  Nanos start_ns = 0;
+  Nanos encoder_ns = 0;
+  Nanos lm_ns = 0;
+  std::int32_t sequences = 0;
+  std::int32_t images = 0;
+  Nanos encoder_busy_ns = 0;
+  std::map<std::string, Nanos> encoder_idle_by_class;  // gap class -> idle ns in the forward
+};
+
+// Per request, what the engine did with it (for the TTFT decomposition): when it was first
+// scheduled, and the step that encoded its images (-1: none).
+struct VirtualRequestTrace {
+  Nanos first_scheduled_ns = 0;
+  std::int64_t encoder_step = -1;
+};
+
+struct VirtualArmOptions {
+  int max_concurrency = 0;  // client-side cap on requests in flight (vLLM --max-concurrency); 0 = none
+  bool keep_steps = false;  // fill steps and traces (memory grows with steps)
 };
 
 struct VirtualArmResult {
@@ -47,12 +72,15 @@ struct VirtualArmResult {
   Nanos start_ns = 0;
   Nanos end_ns = 0;                            // last token
   VirtualEngineCounters engine;
+  std::vector<VirtualStep> steps;             // with options.keep_steps
+  std::vector<VirtualRequestTrace> traces;    // with options.keep_steps, request order
 };
 
 // Runs every request to completion. The encoder hook must run on a virtual clock (it reports
 // virtual_forward_ns); requests are in arrival order. Throws InvalidInput for a request the
 // scheduler can never run.
 VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, const engine::SchedulerConfig& scheduler,
-                                 const engine::StepCostModel& cost, const server::EncoderHook& encoder);
+                                 const engine::StepCostModel& cost, const server::EncoderHook& encoder,
+                                 const VirtualArmOptions& options = {});
 
 }  // namespace encbench::scenario

@@ -414,6 +414,10 @@ bool Engine::State::engine_step(const EngineConfig& config, Outbox& outbox, std:
     const auto deadline = std::chrono::steady_clock::time_point(
         std::chrono::nanoseconds(step_start + encoder_wall + encoded.host_extra_ns + lm_ns));
     if (wake.wait_until(lock, deadline, [&] { return stopping; })) return false;
+    const Nanos late = std::max<Nanos>(0, now_ns() - (step_start + encoder_wall + encoded.host_extra_ns + lm_ns));
+    stats.step_lateness_sum_ns += late;
+    stats.step_lateness_max_ns = std::max(stats.step_lateness_max_ns, late);
+    ++stats.timed_steps;
   }
   const std::size_t images = plan.grids.size();
   std::int64_t emitted = 0;

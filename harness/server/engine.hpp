@@ -16,6 +16,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -45,6 +46,8 @@ struct EncoderStepResult {
   Nanos host_extra_ns = 0;
   // Virtual-clock encoder: the forward's time on the virtual clock (0 on the real clock).
   Nanos virtual_forward_ns = 0;
+  // Device idle inside the forward by gap class (host_wait, sync_stall, kernel_wait, other).
+  std::map<std::string, Nanos> idle_ns_by_class;
 };
 
 // Injected encoder path: called on the engine thread with the grids of newly admitted images.
@@ -164,6 +167,11 @@ struct EngineStats {
   double encoder_lateness_p99_us_sum = 0;
   std::uint64_t encoder_peak_device_bytes = 0;  // largest allocator peak of any encoder forward
   Nanos lm_modelled_ns = 0;               // sum of modelled LM step times
+  // How late the engine thread woke after each modelled step's deadline (the machine's
+  // scheduling: a loaded machine delays every step, which the real clock then measures).
+  Nanos step_lateness_sum_ns = 0;
+  Nanos step_lateness_max_ns = 0;
+  std::int64_t timed_steps = 0;           // steps whose lateness was measured
   std::int64_t max_running_seen = 0;      // never above max_num_seqs
   std::int64_t max_step_tokens_seen = 0;  // never above max_num_batched_tokens
   Nanos uptime_ns = 0;

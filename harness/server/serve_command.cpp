@@ -178,6 +178,8 @@ RealEncoder make_real_encoder_with_idle(const ServeOptions& o, std::shared_ptr<E
       }
       step.forwards = 1;
       if (virtual_clock) step.virtual_forward_ns = report.forward_ns;
+      for (const auto& [gap_class, ns] : report.gaps.idle_ns_by_class)
+        step.idle_ns_by_class[std::string(timeline::to_string(gap_class))] = ns;
       step.device_busy_ns = report.device_busy_ns;
       step.device_idle_ns = report.idle_ns;
       step.syncs = static_cast<int>(report.syncs);

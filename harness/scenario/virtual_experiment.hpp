@@ -1,0 +1,55 @@
+#pragma once
+// The virtual-time experiment of a scenario: its serving model, workload and one encoder per arm
+// (the live server's hook on the virtual-clock sim), built once and run at any load: one point of
+// `encbench run --clock virtual`, every point of a sweep, every probe of a capacity search.
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/virtual_loop.hpp"
+#include "harness/scenario/workload.hpp"
+#include "harness/server/serving_model.hpp"
+#include "harness/server/vision_geometry.hpp"
+
+namespace encbench::scenario {
+
+struct ArmSeed {
+  std::uint64_t seed = 0;
+  nlohmann::json serving;  // vLLM's result keys (per-request arrays included, in memory only)
+  VirtualEngineCounters engine;
+  std::string block;       // vLLM's printed block
+  double wall_s = 0;
+  VirtualArmResult detail; // steps, traces and records: only with keep_detail
+};
+
+class VirtualExperiment {
+ public:
+  // Throws InvalidInput for what cannot run in virtual time (device, model, files).
+  VirtualExperiment(const ClosedLoopOptions& options, const std::vector<std::string>& argv);
+  ~VirtualExperiment();
+
+  // One arm at one seed, at the load of `load` (request_rate, burstiness, max_concurrency,
+  // num_prompts; everything else comes from the constructor's options).
+  ArmSeed run(std::size_t arm, const ClosedLoopOptions& load, std::uint64_t seed, bool keep_detail = false);
+  // Every seed of `load`, both arms: [arm][seed].
+  std::vector<std::vector<ArmSeed>> run_all(const ClosedLoopOptions& load, std::ostream* progress);
+
+  const std::string& description() const;
+  const server::ServingModel& serving_model() const;
+  const WorkloadModel* workload() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Scalar keys of a serving result (what files keep; per-request arrays dropped).
+nlohmann::json summary_of(const nlohmann::json& serving);
+nlohmann::json engine_json(const VirtualEngineCounters& c);
+
+}  // namespace encbench::scenario

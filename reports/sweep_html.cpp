@@ -1,0 +1,177 @@
+#include "reports/sweep_html.hpp"
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "harness/core/error.hpp"
+#include "reports/html.hpp"
+#include "reports/svg.hpp"
+
+namespace encbench::reports {
+namespace {
+
+// Offered load as a number on the x axis: "inf" one step past the last finite value.
+std::vector<double> x_positions(const nlohmann::json& points) {
+  std::vector<double> xs;
+  double last = 1;
+  for (const auto& p : points) {
+    if (p["value"].is_number()) {
+      last = p["value"].get<double>();
+      xs.push_back(last);
+    } else {
+      xs.push_back(last * 1.25);
+    }
+  }
+  return xs;
+}
+
+// The knee of an arm: the first point whose achieved rate is below 95 % of the offered rate
+// (request-rate sweeps), or whose p99 TTFT more than doubles from the point before.
+int knee(const nlohmann::json& points, std::size_t arm) {
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    const auto& a = points[i]["arms"][arm];
+    const auto& v = points[i]["value"];
+    if (points[i]["variable"] == "request-rate" && v.is_number() &&
+        a["request_throughput"]["mean"].get<double>() < 0.95 * v.get<double>())
+      return static_cast<int>(i);
+    if (i > 0 && a["p99_ttft_ms"]["mean"].get<double>() > 2 * points[i - 1]["arms"][arm]["p99_ttft_ms"]["mean"].get<double>())
+      return static_cast<int>(i);
+  }
+  return -1;
+}
+
+std::string chart(const nlohmann::json& doc, const std::string& id, const std::string& title, const std::string& y_label,
+                  const std::vector<std::string>& keys, double slo_ms) {
+  const auto& points = doc["points"];
+  const std::vector<double> xs = x_positions(points);
+  const std::string variable = points.empty() ? "load" : points[0]["variable"].get<std::string>();
+  svg::LineChart c(id, title, variable + (variable == "request-rate" ? " (req/s offered; inf drawn last)" : ""), y_label);
+  const char* arm_colours[] = {svg::kBaseColour, svg::kHeadColour};
+  double y_max = 0;
+  for (std::size_t arm = 0; arm < doc["presets"].size() && arm < 2; ++arm) {
+    for (const std::string& key : keys) {
+      svg::Series s;
+      s.name = doc["presets"][arm].get<std::string>() + " " + key;
+      s.colour = arm_colours[arm];
+      for (std::size_t i = 0; i < points.size(); ++i) {
+        const double y = points[i]["arms"][arm][key]["mean"].get<double>();
+        s.points.emplace_back(xs[i], y);
+        y_max = std::max(y_max, y);
+      }
+      c.add(std::move(s));
+    }
+    const int k = knee(points, arm);
+    if (k >= 0) {
+      svg::Series s;
+      s.name = doc["presets"][arm].get<std::string>() + " knee";
+      s.colour = arm_colours[arm];
+      s.points = {{xs[static_cast<std::size_t>(k)], 0}, {xs[static_cast<std::size_t>(k)], y_max}};
+      c.add(std::move(s));
+    }
+  }
+  if (slo_ms > 0) {
+    svg::Series s;
+    s.name = "SLO " + svg::tick_label(slo_ms) + " ms";
+    s.colour = "#b00";
+    s.points = {{xs.front(), slo_ms}, {xs.back(), slo_ms}};
+    c.add(std::move(s));
+  }
+  return c.svg();
+}
+
+std::string pareto(const nlohmann::json& doc) {
+  svg::LineChart c("pareto", "TPOT against output throughput (each point a load; lower right is better)",
+                   "output tokens/s", "mean TPOT (ms)");
+  const char* arm_colours[] = {svg::kBaseColour, svg::kHeadColour};
+  for (std::size_t arm = 0; arm < doc["presets"].size() && arm < 2; ++arm) {
+    svg::Series s;
+    s.name = doc["presets"][arm].get<std::string>();
+    s.colour = arm_colours[arm];
+    for (const auto& p : doc["points"])
+      s.points.emplace_back(p["arms"][arm]["output_throughput"]["mean"].get<double>(),
+                            p["arms"][arm]["mean_tpot_ms"]["mean"].get<double>());
+    c.add(std::move(s));
+  }
+  return c.svg();
+}
+
+// The SLO's limit on `metric` (ms) from its text ("ttft p99 <= 2000 ms, ..."), 0 if none.
+double slo_limit(const nlohmann::json& doc, const std::string& metric) {
+  const std::string slo = doc.value("slo", std::string());
+  const auto at = slo.find(metric + " ");
+  if (at == std::string::npos) return 0;
+  const auto le = slo.find("<= ", at);
+  return le == std::string::npos ? 0 : std::atof(slo.c_str() + le + 3);
+}
+
+std::string verdict_header(const nlohmann::json& doc) {
+  std::ostringstream o;
+  const auto& presets = doc["presets"];
+  if (doc.contains("capacity") && doc["capacity"].contains("gain_pct")) {
+    const auto& g = doc["capacity"]["gain_pct"];
+    const bool better = g["ci95_low"].get<double>() > 0, worse = g["ci95_high"].get<double>() < 0;
+    o << "<h1 class=\"" << (worse ? "fail" : better ? "pass" : "invalid") << "\">" << svg::esc(presets[1].get<std::string>())
+      << ": " << (g["mean"].get<double>() >= 0 ? "+" : "") << svg::num(g["mean"].get<double>()) << " % capacity at "
+      << svg::esc(doc["slo"].get<std::string>()) << " <small>CI [" << svg::num(g["ci95_low"].get<double>()) << ", "
+      << svg::num(g["ci95_high"].get<double>()) << "] vs " << svg::esc(presets[0].get<std::string>()) << "</small></h1>\n";
+  } else {
+    o << "<h1 class=\"invalid\">Sweep: " << svg::esc(presets[1].get<std::string>()) << " vs "
+      << svg::esc(presets[0].get<std::string>()) << " <small>(no SLO given: no capacity verdict)</small></h1>\n";
+  }
+  if (doc.value("interrupted", false)) o << "<p class=\"sub\"><b>Interrupted:</b> the points finished so far.</p>\n";
+  o << "<p class=\"sub\">Clock: " << svg::esc(doc.value("clock", std::string("?"))) << ". Model: "
+    << svg::esc(doc["model"].value("description", std::string())) << "</p>\n";
+  return o.str();
+}
+
+std::string points_table(const nlohmann::json& doc) {
+  std::ostringstream o;
+  o << "<table><tr><th>load</th><th>arm</th><th>req/s</th><th>mean TTFT ms</th><th>p99 TTFT ms</th><th>mean TPOT ms</th>"
+       "<th>p99 TPOT ms</th><th>goodput req/s</th><th>TTFT B vs A</th></tr>\n";
+  for (const auto& p : doc["points"]) {
+    for (std::size_t arm = 0; arm < p["arms"].size(); ++arm) {
+      const auto& a = p["arms"][arm];
+      const auto m = [&](const char* key) { return svg::num(a[key]["mean"].get<double>()); };
+      o << "<tr><td class=\"n\">" << svg::esc(p["value"].dump()) << "</td><td>"
+        << svg::esc(doc["presets"][arm].get<std::string>()) << "</td><td class=\"n\">" << m("request_throughput")
+        << "</td><td class=\"n\">" << m("mean_ttft_ms") << "</td><td class=\"n\">" << m("p99_ttft_ms")
+        << "</td><td class=\"n\">" << m("mean_tpot_ms") << "</td><td class=\"n\">" << m("p99_tpot_ms")
+        << "</td><td class=\"n\">" << (a.contains("goodput") ? svg::num(a["goodput"]["mean"].get<double>()) : "-")
+        << "</td><td>";
+      if (arm == 1 && p["verdicts"].contains("mean_ttft_ms"))
+        o << svg::num(p["verdicts"]["mean_ttft_ms"]["change_pct"].get<double>()) << " % "
+          << svg::esc(p["verdicts"]["mean_ttft_ms"]["verdict"].get<std::string>());
+      o << "</td></tr>\n";
+    }
+  }
+  o << "</table>\n";
+  return o.str();
+}
+
+}  // namespace
+
+std::string render_sweep_html(const nlohmann::json& doc) {
+  std::ostringstream o;
+  o << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>encbench sweep</title><style>"
+    << html_style() << "</style></head>\n<body>\n" << verdict_header(doc);
+  if (!doc["points"].empty()) {
+    o << "<h2>Latency and throughput against offered load</h2>\n<div class=\"pair\"><div>"
+      << chart(doc, "ttft", "TTFT (mean and p99)", "ms", {"mean_ttft_ms", "p99_ttft_ms"}, slo_limit(doc, "ttft"))
+      << "</div><div>"
+      << chart(doc, "tpot", "TPOT (mean and p99)", "ms", {"mean_tpot_ms", "p99_tpot_ms"}, slo_limit(doc, "tpot"))
+      << "</div></div>\n<div class=\"pair\"><div>"
+      << chart(doc, "throughput", "Achieved request throughput", "req/s", {"request_throughput"}, 0)
+      << "</div><div>" << pareto(doc) << "</div></div>\n<h2>Points</h2>\n" << points_table(doc);
+  }
+  o << "</body></html>\n";
+  return o.str();
+}
+
+void write_sweep_html(const std::filesystem::path& path, const nlohmann::json& sweep) {
+  std::ofstream out(path);
+  require(static_cast<bool>(out), "cannot write " + path.string());
+  out << render_sweep_html(sweep);
+}
+
+}  // namespace encbench::reports

@@ -1,0 +1,189 @@
+// Load sweeps, capacity at an SLO and the per-request timeline, on the virtual clock. References:
+// the queueing facts any closed loop must show (throughput follows offered load until it
+// saturates; latency grows with load), the SLO checked again at the reported capacity, and the
+// TTFT breakdown adding up to the TTFT the client measured.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/core/error.hpp"
+#include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/sweep.hpp"
+#include "harness/scenario/virtual_experiment.hpp"
+
+namespace encbench {
+namespace {
+
+std::filesystem::path source_dir() {
+  const char* dir = std::getenv("ENCBENCH_SOURCE_DIR");
+  return dir ? std::filesystem::path(dir) : std::filesystem::current_path();
+}
+
+std::filesystem::path temp_dir(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / ("encbench-sweep-" + name + "-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+scenario::ClosedLoopOptions small(const std::filesystem::path& dir) {
+  scenario::ClosedLoopOptions o;
+  o.name = "sweep-test";
+  o.model = "qwen3-vl-8b";
+  o.device = "sim:ascend-910b";
+  o.profiles_dir = source_dir() / "scenarios/devices";
+  o.presets = {"baseline", "optimized"};
+  o.num_prompts = 30;
+  o.output_len = 8;
+  o.image_width = 448;
+  o.image_height = 448;
+  o.clock = "virtual";
+  o.seeds = 2;
+  o.result_dir = dir;
+  return o;
+}
+
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const InvalidInput& e) {
+    return e.what();
+  }
+  return "accepted";
+}
+
+TEST(Sweep, ParsesListsAndRefusesBadOnes) {
+  const auto s = scenario::parse_sweep("request-rate=1,2.5,inf");
+  EXPECT_EQ(s.variable, "request-rate");
+  ASSERT_EQ(s.values.size(), 3u);
+  EXPECT_TRUE(std::isinf(s.values[2]));
+  EXPECT_NE(error_of([] { scenario::parse_sweep("request-rate="); }).find("empty"), std::string::npos);
+  EXPECT_NE(error_of([] { scenario::parse_sweep("request-rate=4,2"); }).find("increasing"), std::string::npos);
+  EXPECT_NE(error_of([] { scenario::parse_sweep("request-rate=0,2"); }).find("positive"), std::string::npos);
+  EXPECT_NE(error_of([] { scenario::parse_sweep("rate=1"); }).find("unknown variable"), std::string::npos);
+  EXPECT_NE(error_of([] { scenario::parse_sweep("max-concurrency=1,inf"); }).find("inf"), std::string::npos);
+  const auto slo = scenario::parse_slo("ttft_p99<=2000,tpot_mean<=300");
+  ASSERT_EQ(slo.size(), 2u);
+  EXPECT_EQ(slo[0].key(), "p99_ttft_ms");
+  EXPECT_EQ(slo[1].key(), "mean_tpot_ms");
+  EXPECT_NE(error_of([] { scenario::parse_slo("latency_p99<=3"); }).find("unknown metric"), std::string::npos);
+  EXPECT_NE(error_of([] { scenario::parse_slo("ttft_p42<=3"); }).find("unknown statistic"), std::string::npos);
+  EXPECT_NE(error_of([] { scenario::parse_slo("ttft_p99<=soon"); }).find("not a number"), std::string::npos);
+}
+
+TEST(Sweep, ThroughputFollowsOfferedLoadUntilSaturationAndLatencyGrows) {
+  const auto dir = temp_dir("rate");
+  scenario::SweepOptions w;
+  w.sweep = scenario::parse_sweep("request-rate=1,4,inf");
+  std::ostringstream out, progress;
+  const auto run = scenario::run_virtual_sweep(small(dir), w, {"test"}, out, progress);
+  const auto& points = run.result["points"];
+  ASSERT_EQ(points.size(), 3u);
+  for (int arm = 0; arm < 2; ++arm) {
+    const auto rps = [&](int i) { return points[i]["arms"][arm]["request_throughput"]["mean"].get<double>(); };
+    const auto p99 = [&](int i) { return points[i]["arms"][arm]["p99_ttft_ms"]["mean"].get<double>(); };
+    EXPECT_NEAR(rps(0), 1.0, 0.3);  // unloaded: served at the offered rate (30 requests: +-30 %)
+    EXPECT_GT(rps(1), rps(0));
+    EXPECT_GE(rps(2), rps(1) * 0.95);
+    EXPECT_LT(p99(0), p99(2));      // all at once queues
+  }
+  EXPECT_TRUE(points[0]["verdicts"].contains("mean_ttft_ms"));
+  EXPECT_FALSE(points[0]["arms"][0].contains("ttfts"));  // points keep summaries, not requests
+  std::ifstream html(dir / "sweep-sweep-test.html");
+  std::stringstream page;
+  page << html.rdbuf();
+  EXPECT_NE(page.str().find("<svg"), std::string::npos);
+  EXPECT_NE(page.str().find("Achieved request throughput"), std::string::npos);
+}
+
+TEST(Sweep, ConcurrencyCapBoundsRequestsInFlight) {
+  const auto dir = temp_dir("conc");
+  scenario::SweepOptions w;
+  w.sweep = scenario::parse_sweep("max-concurrency=1,4");
+  scenario::ClosedLoopOptions o = small(dir);
+  o.request_rate = std::numeric_limits<double>::infinity();
+  std::ostringstream out, progress;
+  const auto run = scenario::run_virtual_sweep(o, w, {"test"}, out, progress);
+  for (int arm = 0; arm < 2; ++arm) {
+    EXPECT_EQ(run.result["points"][0]["arms"][arm]["max_concurrent_requests"]["max"].get<double>(), 1.0);
+    EXPECT_LE(run.result["points"][1]["arms"][arm]["max_concurrent_requests"]["max"].get<double>(), 4.0);
+    EXPECT_GE(run.result["points"][1]["arms"][arm]["max_concurrent_requests"]["max"].get<double>(), 2.0);
+  }
+}
+
+TEST(Sweep, CapacityMeetsTheSloAndTwiceItDoesNot) {
+  const auto dir = temp_dir("capacity");
+  scenario::ClosedLoopOptions o = small(dir);
+  o.seeds = 1;
+  scenario::SweepOptions w;
+  w.slo = scenario::parse_slo("ttft_p99<=400");
+  w.capacity_bisections = 5;
+  std::ostringstream out, progress;
+  const auto run = scenario::run_virtual_sweep(o, w, {"test"}, out, progress);
+  scenario::VirtualExperiment experiment(o, {"test"});
+  for (std::size_t arm = 0; arm < 2; ++arm) {
+    const double capacity = run.result["capacity"]["arms"][arm]["capacity_req_s"]["mean"].get<double>();
+    ASSERT_GT(capacity, 0.25);
+    ASSERT_LT(capacity, 1024.0);
+    scenario::ClosedLoopOptions at = o;
+    at.request_rate = capacity;
+    EXPECT_TRUE(scenario::meets_slo(w.slo, experiment.run(arm, at, o.seed).serving)) << capacity;
+    at.request_rate = 2 * capacity;
+    EXPECT_FALSE(scenario::meets_slo(w.slo, experiment.run(arm, at, o.seed).serving)) << capacity;
+  }
+  EXPECT_NE(out.str().find("capacity at ttft p99 <= 400 ms"), std::string::npos) << out.str();
+}
+
+TEST(Sweep, InterruptedSweepWritesWhatFinished) {
+  const auto dir = temp_dir("stop");
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  ASSERT_EQ(::write(fds[1], "x", 1), 1);  // a stop request already pending
+  scenario::ClosedLoopOptions o = small(dir);
+  o.stop_fd = fds[0];
+  scenario::SweepOptions w;
+  w.sweep = scenario::parse_sweep("request-rate=1,2");
+  std::ostringstream out, progress;
+  const auto run = scenario::run_virtual_sweep(o, w, {"test"}, out, progress);
+  EXPECT_TRUE(run.result["interrupted"].get<bool>());
+  EXPECT_TRUE(std::filesystem::exists(run.result_path));
+  ::close(fds[0]);
+  ::close(fds[1]);
+}
+
+TEST(Timeline, TtftBreakdownAddsUpToTheMeasuredTtft) {
+  const auto dir = temp_dir("timeline");
+  scenario::ClosedLoopOptions o = small(dir);
+  o.seeds = 1;
+  o.request_rate = 8;
+  o.timeline_html = dir / "timeline.html";
+  std::ostringstream out, progress;
+  const auto run = scenario::run_closed_loop(o, {"test"}, out, progress);
+  for (std::size_t arm = 0; arm < 2; ++arm) {
+    const auto& b = run.result["ttft_breakdown_ms"][o.presets[arm]];
+    double parts = 0;
+    for (const auto& [key, value] : b.items())
+      if (key != "ttft" && key != "client_queue") parts += value.get<double>();
+    EXPECT_NEAR(parts / b["ttft"].get<double>(), 1.0, 0.01) << b.dump();
+    const double mean_ttft = run.result["arms"][arm]["seeds"][0]["serving"]["mean_ttft_ms"].get<double>();
+    EXPECT_NEAR(b["ttft"].get<double>() / mean_ttft, 1.0, 1e-6);
+    EXPECT_GT(b["encoder_busy"].get<double>(), 0.0);
+  }
+  // Baseline's encoder stalls on its per-layer syncs; optimized has none.
+  EXPECT_GT(run.result["ttft_breakdown_ms"]["baseline"].value("encoder_idle_sync_stall", 0.0), 0.0);
+  EXPECT_EQ(run.result["ttft_breakdown_ms"]["optimized"].value("encoder_idle_sync_stall", 0.0), 0.0);
+  std::ifstream html(o.timeline_html);
+  std::stringstream page;
+  page << html.rdbuf();
+  EXPECT_NE(page.str().find("#636EFA"), std::string::npos);  // TTFT bands in vLLM's colour
+}
+
+}  // namespace
+}  // namespace encbench
