@@ -103,6 +103,7 @@ struct Series {
   bool step = false;
   std::string colour;                                  // empty: palette by index
   std::vector<std::pair<double, double>> band;         // optional filled polygon (data coordinates)
+  bool dashed = false;                                 // a second statistic of the same series' colour
 };
 
 // A line chart with axes, ticks and a legend strip above the plot.
@@ -190,7 +191,7 @@ class LineChart {
     for (std::size_t i = 0; i < series_.size(); ++i) {
       const auto& s = series_[i];
       o << "<polyline class=\"series\" fill=\"none\" stroke=\"" << (s.colour.empty() ? colour(i) : s.colour)
-        << "\" stroke-width=\"1.8\" points=\"";
+        << (s.dashed ? "\" stroke-dasharray=\"6 3" : "") << "\" stroke-width=\"1.8\" points=\"";
       for (std::size_t k = 0; k < s.points.size(); ++k) {
         const auto& [x, y] = s.points[k];
         if (s.step && k > 0) o << num(sx(x)) << "," << num(sy(s.points[k - 1].second)) << " ";

@@ -54,6 +54,7 @@ std::string chart(const nlohmann::json& doc, const std::string& id, const std::s
       svg::Series s;
       s.name = doc["presets"][arm].get<std::string>() + " " + key;
       s.colour = arm_colours[arm];
+      s.dashed = key.rfind("p99", 0) == 0;  // the tail dashed, the mean solid
       for (std::size_t i = 0; i < points.size(); ++i) {
         const double y = points[i]["arms"][arm][key]["mean"].get<double>();
         s.points.emplace_back(xs[i], y);
@@ -66,6 +67,7 @@ std::string chart(const nlohmann::json& doc, const std::string& id, const std::s
       svg::Series s;
       s.name = doc["presets"][arm].get<std::string>() + " knee";
       s.colour = arm_colours[arm];
+      s.dashed = true;
       s.points = {{xs[static_cast<std::size_t>(k)], 0}, {xs[static_cast<std::size_t>(k)], y_max}};
       c.add(std::move(s));
     }
@@ -115,10 +117,17 @@ std::string verdict_header(const nlohmann::json& doc) {
       << ": " << (g["mean"].get<double>() >= 0 ? "+" : "") << svg::num(g["mean"].get<double>()) << " % capacity at "
       << svg::esc(doc["slo"].get<std::string>()) << " <small>CI [" << svg::num(g["ci95_low"].get<double>()) << ", "
       << svg::num(g["ci95_high"].get<double>()) << "] vs " << svg::esc(presets[0].get<std::string>()) << "</small></h1>\n";
+  } else if (doc.contains("capacity") && doc["capacity"].contains("highest_passing")) {
+    o << "<h1 class=\"" << (doc["capacity"]["highest_passing"].get<double>() > 0 ? "pass" : "fail") << "\">"
+      << svg::esc(presets[0].get<std::string>()) << ": highest load meeting " << svg::esc(doc["slo"].get<std::string>())
+      << ": " << svg::num(doc["capacity"]["highest_passing"].get<double>()) << "</h1>\n";
   } else {
-    o << "<h1 class=\"invalid\">Sweep: " << svg::esc(presets[1].get<std::string>()) << " vs "
-      << svg::esc(presets[0].get<std::string>()) << " <small>(no SLO given: no capacity verdict)</small></h1>\n";
+    std::string arms;
+    for (const auto& p : presets) arms += (arms.empty() ? "" : " vs ") + p.get<std::string>();
+    o << "<h1 class=\"invalid\">Sweep: " << svg::esc(arms) << " <small>(no SLO given: no capacity verdict)</small></h1>\n";
   }
+  if (doc.contains("stopped_early"))
+    o << "<p class=\"sub\"><b>Stopped early:</b> " << svg::esc(doc["stopped_early"].get<std::string>()) << "</p>\n";
   if (doc.value("interrupted", false)) o << "<p class=\"sub\"><b>Interrupted:</b> the points finished so far.</p>\n";
   o << "<p class=\"sub\">Clock: " << svg::esc(doc.value("clock", std::string("?"))) << ". Model: "
     << svg::esc(doc["model"].value("description", std::string())) << "</p>\n";

@@ -30,6 +30,9 @@
 #   --out DIR           where results, tables, JUnit XML and the HTML report go (default ci-gate-out)
 #   --base-build DIR    use this existing build tree for BASE instead of building it (it must hold
 #   --head-build DIR    harness/cli/encbench and harness/micro/encbench-micro; e.g. a CI cache)
+#   --configure-like DIR  build both sides here, configured like this build tree (build type, CUDA,
+#                       sanitizers): the sides then differ only in their commit, and share ccache
+#                       entries with DIR's objects
 #   --keep              keep the temporary worktrees and builds
 #
 # A side that is built here is configured like --head-build when one is given (build type, CUDA
@@ -42,7 +45,7 @@ cd "$(dirname "$0")/.."
 repo=$(pwd)
 
 base_ref="" head_ref="HEAD" rounds=3 out="ci-gate-out" gate="" micro_filter="" micro_reps=3
-serving_cmd="" keep=0 base_build="" head_build="" micro_min_time="" warmup_rounds=1
+serving_cmd="" keep=0 base_build="" head_build="" micro_min_time="" warmup_rounds=1 configure_like=""
 instr=1 instr_filter="" serving_unusable=0
 while (($#)); do
   case "$1" in
@@ -58,6 +61,7 @@ while (($#)); do
     --serving-cmd) serving_cmd=$2; shift 2 ;;
     --base-build) base_build=$2; shift 2 ;;
     --head-build) head_build=$2; shift 2 ;;
+    --configure-like) configure_like=$2; shift 2 ;;
     --keep) keep=1; shift ;;
     --instr-filter) instr_filter=$2; shift 2 ;;
     --no-instr) instr=0; shift ;;
@@ -70,7 +74,7 @@ done
 [[ "$warmup_rounds" =~ ^[0-9]+$ ]] || { echo "ci-gate: --warmup-rounds must be a non-negative integer" >&2; exit 2; }
 [[ -z "$micro_min_time" || "$micro_min_time" =~ ^[0-9]*\.?[0-9]+$ ]] \
   || { echo "ci-gate: --micro-min-time must be a number of seconds" >&2; exit 2; }
-for d in "$base_build" "$head_build"; do
+for d in "$base_build" "$head_build" "$configure_like"; do
   [[ -z "$d" || -d "$d" ]] || { echo "ci-gate: no such build directory: $d" >&2; exit 2; }
 done
 if [[ -z "$base_ref" ]]; then
@@ -96,7 +100,7 @@ jobs=$(nproc)
 # Configure a side built here like the prebuilt one, so both sides are the same kind of build
 # (and share ccache entries); otherwise Release without CUDA.
 configure_args=(-DCMAKE_BUILD_TYPE=Release -DENCBENCH_BUILD_TESTS=OFF -DENCBENCH_CUDA=OFF)
-reference_build=${head_build:-$base_build}
+reference_build=${configure_like:-${head_build:-$base_build}}
 if [[ -n "$reference_build" && -f "$reference_build/CMakeCache.txt" ]]; then
   cache_value() { sed -n "s/^$1:[A-Z]*=//p" "$reference_build/CMakeCache.txt" | head -1; }
   configure_args=(-DENCBENCH_BUILD_TESTS=OFF "-DCMAKE_BUILD_TYPE=$(cache_value CMAKE_BUILD_TYPE)"

@@ -15,12 +15,15 @@ scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ENCBENCH_SANITIZED=1 ctest --output-on-failure -j "$jobs" --timeout 900)
 # Performance gate (docs/reports.md, "CI recipe"): the commit under test against its first parent,
-# BASE built here (ccache makes the shared code free). Deterministic metrics first (instruction
+# both built here the same way, each in its own worktree (ccache makes the shared code free):
+# HEAD no longer reuses the test build, so the two sides differ in nothing but the commit (an A/A
+# comparison of a docs-only commit had flagged the real-clock sim's encoder idle % between a
+# test-tree HEAD and a worktree BASE). Deterministic metrics first (instruction
 # counts under valgrind, encbench-instr, and sim virtual-clock times: 1 %), then the wall-clock
 # runs interleaved on this machine, which fail only on a regression that clears significance,
 # threshold and the spread between rounds.
 if git rev-parse -q --verify 'HEAD~1^{commit}' >/dev/null 2>&1; then
-  scripts/ci-gate.sh --base HEAD~1 --head-build build --rounds 3 --warmup-rounds 1 --micro-reps 3 \
+  scripts/ci-gate.sh --base HEAD~1 --configure-like build --rounds 3 --warmup-rounds 1 --micro-reps 3 \
     --micro-min-time 0.1 --micro-filter "$(cat scenarios/ci-micro-filter.txt)" --out ci-gate-out \
     --serving-cmd '{bin} run --scenario scenarios/closed-loop-ci.json --result {out} --result-dir {out}.d'
 else

@@ -14,6 +14,7 @@
 #include <tuple>
 
 #include "harness/cli/command.hpp"
+#include "harness/scenario/sweep.hpp"
 #include "harness/client/bench.hpp"
 #ifdef ENCBENCH_HAVE_MPI
 #include "harness/client/mpi_coordinator.hpp"
@@ -331,14 +332,45 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
   return result.run.interrupted ? 130 : 0;
 }
 
+struct SweepFlags {
+  std::string sweep, slo, result;
+  int bisections = 3;
+};
+
+int run_sweep(const BenchFlags& flags, const SweepFlags& sf, const std::vector<std::string>& argv) {
+  client::BenchConfig config = to_config(flags, argv);
+  client::validate(config);
+  raise_fd_limit();
+  scenario::SweepOptions w;
+  w.sweep = scenario::parse_sweep(sf.sweep);
+  if (!sf.slo.empty()) w.slo = scenario::parse_slo(sf.slo);
+  w.capacity_bisections = sf.bisections;
+  // Refuse a server that does not answer before sending any load.
+  try {
+    client::check_reachable(client::base_url(config), 10);
+  } catch (const client::ServerUnreachable& e) {
+    throw InvalidInput("bench sweep: the server at " + client::base_url(config) + " does not answer (" + e.what() + ")");
+  }
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGTERM);
+  sigprocmask(SIG_BLOCK, &mask, nullptr);
+  config.stop_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+  signal(SIGPIPE, SIG_IGN);
+  const std::string label = config.label.empty() ? "bench" : config.label;
+  const std::filesystem::path result = !sf.result.empty()
+                                           ? std::filesystem::path(sf.result)
+                                           : std::filesystem::path(config.result_dir.empty() ? "." : config.result_dir) /
+                                                 ("sweep-" + label + ".json");
+  const auto run = scenario::run_live_sweep(config, w, result, argv, std::cout, std::cerr);
+  return run.result.value("interrupted", false) ? 130 : 0;
+}
+
 }  // namespace
 
-void add_bench_command(CLI::App& app, CommandContext& ctx) {
-  auto* bench = app.add_subcommand("bench", "Serving benchmarks (bench serve: a drop-in for `vllm bench serve`)");
-  bench->require_subcommand(1);
-  auto* serve = bench->add_subcommand("serve", "Benchmark an OpenAI-compatible server (vllm bench serve flags, same output)");
-  auto flags = std::make_shared<BenchFlags>();
-  BenchFlags& f = *flags;
+// The flags of `bench serve`, shared by `bench sweep` (the same client at several loads).
+void add_serve_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_option("--backend", f.backend, "openai (completions) | vllm (the same) | openai-chat")->capture_default_str();
   serve->add_option("--base-url", f.base_url, "Server base URL (overrides --host/--port), e.g. http://127.0.0.1:8000");
   serve->add_option("--host", f.host, "Server host")->capture_default_str();
@@ -432,12 +464,39 @@ void add_bench_command(CLI::App& app, CommandContext& ctx) {
   serve->add_option("--request-mode", f.request_mode, "stream | non-stream (non-stream: TTFT = E2EL, no ITL)")->capture_default_str();
   serve->add_option("--timeout", f.timeout, "Per-request timeout in seconds (0 = none)")->capture_default_str();
   serve->add_option("--drain-timeout", f.drain_timeout, "After SIGINT: seconds to wait for in-flight requests")->capture_default_str();
+}
+
+void add_bench_command(CLI::App& app, CommandContext& ctx) {
+  auto* bench = app.add_subcommand("bench", "Serving benchmarks (bench serve: a drop-in for `vllm bench serve`)");
+  bench->require_subcommand(1);
+  auto* serve = bench->add_subcommand("serve", "Benchmark an OpenAI-compatible server (vllm bench serve flags, same output)");
+  auto flags = std::make_shared<BenchFlags>();
+  add_serve_flags(serve, *flags);
   serve->footer(
       "Sharded load generation: started by mpirun (mpirun -np N [--hostfile F] encbench bench serve <flags>), every rank\n"
       "builds the same schedule, sends the requests with index % N == rank from a common start, and rank 0 prints and\n"
       "writes the result computed from the merged records (JSON key \"sharding\": ranks, hosts, per-rank lag and CPU).\n"
       "Needs a build with MPI (ENCBENCH_MPI=AUTO|ON); see docs/client.md.");
   serve->callback([&ctx, flags] { ctx.action = [&ctx, flags] { return run_serve(*flags, ctx.argv); }; });
+
+  auto* sweep = bench->add_subcommand(
+      "sweep", "bench serve at several loads against one live server: --sweep request-rate=50,100,200 (or "
+               "max-concurrency=...), every bench serve flag; stops early once the server is over-saturated "
+               "(achieved < 95 % of offered, or a growing client queue); --slo gives each point's goodput and the "
+               "highest load meeting it; versioned JSON + HTML curves");
+  auto sweep_flags = std::make_shared<BenchFlags>();
+  add_serve_flags(sweep, *sweep_flags);
+  auto sweep_only = std::make_shared<SweepFlags>();
+  sweep->add_option("--sweep", sweep_only->sweep, "request-rate=a,b,... or max-concurrency=a,b,... (increasing)")->required();
+  sweep->add_option("--slo", sweep_only->slo, "e.g. 'ttft_p99<=2000,tpot_p99<=300' (as encbench run --slo)");
+  sweep->add_option("--capacity-bisections", sweep_only->bisections,
+                    "Bisection runs between the last load meeting --slo and the first failing it (default 3)")
+      ->check(CLI::Range(0, 20));
+  sweep->add_option("--sweep-result", sweep_only->result, "Sweep JSON path (default <result-dir or .>/sweep-<label>.json; "
+                                                         "the HTML page goes beside it)");
+  sweep->callback([&ctx, sweep_flags, sweep_only] {
+    ctx.action = [&ctx, sweep_flags, sweep_only] { return run_sweep(*sweep_flags, *sweep_only, ctx.argv); };
+  });
 }
 
 }  // namespace encbench::cli

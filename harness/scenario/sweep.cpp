@@ -7,6 +7,7 @@
 #include <map>
 #include <ostream>
 #include <sstream>
+#include <tuple>
 
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
@@ -345,6 +346,153 @@ ClosedLoopRun run_virtual_sweep(const ClosedLoopOptions& o, const SweepOptions& 
   reports::write_sweep_html(html, doc);
   progress << "[sweep] wrote " << result_path.string() << " and " << html.string()
            << (interrupted ? " (interrupted: the points finished so far)" : "") << std::endl;
+  run.result = std::move(doc);
+  return run;
+}
+
+}  // namespace encbench::scenario
+
+namespace encbench::scenario {
+namespace {
+
+// Requests in flight (sent, not finished) at time t, from the client's records.
+std::size_t in_flight_at(const std::vector<client::RequestRecord>& records, Nanos t) {
+  std::size_t n = 0;
+  for (const auto& r : records)
+    if (r.dispatched && r.dispatch_ns <= t && (r.end_ns == 0 || r.end_ns > t)) ++n;
+  return n;
+}
+
+// Why a point is over-saturated ("" when it is not).
+std::string over_saturation(const client::BenchConfig& c, const client::BenchResult& r) {
+  const auto& m = r.metrics;
+  std::ostringstream why;
+  // Achieved rate with the drain taken out: completions over the run less one mean latency (the
+  // last request's own service), so a short unsaturated run is not mistaken for a slow server.
+  double mean_latency_s = 0;
+  for (double l : m.latencies_s) mean_latency_s += l;
+  if (!m.latencies_s.empty()) mean_latency_s /= static_cast<double>(m.latencies_s.size());
+  const double window_s = m.duration_s - mean_latency_s;
+  const double achieved = window_s > 0 ? static_cast<double>(m.completed) / window_s : 0;
+  if (std::isfinite(c.request_rate) && c.max_concurrency == 0 && achieved < 0.95 * c.request_rate) {
+    why << "achieved " << number(achieved) << " of " << number(c.request_rate)
+        << " req/s offered (< 95 %, completions over the run less one mean latency)";
+    return why.str();
+  }
+  // A growing queue: in flight at the last send more than twice what it was at the middle one.
+  std::vector<Nanos> sends;
+  for (const auto& rec : r.run.records)
+    if (rec.dispatched) sends.push_back(rec.dispatch_ns);
+  std::sort(sends.begin(), sends.end());
+  if (sends.size() >= 16 && c.max_concurrency == 0) {
+    const std::size_t mid = in_flight_at(r.run.records, sends[sends.size() / 2]);
+    const std::size_t last = in_flight_at(r.run.records, sends.back());
+    if (last > 8 && last > 2 * mid) {
+      why << "requests in flight grew from " << mid << " at the middle send to " << last << " at the last";
+      return why.str();
+    }
+  }
+  return "";
+}
+
+}  // namespace
+
+ClosedLoopRun run_live_sweep(const client::BenchConfig& base, const SweepOptions& w, const std::filesystem::path& result_path,
+                             const std::vector<std::string>& argv, std::ostream& out, std::ostream& progress) {
+  require(!w.sweep.values.empty(), "bench sweep needs --sweep");
+  std::error_code ec;
+  if (!result_path.parent_path().empty()) std::filesystem::create_directories(result_path.parent_path(), ec);
+  require(!ec, "cannot create directory " + result_path.parent_path().string() + ": " + ec.message());
+  const std::string label = base.label.empty() ? "server" : base.label;
+  nlohmann::json points = nlohmann::json::array(), probes = nlohmann::json::array();
+  bool interrupted = false;
+  std::string stopped_because;
+  double last_pass = 0, first_fail = 0;
+  const auto run_point = [&](double value) {
+    client::BenchConfig c = base;
+    if (w.sweep.variable == "request-rate") c.request_rate = value;
+    else c.max_concurrency = static_cast<int>(value);
+    c.save_detailed = true;  // per-request arrays for goodput, kept only in this point's memory
+    progress << "[sweep] " << w.sweep.variable << " " << number(value) << " against " << client::base_url(c) << std::endl;
+    const client::BenchResult r = client::run_benchmark(c);
+    client::print_vllm_block(out, c, r);
+    ArmSeed arm;
+    arm.serving = client::to_vllm_json(c, r);
+    nlohmann::json point = {{"variable", w.sweep.variable},
+                            {"value", std::isinf(value) ? nlohmann::json("inf") : nlohmann::json(value)},
+                            {"arms", nlohmann::json::array({arm_point({arm}, w.slo)})},
+                            {"verdicts", nlohmann::json::object()}};
+    const std::string saturated = over_saturation(c, r);
+    if (!saturated.empty()) point["over_saturated"] = saturated;
+    return std::make_tuple(point, r.run.interrupted, saturated);
+  };
+  for (const double value : w.sweep.values) {
+    auto [point, was_interrupted, saturated] = run_point(value);
+    const bool pass = !w.slo.empty() && point["arms"][0].value("meets_slo", false);
+    if (!w.slo.empty() && first_fail == 0) {
+      if (pass) last_pass = value;
+      else first_fail = value;
+    }
+    points.push_back(point);
+    if (was_interrupted) {
+      interrupted = true;
+      break;
+    }
+    if (!saturated.empty()) {
+      stopped_because = "over-saturated at " + w.sweep.variable + " " + number(value) + ": " + saturated;
+      out << "\n" << stopped_because << "; the sweep stops here (higher loads would measure the queue)\n";
+      break;
+    }
+  }
+  // Between the last passing and the first failing request rate, bisect.
+  if (!interrupted && !w.slo.empty() && w.sweep.variable == "request-rate" && last_pass > 0 && first_fail > last_pass &&
+      std::isfinite(first_fail)) {
+    double good = last_pass, bad = first_fail;
+    for (int i = 0; i < w.capacity_bisections; ++i) {
+      const double mid = 0.5 * (good + bad);
+      auto [point, was_interrupted, saturated] = run_point(mid);
+      const bool pass = point["arms"][0].value("meets_slo", false);
+      probes.push_back({{"value", mid}, {"meets_slo", pass}, {"point", point}});
+      (pass ? good : bad) = mid;
+      if (was_interrupted) {
+        interrupted = true;
+        break;
+      }
+    }
+    last_pass = good;
+    first_fail = bad;
+  }
+  out << "\nSweep of " << label << " (" << w.sweep.variable << "): " << points.size() << " point(s)"
+      << (stopped_because.empty() ? "" : ", stopped early") << "\n";
+  for (const auto& p : points) {
+    const auto& a = p["arms"][0];
+    out << "  " << std::setw(8) << p["value"].dump() << ": " << number(a["request_throughput"]["mean"].get<double>())
+        << " req/s, mean TTFT " << number(a["mean_ttft_ms"]["mean"].get<double>(), 1) << " ms, p99 TTFT "
+        << number(a["p99_ttft_ms"]["mean"].get<double>(), 1) << " ms"
+        << (a.contains("meets_slo") ? (a["meets_slo"].get<bool>() ? "  meets SLO" : "  misses SLO") : "") << "\n";
+  }
+  nlohmann::json doc = make_result_envelope("encbench-sweep", 1, argv, "live:" + client::base_url(base));
+  doc["clock"] = "real";
+  doc["target"] = client::base_url(base);
+  doc["model"] = {{"description", "live server " + client::base_url(base)}};
+  doc["presets"] = nlohmann::json::array({label});
+  doc["slo"] = describe(w.slo);
+  doc["points"] = points;
+  doc["interrupted"] = interrupted;
+  if (!stopped_because.empty()) doc["stopped_early"] = stopped_because;
+  if (!w.slo.empty()) {
+    doc["capacity"] = {{"slo", describe(w.slo)}, {"highest_passing", last_pass},
+                       {"lowest_failing", first_fail > 0 ? nlohmann::json(first_fail) : nlohmann::json(nullptr)},
+                       {"probes", probes}};
+    out << "Highest " << w.sweep.variable << " meeting " << describe(w.slo) << ": " << number(last_pass)
+        << (first_fail > 0 ? " (first failing: " + number(first_fail) + ")" : "") << "\n";
+  }
+  ClosedLoopRun run;
+  run.result_path = result_path;
+  write_json_file(result_path, doc);
+  const auto html = std::filesystem::path(result_path).replace_extension(".html");
+  reports::write_sweep_html(html, doc);
+  progress << "[sweep] wrote " << result_path.string() << " and " << html.string() << std::endl;
   run.result = std::move(doc);
   return run;
 }

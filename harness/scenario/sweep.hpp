@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/client/bench.hpp"
 #include "harness/scenario/closed_loop.hpp"
 
 namespace encbench::scenario {
@@ -40,6 +41,15 @@ struct SweepOptions {
   int capacity_bisections = 7;     // after bracketing
   std::filesystem::path html;      // "" = <result>.html
 };
+
+// `encbench bench sweep`: the serving client (bench serve) at every load point against one live
+// server `base` points at; stops at the first over-saturated point (achieved < 95 % of the offered
+// rate, or requests in flight still growing at the end of the sending window). With an SLO: each
+// point's goodput and pass/fail, then `capacity_bisections` runs between the last passing and the
+// first failing request rate. Writes `result_path` (encbench-sweep/1) and its HTML page.
+ClosedLoopRun run_live_sweep(const client::BenchConfig& base, const SweepOptions& sweep,
+                             const std::filesystem::path& result_path, const std::vector<std::string>& argv,
+                             std::ostream& out, std::ostream& progress);
 
 ClosedLoopRun run_virtual_sweep(const ClosedLoopOptions& options, const SweepOptions& sweep,
                                 const std::vector<std::string>& argv, std::ostream& out, std::ostream& progress);
