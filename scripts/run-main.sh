@@ -9,4 +9,6 @@ cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 BUILD_TARGETS=encbench scripts/build.sh build
 build/harness/cli/encbench run --scenario scenarios/seeds/pr7104.json "$@"
-exec build/harness/cli/encbench run --scenario scenarios/main-live.json
+# The live round prints NO VERDICT with the reasons when this machine cannot keep up; the main
+# job still succeeds (its result is the virtual run above).
+exec build/harness/cli/encbench run --scenario scenarios/main-live.json --allow-no-verdict
