@@ -15,6 +15,7 @@
 
 #include "harness/cli/command.hpp"
 #include "harness/scenario/sweep.hpp"
+#include "harness/scenario/timeline_page.hpp"
 #include "harness/client/bench.hpp"
 #ifdef ENCBENCH_HAVE_MPI
 #include "harness/client/mpi_coordinator.hpp"
@@ -141,7 +142,6 @@ std::vector<std::string> accepted_flag_notes(const BenchFlags& f) {
   if (!f.hf_name.empty()) notes.push_back("--hf-name: picks vllm's dataset class for a local path; the layout is detected from the rows here");
   if (!f.hf_subset.empty()) notes.push_back("--hf-subset: the HF dataset config name in vllm's load_dataset; no effect on a local file");
   if (f.random_batch_size != 1) notes.push_back("--random-batch-size: only used by vllm's embeddings benchmark; ignored");
-  if (f.plot_timeline) notes.push_back("--plot-timeline: vllm writes an HTML timeline beside the result; not produced here");
   if (f.custom_ensure_client_side_data)
     notes.push_back("--custom-ensure-client-side-data: custom_image files are always sent as data URLs here");
   return notes;
@@ -329,6 +329,19 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
     const std::string path = client::save_result(config, result);
     std::cerr << "encbench: results written to " << path << (result.run.interrupted ? " (marked interrupted)" : "") << "\n";
   }
+  if (flags.plot_timeline) {
+    scenario::ArmSeed arm;
+    arm.detail.records = result.run.records;
+    arm.detail.start_ns = result.run.start_ns;
+    arm.detail.end_ns = result.run.end_ns;
+    const std::string label = config.label.empty() ? client::to_string(config.backend) : config.label;
+    const std::filesystem::path dir = config.result_dir.empty() ? "." : config.result_dir;
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    const std::filesystem::path html = dir / ("timeline-" + label + ".html");
+    scenario::write_timeline_html(html, {label}, {arm}, scenario::TimelineOptions{});
+    std::cerr << "encbench: timeline written to " << html.string() << "\n";
+  }
   return result.run.interrupted ? 130 : 0;
 }
 
@@ -401,7 +414,9 @@ void add_serve_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_flag("--trust-remote-code", f.trust_remote_code, "Accepted (no Hub code is loaded here)");
   serve->add_option("--logprobs", f.logprobs, "Completions: logprobs sent per request (vllm sends null when unset)");
   serve->add_flag("--insecure", f.insecure, "Do not verify TLS certificates (https servers)");
-  serve->add_flag("--plot-timeline", f.plot_timeline, "Accepted (vllm's HTML timeline is not produced)");
+  serve->add_flag("--plot-timeline", f.plot_timeline,
+                  "Write vLLM's per-request timeline (TTFT, then ITL bands below 25 / 50 ms / above) as HTML: "
+                  "timeline-<label or backend>.html in --result-dir (default .)");
   serve->add_flag("--strict-success", f.strict_success,
                   "Fail 200 streams that end without data: [DONE] or carry an error event (vllm counts them as successes)");
   serve->add_option("--ramp-up-strategy", f.ramp_up_strategy, "linear | exponential: rate ramps from --ramp-up-start-rps to --ramp-up-end-rps (needs --request-rate inf)");

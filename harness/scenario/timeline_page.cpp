@@ -23,11 +23,14 @@ double ms(Nanos ns) { return static_cast<double>(ns) / 1e6; }
 // Components of one request's TTFT, in ms (they add up to its TTFT).
 std::map<std::string, double> breakdown_of(const ArmSeed& arm, std::size_t i) {
   const client::RequestRecord& r = arm.detail.records[i];
-  const VirtualRequestTrace& t = arm.detail.traces[i];
   std::map<std::string, double> b;
   if (r.first_choices_ns == 0) return b;
   const double ttft = ms(r.first_choices_ns - r.dispatch_ns);
   b["client_queue"] = ms(r.dispatch_ns - r.arrival_ns);  // --max-concurrency wait (not in vLLM's TTFT)
+  b["ttft"] = ttft;
+  // A live run has no engine trace: the TTFT stays whole.
+  if (arm.detail.traces.size() != arm.detail.records.size()) return b;
+  const VirtualRequestTrace& t = arm.detail.traces[i];
   b["engine_queue"] = ms(t.first_scheduled_ns - r.dispatch_ns);
   double encoder = 0;
   if (t.encoder_step >= 0) {
@@ -42,12 +45,12 @@ std::map<std::string, double> breakdown_of(const ArmSeed& arm, std::size_t i) {
     encoder = ms(s.encoder_ns);
   }
   b["prefill_and_rest"] = std::max(0.0, ttft - b["engine_queue"] - encoder);
-  b["ttft"] = ttft;
   return b;
 }
 
 std::string steps_svg(const ArmSeed& arm, double t0, double scale, double width) {
   std::ostringstream o;
+  if (arm.detail.steps.empty()) return "";  // a live run: the server's steps are not known here
   o << "<svg class=\"chart\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width << "\" height=\"40\">"
     << "<text x=\"4\" y=\"12\" class=\"tick\">engine steps: encoder (purple), LM (grey)</text>\n";
   for (const VirtualStep& s : arm.detail.steps) {
@@ -131,8 +134,9 @@ void write_timeline_html(const std::filesystem::path& path, const std::vector<st
                          const std::vector<ArmSeed>& arms, const TimelineOptions& opt) {
   std::ostringstream o;
   o << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>encbench timeline</title><style>"
-    << reports::html_style() << "</style></head>\n<body>\n<h1 class=\"invalid\">Per-request timeline <small>(virtual clock, "
-    << "seed " << (arms.empty() ? 0 : arms[0].seed) << ")</small></h1>\n";
+    << reports::html_style() << "</style></head>\n<body>\n<h1 class=\"invalid\">Per-request timeline <small>("
+    << (arms.empty() || arms[0].detail.steps.empty() ? std::string("live run") : "virtual clock, seed " + std::to_string(arms[0].seed))
+    << ")</small></h1>\n";
   o << "<p class=\"sub\">One row per request (first " << opt.max_requests << "): TTFT <span class=\"sw\" style=\"background:"
     << kTtftColour << "\"></span> then ITL below " << num(opt.itl_thresholds_ms[0]) << " ms <span class=\"sw\" style=\"background:"
     << kItlColours[0] << "\"></span>, below " << num(opt.itl_thresholds_ms.back()) << " ms <span class=\"sw\" style=\"background:"
