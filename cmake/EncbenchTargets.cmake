@@ -3,7 +3,15 @@
 add_library(encbench_build_flags INTERFACE)
 target_compile_options(encbench_build_flags INTERFACE
   $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-missing-field-initializers>)
-if(ENCBENCH_SANITIZE)
+if(ENCBENCH_FUZZ)
+  # Coverage feedback for libFuzzer in every library under test; the fuzz executables add
+  # -fsanitize=fuzzer (libFuzzer's main) themselves. Debug info for readable crash stacks.
+  set(_fuzz_san "fuzzer-no-link,address,undefined")
+  target_compile_options(encbench_build_flags INTERFACE
+    -fsanitize=${_fuzz_san} -fno-omit-frame-pointer -fno-sanitize-recover=undefined -g)
+  target_link_options(encbench_build_flags INTERFACE -fsanitize=address,undefined)
+  target_compile_definitions(encbench_build_flags INTERFACE ENCBENCH_SANITIZED=1 ENCBENCH_FUZZING=1)
+elseif(ENCBENCH_SANITIZE)
   string(REPLACE ";" "," _san "${ENCBENCH_SANITIZE}")
   target_compile_options(encbench_build_flags INTERFACE
     $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${_san} -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)
