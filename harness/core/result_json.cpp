@@ -162,7 +162,7 @@ nlohmann::json read_json_file(const std::filesystem::path& path) {
   const std::string text = read_file_maybe_gz(path);
   try {
     return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e400
     // Google Benchmark writes nan/inf counters (a CV of all-zero values) and Python's json writes
     // NaN/Infinity: neither is JSON. Read them as null (no value) rather than refuse the file.
     const nlohmann::json lenient = nlohmann::json::parse(non_finite_to_null(text), nullptr, false);

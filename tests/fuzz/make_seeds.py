@@ -8,7 +8,6 @@ import base64
 import gzip
 import json
 import pathlib
-import shutil
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "tests" / "fuzz" / "corpus"
@@ -130,6 +129,10 @@ def results():
     for f in sorted((ROOT / "tests" / "reports" / "fixtures").glob("*.json")):
         write("fuzz_result_json", f.name, f.read_bytes())
     write("fuzz_result_json", "unknown-kind.json", '{"schema": "something-else"}')
+    write("fuzz_result_json", "number-beyond-double.json", '{"schema": "encbench-encode", "value": 1e400}')
+    write("fuzz_result_json", "gbench-nan.json", '{"benchmarks": [{"name": "x", "cv": nan, "real_time": Infinity}]}')
+    summary = (ROOT / "tests" / "reports" / "fixtures" / "vllm_serve_summary.json").read_bytes()
+    write("fuzz_result_json", "vllm_serve_summary.json.gz", gzip.compress(summary, mtime=0))
     write("fuzz_result_json", "array.json", "[]")
 
 
@@ -145,5 +148,8 @@ def scenarios():
 if __name__ == "__main__":
     for t in ["fuzz_data_url", "fuzz_openai_request", "fuzz_sse", "fuzz_chunk_json", "fuzz_trace_import",
               "fuzz_result_json", "fuzz_scenario_json"]:
-        shutil.rmtree(CORPUS / t, ignore_errors=True)
+        # Inputs the fuzzer found (found-*) stay: they are regression seeds.
+        for f in (CORPUS / t).glob("*"):
+            if not f.name.startswith("found-"):
+                f.unlink()
     data_urls(); requests(); sse(); chunks(); traces(); results(); scenarios()
