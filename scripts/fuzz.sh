@@ -52,7 +52,7 @@ run_target() {
   local status=0
   ASAN_OPTIONS=detect_leaks=1:allocator_may_return_null=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     "$exe" "${args[@]}" "$@" "$work" "$seeds" >"$log" 2>&1 || status=$?
-  local summary; summary=$(grep -E '^#[0-9]+ +(DONE|INITED)' "$log" | tail -1 || true)
+  local summary; summary=$(grep -E '^#[0-9]+[[:space:]]+(DONE|INITED)' "$log" | tail -1 || true)
   local execs rate
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
