@@ -288,13 +288,23 @@ class ReducingSax {
     field_ = Field::none;
     return true;
   }
+  // Microseconds to nanoseconds, refused past int64 (about 292 years of ns): the product was a
+  // signed overflow (UB) on a ts of 1.7e16 us, found by tests/fuzz/fuzz_trace_import.
+  static Nanos us_to_ns(std::int64_t us, const char* field) {
+    Nanos ns = 0;
+    if (__builtin_mul_overflow(us, 1000, &ns))
+      throw InvalidInput(std::string("trace event \"") + field + "\" of " + std::to_string(us) +
+                         " us is out of range");
+    return ns;
+  }
+
   bool integer_value(std::int64_t value) {
     switch (field_) {
       case Field::ts:
-        event_.ts_ns = value * 1000;
+        event_.ts_ns = us_to_ns(value, "ts");
         event_.ts_present = true;
         break;
-      case Field::dur: event_.dur_ns = value * 1000; break;
+      case Field::dur: event_.dur_ns = us_to_ns(value, "dur"); break;
       case Field::pid: event_.pid = value; break;
       case Field::tid: event_.tid = value; break;
       case Field::id: event_.flow_id = value; break;
