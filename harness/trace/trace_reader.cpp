@@ -141,14 +141,23 @@ class ReducingSax {
                              ? INT64_MAX
                              : static_cast<std::int64_t>(value));
   }
+  // A float id or time to int64, clamped (NaN: 0): casting a double outside int64 is undefined
+  // behaviour ("pid": 1.26e19, found by tests/fuzz/fuzz_trace_import).
+  static std::int64_t clamp_to_int64(double value) {
+    if (std::isnan(value)) return 0;
+    if (value >= 9.2233720368547758e18) return INT64_MAX;
+    if (value <= -9.2233720368547758e18) return INT64_MIN;
+    return static_cast<std::int64_t>(value);
+  }
+
   bool number_float(json::number_float_t value, const std::string& raw) {
     switch (field_) {
       case Field::ts: set_time(raw, event_.ts_ns, true); break;
       case Field::dur: set_time(raw, event_.dur_ns, false); break;
       case Field::arg_bytes: event_.bytes = value; break;
-      case Field::top_base_time: out_.base_time_ns = static_cast<std::int64_t>(value); break;
-      case Field::pid: event_.pid = static_cast<TrackKey>(value); break;
-      case Field::tid: event_.tid = static_cast<TrackKey>(value); break;
+      case Field::top_base_time: out_.base_time_ns = clamp_to_int64(value); break;
+      case Field::pid: event_.pid = static_cast<TrackKey>(clamp_to_int64(value)); break;
+      case Field::tid: event_.tid = static_cast<TrackKey>(clamp_to_int64(value)); break;
       default: break;
     }
     return scalar_done();
