@@ -3,7 +3,16 @@
 add_library(encbench_build_flags INTERFACE)
 target_compile_options(encbench_build_flags INTERFACE
   $<$<COMPILE_LANGUAGE:CXX>:-Wall -Wextra -Wno-missing-field-initializers>)
-if(ENCBENCH_SANITIZE)
+if(ENCBENCH_FUZZ)
+  # Coverage feedback for libFuzzer in every library under test; the fuzz executables add
+  # -fsanitize=fuzzer (libFuzzer's main) themselves. Line tables are enough for symbolized crash
+  # stacks and compile faster than full debug info (the build runs in CI).
+  set(_fuzz_san "fuzzer-no-link,address,undefined")
+  target_compile_options(encbench_build_flags INTERFACE
+    -fsanitize=${_fuzz_san} -fno-omit-frame-pointer -fno-sanitize-recover=undefined -gline-tables-only)
+  target_link_options(encbench_build_flags INTERFACE -fsanitize=address,undefined)
+  target_compile_definitions(encbench_build_flags INTERFACE ENCBENCH_SANITIZED=1 ENCBENCH_FUZZING=1)
+elseif(ENCBENCH_SANITIZE)
   string(REPLACE ";" "," _san "${ENCBENCH_SANITIZE}")
   target_compile_options(encbench_build_flags INTERFACE
     $<$<COMPILE_LANGUAGE:CXX>:-fsanitize=${_san} -fno-omit-frame-pointer -fno-sanitize-recover=undefined>)

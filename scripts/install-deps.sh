@@ -5,11 +5,13 @@
 #                                    PyTorch for /usr/bin/python3: the encoder_torch_golden_* ctests)
 set -euo pipefail
 want=(cmake g++ make git pkg-config libbenchmark-dev libgtest-dev libgmock-dev nlohmann-json3-dev
-      libcli11-dev libcurl4-openssl-dev libboost-dev libboost-system-dev libstb-dev
+      libcli11-dev libcurl4-openssl-dev libboost-dev libboost-system-dev
+      libturbojpeg0-dev libpng-dev libwebp-dev  # harness/imaging: image decoders for untrusted data
       libsqlite3-dev zlib1g-dev ca-certificates ccache openmpi-bin libopenmpi-dev
       valgrind)  # callgrind.h and the CI gate's instruction counts (encbench-instr)
 if [[ "${1:-}" == "--test" ]]; then
   want+=(chromium python3-torch python3-numpy)
+  want+=(clang libclang-rt-14-dev)  # libFuzzer + ASan/UBSan runtimes for scripts/fuzz.sh (build-fuzz)
   command -v node >/dev/null 2>&1 || want+=(nodejs)
   command -v npm >/dev/null 2>&1 || want+=(npm)
 fi

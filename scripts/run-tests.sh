@@ -14,6 +14,11 @@ scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS
   "-DENCBENCH_SANITIZE=address;undefined" -DENCBENCH_CUDA=OFF -DENCBENCH_BUILD_MICRO=OFF
 (cd build-asan && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ENCBENCH_SANITIZED=1 ctest --output-on-failure -j "$jobs" --timeout 900)
+# Fuzzing (docs/fuzzing.md): every parser of user- or server-controlled data as a libFuzzer target,
+# built with clang + ASan + UBSan (build-fuzz). Each replays its committed corpus (the regression
+# test), then fuzzes for ENCBENCH_FUZZ_BUDGET_S / targets seconds (default 240 s in all: 30 s for
+# each of the 8). A crash fails CI and prints its reproducer (path, hexdump, base64).
+scripts/fuzz.sh --ci "${ENCBENCH_FUZZ_BUDGET_S:-240}"
 # Performance gate (docs/reports.md, "CI recipe"): the commit under test against its first parent,
 # both built here the same way, each in its own worktree (ccache makes the shared code free):
 # HEAD no longer reuses the test build, so the two sides differ in nothing but the commit (an A/A

@@ -65,6 +65,10 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--allowed-local-media-path", o.allowed_local_media_path,
                   "Directory from which file:// image URLs may be read (default: none)");
   sub->add_option("--max-body-bytes", o.max_body_bytes, "Largest request body (413 above)")->capture_default_str();
+  sub->add_option("--max-inflight-bytes", o.max_inflight_bytes,
+                  "Request body bytes held at once, server-wide, from header until the request is parsed "
+                  "(images decoded); a request beyond it gets 503 with Retry-After (at least --max-body-bytes)")
+      ->capture_default_str();
   sub->add_option("--header-timeout-s", o.header_timeout_s,
                   "Time allowed for a request header, also the keep-alive idle limit")
       ->capture_default_str();

@@ -1,8 +1,5 @@
 #include "harness/client/image.hpp"
 
-#include <stb/stb_image.h>
-#include <stb/stb_image_write.h>
-
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -11,15 +8,12 @@
 #include <random>
 
 #include "harness/core/error.hpp"
+#include "harness/imaging/decode.hpp"
 
 namespace encbench::client {
 
 namespace {
 constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-
-void append_bytes(void* context, void* data, int size) {
-  static_cast<std::string*>(context)->append(static_cast<const char*>(data), static_cast<std::size_t>(size));
-}
 }  // namespace
 
 std::string base64_encode(std::string_view bytes) {
@@ -74,47 +68,23 @@ bool base64_decode(std::string_view text, std::string& out) {
   return true;
 }
 
-RgbImage decode_image(std::string_view bytes, const std::string& what) {
-  int w = 0, h = 0, channels = 0;
-  std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
-      stbi_load_from_memory(reinterpret_cast<const stbi_uc*>(bytes.data()), static_cast<int>(bytes.size()), &w, &h,
-                            &channels, 0),
-      stbi_image_free);
-  if (!pixels) {
-    throw InvalidInput("cannot decode image " + what + ": " +
-                       (stbi_failure_reason() ? stbi_failure_reason() : "unknown format"));
+RgbImage decode_image(std::string_view bytes, const std::string& what, std::int64_t max_pixels) {
+  // The same decoders as the server (harness/imaging): a user's file is untrusted input too.
+  try {
+    imaging::RgbImage decoded = imaging::decode_rgb(reinterpret_cast<const std::uint8_t*>(bytes.data()),
+                                                    bytes.size(), imaging::Limits{max_pixels});
+    return RgbImage{decoded.info.width, decoded.info.height, std::move(decoded.rgb)};
+  } catch (const imaging::DecodeError& e) {
+    throw InvalidInput("cannot decode image " + what + ": " + e.what());
   }
-  // vllm's convert_image_mode(img, "RGB"): RGBA is composited on white (rgba_to_rgb, PIL's
-  // paste with the alpha mask); other modes convert directly (gray replicated, LA's alpha dropped).
-  RgbImage image{w, h, {}};
-  const std::size_t n = static_cast<std::size_t>(w) * h;
-  image.rgb.resize(n * 3);
-  const stbi_uc* src = pixels.get();
-  for (std::size_t i = 0; i < n; ++i) {
-    const stbi_uc* px = src + i * static_cast<std::size_t>(channels);
-    for (int c = 0; c < 3; ++c) {
-      std::uint8_t v = channels >= 3 ? px[c] : px[0];
-      if (channels == 4) {
-        const unsigned a = px[3];
-        const unsigned tmp = v * a + 255u * (255u - a) + 128u;  // PIL's BLEND rounding
-        v = static_cast<std::uint8_t>((tmp + (tmp >> 8)) >> 8);
-      }
-      image.rgb[i * 3 + static_cast<std::size_t>(c)] = v;
-    }
-  }
-  return image;
 }
 
 std::string encode_jpeg(const RgbImage& image, int quality) {
-  std::string out;
-  stbi_write_jpg_to_func(append_bytes, &out, image.width, image.height, 3, image.rgb.data(), quality);
-  return out;
+  return imaging::encode_jpeg(image.rgb.data(), image.width, image.height, quality);
 }
 
 std::string encode_png(const RgbImage& image) {
-  std::string out;
-  stbi_write_png_to_func(append_bytes, &out, image.width, image.height, 3, image.rgb.data(), image.width * 3);
-  return out;
+  return imaging::encode_png(image.rgb.data(), image.width, image.height, 3);
 }
 
 std::string jpeg_data_url(std::string_view jpeg_bytes) {

@@ -1,5 +1,6 @@
 #pragma once
-// Image helpers for request building: decode (any format stb reads) to RGB, JPEG/PNG encode,
+// Image helpers for request building: decode (JPEG, PNG, WebP via harness/imaging) to RGB,
+// JPEG/PNG encode (libjpeg-turbo, libpng),
 // base64, data URLs, and deterministic synthetic images. All of it runs before the timed run.
 #include <cstdint>
 #include <string>
@@ -17,9 +18,12 @@ std::string base64_encode(std::string_view bytes);
 // Returns false on characters outside the base64 alphabet (whitespace is skipped).
 bool base64_decode(std::string_view text, std::string& out);
 
-// Decodes JPEG/PNG/BMP/GIF/... to 8-bit RGB (alpha dropped, grey expanded: PIL's convert("RGB")).
-// Throws InvalidInput with `what` in the message when the bytes are not a readable image.
-RgbImage decode_image(std::string_view bytes, const std::string& what);
+// Decodes JPEG/PNG/WebP to 8-bit RGB as vLLM's convert("RGB") (RGBA on white, other alpha dropped,
+// grey expanded). Throws InvalidInput with `what` in the message for any other format, an image
+// over max_pixels (refused from its header) or corrupt data.
+inline constexpr std::int64_t kMaxDecodePixels = 50'000'000;  // the server's default limit
+RgbImage decode_image(std::string_view bytes, const std::string& what,
+                      std::int64_t max_pixels = kMaxDecodePixels);
 std::string encode_jpeg(const RgbImage& image, int quality = 75);  // PIL's default quality
 std::string encode_png(const RgbImage& image);
 

@@ -1,7 +1,5 @@
 #include "harness/server/image_input.hpp"
 
-#include <stb/stb_image.h>
-
 #include <algorithm>
 #include <array>
 #include <fstream>
@@ -9,13 +7,15 @@
 #include <memory>
 #include <system_error>
 
+#include "harness/imaging/decode.hpp"
 #include "harness/server/api_error.hpp"
 
 namespace encbench::server {
 namespace {
 
 constexpr std::string_view kAccepted =
-    "image_url must be a data URL (data:image/jpeg;base64,... or data:image/png;base64,...)";
+    "image_url must be a data URL (data:image/jpeg;base64,..., data:image/png;base64,... or "
+    "data:image/webp;base64,...)";
 
 std::array<int, 256> base64_table() {
   std::array<int, 256> table{};
@@ -123,31 +123,18 @@ std::optional<std::vector<unsigned char>> base64_decode(std::string_view text) {
 
 DecodedImage decode_image_bytes(const unsigned char* data, std::size_t size,
                                 const ImagePolicy& policy) {
-  if (size == 0 || size > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-    throw bad_request("image data is empty or too large", "messages", "invalid_image");
-  const int len = static_cast<int>(size);
-  int width = 0, height = 0, channels = 0;
-  // Check the header first so a small file claiming a huge size cannot make us allocate it.
-  if (!stbi_info_from_memory(data, len, &width, &height, &channels)) {
-    throw bad_request(std::string("could not decode image: ") + stbi_failure_reason() +
-                          " (JPEG and PNG are supported)",
-                      "messages", "invalid_image");
+  // The pixels are decoded in full (and dropped): only a full decode catches truncated or corrupt
+  // data, which vLLM's PIL would refuse too. The decoder checks the header's size against the
+  // limit before it allocates anything.
+  try {
+    const imaging::RgbImage image = imaging::decode_rgb(data, size, imaging::Limits{policy.max_image_pixels});
+    return DecodedImage{image.info.width, image.info.height, image.info.channels_in_file, size};
+  } catch (const imaging::DecodeError& e) {
+    const char* code = e.kind() == imaging::DecodeError::Kind::unsupported_format ? "unsupported_image_format"
+                       : e.kind() == imaging::DecodeError::Kind::too_large       ? "image_too_large"
+                                                                                 : "invalid_image";
+    throw bad_request(std::string("could not decode image: ") + e.what(), "messages", code);
   }
-  if (width <= 0 || height <= 0 ||
-      static_cast<std::int64_t>(width) * height > policy.max_image_pixels) {
-    throw bad_request("image is " + std::to_string(width) + "x" + std::to_string(height) +
-                          " pixels, over the server's limit of " +
-                          std::to_string(policy.max_image_pixels) + " pixels",
-                      "messages", "invalid_image");
-  }
-  // Full decode: catches truncated or corrupt data that the header check lets through.
-  std::unique_ptr<stbi_uc, void (*)(void*)> pixels(
-      stbi_load_from_memory(data, len, &width, &height, &channels, 3), stbi_image_free);
-  if (!pixels) {
-    throw bad_request(std::string("could not decode image: ") + stbi_failure_reason(),
-                      "messages", "invalid_image");
-  }
-  return DecodedImage{width, height, channels, size};
 }
 
 DecodedImage load_image_from_url(std::string_view url, const ImagePolicy& policy) {

@@ -1,6 +1,7 @@
 #pragma once
-// Turning an `image_url` content part into a decoded image size. Only data: URLs (base64 JPEG or
-// PNG, decoded with stb_image) and, when allowed, file:// URLs under one directory are accepted;
+// Turning an `image_url` content part into a decoded image size. Only data: URLs (base64 JPEG, PNG
+// or WebP, decoded by harness/imaging: libjpeg-turbo, libpng, libwebp) and, when allowed, file://
+// URLs under one directory are accepted;
 // http(s) URLs are rejected because the server never fetches from the network.
 #include <cstdint>
 #include <filesystem>
@@ -32,7 +33,8 @@ std::optional<std::vector<unsigned char>> base64_decode(std::string_view text);
 // Throws ApiException (400) with a message that says what is wrong and what is accepted.
 DecodedImage load_image_from_url(std::string_view url, const ImagePolicy& policy);
 
-// Decodes encoded JPEG/PNG bytes; throws ApiException (400) when stb_image cannot.
+// Decodes encoded JPEG/PNG/WebP bytes; throws ApiException (400) for any other format (named,
+// with the accepted ones), an image over policy.max_image_pixels, or corrupt/truncated data.
 DecodedImage decode_image_bytes(const unsigned char* data, std::size_t size,
                                 const ImagePolicy& policy);
 

@@ -260,7 +260,9 @@ GenerationRequest parse_generation_request(Endpoint endpoint, std::string_view b
   json body;
   try {
     body = json::parse(body_text);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {
+    // parse_error and also out_of_range: nlohmann throws that for a number beyond double
+    // ("max_tokens": 1e400); found by tests/fuzz/fuzz_openai_request, it was a 500.
     throw bad_request(std::string("request body is not valid JSON: ") + e.what(), "", "invalid_json");
   }
   if (!body.is_object()) throw bad_request("request body must be a JSON object", "", "invalid_json");

@@ -31,7 +31,7 @@ int parse_image_limit(const std::string& text) {
   nlohmann::json value;
   try {
     value = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error&) {
+  } catch (const nlohmann::json::exception&) {  // parse_error, or out_of_range for 1e400
     throw InvalidInput("--limit-mm-per-prompt must be an integer or JSON like '{\"image\": 4}', got '" + text + "'");
   }
   if (value.is_object()) {
@@ -49,7 +49,7 @@ void apply_mm_processor_kwargs(const std::string& text, VisionGeometry& geometry
   nlohmann::json value;
   try {
     value = nlohmann::json::parse(text);
-  } catch (const nlohmann::json::parse_error&) {
+  } catch (const nlohmann::json::exception&) {  // parse_error, or out_of_range for 1e400
     throw InvalidInput("--mm-processor-kwargs must be a JSON object like '{\"max_pixels\": 1003520}', got '" +
                        text + "'");
   }
@@ -238,6 +238,9 @@ ServerConfig build_server_config(const ServeOptions& options) {
   }
   require(o.max_body_bytes >= 1, "--max-body-bytes must be at least 1");
   config.max_body_bytes = static_cast<std::size_t>(o.max_body_bytes);
+  require(o.max_inflight_bytes >= o.max_body_bytes,
+          "--max-inflight-bytes must be at least --max-body-bytes (" + std::to_string(o.max_body_bytes) + ")");
+  config.max_inflight_bytes = static_cast<std::size_t>(o.max_inflight_bytes);
   config.request.image_policy.max_file_bytes = o.max_body_bytes;
   require(o.header_timeout_s > 0, "--header-timeout-s must be positive");
   config.header_timeout_ns = static_cast<Nanos>(o.header_timeout_s * 1e9);

@@ -39,6 +39,7 @@ struct ServeOptions {
   std::string limit_mm_per_prompt = "16";  // N or {"image": N}
   std::string allowed_local_media_path;
   std::int64_t max_body_bytes = 32ll << 20;
+  std::int64_t max_inflight_bytes = 512ll << 20;  // request bytes held server-wide (503 beyond)
   double header_timeout_s = 10;
   int decode_threads = 1;
   std::int64_t eos_mean_tokens = 128;

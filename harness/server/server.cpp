@@ -94,6 +94,34 @@ std::string chunk_frame(std::string_view payload) {
 
 }  // namespace
 
+// A request's share of --max-inflight-bytes, held from its header until its parse is done (the
+// body and the decoded images freed) and given back by the destructor wherever the request ends:
+// answered, refused, or its connection dropped.
+class InflightReservation {
+ public:
+  // Reserves `bytes` unless that would pass `limit`; check held() after.
+  InflightReservation(std::atomic<std::int64_t>& counter, std::int64_t bytes, std::int64_t limit)
+      : counter_(counter) {
+    std::int64_t now = counter_.load();
+    while (now + bytes <= limit) {
+      if (counter_.compare_exchange_weak(now, now + bytes)) {
+        bytes_ = bytes;
+        return;
+      }
+    }
+  }
+  ~InflightReservation() {
+    if (bytes_ > 0) counter_.fetch_sub(bytes_);
+  }
+  InflightReservation(const InflightReservation&) = delete;
+  InflightReservation& operator=(const InflightReservation&) = delete;
+  bool held() const { return bytes_ > 0; }
+
+ private:
+  std::atomic<std::int64_t>& counter_;
+  std::int64_t bytes_ = 0;
+};
+
 class Server::Impl {
  public:
   class Session;
@@ -112,6 +140,9 @@ class Server::Impl {
   std::unordered_map<Session*, std::weak_ptr<Session>> sessions_;
   std::unique_ptr<Engine> engine_;
   std::atomic<std::uint64_t> request_counter_{0};
+  // Request bytes held now against --max-inflight-bytes (io thread reserves, decode threads
+  // release): an atomic so that neither waits on the other.
+  std::atomic<std::int64_t> inflight_bytes_{0};
 
   asio::io_context io_{1};
   tcp::acceptor acceptor_{io_};
@@ -195,6 +226,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
   GenerationRequest request_;
   std::optional<ResponseFormatter> formatter_;
   std::shared_ptr<RequestHandle> engine_handle_;
+  std::shared_ptr<InflightReservation> reservation_;  // this request's body bytes
   std::uint64_t word_seed_ = 0;
   std::string text_;                 // non-streaming output so far
   std::int64_t tokens_sent_ = 0;
@@ -231,6 +263,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
   void read_header() {
     if (closed_) return;
     phase_ = Phase::header;
+    reservation_.reset();  // the previous request's body is gone with its parser
     parser_.emplace();
     parser_->header_limit(static_cast<std::uint32_t>(server_.config_.max_header_bytes));
     parser_->body_limit(server_.config_.max_body_bytes);
@@ -256,6 +289,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
                                        " bytes (--max-body-bytes)",
                               "body_too_large");
     }
+    if (!reserve_body_bytes()) return;
     // Answer `Expect: 100-continue` (curl sends it for bodies over 1 MiB) instead of letting the
     // client wait a second for it.
     const auto expect = req[http::field::expect];
@@ -269,6 +303,30 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
       return;
     }
     read_body();
+  }
+
+  // Holds the body's bytes against --max-inflight-bytes before reading it: the declared length,
+  // or --max-body-bytes for a chunked body (its length is unknown until read). False: refused
+  // with 503 + Retry-After, the body never read.
+  bool reserve_body_bytes() {
+    const auto& config = server_.config_;
+    const bool chunked = parser_->chunked();
+    const std::uint64_t declared =
+        chunked ? config.max_body_bytes : parser_->content_length().value_or(0);
+    if (declared == 0) return true;  // GET, /health, ...: never refused for memory
+    reservation_ = std::make_shared<InflightReservation>(
+        server_.inflight_bytes_, static_cast<std::int64_t>(declared),
+        static_cast<std::int64_t>(config.max_inflight_bytes));
+    if (reservation_->held()) return true;
+    reservation_.reset();
+    server_.with_stats([](HttpStats& s) { ++s.inflight_rejections; });
+    keep_alive_ = false;
+    const ApiError busy{503, "server_error",
+                        "the server holds its limit of " + std::to_string(config.max_inflight_bytes) +
+                            " request bytes in flight (--max-inflight-bytes); retry later",
+                        "", "server_busy"};
+    send_response(503, "application/json", error_body(busy), "retry-after: 1\r\n");
+    return false;
   }
 
   void read_body() {
@@ -373,7 +431,8 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     watch_connection();
     std::string body = std::move(parser_->get().body());
     asio::post(*server_.decode_pool_, [self = shared_from_this(), endpoint, number, disconnect,
-                                       body = std::move(body)]() mutable {
+                                       body = std::move(body),
+                                       reservation = std::move(reservation_)]() mutable {
       std::optional<GenerationRequest> parsed;
       std::optional<ApiError> error;
       try {
@@ -383,7 +442,8 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
       } catch (const std::exception& e) {
         error = ApiError{500, "server_error", std::string("internal error: ") + e.what(), "", ""};
       }
-      body.clear();
+      body = std::string();  // freed, not just emptied: then the bytes are no longer in flight
+      reservation.reset();
       asio::post(self->server_.io_, [self, parsed = std::move(parsed), error = std::move(error),
                                      number, disconnect]() mutable {
         if (self->closed_) return;
@@ -587,7 +647,8 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     send_error(ApiError{status, error_type_for(status), std::move(message), "", std::move(code)});
   }
 
-  void send_response(int status, std::string_view content_type, std::string_view body) {
+  void send_response(int status, std::string_view content_type, std::string_view body,
+                     std::string_view extra_headers = {}) {
     if (engine_handle_) {
       engine_handle_->cancel();
       engine_handle_.reset();
@@ -596,7 +657,8 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     std::string out = "HTTP/1.1 " + std::to_string(status) + " " + reason_phrase(status) +
                       "\r\nserver: encbench\r\ncontent-type: " + std::string(content_type) +
                       "\r\ncontent-length: " + std::to_string(body.size()) + "\r\nconnection: " +
-                      (keep_alive_ ? "keep-alive" : "close") + "\r\n\r\n";
+                      (keep_alive_ ? "keep-alive" : "close") + "\r\n" + std::string(extra_headers) +
+                      "\r\n";
     out += body;
     response_complete_ = true;
     close_after_write_ = !keep_alive_;
@@ -678,6 +740,10 @@ Server::Impl::Impl(ServerConfig config) : config_(std::move(config)) {
   if (config_.request.max_num_encoder_input_tokens == 0)
     config_.request.max_num_encoder_input_tokens = config_.engine.max_num_encoder_input_tokens;
   require(config_.max_body_bytes >= 1, "--max-body-bytes must be at least 1");
+  // Below one full body, a request of the largest allowed size could never be admitted.
+  require(config_.max_inflight_bytes >= config_.max_body_bytes,
+          "--max-inflight-bytes must be at least --max-body-bytes (" +
+              std::to_string(config_.max_body_bytes) + ")");
   require(config_.decode_threads >= 1, "--decode-threads must be at least 1");
   require(config_.faults.fail_rate >= 0 && config_.faults.fail_rate <= 1, "--fail-rate must be in [0, 1]");
   require(config_.faults.disconnect_rate >= 0 && config_.faults.disconnect_rate <= 1,
@@ -823,6 +889,8 @@ std::string Server::Impl::metrics_text() const {
   metric("encbench:http_write_timeouts_total", "counter", "Connections closed because the client stopped reading.", h.write_timeouts);
   metric("encbench:http_client_disconnects_total", "counter", "Clients gone while a response was in progress.", h.client_disconnects);
   metric("encbench:http_malformed_requests_total", "counter", "Requests rejected at the HTTP level.", h.malformed_requests);
+  metric("encbench:inflight_rejections_total", "counter", "Requests refused with 503: over --max-inflight-bytes.", h.inflight_rejections);
+  metric("encbench:inflight_request_bytes", "gauge", "Request body bytes held now (--max-inflight-bytes).", inflight_bytes_.load());
   out << "# HELP encbench:faults_injected_total Fault-knob activations.\n"
          "# TYPE encbench:faults_injected_total counter\n"
       << "encbench:faults_injected_total{kind=\"fail\"} " << h.faults_failed << '\n'
@@ -843,7 +911,9 @@ std::string Server::base_url() const {
 }
 HttpStats Server::http_stats() const {
   std::lock_guard lock(impl_->stats_mutex_);
-  return impl_->stats_;
+  HttpStats stats = impl_->stats_;
+  stats.inflight_bytes = impl_->inflight_bytes_.load();
+  return stats;
 }
 EngineStats Server::engine_stats() const { return impl_->engine_->stats(); }
 std::string Server::metrics_text() const { return impl_->metrics_text(); }

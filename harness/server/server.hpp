@@ -51,6 +51,10 @@ struct ServerConfig {
   std::int64_t eos_mean_tokens = 128;      // natural stop length spread (see plan_output)
   std::uint64_t seed = 0;                  // output lengths and words
   std::size_t max_body_bytes = 32u << 20;  // 413 above this
+  // Server-wide: request body bytes held at once, from each header until that request is parsed
+  // (images decoded). A request that would go over it gets 503 + Retry-After before its body is
+  // read. Many concurrent large bodies are otherwise bounded only one by one (--max-body-bytes).
+  std::size_t max_inflight_bytes = 512u << 20;
   std::size_t max_header_bytes = 16u << 10;
   Nanos header_timeout_ns = 10'000'000'000;  // whole header, also the keep-alive idle limit
   Nanos body_timeout_ns = 60'000'000'000;
@@ -71,6 +75,8 @@ struct HttpStats {
   std::int64_t write_timeouts = 0;
   std::int64_t client_disconnects = 0;    // gone while a generation was in flight
   std::int64_t malformed_requests = 0;    // HTTP-level parse errors
+  std::int64_t inflight_rejections = 0;   // 503: over --max-inflight-bytes
+  std::int64_t inflight_bytes = 0;        // request bytes held now (gauge)
   std::int64_t completion_tokens_sent = 0;
   std::int64_t prompt_tokens_served = 0;  // usage.prompt_tokens of completed generations
   std::int64_t faults_failed = 0;

@@ -141,14 +141,23 @@ class ReducingSax {
                              ? INT64_MAX
                              : static_cast<std::int64_t>(value));
   }
+  // A float id or time to int64, clamped (NaN: 0): casting a double outside int64 is undefined
+  // behaviour ("pid": 1.26e19, found by tests/fuzz/fuzz_trace_import).
+  static std::int64_t clamp_to_int64(double value) {
+    if (std::isnan(value)) return 0;
+    if (value >= 9.2233720368547758e18) return INT64_MAX;
+    if (value <= -9.2233720368547758e18) return INT64_MIN;
+    return static_cast<std::int64_t>(value);
+  }
+
   bool number_float(json::number_float_t value, const std::string& raw) {
     switch (field_) {
       case Field::ts: set_time(raw, event_.ts_ns, true); break;
       case Field::dur: set_time(raw, event_.dur_ns, false); break;
       case Field::arg_bytes: event_.bytes = value; break;
-      case Field::top_base_time: out_.base_time_ns = static_cast<std::int64_t>(value); break;
-      case Field::pid: event_.pid = static_cast<TrackKey>(value); break;
-      case Field::tid: event_.tid = static_cast<TrackKey>(value); break;
+      case Field::top_base_time: out_.base_time_ns = clamp_to_int64(value); break;
+      case Field::pid: event_.pid = static_cast<TrackKey>(clamp_to_int64(value)); break;
+      case Field::tid: event_.tid = static_cast<TrackKey>(clamp_to_int64(value)); break;
       default: break;
     }
     return scalar_done();
@@ -288,13 +297,23 @@ class ReducingSax {
     field_ = Field::none;
     return true;
   }
+  // Microseconds to nanoseconds, refused past int64 (about 292 years of ns): the product was a
+  // signed overflow (UB) on a ts of 1.7e16 us, found by tests/fuzz/fuzz_trace_import.
+  static Nanos us_to_ns(std::int64_t us, const char* field) {
+    Nanos ns = 0;
+    if (__builtin_mul_overflow(us, 1000, &ns))
+      throw InvalidInput(std::string("trace event \"") + field + "\" of " + std::to_string(us) +
+                         " us is out of range");
+    return ns;
+  }
+
   bool integer_value(std::int64_t value) {
     switch (field_) {
       case Field::ts:
-        event_.ts_ns = value * 1000;
+        event_.ts_ns = us_to_ns(value, "ts");
         event_.ts_present = true;
         break;
-      case Field::dur: event_.dur_ns = value * 1000; break;
+      case Field::dur: event_.dur_ns = us_to_ns(value, "dur"); break;
       case Field::pid: event_.pid = value; break;
       case Field::tid: event_.tid = value; break;
       case Field::id: event_.flow_id = value; break;

@@ -4,8 +4,6 @@
 
 #include <map>
 
-#include <stb/stb_image_write.h>
-
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -17,6 +15,7 @@
 #include "harness/client/image.hpp"
 #include "harness/client/request_builder.hpp"
 #include "harness/core/error.hpp"
+#include "harness/imaging/decode.hpp"
 
 using namespace encbench::client;
 namespace fs = std::filesystem;
@@ -329,15 +328,10 @@ TEST(RequestBuilder, ChatBodyShapeLikeVllm) {
   EXPECT_THROW(build_body(s, o), encbench::InvalidInput);
 }
 
-namespace {
-void append_png(void* ctx, void* data, int size) { static_cast<std::string*>(ctx)->append(static_cast<char*>(data), size); }
-}  // namespace
-
 TEST(Image, RgbaIsCompositedOnWhiteLikeVllm) {
   // Pixel 0: transparent black -> white; pixel 1: opaque red stays red; pixel 2: red at alpha 128.
   const std::uint8_t rgba[] = {0, 0, 0, 0, 255, 0, 0, 255, 255, 0, 0, 128};
-  std::string png;
-  ASSERT_NE(stbi_write_png_to_func(append_png, &png, 3, 1, 4, rgba, 12), 0);
+  const std::string png = encbench::imaging::encode_png(rgba, 3, 1, 4);
   const RgbImage img = decode_image(png, "test");
   ASSERT_EQ(img.rgb.size(), 9u);
   EXPECT_EQ(img.rgb[0], 255);

@@ -210,7 +210,7 @@ await check('error mapping', async () => {
       model,
       messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'https://example.com/a.jpg' } }] }],
     }));
-  await expectApiError(400, 'invalid_image', () =>
+  await expectApiError(400, 'unsupported_image_format', () =>  // three zero bytes: no known format
     client.chat.completions.create({
       model,
       messages: [{ role: 'user', content: [{ type: 'image_url', image_url: { url: 'data:image/png;base64,AAAA' } }] }],

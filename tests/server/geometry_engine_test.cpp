@@ -302,6 +302,17 @@ TEST(RequestLimits, ImagesOverTheEncoderBudgetAreA400) {
   EXPECT_NE(e.message.find("392 multimodal tokens"), std::string::npos) << e.message;
 }
 
+// Found by tests/fuzz/fuzz_openai_request: nlohmann throws out_of_range (not parse_error) for a
+// number beyond double, which escaped as a 500.
+TEST(RequestLimits, NumberBeyondDoubleIsA400NotA500) {
+  const RequestOptions o = qwen3_options();
+  for (const char* number : {"1e400", "-1e+309223372036854775808"}) {
+    const ApiError e = parse_error(std::string(R"({"model": "qwen3-vl-8b", "prompt": "a", "max_tokens": )") + number + "}", o);
+    EXPECT_EQ(e.status, 400) << number;
+    EXPECT_EQ(e.code, "invalid_json") << number;
+  }
+}
+
 TEST(RequestLimits, ExtremeAspectRatioIsA400) {
   const RequestOptions o = qwen3_options();
   const ApiError e = parse_error(chat_with("", image_content({testing::data_url(4096, 1, false)})), o);

@@ -1,6 +1,6 @@
 #pragma once
-// Test images encoded with stb_image_write (a different code path from the decoder under test).
-#include <stb/stb_image_write.h>
+// Test images encoded with libjpeg-turbo / libpng (harness/imaging's encoders).
+#include "harness/imaging/decode.hpp"
 
 #include <string>
 #include <vector>
@@ -10,13 +10,8 @@ namespace encbench::server::testing {
 inline std::string encode_image(int width, int height, bool jpeg) {
   std::vector<unsigned char> pixels(static_cast<std::size_t>(width) * height * 3);
   for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<unsigned char>((i * 7) % 251);
-  std::string out;
-  auto append = [](void* context, void* data, int size) {
-    static_cast<std::string*>(context)->append(static_cast<const char*>(data), static_cast<std::size_t>(size));
-  };
-  if (jpeg) stbi_write_jpg_to_func(append, &out, width, height, 3, pixels.data(), 80);
-  else stbi_write_png_to_func(append, &out, width, height, 3, pixels.data(), width * 3);
-  return out;
+  return jpeg ? imaging::encode_jpeg(pixels.data(), width, height, 80)
+              : imaging::encode_png(pixels.data(), width, height, 3);
 }
 
 inline std::string base64(const std::string& bytes) {

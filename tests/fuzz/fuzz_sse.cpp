@@ -1,6 +1,6 @@
-// libFuzzer target for the SSE parser + response handler (clang -fsanitize=fuzzer; build with
-// -DENCBENCH_FUZZ=ON using clang). The first input byte picks how the rest is split into reads,
-// so the fuzzer explores read boundaries as well as content. The gtest suite runs the same
+// libFuzzer target: the SSE parser + response handler (docs/fuzzing.md). The first input byte
+// picks how the rest is split into reads, so the fuzzer explores read boundaries as well as
+// content. The gtest suite runs the same
 // property over random splits and garbage (SseParserFuzz.RandomSplitsAndGarbage).
 #include <cstddef>
 #include <cstdint>

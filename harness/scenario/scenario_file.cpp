@@ -1,0 +1,159 @@
+// The scenario file half of closed_loop.hpp: reading, validating and writing ClosedLoopOptions.
+// Kept apart from the runner so that it links only core + nlohmann_json (the fuzz target
+// tests/fuzz/fuzz_scenario_json.cpp builds it alone).
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <limits>
+
+#include "harness/core/error.hpp"
+#include "harness/scenario/closed_loop.hpp"
+
+namespace encbench::scenario {
+namespace {
+
+template <typename T>
+void read_key(const nlohmann::json& doc, const char* key, T& into, const std::string& origin) {
+  const auto it = doc.find(key);
+  if (it == doc.end()) return;
+  try {
+    into = it->get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw InvalidInput(origin + ": key \"" + key + "\" has the wrong type (" + it->dump() + ")");
+  }
+}
+
+}  // namespace
+
+ClosedLoopOptions apply_scenario_json(const nlohmann::json& doc, const std::string& origin, ClosedLoopOptions o) {
+  require(doc.is_object(), origin + ": a scenario is a JSON object");
+  static const std::vector<std::string> known = {
+      "schema", "version", "name", "description", "model", "device", "presets", "rounds", "num_prompts",
+      "request_rate", "burstiness", "output_len", "image_width", "image_height", "seed", "max_num_seqs",
+      "max_num_batched_tokens", "encoder_mlp", "profile", "clock", "seeds", "workload", "serving_model",
+      "async_scheduling", "max_num_encoder_input_tokens", "published", "max_concurrency"};
+  for (const auto& [key, value] : doc.items())
+    if (std::find(known.begin(), known.end(), key) == known.end()) {
+      std::string list;
+      for (const auto& k : known) list += (list.empty() ? "" : ", ") + k;
+      throw InvalidInput(origin + ": unknown key \"" + key + "\" (known: " + list + ")");
+    }
+  if (doc.contains("schema"))
+    require(doc["schema"] == "encbench-scenario", origin + ": schema must be \"encbench-scenario\"");
+  read_key(doc, "name", o.name, origin);
+  read_key(doc, "model", o.model, origin);
+  read_key(doc, "device", o.device, origin);
+  read_key(doc, "presets", o.presets, origin);
+  read_key(doc, "rounds", o.rounds, origin);
+  read_key(doc, "num_prompts", o.num_prompts, origin);
+  if (doc.contains("request_rate") && doc["request_rate"] == "inf") {
+    o.request_rate = std::numeric_limits<double>::infinity();  // vLLM's spelling: all at once
+  } else {
+    read_key(doc, "request_rate", o.request_rate, origin);
+  }
+  read_key(doc, "burstiness", o.burstiness, origin);
+  read_key(doc, "output_len", o.output_len, origin);
+  read_key(doc, "image_width", o.image_width, origin);
+  read_key(doc, "image_height", o.image_height, origin);
+  read_key(doc, "seed", o.seed, origin);
+  read_key(doc, "max_num_seqs", o.max_num_seqs, origin);
+  read_key(doc, "max_num_batched_tokens", o.max_num_batched_tokens, origin);
+  read_key(doc, "encoder_mlp", o.encoder_mlp, origin);
+  read_key(doc, "profile", o.profile, origin);
+  read_key(doc, "clock", o.clock, origin);
+  read_key(doc, "max_concurrency", o.max_concurrency, origin);
+  read_key(doc, "seeds", o.seeds, origin);
+  read_key(doc, "async_scheduling", o.async_scheduling, origin);
+  read_key(doc, "max_num_encoder_input_tokens", o.max_num_encoder_input_tokens, origin);
+  // Paths in a scenario file are relative to the project root (where scenarios/ lives), as the
+  // other scenario paths are; an absolute path is kept.
+  std::string path;
+  if (doc.contains("workload")) {
+    read_key(doc, "workload", path, origin);
+    o.workload = path;
+  }
+  if (doc.contains("serving_model")) {
+    read_key(doc, "serving_model", path, origin);
+    o.serving_model = path;
+  }
+  if (doc.contains("published")) {
+    require(doc["published"].is_object(), origin + ": published must be an object");
+    o.published = doc["published"];
+  }
+  return o;
+}
+
+ClosedLoopOptions load_scenario(const std::filesystem::path& file, ClosedLoopOptions base) {
+  std::ifstream in(file);
+  require(static_cast<bool>(in), "cannot read scenario file " + file.string());
+  const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
+  require(!doc.is_discarded(), "scenario file " + file.string() + " is not valid JSON");
+  ClosedLoopOptions o = apply_scenario_json(doc, file.string(), std::move(base));
+  // Relative paths in a scenario name files of the project (scenarios/...): found from the working
+  // directory, else from the folders above the scenario file, so any working directory works.
+  const auto resolve = [&](std::filesystem::path& path) {
+    if (path.empty() || path.is_absolute() || std::filesystem::exists(path)) return;
+    for (auto dir = std::filesystem::absolute(file).parent_path(); !dir.empty() && dir != dir.root_path();
+         dir = dir.parent_path())
+      if (std::filesystem::exists(dir / path)) {
+        path = dir / path;
+        return;
+      }
+  };
+  resolve(o.workload);
+  resolve(o.serving_model);
+  return o;
+}
+
+void validate(const ClosedLoopOptions& o) {
+  require(o.presets.size() == 2, "--presets needs exactly two presets (before,after)");
+  require(o.rounds >= 1 && o.rounds <= 100, "--rounds must be in [1, 100]");
+  require(o.num_prompts >= 1 && o.num_prompts <= 1'000'000, "--num-prompts must be in [1, 1000000]");
+  require(o.request_rate > 0, "--request-rate must be positive (inf allowed)");
+  require(o.burstiness > 0, "--burstiness must be positive");
+  require(o.output_len >= 1, "--output-len must be at least 1");
+  require(o.image_width >= 1 && o.image_height >= 1, "image size must be positive");
+  require(o.clock == "real" || o.clock == "virtual" || o.clock == "both",
+          "--clock must be real, virtual or both, got '" + o.clock + "'");
+  require(o.seeds >= 1 && o.seeds <= 1000, "--seeds must be in [1, 1000]");
+  require(o.clock == "virtual" || o.seeds == 1, "--seeds needs --clock virtual (the real clock repeats with --rounds)");
+  require(o.clock == "real" || o.device.rfind("sim:", 0) == 0,
+          "--clock virtual needs a sim:<profile> device (a modelled device has a virtual clock; cpu and cuda "
+          "run in real time: use --clock real), got '" + o.device + "'");
+  require(o.max_num_encoder_input_tokens >= 0, "--max-num-encoder-input-tokens must not be negative");
+  require(o.max_concurrency >= 0, "--max-concurrency must not be negative");
+  require(o.clock == "virtual" || o.workload.empty(),
+          "--workload needs --clock virtual (the live round sends the fixed sample: --image-width/--image-height, "
+          "--output-len)");
+  require(o.clock == "virtual" || o.model_set.empty(), "--model-set needs --clock virtual");
+}
+
+nlohmann::json to_json(const ClosedLoopOptions& o) {
+  return {{"name", o.name},
+          {"model", o.model},
+          {"device", o.device},
+          {"presets", o.presets},
+          {"rounds", o.rounds},
+          {"num_prompts", o.num_prompts},
+          {"request_rate", std::isfinite(o.request_rate) ? nlohmann::json(o.request_rate) : nlohmann::json("inf")},
+          {"burstiness", o.burstiness},
+          {"output_len", o.output_len},
+          {"image_width", o.image_width},
+          {"image_height", o.image_height},
+          {"seed", o.seed},
+          {"max_num_seqs", o.max_num_seqs},
+          {"max_num_batched_tokens", o.max_num_batched_tokens},
+          {"encoder_mlp", o.encoder_mlp},
+          {"profile", o.profile},
+          {"clock", o.clock},
+          {"seeds", o.seeds},
+          {"workload", o.workload.string()},
+          {"serving_model", o.serving_model.string()},
+          {"model_set", o.model_set},
+          {"async_scheduling", o.async_scheduling},
+          {"max_num_encoder_input_tokens", o.max_num_encoder_input_tokens},
+          {"max_concurrency", o.max_concurrency},
+          {"result_dir", o.result_dir.string()}};
+}
+
+}  // namespace encbench::scenario

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the non-image fuzz targets (tests/fuzz/corpus/<target>/): valid
+inputs of each parser plus edge cases. The image corpus comes from make_image_seeds.cpp (run it
+first: the data-URL and request seeds embed its images). Run from the repository root:
+    python3 tests/fuzz/make_seeds.py
+"""
+import base64
+import gzip
+import json
+import pathlib
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+CORPUS = ROOT / "tests" / "fuzz" / "corpus"
+IMAGES = CORPUS / "fuzz_image_decode"
+
+
+def write(target, name, data):
+    d = CORPUS / target
+    d.mkdir(parents=True, exist_ok=True)
+    (d / name).write_bytes(data if isinstance(data, bytes) else data.encode())
+
+
+def data_url(file, media=None):
+    raw = (IMAGES / file).read_bytes()
+    media = media or {"jpg": "jpeg", "png": "png", "webp": "webp"}.get(file.rsplit(".", 1)[1], "png")
+    return f"data:image/{media};base64," + base64.b64encode(raw).decode()
+
+
+def data_urls():
+    for f in ["ok-rgb.png", "ok-gray.jpg", "ok-lossy.webp", "ok-rgba.png", "bad-pnm-16bit-55-bytes.ppm",
+              "bad-truncated.png", "bad-bomb-100000x100000.png"]:
+        write("fuzz_data_url", f + ".url", data_url(f))
+    write("fuzz_data_url", "unpadded.url", data_url("ok-rgb.png").rstrip("="))
+    write("fuzz_data_url", "bad-base64.url", "data:image/png;base64,@@@@")
+    write("fuzz_data_url", "no-comma.url", "data:image/png;base64")
+    write("fuzz_data_url", "not-base64.url", "data:image/png,abc")
+    write("fuzz_data_url", "text-media.url", "data:text/plain;base64,aGk=")
+    write("fuzz_data_url", "http.url", "http://example.com/cat.jpg")
+    write("fuzz_data_url", "file.url", "file:///etc/passwd")
+    write("fuzz_data_url", "upper.url", "DATA:IMAGE/PNG;BASE64," + data_url("ok-gray.png").split(",", 1)[1])
+
+
+def chat(content, **extra):
+    body = {"model": "qwen3-vl-8b", "messages": [{"role": "user", "content": content}], "max_tokens": 8}
+    body.update(extra)
+    return json.dumps(body)
+
+
+def requests():
+    img = {"type": "image_url", "image_url": {"url": data_url("ok-rgb.png")}}
+    seeds = {
+        "chat-text": "0" + chat("describe the image"),
+        "chat-image": "0" + chat([{"type": "text", "text": "what is this?"}, img]),
+        "chat-two-images-stream": "0" + chat([img, img], stream=True, stream_options={"include_usage": True},
+                                             ignore_eos=True, seed=7),
+        "chat-system-multi": "0" + json.dumps({"model": "qwen3-vl-8b", "messages": [
+            {"role": "system", "content": "be brief"}, {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "hello"}, {"role": "user", "content": [{"type": "text", "text": "x"}]}],
+            "max_completion_tokens": 3, "temperature": 0}),
+        "chat-webp": "0" + chat([{"type": "image_url", "image_url": {"url": data_url("ok-lossy.webp")}}]),
+        "chat-gif": "0" + chat([{"type": "image_url", "image_url": data_url("bad-1x1.gif", "gif")}]),
+        "chat-wrong-model": "0" + json.dumps({"model": "gpt-4", "messages": []}),
+        "chat-bad-types": "0" + json.dumps({"model": 1, "messages": "x", "max_tokens": -1, "stream": "yes"}),
+        "chat-mm-kwargs": "0" + chat("x", mm_processor_kwargs={"max_pixels": 262144, "min_pixels": 4096}),
+        "completions-text": "1" + json.dumps({"model": "qwen3-vl-8b", "prompt": "once upon", "max_tokens": 4}),
+        "completions-ids": "1" + json.dumps({"model": "qwen3-vl-8b", "prompt": [1, 2, 3], "max_tokens": 4,
+                                             "stream": True}),
+        "completions-huge-max": "1" + json.dumps({"model": "qwen3-vl-8b", "prompt": "a", "max_tokens": 1e30}),
+        "not-json": "0{\"model\": ",
+        "empty": "0",
+    }
+    for name, body in seeds.items():
+        write("fuzz_openai_request", name + ".json", body)
+
+
+def sse():
+    chunk = lambda text: json.dumps({"id": "c", "object": "chat.completion.chunk", "choices": [
+        {"index": 0, "delta": {"content": text}, "finish_reason": None}]})
+    usage = json.dumps({"id": "c", "choices": [], "usage": {"prompt_tokens": 12, "completion_tokens": 2}})
+    stream = "".join(f"data: {c}\n\n" for c in [chunk("Hel"), chunk("lo"), usage]) + "data: [DONE]\n\n"
+    write("fuzz_sse", "stream-split7.txt", "\x06" + stream)
+    write("fuzz_sse", "stream-split1.txt", "\x00" + stream)
+    write("fuzz_sse", "crlf-comments.txt", "\x10" + ": keep-alive\r\nevent: x\r\ndata: " + chunk("a") + "\r\n\r\ndata: [DONE]\r\n\r\n")
+    write("fuzz_sse", "error-event.txt", "\x03" + 'data: {"error": {"message": "boom", "code": 500}}\n\n')
+    write("fuzz_sse", "no-done.txt", "\x20" + "data: " + chunk("x") + "\n\n")
+    write("fuzz_sse", "multiline-data.txt", "\x05" + "data: {\"choices\":\ndata: []}\n\n")
+
+
+def chunks():
+    seeds = {
+        "delta": {"choices": [{"delta": {"content": "hi \u00e9\U0001F600"}}]},
+        "message": {"choices": [{"message": {"content": "done"}, "finish_reason": "stop"}],
+                    "usage": {"prompt_tokens": 5, "completion_tokens": 1}},
+        "text": {"choices": [{"text": "abc", "index": 0}]},
+        "usage-only": {"choices": [], "usage": {"completion_tokens": 9007199254740993}},
+        "error-object": {"error": {"message": "bad", "type": "x"}},
+        "error-string": {"error": "bad"},
+    }
+    for name, doc in seeds.items():
+        write("fuzz_chunk_json", name + ".json", json.dumps(doc, ensure_ascii=(name != "delta")))
+    write("fuzz_chunk_json", "escapes.json", '{"choices":[{"delta":{"content":"a\\"b\\\\c\\u0041\\ud83d\\ude00"}}]}')
+    write("fuzz_chunk_json", "lone-surrogate.json", '{"choices":[{"delta":{"content":"\\ud800"}}]}')
+    write("fuzz_chunk_json", "deep.json", '{"choices":' + "[" * 60 + "]" * 60 + "}")
+    write("fuzz_chunk_json", "not-object.json", "[1,2,3]")
+
+
+def traces():
+    for f in ["kineto_two_streams.json", "torch_npu_two_streams.json"]:
+        raw = (ROOT / "tests" / "trace" / "fixtures" / f).read_bytes()
+        write("fuzz_trace_import", f, raw)
+    kineto = (ROOT / "tests" / "trace" / "fixtures" / "kineto_two_streams.json").read_bytes()
+    write("fuzz_trace_import", "kineto_two_streams.json.gz", gzip.compress(kineto, mtime=0))
+    write("fuzz_trace_import", "truncated.json.gz", gzip.compress(kineto, mtime=0)[:300])
+    encbench = {"encbench": {"format": "encbench-chrome-trace", "device_kind": "sim"}, "traceEvents": [
+        {"ph": "M", "name": "process_name", "pid": 1, "tid": 0, "args": {"name": "device 0"}},
+        {"ph": "X", "name": "attn", "cat": "kernel", "pid": 1, "tid": 2, "ts": 10.5, "dur": 3.25,
+         "args": {"stream": 2, "correlation": 1}},
+        {"ph": "X", "name": "cudaLaunchKernel", "cat": "cuda_runtime", "pid": 0, "tid": 0, "ts": 9, "dur": 1,
+         "args": {"correlation": 1}},
+        {"ph": "s", "id": 1, "pid": 0, "tid": 0, "ts": 9}, {"ph": "f", "id": 1, "pid": 1, "tid": 2, "ts": 10.5}]}
+    write("fuzz_trace_import", "encbench.json", json.dumps(encbench))
+    write("fuzz_trace_import", "array-form.json", json.dumps(encbench["traceEvents"]))
+    write("fuzz_trace_import", "big-ts.json", '[{"ph":"X","cat":"kernel","name":"k","pid":0,"tid":"stream 7",'
+          '"ts":1700000000123456.789,"dur":1e3}]')
+    write("fuzz_trace_import", "empty-object.json", "{}")
+
+
+def results():
+    for f in sorted((ROOT / "tests" / "reports" / "fixtures").glob("*.json")):
+        write("fuzz_result_json", f.name, f.read_bytes())
+    write("fuzz_result_json", "unknown-kind.json", '{"schema": "something-else"}')
+    write("fuzz_result_json", "number-beyond-double.json", '{"schema": "encbench-encode", "value": 1e400}')
+    write("fuzz_result_json", "gbench-nan.json", '{"benchmarks": [{"name": "x", "cv": nan, "real_time": Infinity}]}')
+    summary = (ROOT / "tests" / "reports" / "fixtures" / "vllm_serve_summary.json").read_bytes()
+    write("fuzz_result_json", "vllm_serve_summary.json.gz", gzip.compress(summary, mtime=0))
+    write("fuzz_result_json", "array.json", "[]")
+
+
+def scenarios():
+    for f in ["closed-loop.json", "closed-loop-ci.json"]:
+        write("fuzz_scenario_json", f, (ROOT / "scenarios" / f).read_bytes())
+    write("fuzz_scenario_json", "wrong-types.json", '{"rounds": "3", "presets": "a,b", "seed": -1}')
+    write("fuzz_scenario_json", "wrong-schema.json", '{"schema": 5}')
+    write("fuzz_scenario_json", "infinite-rate.json", '{"request_rate": 1e400, "rounds": 0}')
+    write("fuzz_scenario_json", "array.json", "[]")
+
+
+if __name__ == "__main__":
+    for t in ["fuzz_data_url", "fuzz_openai_request", "fuzz_sse", "fuzz_chunk_json", "fuzz_trace_import",
+              "fuzz_result_json", "fuzz_scenario_json"]:
+        # Inputs the fuzzer found (found-*) stay: they are regression seeds.
+        for f in (CORPUS / t).glob("*"):
+            if not f.name.startswith("found-"):
+                f.unlink()
+    data_urls(); requests(); sse(); chunks(); traces(); results(); scenarios()
