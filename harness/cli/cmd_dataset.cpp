@@ -3,11 +3,13 @@
 
 #include "harness/cli/command.hpp"
 #include "harness/client/dataset.hpp"
+#include "harness/scenario/dataset_stats.hpp"
 
 namespace encbench::cli {
 
 void add_dataset_command(CLI::App& app, CommandContext& ctx) {
-  auto* dataset = app.add_subcommand("dataset", "Dataset tools (generate: synthetic vision-arena-layout samples)");
+  auto* dataset = app.add_subcommand(
+      "dataset", "Dataset tools (generate: synthetic vision-arena-layout samples; stats: a workload distribution from your rows)");
   dataset->require_subcommand(1);
   auto* gen = dataset->add_subcommand("generate", "Write a JSONL sample in a VisionArena layout with synthetic images");
   auto config = std::make_shared<client::GenerateConfig>();
@@ -25,6 +27,25 @@ void add_dataset_command(CLI::App& app, CommandContext& ctx) {
       config->out = *out_path;
       const std::size_t rows = client::generate_dataset(*config);
       std::cout << "wrote " << rows << " rows (" << config->layout << ") to " << config->out.string() << "\n";
+      return 0;
+    };
+  });
+
+  auto* stats = dataset->add_subcommand(
+      "stats", "Image sizes (from the headers) and question lengths of a vision-arena JSONL or an image folder, "
+               "written as a workload distribution for `encbench run --clock virtual --workload FILE`");
+  auto so = std::make_shared<scenario::DatasetStatsOptions>();
+  so->base_workload = "scenarios/workloads/vision-arena-bench-v0.1.json";
+  stats->add_option("--dataset", so->input, "A JSONL in a layout bench serve reads, or a folder of images")->required();
+  stats->add_option("--out", so->out, "Workload JSON to write")->required();
+  stats->add_option("--base-workload", so->base_workload,
+                    "What the data does not give (output lengths, template tokens, and text for a folder) comes from "
+                    "this workload file")
+      ->capture_default_str();
+  stats->add_option("--model", so->model, "Vision model whose image-token counts are summarised")->capture_default_str();
+  stats->callback([&ctx, so] {
+    ctx.action = [so] {
+      (void)scenario::dataset_stats(*so, std::cout);
       return 0;
     };
   });

@@ -15,6 +15,8 @@
 #include "harness/core/error.hpp"
 #include "harness/scenario/closed_loop.hpp"
 #include "harness/scenario/workload.hpp"
+#include "harness/scenario/dataset_stats.hpp"
+#include "harness/client/dataset.hpp"
 
 namespace encbench {
 namespace {
@@ -207,6 +209,36 @@ TEST(Workload, BadFilesNameTheFileAndKey) {
   EXPECT_NE(message(R"({"image_pixels": {"distribution": "lognormal", "mean": -5, "sigma": 1},
                         "text_tokens": {"distribution": "lognormal", "mean": 5, "sigma": 1},
                         "output": {"max_tokens": 8}})").find("mean must be positive"), std::string::npos);
+}
+
+TEST(Workload, DatasetStatsReadsTheRowsImagesAndFeedsTheSampler) {
+  const auto dir = temp_dir("stats");
+  client::GenerateConfig gen;
+  gen.num = 12;
+  gen.width = 800;
+  gen.height = 600;
+  gen.image_format = "jpeg";
+  gen.out = dir / "rows.jsonl";
+  client::generate_dataset(gen);
+  scenario::DatasetStatsOptions so;
+  so.input = gen.out;
+  so.out = dir / "w.json";
+  so.base_workload = source_dir() / "scenarios/workloads/vision-arena-bench-v0.1.json";
+  std::ostringstream out;
+  const scenario::WorkloadModel m = scenario::dataset_stats(so, out);
+  ASSERT_EQ(m.image_sizes.size(), 12u);
+  EXPECT_EQ(m.image_sizes[0], (std::pair<std::int64_t, std::int64_t>{800, 600}));
+  EXPECT_EQ(m.text_tokens.values.size(), 12u);
+  EXPECT_EQ(m.max_output_tokens, 128);  // from the base workload
+  // 800x600 on Qwen3-VL: smart_resize to 800x608 -> 25 x 19 = 475 tokens
+  EXPECT_NE(out.str().find("image tokens: mean 475"), std::string::npos) << out.str();
+  const scenario::WorkloadModel back = scenario::load_workload(so.out);
+  for (const auto& r : scenario::sample_workload(back, 50, 3)) {
+    EXPECT_EQ(r.image_width, 800);
+    EXPECT_EQ(r.image_height, 600);
+  }
+  so.input = dir / "no-such-file.jsonl";
+  EXPECT_THROW(scenario::dataset_stats(so, out), InvalidInput);
 }
 
 TEST(SeedScenarios, LoadAndCarryPublishedNumbersWithTheirSource) {
