@@ -467,6 +467,7 @@ ImportedTrace import_raw_trace(RawTrace raw, const std::string& source_name) {
       op.start_ns = e.ts_ns;
       op.end_ns = e.ts_ns + e.dur_ns;
       op.bytes = e.bytes;
+      op.flops = e.flops;
       switch (out.layout) {
         case TraceLayout::kineto: op.category = category_from_kineto(raw.str(e.cat), op.name); break;
         case TraceLayout::torch_npu: op.category = category_from_npu(raw.str(e.task_type), op.name); break;
