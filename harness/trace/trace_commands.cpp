@@ -118,6 +118,12 @@ Replayed timed_replay(const ReplayModel& model, Nanos threshold, int top) {
   return r;
 }
 
+// C++ kernel names run to hundreds of characters of template arguments: the text shows the head.
+std::string short_name(const std::string& name) {
+  constexpr std::size_t kMax = 70;
+  return name.size() <= kMax ? name : name.substr(0, kMax - 3) + "...";
+}
+
 void print_critical_path(std::ostream& out, const ForwardTimes& f, const char* label) {
   const CriticalPath& p = f.critical_path;
   out << "critical path of " << f.name << " (" << label << "): " << ms(p.length_ns) << " ms = device ops "
@@ -125,7 +131,7 @@ void print_critical_path(std::ostream& out, const ForwardTimes& f, const char* l
       << " + launch latency " << ms(p.latency_ns) << "\n";
   for (const CriticalSegment& s : p.segments) {
     out << "    " << std::setw(9) << ms(s.total_ns) << " ms  " << std::left << std::setw(15) << s.kind << std::right
-        << " " << s.name << " (x" << s.count << ")\n";
+        << " " << short_name(s.name) << " (x" << s.count << ")\n";
   }
 }
 

@@ -22,6 +22,12 @@ std::string num(double v, int precision = 3) {
   return s.str();
 }
 
+// C++ kernel names run to hundreds of characters of template arguments: tables show the head.
+std::string short_name(const std::string& name) {
+  constexpr std::size_t kMax = 60;
+  return name.size() <= kMax ? name : name.substr(0, kMax - 3) + "...";
+}
+
 std::string signed_num(double v, int precision = 3) { return (v > 0 ? "+" : "") + num(v, precision); }
 
 void print_text(std::ostream& out, const Table& t) {
@@ -67,7 +73,7 @@ Table ops_table(const TraceDiff& d, std::size_t top) {
           {"op", "count A", "count B", "time A us", "time B us", "time B-A us"}, {}};
   for (std::size_t i = 0; i < d.op_changes.size() && i < top; ++i) {
     const OpNameChange& c = d.op_changes[i];
-    t.rows.push_back({c.name, num(c.count_a, 1), num(c.count_b, 1), num(c.time_a_us, 1), num(c.time_b_us, 1),
+    t.rows.push_back({short_name(c.name), num(c.count_a, 1), num(c.count_b, 1), num(c.time_a_us, 1), num(c.time_b_us, 1),
                       signed_num(c.time_b_us - c.time_a_us, 1)});
   }
   return t;
