@@ -115,6 +115,13 @@ DeviceSpec parse_device_spec(std::string_view spec) {
                      "' (known: cpu, sim:<profile> or sim:<path.json>, trace:<file>[@<profile>], cuda[:N])");
 }
 
+std::string sim_profile_name(std::string_view spec) {
+  const DeviceSpec parsed = parse_device_spec(spec);
+  if (parsed.backend != DeviceSpec::Backend::sim) return "";
+  if (parsed.trace_file.empty() || !parsed.profile.empty()) return parsed.profile;
+  return load_measured_op_times(parsed.trace_file)->suggested_profile;
+}
+
 std::unique_ptr<Device> make_device(const DeviceOptions& options) {
   const DeviceSpec spec = parse_device_spec(options.spec);
   require(options.clock == ClockMode::real || spec.backend == DeviceSpec::Backend::sim,

@@ -245,6 +245,10 @@ struct DeviceSpec {
 // or "cuda:<N>".
 DeviceSpec parse_device_spec(std::string_view spec);
 
+// The sim profile a spec runs on: "ascend-910b" for sim:ascend-910b, the named or the trace's
+// own profile for trace:FILE[@PROFILE] (the latter reads the trace), "" for cpu and cuda.
+std::string sim_profile_name(std::string_view spec);
+
 // Creates a device from its spec. Throws InvalidInput for an unknown spec or profile, with the
 // list of known ones.
 std::unique_ptr<Device> make_device(const DeviceOptions& options);
