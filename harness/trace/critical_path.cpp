@@ -54,15 +54,17 @@ class PathWalker {
   std::pair<bool, std::int64_t> step_op(std::size_t i) {
     const ReplayOp& o = model_.ops[i];
     if (!add("device_op", o.name, t_.op_start[i], t_.op_end[i])) return {false, kNone};
-    const Nanos ready_at = t_.op_start[i] - o.start_latency_ns;
-    if (!add("launch_latency", o.name, ready_at, t_.op_start[i])) return {false, kNone};
     switch (t_.op_bound[i]) {
       case Bound::launch: {
+        const Nanos submitted = t_.op_start[i] - o.launch_latency_ns;
+        if (!add("launch_latency", o.name, submitted, t_.op_start[i])) return {false, kNone};
         const HostAction& a = model_.actions[o.launch];
-        if (!add("launch_call", a.name, t_.action_start[o.launch], ready_at)) return {false, kNone};
+        if (!add("launch_call", a.name, t_.action_start[o.launch], submitted)) return {false, kNone};
         return host_before(static_cast<std::size_t>(o.launch));
       }
-      case Bound::stream_order: return {true, o.stream_prev};
+      case Bound::stream_order:
+        if (!add("queue_gap", o.name, t_.op_start[i] - o.queue_gap_ns, t_.op_start[i])) return {false, kNone};
+        return {true, o.stream_prev};
       default: return {false, kNone};
     }
   }
@@ -123,7 +125,7 @@ CriticalPath critical_path(const ReplayModel& model, const ReplayTimes& times, c
     path.length_ns += total.first;
     Nanos& bucket = key.first == "device_op"        ? path.device_ns
                     : key.first == "host_work"      ? path.host_ns
-                    : key.first == "launch_latency" ? path.latency_ns
+                    : key.first == "launch_latency" || key.first == "queue_gap" ? path.latency_ns
                                                     : path.wait_ns;
     bucket += total.first;
   }
@@ -142,7 +144,7 @@ nlohmann::json to_json(const CriticalPath& path) {
           {"device_us", path.device_ns / 1e3},
           {"host_work_us", path.host_ns / 1e3},
           {"calls_and_wakeups_us", path.wait_ns / 1e3},
-          {"launch_latency_us", path.latency_ns / 1e3},
+          {"launch_latency_and_queue_gaps_us", path.latency_ns / 1e3},
           {"top_segments", segments}};
 }
 

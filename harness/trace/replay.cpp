@@ -115,13 +115,14 @@ class Replayer {
       const std::size_t i = queue[at];
       const ReplayOp& o = model_.ops[i];
       if (o.launch != kNone && !started_[o.launch]) break;
-      const Nanos submit = submit_of(i);
-      const Nanos ready = o.stream_prev == kNone ? 0 : t_.op_end[o.stream_prev];
-      t_.op_start[i] = device::rules::op_start_ns(submit, ready) + o.start_latency_ns;
+      // The sim device's rule, on when the op reaches the device and when the stream can take it.
+      const Nanos arrives = submit_of(i) + o.launch_latency_ns;
+      const Nanos ready = (o.stream_prev == kNone ? 0 : t_.op_end[o.stream_prev]) + o.queue_gap_ns;
+      t_.op_start[i] = device::rules::op_start_ns(arrives, ready);
       t_.op_end[i] = t_.op_start[i] + o.duration_ns;
-      t_.op_bound[i] = o.launch != kNone && submit >= ready ? Bound::launch
-                       : o.stream_prev != kNone          ? Bound::stream_order
-                                                          : Bound::origin;
+      t_.op_bound[i] = o.launch != kNone && arrives >= ready ? Bound::launch
+                       : o.stream_prev != kNone           ? Bound::stream_order
+                                                           : Bound::origin;
       op_done_[i] = true;
       ++at;
       ++done;

@@ -4,7 +4,7 @@
 // critical path of each forward.
 //
 // Replay applies the virtual-clock sim device's rules (device/event_rules.hpp), not a copy:
-//   op start    = op_start_ns(submit, stream ready) + the op's measured start latency
+//   op start    = op_start_ns(submit + launch latency, stream ready + queue gap)
 //   wait end    = host_after_wait_ns(call start, awaited op end, wake-up), at least the call
 //   action start = previous action of the thread ends + host work between them
 // Unedited, it reproduces the trace (each rule's inputs are the trace's own times).
@@ -65,7 +65,7 @@ ReplayTimes replay(const ReplayModel& model);
 // ---- measure ----------------------------------------------------------------------------------
 
 struct CriticalSegment {
-  std::string kind;   // host_work, launch_call, wait_call, wait_wakeup, launch_latency, device_op
+  std::string kind;   // host_work, launch_call, wait_call, wait_wakeup, launch_latency, queue_gap, device_op
   std::string name;   // the call or op it belongs to
   Nanos total_ns = 0;
   std::size_t count = 0;

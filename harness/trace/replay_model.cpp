@@ -252,18 +252,39 @@ class ModelBuilder {
     for (HostAction& a : model_.actions) a.wakeup_ns = a.wakeup_ns < 0 ? -1 - a.wakeup_ns : typical_wakeup;
   }
 
+  Nanos submit_in_trace(const ReplayOp& op) const {
+    if (op.launch == kNone) return model_.origin_ns;
+    const HostAction& a = model_.actions[op.launch];
+    return a.trace_start_ns + a.submit_offset_ns;
+  }
+  Nanos ready_in_trace(const ReplayOp& op) const {
+    return op.stream_prev == kNone ? model_.origin_ns : model_.ops[op.stream_prev].trace_end_ns;
+  }
+
+  // Host-bound ops (the launch came after the stream drained) measure the launch latency,
+  // queued ops the gap after their predecessor; each gets the trace's median of the other.
   void measure_start_latencies() {
-    for (ReplayOp& op : model_.ops) {
-      Nanos submit = model_.origin_ns;
-      if (op.launch != kNone) {
-        const HostAction& a = model_.actions[op.launch];
-        submit = a.trace_start_ns + a.submit_offset_ns;
-      } else {
-        ++model_.counts.ops_without_launch;
-      }
-      const Nanos ready = op.stream_prev == kNone ? model_.origin_ns : model_.ops[op.stream_prev].trace_end_ns;
-      op.start_latency_ns = std::max<Nanos>(op.trace_start_ns - std::max(submit, ready), 0);
+    std::vector<Nanos> latencies, gaps;
+    for (const ReplayOp& op : model_.ops) {
+      if (op.launch == kNone) ++model_.counts.ops_without_launch;
+      const Nanos submit = submit_in_trace(op), ready = ready_in_trace(op);
+      if (op.launch != kNone && submit >= ready) latencies.push_back(std::max<Nanos>(op.trace_start_ns - submit, 0));
+      if (submit < ready) gaps.push_back(std::max<Nanos>(op.trace_start_ns - ready, 0));
     }
+    const Nanos typical_latency = median(latencies), typical_gap = median(gaps);
+    for (ReplayOp& op : model_.ops) {
+      const Nanos submit = submit_in_trace(op), ready = ready_in_trace(op);
+      const Nanos to_start = op.trace_start_ns;
+      op.launch_latency_ns = std::clamp<Nanos>(to_start - submit, 0, submit >= ready ? to_start : typical_latency);
+      op.queue_gap_ns = std::clamp<Nanos>(to_start - ready, 0, submit < ready ? to_start : typical_gap);
+      if (op.launch == kNone) op.launch_latency_ns = 0;  // queued before the trace: no launch to wait for
+    }
+  }
+
+  static Nanos median(std::vector<Nanos>& values) {
+    if (values.empty()) return 0;
+    std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
+    return values[values.size() / 2];
   }
 
   void find_forwards();

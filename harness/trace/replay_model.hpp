@@ -7,9 +7,9 @@
 //     device op, linked by correlation id or flow) and blocking waits (synchronize calls, blocking
 //     copies, encbench's D2H waits). The host time between two actions of a thread is host work
 //     (`host_gap_ns`), the thing `--host-scale` scales.
-//   - device ops per stream, in stream order, each with its measured duration and its measured
-//     start latency (start minus max(submit, stream ready) in the trace: launch latency, or a
-//     cross-stream event wait the trace does not show as an edge).
+//   - device ops per stream, in stream order, each with its measured duration, launch latency
+//     (submit to start when the host was late) and queue gap (previous op's end to start when
+//     the op was already queued).
 //   - edges: host order on a thread, launch (action -> op), stream order (op -> next op on its
 //     stream), sync (awaited op -> wait action). HTA's critical-path graph has the same four kinds.
 //   - forwards: ProfilerStep#N style host spans, else ranges closed by a `forward_end` wait
@@ -51,7 +51,13 @@ struct ReplayOp {
   std::int64_t stream_prev = kNone; // previous op on the same stream
   Nanos trace_submit_ns = 0, trace_start_ns = 0, trace_end_ns = 0;
   Nanos duration_ns = 0;
-  Nanos start_latency_ns = 0;       // trace start - max(submit, stream ready), >= 0
+  // The op reaches the device launch_latency after its submit, and can follow the previous op
+  // of its stream queue_gap after that one ends. The term that set the op's start in the trace
+  // is measured; the other is the trace's typical value, capped so that it never makes the
+  // unedited replay later than the trace. (A cross-stream event wait the trace does not show
+  // as an edge is part of the measured term.)
+  Nanos launch_latency_ns = 0;
+  Nanos queue_gap_ns = 0;
   double flops = 0, bytes = 0;
 };
 

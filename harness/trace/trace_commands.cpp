@@ -128,7 +128,7 @@ void print_critical_path(std::ostream& out, const ForwardTimes& f, const char* l
   const CriticalPath& p = f.critical_path;
   out << "critical path of " << f.name << " (" << label << "): " << ms(p.length_ns) << " ms = device ops "
       << ms(p.device_ns) << " + host work " << ms(p.host_ns) << " + calls/wake-ups " << ms(p.wait_ns)
-      << " + launch latency " << ms(p.latency_ns) << "\n";
+      << " + launch latency/queue gaps " << ms(p.latency_ns) << "\n";
   for (const CriticalSegment& s : p.segments) {
     out << "    " << std::setw(9) << ms(s.total_ns) << " ms  " << std::left << std::setw(15) << s.kind << std::right
         << " " << short_name(s.name) << " (x" << s.count << ")\n";

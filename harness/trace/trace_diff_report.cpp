@@ -28,7 +28,11 @@ std::string short_name(const std::string& name) {
   return name.size() <= kMax ? name : name.substr(0, kMax - 3) + "...";
 }
 
-std::string signed_num(double v, int precision = 3) { return (v > 0 ? "+" : "") + num(v, precision); }
+std::string signed_num(double v, int precision = 3) {
+  std::ostringstream s;
+  s << std::showpos << std::fixed << std::setprecision(precision) << v;
+  return s.str();
+}
 
 void print_text(std::ostream& out, const Table& t) {
   std::vector<std::size_t> width(t.headers.size(), 0);

@@ -63,7 +63,9 @@ TEST(TraceReplay, ModelHasTheTracesCallsAndDependencies) {
   EXPECT_EQ(m.names[m.ops[m.actions[2].awaited_op].name], "Memcpy DtoH (Device -> Pageable)");
   EXPECT_EQ(m.actions[2].wakeup_ns, us(5));
   EXPECT_EQ(m.actions[3].host_gap_ns, us(30));
-  EXPECT_EQ(m.ops[2].start_latency_ns, us(10));
+  EXPECT_EQ(m.ops[2].launch_latency_ns, us(10));  // k2 was launched after the stream drained
+  EXPECT_EQ(m.ops[1].queue_gap_ns, 0);            // the copy followed k1 at once
+  EXPECT_EQ(m.ops[1].launch_latency_ns, us(10));  // its launch latency: the trace's typical one
   ASSERT_EQ(m.forwards.size(), 1u);
   EXPECT_EQ(m.forwards[0].name, "ProfilerStep#1");
   EXPECT_EQ(m.forwards[0].tail_ns, us(115));
@@ -94,14 +96,15 @@ TEST(TraceReplay, DroppingTheCopyAndSyncLetsTheHostRunAhead) {
   const WhatifRun r = whatif(one_step_trace(), edits);
   EXPECT_EQ(r.edited.ops.size(), 2u);
   EXPECT_EQ(r.edited.actions.size(), 2u);
-  // k2 is launched at 45 (5 + 30 + the 10 us of host work before the dropped calls) but queues
-  // behind k1 (ends 110): start 110 + its 10 us latency, end 220; the host step ends at 165.
+  // k2 is launched at 45 (5 + 30 + the 10 us of host work before the dropped calls) and reaches
+  // the device at 55, but queues behind k1 (ends 110; the trace's typical queue gap is 0):
+  // [110, 210]. The host step ends at 50 + 115 = 165, so the device ends the forward.
   ASSERT_EQ(r.metrics.forwards.size(), 1u);
-  EXPECT_EQ(r.metrics.forwards[0].duration_ns(), us(220));
+  EXPECT_EQ(r.metrics.forwards[0].duration_ns(), us(210));
   const CriticalPath& p = r.metrics.forwards[0].critical_path;
-  EXPECT_EQ(p.length_ns, us(220));
+  EXPECT_EQ(p.length_ns, us(210));
   EXPECT_EQ(p.device_ns, us(200));
-  EXPECT_EQ(p.latency_ns, us(20));
+  EXPECT_EQ(p.latency_ns, us(10));
   EXPECT_EQ(p.host_ns, 0);
 }
 
@@ -257,6 +260,36 @@ TEST(TraceDiff, DifferentWorkloadsAreRefused) {
   const TraceSummary b = summarize_trace(b_trace, build_replay_model(b_trace, -1), us(30));
   EXPECT_THROW(diff_traces(a, b, false), InvalidInput);
   EXPECT_NO_THROW(diff_traces(a, b, true));
+}
+
+}  // namespace
+}  // namespace encbench::trace
+
+namespace encbench::trace {
+namespace {
+
+// The worked example of docs/trace.md: a torch_npu-layout encoder forward with a per-layer
+// seq_lens D2H (hand-built by fixtures/make_npu_encoder_forward.py, which also places the same
+// program without the D2H by the sim device's rules: 293 us).
+TEST(TraceReplay, TorchNpuEncoderForwardWithoutTheD2H) {
+  const ImportedTrace trace = import_trace_file(fixture("torch_npu_encoder_forward.json"));
+  const ReplayModel model = build_replay_model(trace, -1);
+  ASSERT_EQ(model.forwards.size(), 1u);
+  EXPECT_EQ(model.counts.waits, 5u);  // four per-layer syncs and the forward's last one
+  EXPECT_EQ(trace_forward_times(model)[0].duration_ns(), us(489));
+  EXPECT_EQ(measure_replay(model, replay(model), us(30)).forwards[0].duration_ns(), us(489));
+
+  ReplayEdits edits;
+  edits.drop = "Sub|MemCopy";  // the copy's launch, its synchronize and aten::tolist go with it
+  EditReport report;
+  const ReplayModel edited = apply_edits(model, edits, report);
+  EXPECT_EQ(report.dropped_ops, 8u);
+  EXPECT_EQ(report.dropped_waits, 4u);
+  EXPECT_EQ(report.dropped_host_work_ns, us(40));  // tolist's own 10 us per layer
+  const ReplayMetrics m = measure_replay(edited, replay(edited), us(30));
+  EXPECT_EQ(m.forwards[0].duration_ns(), us(293));
+  EXPECT_EQ(m.forwards[0].critical_path.length_ns, us(293));
+  EXPECT_EQ(m.device_idle.idle_ns_by_class.at(timeline::GapClass::sync_stall), 0);
 }
 
 }  // namespace
