@@ -277,7 +277,11 @@ class ModelBuilder {
       const Nanos to_start = op.trace_start_ns;
       op.launch_latency_ns = std::clamp<Nanos>(to_start - submit, 0, submit >= ready ? to_start : typical_latency);
       op.queue_gap_ns = std::clamp<Nanos>(to_start - ready, 0, submit < ready ? to_start : typical_gap);
-      if (op.launch == kNone) op.launch_latency_ns = 0;  // queued before the trace: no launch to wait for
+      if (op.launch == kNone) {
+        // Queued before the trace began: nothing to wait for but the stream, measured.
+        op.launch_latency_ns = 0;
+        op.queue_gap_ns = std::max<Nanos>(to_start - ready, 0);
+      }
     }
   }
 
