@@ -339,7 +339,10 @@ std::string encode_summary(const ResolvedRun& r, const RunOptions& o, const devi
   s << "\n";
   s << "device:   " << info.kind << " (" << info.name << ")";
   if (info.modelled && info.clock == "virtual")
-    s << "\n          VIRTUAL CLOCK: device op durations come from a roofline of each op's FLOPs/bytes; host time is this"
+    s << "\n          VIRTUAL CLOCK: device op durations come from "
+      << (info.measured_op_times ? "the trace's measured op times (roofline where it lacks the op)"
+                                 : "a roofline of each op's FLOPs/bytes")
+      << "; host time is this"
          "\n          thread's CPU time between device calls + the modelled launch overhead (machine load does not move it)";
   else if (info.modelled)
     s << "\n          TIMES ARE MODELLED (real clock): device op durations come from a roofline; host work and waits are real";
