@@ -216,6 +216,7 @@ class ModelBuilder {
 
   void measure_host_times() {
     std::unordered_map<std::uint32_t, std::int64_t> last_of_thread;
+    std::vector<bool> blocked(model_.actions.size(), false);
     std::vector<Nanos> wakeups;
     for (std::size_t i = 0; i < model_.actions.size(); ++i) {
       HostAction& a = model_.actions[i];
@@ -230,26 +231,22 @@ class ModelBuilder {
       if (a.launches) {
         a.submit_offset_ns = std::clamp<Nanos>(model_.ops[a.op].trace_submit_ns - a.trace_start_ns, 0, dur);
       }
-      if (a.waits && a.awaited_op != kNone) {
-        const Nanos awaited_end = model_.ops[a.awaited_op].trace_end_ns;
-        if (awaited_end > a.trace_start_ns) {
-          // It blocked: the host resumed this long after the op ended.
-          a.wakeup_ns = std::max<Nanos>(a.trace_end_ns - awaited_end, 0);
-          a.call_ns = a.launches ? a.submit_offset_ns : 0;
-          wakeups.push_back(a.wakeup_ns);
-          a.wakeup_ns = -1 - a.wakeup_ns;  // marked as measured; restored below
-        }
-      }
+      if (!a.waits || a.awaited_op == kNone) continue;
+      const Nanos awaited_end = model_.ops[a.awaited_op].trace_end_ns;
+      if (awaited_end <= a.trace_start_ns) continue;  // did not block: the call just cost its time
+      // It blocked: the host resumed this long after the op ended.
+      a.wakeup_ns = std::max<Nanos>(a.trace_end_ns - awaited_end, 0);
+      a.call_ns = a.launches ? a.submit_offset_ns : 0;
+      blocked[i] = true;
+      wakeups.push_back(a.wakeup_ns);
     }
     model_.host_threads = static_cast<std::uint32_t>(last_of_thread.size());
     // A wait that did not block in the trace may block after an edit: it then wakes up after the
-    // median wake-up the trace's blocking waits show.
-    Nanos typical_wakeup = 0;
-    if (!wakeups.empty()) {
-      std::nth_element(wakeups.begin(), wakeups.begin() + wakeups.size() / 2, wakeups.end());
-      typical_wakeup = wakeups[wakeups.size() / 2];
+    // median wake-up of the trace's blocking waits.
+    const Nanos typical_wakeup = median(wakeups);
+    for (std::size_t i = 0; i < model_.actions.size(); ++i) {
+      if (!blocked[i]) model_.actions[i].wakeup_ns = typical_wakeup;
     }
-    for (HostAction& a : model_.actions) a.wakeup_ns = a.wakeup_ns < 0 ? -1 - a.wakeup_ns : typical_wakeup;
   }
 
   Nanos submit_in_trace(const ReplayOp& op) const {
