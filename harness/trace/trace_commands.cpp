@@ -135,18 +135,27 @@ void print_critical_path(std::ostream& out, const ForwardTimes& f, const char* l
   }
 }
 
-void print_idle(std::ostream& out, const timeline::GapAnalysis& replayed, const timeline::GapAnalysis& edited) {
-  out << "device idle (whole replay): replay " << ms(replayed.idle_ns) << " ms, what-if " << ms(edited.idle_ns)
-      << " ms\n";
+// Idle by class of the trace itself, its unedited replay and the what-if, side by side.
+void print_idle(std::ostream& out, const timeline::GapAnalysis& measured, const timeline::GapAnalysis& replayed,
+                const timeline::GapAnalysis& edited) {
+  auto of = [](const timeline::GapAnalysis& a, timeline::GapClass c) {
+    const auto it = a.idle_ns_by_class.find(c);
+    return it == a.idle_ns_by_class.end() ? Nanos{0} : it->second;
+  };
+  auto row = [&](std::string_view label, Nanos t, Nanos r, Nanos w) {
+    out << "    " << std::left << std::setw(12) << label << std::right << std::setw(10) << ms(t) << std::setw(11)
+        << ms(r) << std::setw(11) << ms(w) << "\n";
+  };
+  out << "device idle (ms)     trace     replay    what-if\n";
+  row("total", measured.idle_ns, replayed.idle_ns, edited.idle_ns);
   for (const auto& [c, ns] : replayed.idle_ns_by_class) {
-    const auto it = edited.idle_ns_by_class.find(c);
-    out << "    " << std::left << std::setw(12) << to_string(c) << std::right << std::setw(10) << ms(ns) << " -> "
-        << std::setw(10) << ms(it == edited.idle_ns_by_class.end() ? 0 : it->second) << " ms\n";
+    row(to_string(c), of(measured, c), ns, of(edited, c));
   }
 }
 
 void print_whatif(std::ostream& out, const ReplayModel& model, const EditReport& edits,
-                  const std::vector<ForwardTimes>& measured, const Replayed& base, const Replayed& edited) {
+                  const std::vector<ForwardTimes>& measured, const timeline::GapAnalysis& measured_idle,
+                  const Replayed& base, const Replayed& edited) {
   out << "trace: " << model.source << " (" << to_string(model.layout) << ", " << model.device_label << "): "
       << model.ops.size() << " device ops, " << model.counts.launches << " launches, " << model.counts.waits
       << " blocking waits, " << model.forwards.size() << " forwards; " << model.counts.ops_without_launch
@@ -168,7 +177,7 @@ void print_whatif(std::ostream& out, const ReplayModel& model, const EditReport&
               wm = median_duration(edited.metrics.forwards);
   out << "median forward: trace " << ms(tm) << " ms, replay " << ms(rm) << " ms (" << pct(change_pct(tm, rm))
       << "), what-if " << ms(wm) << " ms (" << pct(change_pct(rm, wm)) << " vs replay)\n\n";
-  print_idle(out, base.metrics.device_idle, edited.metrics.device_idle);
+  print_idle(out, measured_idle, base.metrics.device_idle, edited.metrics.device_idle);
   if (!edited.metrics.forwards.empty()) {
     out << "\n";
     print_critical_path(out, base.metrics.forwards.front(), "replay");
@@ -220,20 +229,30 @@ int run_whatif_command(const WhatifCommandConfig& c, const std::vector<std::stri
   require(c.top >= 1, "--top must be >= 1");
   const ReplayEdits edits = edits_from(c);
   const Nanos threshold = threshold_ns(c.forwards);
-  // The imported trace is dropped once modelled: on a 1 GB trace it is most of the memory.
+  // The imported trace is dropped once modelled and its idle measured: on a 1 GB trace it is
+  // most of the memory.
+  timeline::GapAnalysis measured_idle;
   const ReplayModel model = [&] {
     const ImportedTrace trace = import_trace_file(c.trace_path);
-    return build_replay_model(trace, c.forwards.device, model_options(c.forwards));
+    ReplayModel built = build_replay_model(trace, c.forwards.device, model_options(c.forwards));
+    for (const DeviceTrace& d : trace.devices) {
+      if (d.label != built.device_label) continue;
+      timeline::GapOptions options;
+      options.kernel_wait_threshold_ns = threshold;
+      measured_idle = timeline::analyze_gaps(d.timeline, options);
+    }
+    return built;
   }();
   EditReport edit_report;
   const ReplayModel edited_model = apply_edits(model, edits, edit_report);
   const Replayed base = timed_replay(model, threshold, c.top);
   const Replayed edited = timed_replay(edited_model, threshold, c.top);
   const std::vector<ForwardTimes> measured = trace_forward_times(model);
-  print_whatif(out, model, edit_report, measured, base, edited);
+  print_whatif(out, model, edit_report, measured, measured_idle, base, edited);
   if (!c.json_out.empty()) {
     nlohmann::json result = make_result_envelope("encbench-trace-whatif", 1, argv, model.device_label);
     result.update(whatif_json(c, model, edit_report, measured, base, edited));
+    result["device_idle"]["trace"] = timeline::to_json(measured_idle, 5);
     write_json_file(c.json_out, result);
     out << "\nwrote " << c.json_out.string() << "\n";
   }

@@ -201,3 +201,29 @@ TEST_F(SimTraces, BadInputExitsTwoWithAMessage) {
 }
 
 }  // namespace
+
+namespace {
+
+// `trace analyze --critical-path`: each forward's path adds up to its replayed time, which is the
+// trace's, and lands in the analysis JSON.
+TEST_F(SimTraces, AnalyzeCriticalPath) {
+  const fs::path out = dir() / "analysis.json";
+  ASSERT_EQ(encbench("trace analyze " + quote(trace("baseline")) + " --critical-path --top 3 --json " + quote(out),
+                     dir() / "a.log"),
+            0)
+      << slurp(dir() / "a.log");
+  EXPECT_NE(slurp(dir() / "a.log").find("critical path of forward 0"), std::string::npos);
+  const nlohmann::json j = encbench::read_json_file(out);
+  ASSERT_EQ(j["critical_paths"].size(), 1u);
+  const auto& f = j["critical_paths"][0];
+  const double trace_ms = f["trace_ms"].get<double>();
+  EXPECT_NEAR(f["replay_ms"].get<double>(), trace_ms, 0.02 * trace_ms);
+  EXPECT_NEAR(f["critical_path"]["length_us"].get<double>() / 1e3, f["replay_ms"].get<double>(), 1e-3 * trace_ms);
+  // The baseline forward waits 27 times for its seq_lens copy: the path runs through them.
+  bool through_d2h = false;
+  for (const auto& s : f["critical_path"]["top_segments"]) through_d2h |= s["name"] == "seq_lens_d2h";
+  EXPECT_TRUE(through_d2h);
+  EXPECT_LE(f["critical_path"]["top_segments"].size(), 3u);
+}
+
+}  // namespace
