@@ -56,8 +56,12 @@ class Replayer {
     std::size_t remaining = model_.actions.size() + model_.ops.size();
     while (remaining > 0) {
       std::size_t progressed = 0;
-      for (std::size_t t = 0; t < queues_.threads.size(); ++t) progressed += advance_thread(queues_.threads[t], thread_at[t]);
-      for (std::size_t s = 0; s < queues_.streams.size(); ++s) progressed += advance_stream(queues_.streams[s], stream_at[s]);
+      for (std::size_t t = 0; t < queues_.threads.size(); ++t) {
+        progressed += advance_thread(queues_.threads[t], thread_at[t]);
+      }
+      for (std::size_t s = 0; s < queues_.streams.size(); ++s) {
+        progressed += advance_stream(queues_.streams[s], stream_at[s]);
+      }
       if (progressed == 0) throw InvalidInput(describe_cycle(thread_at, stream_at));
       remaining -= progressed;
     }

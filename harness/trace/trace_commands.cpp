@@ -203,7 +203,9 @@ nlohmann::json whatif_json(const WhatifCommandConfig& c, const ReplayModel& mode
   const Nanos tm = median_duration(measured), rm = median_duration(base.metrics.forwards),
               wm = median_duration(edited.metrics.forwards);
   nlohmann::json kernels = nlohmann::json::array();
-  for (std::size_t i = 0; i < c.kernels.size(); ++i) kernels.push_back({{"edit", c.kernels[i]}, {"matched_ops", edits.kernel_matches[i]}});
+  for (std::size_t i = 0; i < c.kernels.size(); ++i) {
+    kernels.push_back({{"edit", c.kernels[i]}, {"matched_ops", edits.kernel_matches[i]}});
+  }
   return {{"input", {{"path", model.source}, {"layout", to_string(model.layout)}, {"device", model.device_label},
                      {"device_ops", model.ops.size()}, {"launches", model.counts.launches},
                      {"waits", model.counts.waits}, {"ops_without_launch", model.counts.ops_without_launch},

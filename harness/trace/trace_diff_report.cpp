@@ -171,8 +171,11 @@ nlohmann::json summary_json(const TraceSummary& s) {
 }  // namespace
 
 nlohmann::json to_json(const TraceDiff& d, const std::vector<GateResult>& gates) {
-  nlohmann::json metrics = nlohmann::json::array(), changes = nlohmann::json::array(), gate_json = nlohmann::json::array();
-  for (const MetricChange& m : d.metrics) metrics.push_back({{"metric", m.name}, {"a", m.a}, {"b", m.b}, {"delta", m.delta()}});
+  nlohmann::json metrics = nlohmann::json::array(), changes = nlohmann::json::array();
+  nlohmann::json gate_json = nlohmann::json::array();
+  for (const MetricChange& m : d.metrics) {
+    metrics.push_back({{"metric", m.name}, {"a", m.a}, {"b", m.b}, {"delta", m.delta()}});
+  }
   for (const OpNameChange& c : d.op_changes) {
     changes.push_back({{"name", c.name}, {"count_per_forward_a", c.count_a}, {"count_per_forward_b", c.count_b},
                        {"time_per_forward_us_a", c.time_a_us}, {"time_per_forward_us_b", c.time_b_us}});
