@@ -248,7 +248,7 @@ ServerConfig build_server_config(const ServeOptions& o) {
   require(o.device_cache_keep_mb >= 0 && o.device_cache_keep_mb <= 1e9, "--device-cache-keep-mb must be in [0, 1e9]");
   config.engine.null_mode = o.null_mode;
   require(o.device == "cpu" || o.device.rfind("sim:", 0) == 0 || o.device.rfind("trace:", 0) == 0,
-          "--device must be cpu, sim:<profile> or trace:<file>[@<profile>], got '" + o.device + "'");
+          "--device must be cpu or sim:<profile> (or trace:<file>[@<profile>]), got '" + o.device + "'");
   require(o.lm_fixed_ms >= 0 && o.lm_fixed_ms <= 1e4, "--lm-fixed-ms must be in [0, 1e4]");
   if (const std::string sim_profile = device::sim_profile_name(o.device); !sim_profile.empty()) {
     std::filesystem::path profile = sim_profile;
