@@ -13,7 +13,10 @@ void add_encoder_run_flags(CLI::App* sub, encoder::RunOptions& o) {
       ->capture_default_str();
   sub->add_option("--image", o.images, "Image WIDTHxHEIGHT in pixels, e.g. 448x448 (repeatable)");
   sub->add_option("--video", o.videos, "Video FRAMESxWIDTHxHEIGHT, e.g. 8x448x448 (repeatable)");
-  sub->add_option("--device", o.device, "Device: cpu | sim:<profile> (e.g. sim:ascend-910b)")->capture_default_str();
+  sub->add_option("--device", o.device,
+                  "Device: cpu | sim:<profile> (e.g. sim:ascend-910b) | trace:<trace.json>[@<profile>] (a sim "
+                  "device with op times measured in a trace, the profile's roofline where the trace lacks an op)")
+      ->capture_default_str();
   sub->add_option("--threads", o.threads, "Device threads (0 = all cores)")->capture_default_str();
   sub->add_option("--forwards", o.forwards, "Measured forwards (ab: repetitions per side)")->capture_default_str();
   sub->add_option("--warmup", o.warmup, "Warm-up forwards (not measured)")->capture_default_str();

@@ -20,7 +20,7 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--device", o.device,
                   "cpu | sim:<profile>. sim (default sim:ascend-910b): modelled device times on the real clock, "
                   "LM step cost from a roofline of the model on that profile; cpu runs the encoder for real "
-                  "(seconds per image on 2 cores)")
+                  "(seconds per image on 2 cores); trace:<file>[@<profile>] takes op times from a measured trace")
       ->capture_default_str();
   sub->add_option("--profiles-dir", o.profiles_dir, "Where device profiles live")->capture_default_str();
   sub->add_option("--encoder-preset", o.encoder_preset, "Encoder toggle preset: baseline | pr6448 | pr7104 | optimized")

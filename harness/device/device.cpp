@@ -6,6 +6,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/device/cuda_backend.hpp"
+#include "harness/device/measured_op_times.hpp"
 #include "harness/device/queue_device.hpp"
 #include "harness/device/sim_profile.hpp"
 #include "harness/device/thread_pool.hpp"
@@ -86,6 +87,18 @@ DeviceSpec parse_device_spec(std::string_view spec) {
     require(!parsed.profile.empty(), "device 'sim:' needs a profile: sim:<profile> or sim:<path.json>");
     return parsed;
   }
+  if (spec.starts_with("trace:")) {
+    // trace:FILE[@PROFILE]: a sim device whose op times come from FILE, roofline as fallback.
+    parsed.backend = DeviceSpec::Backend::sim;
+    const std::string_view rest = spec.substr(6);
+    const auto at = rest.rfind('@');
+    parsed.trace_file = std::string(at == std::string_view::npos ? rest : rest.substr(0, at));
+    if (at != std::string_view::npos) parsed.profile = std::string(rest.substr(at + 1));
+    require(!parsed.trace_file.empty(), "device 'trace:' needs a trace file: trace:<file>[@<profile>]");
+    require(at == std::string_view::npos || !parsed.profile.empty(),
+            "device '" + std::string(spec) + "': empty profile after '@' (trace:<file>[@<profile>])");
+    return parsed;
+  }
   if (spec == "cuda" || spec.starts_with("cuda:")) {
     parsed.backend = DeviceSpec::Backend::cuda;
     if (spec.size() > 5) {
@@ -99,7 +112,14 @@ DeviceSpec parse_device_spec(std::string_view spec) {
     return parsed;
   }
   throw InvalidInput("unknown device '" + std::string(spec) +
-                     "' (known: cpu, sim:<profile> or sim:<path.json>, cuda[:N])");
+                     "' (known: cpu, sim:<profile> or sim:<path.json>, trace:<file>[@<profile>], cuda[:N])");
+}
+
+std::string sim_profile_name(std::string_view spec) {
+  const DeviceSpec parsed = parse_device_spec(spec);
+  if (parsed.backend != DeviceSpec::Backend::sim) return "";
+  if (parsed.trace_file.empty() || !parsed.profile.empty()) return parsed.profile;
+  return load_measured_op_times(parsed.trace_file)->suggested_profile;
 }
 
 std::unique_ptr<Device> make_device(const DeviceOptions& options) {
@@ -120,11 +140,18 @@ std::unique_ptr<Device> make_device(const DeviceOptions& options) {
     }
     case DeviceSpec::Backend::sim: {
       const std::filesystem::path dir = options.profiles_dir.empty() ? default_profiles_dir() : options.profiles_dir;
-      SimProfile profile = load_sim_profile(spec.profile, dir);
+      std::shared_ptr<MeasuredOpTimes> measured;
+      if (!spec.trace_file.empty()) measured = load_measured_op_times(spec.trace_file);
+      SimProfile profile = load_sim_profile(measured && spec.profile.empty() ? measured->suggested_profile : spec.profile, dir);
+      profile.measured = measured;
       DeviceInfo info;
-      info.kind = "sim:" + profile.name;
+      info.kind = measured ? "trace:" + spec.trace_file + "@" + profile.name : "sim:" + profile.name;
+      info.measured_op_times = measured;
       const bool virtual_clock = options.clock == ClockMode::virtual_time;
-      info.name = profile.display_name + " (sim: op times are MODELLED by a roofline, not measured; " +
+      info.name = profile.display_name +
+                  (measured ? " (trace: op times MEASURED in " + spec.trace_file + " where it has the op, else the "
+                              "roofline; "
+                            : " (sim: op times are MODELLED by a roofline, not measured; ") +
                   (virtual_clock ? "virtual clock" : "real clock") +
                   std::string(options.verify ? "; results computed on the CPU for verification)"
                                              : "; kernel results are NOT computed, no tensor memory)");

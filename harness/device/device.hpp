@@ -33,6 +33,8 @@ namespace encbench::device {
 using timeline::OpCategory;
 
 // What an op costs, for the sim backend's roofline and for trace annotations.
+class MeasuredOpTimes;  // measured_op_times.hpp
+
 struct OpCost {
   double flops = 0;
   double bytes = 0;  // bytes read + written in device memory
@@ -53,6 +55,9 @@ struct DeviceInfo {
   // buffers are a device address and a size, and copies/memsets only take modelled time.
   bool materialized = true;
   std::uint64_t memory_budget_bytes = 0;  // 0: unlimited
+  // `trace:FILE` devices: the measured op times and how many ops matched or fell back (read the
+  // counts after the run). Null otherwise.
+  std::shared_ptr<const MeasuredOpTimes> measured_op_times;
 };
 
 enum class ClockMode { real, virtual_time };
@@ -232,11 +237,17 @@ void check_buffer_range(const Buffer& buffer, std::size_t offset, std::size_t by
 struct DeviceSpec {
   enum class Backend { cpu, sim, cuda };
   Backend backend = Backend::cpu;
-  std::string profile;  // sim: profile name or path to a profile JSON
+  std::string profile;  // sim: profile name or path to a profile JSON (trace: empty = the trace's own)
+  std::string trace_file;  // trace:FILE[@PROFILE]: op times from this measured trace, sim otherwise
   int cuda_index = 0;   // cuda: device ordinal
 };
-// Throws InvalidInput for anything but "cpu", "sim:<profile>", "cuda" or "cuda:<N>".
+// Throws InvalidInput for anything but "cpu", "sim:<profile>", "trace:<file>[@<profile>]", "cuda"
+// or "cuda:<N>".
 DeviceSpec parse_device_spec(std::string_view spec);
+
+// The sim profile a spec runs on: "ascend-910b" for sim:ascend-910b, the named or the trace's
+// own profile for trace:FILE[@PROFILE] (the latter reads the trace), "" for cpu and cuda.
+std::string sim_profile_name(std::string_view spec);
 
 // Creates a device from its spec. Throws InvalidInput for an unknown spec or profile, with the
 // list of known ones.

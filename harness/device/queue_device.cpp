@@ -377,7 +377,7 @@ class QueueStream final : public Stream {
     DeviceOp& op = cmd.op;
     if (modelled) {
       op.start_ns = std::max(op.submit_ns, device_ready_ns_);
-      op.end_ns = op.start_ns + modelled_duration_ns(*shared_.model.profile, op.category, op.flops, op.bytes);
+      op.end_ns = op.start_ns + op_duration_ns(*shared_.model.profile, op.name, op.category, op.flops, op.bytes);
       run_payload(cmd);
       wait_until_ns(op.end_ns);
       // The thread may complete late (preempted, or the verify body outran the model). Later

@@ -6,6 +6,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
+#include "harness/device/measured_op_times.hpp"
 
 namespace encbench::device {
 
@@ -141,6 +142,14 @@ Nanos modelled_duration_ns(const SimProfile& profile, timeline::OpCategory categ
       break;
   }
   return static_cast<Nanos>(std::llround(ns));
+}
+
+Nanos op_duration_ns(const SimProfile& profile, std::string_view name, timeline::OpCategory category, double flops,
+                     double bytes) {
+  if (profile.measured && category != timeline::OpCategory::sync) {
+    if (const auto measured = profile.measured->lookup(profile, name, category, flops, bytes)) return *measured;
+  }
+  return modelled_duration_ns(profile, category, flops, bytes);
 }
 
 }  // namespace encbench::device

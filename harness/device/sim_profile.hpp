@@ -2,7 +2,9 @@
 // Device profiles for the `sim:<profile>` backend: the numbers of a real accelerator, each with
 // the public source it comes from, read from scenarios/devices/<profile>.json (or a user's file).
 #include <filesystem>
+#include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -11,6 +13,8 @@
 #include "harness/timeline/trace_event.hpp"
 
 namespace encbench::device {
+
+class MeasuredOpTimes;
 
 struct SourcedNumber {
   double value = 0;
@@ -36,6 +40,9 @@ struct SimProfile {
   // Device memory size: the default memory budget of a sim device (0 = unknown, unlimited).
   // Optional in the file ("memory_bytes").
   SourcedNumber memory_bytes;
+  // `--device trace:FILE`: op durations measured in a trace, consulted before the roofline
+  // (measured_op_times.hpp). Null for a plain sim:<profile> device.
+  std::shared_ptr<const MeasuredOpTimes> measured;
 
   double roofline_flops_per_s() const {
     return roofline_peak == "fp32" ? peak_fp32_flops_per_s.value : peak_fp16_flops_per_s.value;
@@ -61,5 +68,10 @@ nlohmann::json to_json(const SimProfile& profile);
 //   sync        0 (a marker)
 Nanos modelled_duration_ns(const SimProfile& profile, timeline::OpCategory category, double flops,
                            double bytes);
+
+// What a sim device charges for an op: the measured duration when the profile has a trace table
+// with the op's name (measured_op_times.hpp), else modelled_duration_ns.
+Nanos op_duration_ns(const SimProfile& profile, std::string_view name, timeline::OpCategory category, double flops,
+                     double bytes);
 
 }  // namespace encbench::device

@@ -11,6 +11,7 @@
 #include "harness/core/error.hpp"
 #include "harness/core/instrument.hpp"
 #include "harness/device/allocator.hpp"
+#include "harness/device/event_rules.hpp"
 #include "harness/device/thread_pool.hpp"
 
 namespace encbench::device {
@@ -131,7 +132,7 @@ class VirtualEvent final : public Event {
     const std::lock_guard lock(shared_.call_mutex);
     const DeviceCall call(shared_.clock);
     const Nanos wait_start = call.entered_at();
-    if (completes_at_ > wait_start) shared_.clock.advance_to(completes_at_ + shared_.wakeup());
+    shared_.clock.advance_to(rules::host_after_wait_ns(wait_start, completes_at_, shared_.wakeup()));
     if (shared_.recorder.enabled()) {
       shared_.recorder.record_host_span("event_synchronize", HostSpanKind::wait, wait_start, shared_.clock.host());
     }
@@ -221,7 +222,7 @@ class VirtualStream final : public Stream {
   std::shared_ptr<Event> record_event() override {
     const std::lock_guard lock(shared_.call_mutex);
     const DeviceCall call(shared_.clock);
-    const Nanos at = std::max(call.entered_at(), ready_ns_);
+    const Nanos at = rules::event_completes_ns(call.entered_at(), ready_ns_);
     record_api_span("record_event", call.entered_at(), -1, 0);
     return std::make_shared<VirtualEvent>(shared_, at);
   }
@@ -252,8 +253,8 @@ class VirtualStream final : public Stream {
     if (device_op) shared_.clock.add(shared_.options.launch_overhead_ns);
     const Nanos submit_at = shared_.clock.host();
     op.submit_ns = submit_at;
-    op.start_ns = std::max(submit_at, ready_ns_);
-    op.end_ns = op.start_ns + modelled_duration_ns(shared_.profile, op.category, op.flops, op.bytes);
+    op.start_ns = rules::op_start_ns(submit_at, ready_ns_);
+    op.end_ns = op.start_ns + op_duration_ns(shared_.profile, op.name, op.category, op.flops, op.bytes);
     ready_ns_ = op.end_ns;
     const Nanos end = op.end_ns;
     if (shared_.recorder.enabled()) {
@@ -272,7 +273,7 @@ class VirtualStream final : public Stream {
   // The host blocks until `end`; a real host notices completion after its wake-up latency.
   void host_wait(std::string span_name, int layer, std::uint64_t op_id, Nanos end) {
     const Nanos wait_start = shared_.clock.host();
-    if (end > wait_start) shared_.clock.advance_to(end + shared_.wakeup());
+    shared_.clock.advance_to(rules::host_after_wait_ns(wait_start, end, shared_.wakeup()));
     if (shared_.recorder.enabled()) {
       shared_.recorder.record_host_span(std::move(span_name), HostSpanKind::wait, wait_start, shared_.clock.host(),
                                         layer, op_id);

@@ -1,5 +1,7 @@
 #include "harness/encoder/encode_run.hpp"
 
+#include "harness/device/measured_op_times.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +13,7 @@
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
 #include "harness/core/stats.hpp"
+#include "harness/device/measured_op_times.hpp"
 #include "kernels/thread_pool.hpp"
 #include "harness/timeline/chrome_trace.hpp"
 
@@ -234,6 +237,7 @@ nlohmann::json encode_body(const ResolvedRun& r, const RunOptions& o, const devi
                  {"clock", info.clock},
                  {"materialized", info.materialized},
                  {"memory_budget_bytes", info.memory_budget_bytes}};
+  if (info.measured_op_times) j["device"]["measured_op_times"] = to_json(*info.measured_op_times);
   // Which clock every time in this file is on: virtual (sim model, host CPU time) or real.
   j["clock"] = info.clock;
   j["preset"] = run.label;
@@ -335,10 +339,14 @@ std::string encode_summary(const ResolvedRun& r, const RunOptions& o, const devi
   s << "\n";
   s << "device:   " << info.kind << " (" << info.name << ")";
   if (info.modelled && info.clock == "virtual")
-    s << "\n          VIRTUAL CLOCK: device op durations come from a roofline of each op's FLOPs/bytes; host time is this"
+    s << "\n          VIRTUAL CLOCK: device op durations come from "
+      << (info.measured_op_times ? "the trace's measured op times (roofline where it lacks the op)"
+                                 : "a roofline of each op's FLOPs/bytes")
+      << "; host time is this"
          "\n          thread's CPU time between device calls + the modelled launch overhead (machine load does not move it)";
   else if (info.modelled)
     s << "\n          TIMES ARE MODELLED (real clock): device op durations come from a roofline; host work and waits are real";
+  if (info.measured_op_times) s << "\n          " << describe(*info.measured_op_times);
   s << "\n";
   s << "toggles:  " << run.label << " [" << describe(run.toggles) << "]\n";
   s << "launch overhead: " << fmt(o.launch_overhead_us, 1) << " us per device op; alloc-mode " << o.alloc_mode << "\n";

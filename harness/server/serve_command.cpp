@@ -274,11 +274,11 @@ ServerConfig build_server_config(const ServeOptions& options) {
   require(o.device_memory_gb >= 0 && o.device_memory_gb <= 1e6, "--device-memory-gb must be in [0, 1e6]");
   require(o.device_cache_keep_mb >= 0 && o.device_cache_keep_mb <= 1e9, "--device-cache-keep-mb must be in [0, 1e9]");
   config.engine.null_mode = o.null_mode;
-  require(o.device == "cpu" || o.device.rfind("sim:", 0) == 0,
-          "--device must be cpu or sim:<profile>, got '" + o.device + "'");
+  require(o.device == "cpu" || o.device.rfind("sim:", 0) == 0 || o.device.rfind("trace:", 0) == 0,
+          "--device must be cpu or sim:<profile> (or trace:<file>[@<profile>]), got '" + o.device + "'");
   require(o.lm_fixed_ms >= 0 && o.lm_fixed_ms <= 1e4, "--lm-fixed-ms must be in [0, 1e4]");
-  if (o.device.rfind("sim:", 0) == 0) {
-    std::filesystem::path profile = o.device.substr(4);
+  if (const std::string sim_profile = device::sim_profile_name(o.device); !sim_profile.empty()) {
+    std::filesystem::path profile = sim_profile;
     // An empty or absent --profiles-dir falls back to the device library's lookup
     // ($ENCBENCH_PROFILES_DIR / working dir / source tree), so any working directory works.
     const std::filesystem::path dir = !o.profiles_dir.empty() && std::filesystem::is_directory(o.profiles_dir)

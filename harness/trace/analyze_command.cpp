@@ -6,6 +6,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
+#include "harness/trace/trace_commands.hpp"
 
 namespace encbench::trace {
 
@@ -38,11 +39,21 @@ int run_analyze_command(const AnalyzeCommandConfig& config, const std::vector<st
   const ImportedTrace trace = import_trace_file(config.trace_path);
   const TraceReport report = analyze_trace(trace, options);
   print_summary(out, trace, report);
+  nlohmann::json critical_paths;
+  if (config.critical_path) {
+    ForwardOptions forward_options;
+    forward_options.forward_marker = config.forward_marker;
+    forward_options.forward_end = config.forward_end;
+    forward_options.device = config.device.value_or(-1);
+    forward_options.kernel_wait_threshold_us = config.kernel_wait_threshold_us;
+    critical_paths = print_critical_paths(out, trace, forward_options, std::max(config.top, 1));
+  }
 
   const std::string device_kind = report.devices.front().label;
   if (!config.json_out.empty()) {
     nlohmann::json result = make_result_envelope("encbench-trace-analysis", 1, argv, device_kind);
     result.update(to_json(trace, report));
+    if (config.critical_path) result["critical_paths"] = critical_paths;
     write_json_file(config.json_out, result);
     out << "\nwrote " << config.json_out.string() << "\n";
   }

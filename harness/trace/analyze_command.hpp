@@ -21,6 +21,9 @@ struct AnalyzeCommandConfig {
   int top = 10;
   std::filesystem::path json_out;       // empty: no JSON file
   std::filesystem::path chrome_out;     // empty: no Chrome trace
+  bool critical_path = false;           // also replay the trace and print each forward's critical path
+  std::string forward_marker = "ProfilerStep#*";
+  std::string forward_end = "forward_end";
 };
 
 // "T0:T1" (microseconds on the trace's ts axis, exact to the ns) -> [start_ns, end_ns).

@@ -152,83 +152,109 @@ struct DeviceTrackInfo {
   int stream = 0;
 };
 
-}  // namespace
+constexpr std::size_t kNpos = std::numeric_limits<std::size_t>::max();
 
-ImportedTrace import_raw_trace(RawTrace raw, const std::string& source_name) {
-  ImportedTrace out;
-  out.source = source_name;
-  out.read = raw.stats;
+using ThreadKey = std::pair<TrackKey, TrackKey>;
 
-  bool has_ascend_hardware = false;
-  for (const auto& [pid, name] : raw.process_names) has_ascend_hardware |= name == "Ascend Hardware";
-  out.layout = raw.encbench_format == "encbench-chrome-trace" ? TraceLayout::encbench
-               : has_ascend_hardware        ? TraceLayout::torch_npu
-                                            : TraceLayout::kineto;
+// Interprets a RawTrace in passes, each a method: layout, event roles, tracks, launch links
+// (correlation ids, then flows), host spans, then one Timeline per device. The per-event
+// vectors are indexed like raw.events.
+class TraceImporter {
+ public:
+  TraceImporter(RawTrace raw, const std::string& source_name) : raw_(std::move(raw)), source_(source_name) {
+    out_.source = source_name;
+    out_.read = raw_.stats;
+  }
 
-  auto process_name = [&raw](TrackKey pid) -> std::string_view {
-    const auto it = raw.process_names.find(pid);
-    return it == raw.process_names.end() ? std::string_view{} : std::string_view{it->second};
-  };
-  auto process_label = [&raw](TrackKey pid) -> std::string_view {
-    const auto it = raw.process_labels.find(pid);
-    return it == raw.process_labels.end() ? std::string_view{} : std::string_view{it->second};
-  };
-  auto numeric_or = [](TrackKey key, std::int64_t fallback) {
+  ImportedTrace run() {
+    detect_layout();
+    assign_roles();
+    collect_tracks();
+    link_by_correlation();
+    link_by_flows();
+    build_host_spans();
+    build_device_traces();
+    return std::move(out_);
+  }
+
+ private:
+  // --- names and keys ----------------------------------------------------------------------------
+  std::string_view process_name(TrackKey pid) const {
+    const auto it = raw_.process_names.find(pid);
+    return it == raw_.process_names.end() ? std::string_view{} : std::string_view{it->second};
+  }
+  std::string_view process_label(TrackKey pid) const {
+    const auto it = raw_.process_labels.find(pid);
+    return it == raw_.process_labels.end() ? std::string_view{} : std::string_view{it->second};
+  }
+  static std::int64_t numeric_or(TrackKey key, std::int64_t fallback) {
     return key < kStringIdTag ? static_cast<std::int64_t>(key) : fallback;
-  };
+  }
+  // One host thread per OS thread: torch_npu puts the Python and CANN lanes of one thread in
+  // different (packed) pids with the same tid; (pid << 10) | (sort_index << 5) | device.
+  ThreadKey thread_key(const RawEvent& e) const {
+    if (out_.layout == TraceLayout::torch_npu && e.pid < kStringIdTag && e.pid >= 1024) return {e.pid >> 10, e.tid};
+    return {e.pid, e.tid};
+  }
 
-  // --- pass 1: roles -------------------------------------------------------------------------
-  std::vector<Role> roles(raw.events.size(), Role::other);
-  std::map<TrackKey, bool> device_pids;  // pids that carry device ops
-  for (std::size_t i = 0; i < raw.events.size(); ++i) {
-    const RawEvent& e = raw.events[i];
-    if (e.ph == 's' || e.ph == 't' || e.ph == 'f') {
-      roles[i] = Role::flow;
-      continue;
-    }
-    const std::string_view cat = raw.str(e.cat);
-    Role role = Role::host;
-    switch (out.layout) {
+  void detect_layout() {
+    bool has_ascend_hardware = false;
+    for (const auto& [pid, name] : raw_.process_names) has_ascend_hardware |= name == "Ascend Hardware";
+    out_.layout = raw_.encbench_format == "encbench-chrome-trace" ? TraceLayout::encbench
+                  : has_ascend_hardware                          ? TraceLayout::torch_npu
+                                                                 : TraceLayout::kineto;
+  }
+
+  // --- pass 1: roles -----------------------------------------------------------------------------
+  Role role_of(const RawEvent& e) const {
+    const std::string_view cat = raw_.str(e.cat);
+    switch (out_.layout) {
       case TraceLayout::kineto:
-        if (is_kineto_device_cat(cat)) role = Role::device_op;
-        else if (cat == "cuda_sync") role = Role::device_sync;
-        else if (cat == "gpu_user_annotation") role = Role::device_annotation;
-        break;
+        if (is_kineto_device_cat(cat)) return Role::device_op;
+        if (cat == "cuda_sync") return Role::device_sync;
+        if (cat == "gpu_user_annotation") return Role::device_annotation;
+        return Role::host;
       case TraceLayout::torch_npu: {
         const std::string_view pname = process_name(e.pid);
         if (pname == "Ascend Hardware") {
-          const std::string_view task = raw.str(e.task_type);
+          const std::string_view task = raw_.str(e.task_type);
           // Event/notify record and wait tasks hold the stream for cross-stream sync; like
           // Kineto's cuda_sync (excluded by HTA) they are not busy time.
-          role = (contains(task, "WAIT") || contains(task, "RECORD")) ? Role::device_sync : Role::device_op;
-        } else if (is_npu_device_side_lane(pname, process_label(e.pid))) {
-          role = Role::device_annotation;
+          return (contains(task, "WAIT") || contains(task, "RECORD")) ? Role::device_sync : Role::device_op;
         }
-        break;
+        return is_npu_device_side_lane(pname, process_label(e.pid)) ? Role::device_annotation : Role::host;
       }
       case TraceLayout::encbench: {
         // timeline/chrome_trace.hpp: host pid, device pid (one tid per stream), gap track.
         OpCategory category{};
-        if (e.pid == timeline::kHostPid) role = Role::host;
-        else if (e.pid == timeline::kDevicePid && e.tid != timeline::kGapTrackTid &&
-                 parse_encbench_category(raw.str(e.category_arg), category)) role = Role::device_op;
-        else role = Role::device_annotation;  // idle-gap annotations and anything derived
-        break;
+        if (e.pid == timeline::kHostPid) return Role::host;
+        if (e.pid == timeline::kDevicePid && e.tid != timeline::kGapTrackTid &&
+            parse_encbench_category(raw_.str(e.category_arg), category)) {
+          return Role::device_op;
+        }
+        return Role::device_annotation;  // idle-gap annotations and anything derived
       }
     }
-    roles[i] = role;
-    if (role == Role::device_op) device_pids[e.pid] = true;
+    return Role::host;
   }
-  // Anything else on a device process (Kineto annotations with unknown cats) is not host work.
-  for (std::size_t i = 0; i < raw.events.size(); ++i) {
-    if (roles[i] == Role::host && device_pids.count(raw.events[i].pid) != 0) {
-      roles[i] = Role::device_annotation;
+
+  void assign_roles() {
+    roles_.assign(raw_.events.size(), Role::other);
+    std::map<TrackKey, bool> device_pids;  // pids that carry device ops
+    for (std::size_t i = 0; i < raw_.events.size(); ++i) {
+      const RawEvent& e = raw_.events[i];
+      roles_[i] = (e.ph == 's' || e.ph == 't' || e.ph == 'f') ? Role::flow : role_of(e);
+      if (roles_[i] == Role::device_op) device_pids[e.pid] = true;
+    }
+    // Anything else on a device process (Kineto annotations with unknown cats) is not host work.
+    for (std::size_t i = 0; i < raw_.events.size(); ++i) {
+      if (roles_[i] == Role::host && device_pids.count(raw_.events[i].pid) != 0) roles_[i] = Role::device_annotation;
     }
   }
 
-  // --- device ops: device index and stream -----------------------------------------------------
-  auto device_of = [&](const RawEvent& e) -> int {
-    switch (out.layout) {
+  // --- tracks: device index and stream of each op, host threads -------------------------------------
+  int device_of(const RawEvent& e) const {
+    switch (out_.layout) {
       case TraceLayout::kineto:
         if (e.device_arg >= 0) return static_cast<int>(e.device_arg);
         return static_cast<int>(numeric_or(e.pid, 0));
@@ -243,277 +269,272 @@ ImportedTrace import_raw_trace(RawTrace raw, const std::string& source_name) {
         return 0;  // one device per encbench recording
     }
     return 0;
-  };
-  auto stream_of = [&](const RawEvent& e) -> int {
+  }
+  int stream_of(const RawEvent& e) const {
     if (e.stream_arg >= 0) return static_cast<int>(e.stream_arg);
     if (e.tid < kStringIdTag) return static_cast<int>(e.tid);
-    const std::int64_t n = trailing_integer(raw.track_name(e.tid));
+    const std::int64_t n = trailing_integer(raw_.track_name(e.tid));
     return n >= 0 ? static_cast<int>(n) : 0;
-  };
+  }
 
-  // One host thread per OS thread: torch_npu puts the Python and CANN lanes of one thread in
-  // different (packed) pids with the same tid; (pid << 10) | (sort_index << 5) | device.
-  auto thread_key = [&](const RawEvent& e) -> std::pair<TrackKey, TrackKey> {
-    if (out.layout == TraceLayout::torch_npu && e.pid < kStringIdTag && e.pid >= 1024) return {e.pid >> 10, e.tid};
-    return {e.pid, e.tid};
-  };
-  std::vector<DeviceTrackInfo> op_track(raw.events.size());
-  std::map<std::pair<TrackKey, TrackKey>, std::vector<TrackSlice>> device_tracks;
-  std::map<std::pair<TrackKey, TrackKey>, std::vector<TrackSlice>> host_tracks;
-  std::map<std::pair<TrackKey, TrackKey>, std::uint32_t> host_thread_ids;
-  Nanos trace_start = std::numeric_limits<Nanos>::max();
-  for (std::size_t i = 0; i < raw.events.size(); ++i) {
-    const RawEvent& e = raw.events[i];
-    trace_start = std::min(trace_start, e.ts_ns);
-    switch (roles[i]) {
-      case Role::device_op:
-        op_track[i] = {device_of(e), stream_of(e)};
-        device_tracks[{e.pid, e.tid}].push_back({e.ts_ns, e.ts_ns + e.dur_ns, i});
-        ++out.counts.device_ops;
-        break;
-      case Role::device_sync: ++out.counts.skipped_device_sync; break;
-      case Role::device_annotation: ++out.counts.skipped_device_annotations; break;
-      case Role::host: {
-        host_tracks[{e.pid, e.tid}].push_back({e.ts_ns, e.ts_ns + e.dur_ns, i});
-        host_thread_ids.try_emplace(thread_key(e), 0);
-        break;
+  void collect_tracks() {
+    op_track_.resize(raw_.events.size());
+    for (std::size_t i = 0; i < raw_.events.size(); ++i) {
+      const RawEvent& e = raw_.events[i];
+      trace_start_ = std::min(trace_start_, e.ts_ns);
+      switch (roles_[i]) {
+        case Role::device_op:
+          op_track_[i] = {device_of(e), stream_of(e)};
+          device_tracks_[{e.pid, e.tid}].push_back({e.ts_ns, e.ts_ns + e.dur_ns, i});
+          ++out_.counts.device_ops;
+          break;
+        case Role::device_sync: ++out_.counts.skipped_device_sync; break;
+        case Role::device_annotation: ++out_.counts.skipped_device_annotations; break;
+        case Role::host:
+          host_tracks_[{e.pid, e.tid}].push_back({e.ts_ns, e.ts_ns + e.dur_ns, i});
+          host_thread_ids_.try_emplace(thread_key(e), 0);
+          break;
+        default: break;
       }
-      default: break;
     }
-  }
-  if (out.counts.device_ops == 0) {
-    std::ostringstream message;
-    message << source_name << ": no device events found (" << raw.stats.events_total
-            << " events read; looked for Kineto device categories kernel/gpu_memcpy/gpu_memset, "
-               "torch_npu \"Ascend Hardware\" tasks and encbench device tracks). Was the trace "
-               "recorded with device activities enabled (e.g. ProfilerActivity.CUDA / NPU)?";
-    throw InvalidInput(message.str());
-  }
-  {
+    if (out_.counts.device_ops == 0) {
+      std::ostringstream message;
+      message << source_ << ": no device events found (" << raw_.stats.events_total
+              << " events read; looked for Kineto device categories kernel/gpu_memcpy/gpu_memset, "
+                 "torch_npu \"Ascend Hardware\" tasks and encbench device tracks). Was the trace "
+                 "recorded with device activities enabled (e.g. ProfilerActivity.CUDA / NPU)?";
+      throw InvalidInput(message.str());
+    }
     std::uint32_t next_id = 0;
-    for (auto& [key, id] : host_thread_ids) {
-      id = out.layout == TraceLayout::encbench && key.second >= 1 && key.second < kStringIdTag
+    for (auto& [key, id] : host_thread_ids_) {
+      id = out_.layout == TraceLayout::encbench && key.second >= 1 && key.second < kStringIdTag
                ? static_cast<std::uint32_t>(key.second - 1)
                : next_id;
       ++next_id;
     }
+    for (auto& [key, slices] : device_tracks_) sort_track(slices);
+    for (auto& [key, slices] : host_tracks_) sort_track(slices);
   }
-  for (auto& [key, slices] : device_tracks) sort_track(slices);
-  for (auto& [key, slices] : host_tracks) sort_track(slices);
 
-  // --- host spans -------------------------------------------------------------------------------
-  auto host_kind_of = [&](const RawEvent& e) -> HostSpanKind {
-    const std::string_view cat = raw.str(e.cat);
-    const std::string_view name = raw.str(e.name);
-    if (out.layout == TraceLayout::encbench) {
+  // --- links: correlation first (as HTA), then flows -----------------------------------------------
+  void link_by_correlation() {
+    launch_of_.assign(raw_.events.size(), kNpos);
+    submit_of_.assign(raw_.events.size(), 0);
+    has_submit_.assign(raw_.events.size(), false);
+    link_priority_.assign(raw_.events.size(), std::numeric_limits<int>::max());
+    std::unordered_map<std::int64_t, std::size_t> host_by_correlation;
+    for (std::size_t i = 0; i < raw_.events.size(); ++i) {
+      const RawEvent& e = raw_.events[i];
+      if (roles_[i] != Role::host || e.correlation == kNoValue) continue;
+      const auto [it, inserted] = host_by_correlation.try_emplace(e.correlation, i);
+      // Prefer the runtime call over a driver call or framework op carrying the same id.
+      if (!inserted && raw_.str(raw_.events[it->second].cat) != "cuda_runtime" && raw_.str(e.cat) == "cuda_runtime") {
+        it->second = i;
+      }
+    }
+    for (std::size_t i = 0; i < raw_.events.size(); ++i) {
+      const RawEvent& e = raw_.events[i];
+      if (roles_[i] != Role::device_op || e.correlation == kNoValue) continue;
+      const auto it = host_by_correlation.find(e.correlation);
+      if (it == host_by_correlation.end()) continue;
+      launch_of_[i] = it->second;
+      submit_of_[i] = raw_.events[it->second].ts_ns;
+      has_submit_[i] = true;
+      link_priority_[i] = -1;
+    }
+  }
+
+  void link_by_flows() {
+    struct FlowEnds {
+      std::size_t start = kNpos, finish = kNpos;
+    };
+    std::map<std::pair<std::uint32_t, std::int64_t>, FlowEnds> flows;
+    for (std::size_t i = 0; i < raw_.events.size(); ++i) {
+      if (roles_[i] != Role::flow) continue;
+      const RawEvent& e = raw_.events[i];
+      if (flow_priority(raw_.str(e.cat), raw_.str(e.name)) < 0) continue;
+      FlowEnds& ends = flows[{e.cat, e.flow_id}];
+      if (e.ph == 's' && ends.start == kNpos) ends.start = i;
+      if (e.ph == 'f') ends.finish = i;
+    }
+    for (const auto& [key, ends] : flows) {
+      if (ends.start != kNpos && ends.finish != kNpos) link_flow(raw_.events[ends.start], raw_.events[ends.finish]);
+    }
+  }
+
+  void link_flow(const RawEvent& s, const RawEvent& f) {
+    const auto track = device_tracks_.find({f.pid, f.tid});
+    if (track == device_tracks_.end()) return;
+    const std::size_t op = find_slice(track->second, f.ts_ns, !f.binds_enclosing);
+    if (op == kNpos) return;
+    const int priority = flow_priority(raw_.str(s.cat), raw_.str(s.name));
+    if (priority >= link_priority_[op]) return;
+    link_priority_[op] = priority;
+    submit_of_[op] = s.ts_ns;
+    has_submit_[op] = true;
+    launch_of_[op] = kNpos;
+    const auto host_track = host_tracks_.find({s.pid, s.tid});
+    if (host_track != host_tracks_.end()) {
+      const std::size_t host = find_slice(host_track->second, s.ts_ns, false);
+      if (host != kNpos) launch_of_[op] = host;
+    }
+  }
+
+  // --- host spans -----------------------------------------------------------------------------------
+  HostSpanKind host_kind_of(const RawEvent& e) const {
+    const std::string_view cat = raw_.str(e.cat);
+    const std::string_view name = raw_.str(e.name);
+    if (out_.layout == TraceLayout::encbench) {
       HostSpanKind kind = HostSpanKind::work;
-      parse_encbench_span_kind(raw.str(e.category_arg), kind);
+      parse_encbench_span_kind(raw_.str(e.category_arg), kind);
       return kind;
     }
-    const bool runtime = cat == "cuda_runtime" || cat == "cuda_driver" || cat == "runtime" ||
-                         cat == "driver" || name.rfind("aclrt", 0) == 0 ||
-                         (out.layout == TraceLayout::torch_npu && process_name(e.pid) == "CANN");
+    const bool runtime = cat == "cuda_runtime" || cat == "cuda_driver" || cat == "runtime" || cat == "driver" ||
+                         name.rfind("aclrt", 0) == 0 ||
+                         (out_.layout == TraceLayout::torch_npu && process_name(e.pid) == "CANN");
     if (!runtime) return HostSpanKind::work;
-    return is_blocking_api_name(name) || is_blocking_api_name(name.substr(name.find('@') + 1))
-               ? HostSpanKind::wait
-               : HostSpanKind::api;
-  };
+    return is_blocking_api_name(name) || is_blocking_api_name(name.substr(name.find('@') + 1)) ? HostSpanKind::wait
+                                                                                               : HostSpanKind::api;
+  }
 
-  // --- links: correlation first (as HTA), then flows ---------------------------------------------
-  constexpr std::size_t npos = std::numeric_limits<std::size_t>::max();
-  std::vector<std::size_t> launch_of(raw.events.size(), npos);  // device op -> host event
-  std::vector<Nanos> submit_of(raw.events.size(), 0);
-  std::vector<bool> has_submit(raw.events.size(), false);
-  std::vector<int> link_priority(raw.events.size(), std::numeric_limits<int>::max());
-
-  std::unordered_map<std::int64_t, std::size_t> host_by_correlation;
-  for (std::size_t i = 0; i < raw.events.size(); ++i) {
-    const RawEvent& e = raw.events[i];
-    if (roles[i] != Role::host || e.correlation == kNoValue) continue;
-    const auto [it, inserted] = host_by_correlation.try_emplace(e.correlation, i);
-    // Prefer the runtime call over a driver call or framework op carrying the same id.
-    if (!inserted && raw.str(raw.events[it->second].cat) != "cuda_runtime" &&
-        raw.str(e.cat) == "cuda_runtime") {
-      it->second = i;
+  void build_host_spans() {
+    for (const auto& [key, id] : host_thread_ids_) {
+      const auto named = raw_.thread_names.find(key);
+      std::string name = std::string(process_name(key.first));
+      if (name.empty()) name = "pid " + raw_.track_name(key.first);
+      name += named != raw_.thread_names.end() ? " / " + named->second : " / tid " + raw_.track_name(key.second);
+      host_threads_.push_back({id, std::move(name)});
     }
-  }
-  for (std::size_t i = 0; i < raw.events.size(); ++i) {
-    const RawEvent& e = raw.events[i];
-    if (roles[i] != Role::device_op || e.correlation == kNoValue) continue;
-    const auto it = host_by_correlation.find(e.correlation);
-    if (it == host_by_correlation.end()) continue;
-    launch_of[i] = it->second;
-    submit_of[i] = raw.events[it->second].ts_ns;
-    has_submit[i] = true;
-    link_priority[i] = -1;
-  }
-
-  struct FlowEnds {
-    std::size_t start = npos, finish = npos;
-  };
-  std::map<std::pair<std::uint32_t, std::int64_t>, FlowEnds> flows;
-  for (std::size_t i = 0; i < raw.events.size(); ++i) {
-    if (roles[i] != Role::flow) continue;
-    const RawEvent& e = raw.events[i];
-    if (flow_priority(raw.str(e.cat), raw.str(e.name)) < 0) continue;
-    FlowEnds& ends = flows[{e.cat, e.flow_id}];
-    if (e.ph == 's' && ends.start == npos) ends.start = i;
-    if (e.ph == 'f') ends.finish = i;
-  }
-  for (const auto& [key, ends] : flows) {
-    if (ends.start == npos || ends.finish == npos) continue;
-    const RawEvent& s = raw.events[ends.start];
-    const RawEvent& f = raw.events[ends.finish];
-    const auto track = device_tracks.find({f.pid, f.tid});
-    if (track == device_tracks.end()) continue;
-    const std::size_t op = find_slice(track->second, f.ts_ns, !f.binds_enclosing);
-    if (op == npos) continue;
-    const int priority = flow_priority(raw.str(s.cat), raw.str(s.name));
-    if (priority >= link_priority[op]) continue;
-    link_priority[op] = priority;
-    submit_of[op] = s.ts_ns;
-    has_submit[op] = true;
-    launch_of[op] = npos;
-    const auto host_track = host_tracks.find({s.pid, s.tid});
-    if (host_track != host_tracks.end()) {
-      const std::size_t host = find_slice(host_track->second, s.ts_ns, false);
-      if (host != npos) launch_of[op] = host;
+    std::sort(host_threads_.begin(), host_threads_.end(),
+              [](const auto& a, const auto& b) { return a.thread < b.thread; });
+    host_kind_.assign(raw_.events.size(), HostSpanKind::work);
+    span_of_event_.assign(raw_.events.size(), kNpos);
+    for (std::size_t i = 0; i < raw_.events.size(); ++i) {
+      if (roles_[i] != Role::host) continue;
+      span_of_event_[i] = host_spans_.size();
+      const RawEvent& e = raw_.events[i];
+      host_kind_[i] = host_kind_of(e);
+      HostSpan span;
+      span.name = std::string(raw_.str(e.name));
+      span.kind = host_kind_[i];
+      span.thread = host_thread_ids_.at(thread_key(e));
+      if (e.op_id_arg > 0) span.op_id = static_cast<std::uint64_t>(e.op_id_arg);
+      span.start_ns = e.ts_ns;
+      span.end_ns = e.ts_ns + e.dur_ns;
+      span.layer = static_cast<int>(e.layer_arg);
+      host_spans_.push_back(std::move(span));
     }
+    out_.counts.host_spans = host_spans_.size();
   }
 
-  // --- per-device timelines ----------------------------------------------------------------------
-  std::vector<timeline::HostThreadTrack> host_threads;
-  for (const auto& [key, id] : host_thread_ids) {
-    const auto named = raw.thread_names.find(key);
-    std::string name = std::string(process_name(key.first));
-    if (name.empty()) name = "pid " + raw.track_name(key.first);
-    name += named != raw.thread_names.end() ? " / " + named->second : " / tid " + raw.track_name(key.second);
-    host_threads.push_back({id, std::move(name)});
-  }
-  std::sort(host_threads.begin(), host_threads.end(),
-            [](const auto& a, const auto& b) { return a.thread < b.thread; });
-
-  std::vector<HostSpan> host_spans;
-  std::vector<HostSpanKind> host_kind(raw.events.size(), HostSpanKind::work);
-  std::vector<std::size_t> span_of_event(raw.events.size(), npos);
-  for (std::size_t i = 0; i < raw.events.size(); ++i) {
-    if (roles[i] != Role::host) continue;
-    span_of_event[i] = host_spans.size();
-    const RawEvent& e = raw.events[i];
-    host_kind[i] = host_kind_of(e);
-    HostSpan span;
-    span.name = std::string(raw.str(e.name));
-    span.kind = host_kind[i];
-    span.thread = host_thread_ids.at(thread_key(e));
-    if (e.op_id_arg > 0) span.op_id = static_cast<std::uint64_t>(e.op_id_arg);
-    span.start_ns = e.ts_ns;
-    span.end_ns = e.ts_ns + e.dur_ns;
-    span.layer = static_cast<int>(e.layer_arg);
-    host_spans.push_back(std::move(span));
-  }
-  out.counts.host_spans = host_spans.size();
-
-  std::map<int, std::vector<std::size_t>> ops_by_device;
-  for (const auto& [key, slices] : device_tracks) {
-    for (const TrackSlice& s : slices) ops_by_device[op_track[s.event].device].push_back(s.event);
-  }
-
-  std::unordered_map<std::uint32_t, std::uint32_t> name_index;  // raw string -> out.names
-  auto launch_name = [&](std::uint32_t raw_name) {
-    const auto [it, inserted] = name_index.try_emplace(raw_name, static_cast<std::uint32_t>(out.names.size()));
-    if (inserted) out.names.emplace_back(raw.str(raw_name));
+  // --- per-device timelines --------------------------------------------------------------------------
+  std::uint32_t launch_name(std::uint32_t raw_name) {
+    const auto [it, inserted] = name_index_.try_emplace(raw_name, static_cast<std::uint32_t>(out_.names.size()));
+    if (inserted) out_.names.emplace_back(raw_.str(raw_name));
     return it->second;
-  };
+  }
 
-  for (auto& [device, events] : ops_by_device) {
-    std::sort(events.begin(), events.end(), [&raw](std::size_t a, std::size_t b) {
-      const RawEvent& x = raw.events[a];
-      const RawEvent& y = raw.events[b];
-      if (x.ts_ns != y.ts_ns) return x.ts_ns < y.ts_ns;
-      return a < b;
-    });
-    DeviceTrace dt;
-    dt.device = device;
-    switch (out.layout) {
+  void label_device(DeviceTrace& dt) const {
+    switch (out_.layout) {
       case TraceLayout::kineto:
-        dt.label = "GPU " + std::to_string(device);
-        dt.timeline.device_kind = "cuda:" + std::to_string(device);
+        dt.label = "GPU " + std::to_string(dt.device);
+        dt.timeline.device_kind = "cuda:" + std::to_string(dt.device);
         break;
       case TraceLayout::torch_npu:
-        dt.label = "NPU " + std::to_string(device);
-        dt.timeline.device_kind = "npu:" + std::to_string(device);
+        dt.label = "NPU " + std::to_string(dt.device);
+        dt.timeline.device_kind = "npu:" + std::to_string(dt.device);
         break;
       case TraceLayout::encbench:
-        dt.timeline.device_kind = raw.encbench_device_kind.empty() ? "encbench" : raw.encbench_device_kind;
+        dt.timeline.device_kind = raw_.encbench_device_kind.empty() ? "encbench" : raw_.encbench_device_kind;
         dt.label = dt.timeline.device_kind;
         break;
     }
-    dt.timeline.host_threads = host_threads;
-    // Every device sees all host spans; the common single-device case takes them without a copy.
-    if (ops_by_device.size() == 1) {
-      dt.timeline.host_spans = std::move(host_spans);
-    } else {
-      dt.timeline.host_spans = host_spans;
+  }
+
+  DeviceOp make_op(std::size_t i, std::uint64_t id) {
+    const RawEvent& e = raw_.events[i];
+    DeviceOp op;
+    op.id = id;
+    op.name = std::string(raw_.str(e.name));
+    op.stream = op_track_[i].stream;
+    op.layer = static_cast<int>(e.layer_arg);
+    op.start_ns = e.ts_ns;
+    op.end_ns = e.ts_ns + e.dur_ns;
+    op.bytes = e.bytes;
+    op.flops = e.flops;
+    switch (out_.layout) {
+      case TraceLayout::kineto: op.category = category_from_kineto(raw_.str(e.cat), op.name); break;
+      case TraceLayout::torch_npu: op.category = category_from_npu(raw_.str(e.task_type), op.name); break;
+      case TraceLayout::encbench: parse_encbench_category(raw_.str(e.category_arg), op.category); break;
     }
+    if (out_.layout == TraceLayout::encbench) {
+      // encbench's writer records the exact submit time and ids of its own ops.
+      if (e.op_id_arg > 0) op.id = static_cast<std::uint64_t>(e.op_id_arg);
+      if (e.host_thread_arg >= 0) op.host_thread = static_cast<std::uint32_t>(e.host_thread_arg);
+      if (e.submit_to_start_ns_arg != kNoValue) {
+        submit_of_[i] = op.start_ns - e.submit_to_start_ns_arg;
+        has_submit_[i] = true;
+      }
+    }
+    // Unknown launch time: treated as already queued, like HTA's NaN runtime timestamp (never
+    // host_wait). Counted and reported so the user knows.
+    op.submit_ns = has_submit_[i] ? std::min(submit_of_[i], op.start_ns) : trace_start_;
+    return op;
+  }
+
+  void count_link(std::size_t i, DeviceTrace& dt) {
+    if (!has_submit_[i]) {
+      ++dt.ops_without_launch;
+      ++out_.counts.unlinked_ops;
+    } else if (link_priority_[i] < 0) {
+      ++out_.counts.linked_by_correlation;
+    } else if (link_priority_[i] < std::numeric_limits<int>::max()) {
+      ++out_.counts.linked_by_flow;
+    } else {
+      ++out_.counts.recorded_submit;
+    }
+  }
+
+  void record_launch(std::size_t i, DeviceOp& op, DeviceTrace& dt) {
+    const RawEvent& host = raw_.events[launch_of_[i]];
+    op.host_thread = host_thread_ids_.at(thread_key(host));
+    LaunchLink link;
+    link.stream = op.stream;
+    link.op_id = op.id;
+    link.api_name = launch_name(host.name);
+    link.api_start_ns = host.ts_ns;
+    link.api_end_ns = host.ts_ns + host.dur_ns;
+    link.op_start_ns = op.start_ns;
+    link.op_end_ns = op.end_ns;
+    link.api_is_runtime = host_kind_[launch_of_[i]] != HostSpanKind::work;
+    dt.launches.push_back(link);
+    // The launch span points at its op, as encbench's recorder does for its own API spans.
+    dt.timeline.host_spans[span_of_event_[launch_of_[i]]].op_id = op.id;
+  }
+
+  DeviceTrace build_device(int device, std::vector<std::size_t>& events, bool only_device) {
+    std::sort(events.begin(), events.end(), [this](std::size_t a, std::size_t b) {
+      const RawEvent& x = raw_.events[a];
+      const RawEvent& y = raw_.events[b];
+      return x.ts_ns != y.ts_ns ? x.ts_ns < y.ts_ns : a < b;
+    });
+    DeviceTrace dt;
+    dt.device = device;
+    label_device(dt);
+    dt.timeline.host_threads = host_threads_;
+    // Every device sees all host spans; the common single-device case takes them without a copy.
+    dt.timeline.host_spans = only_device ? std::move(host_spans_) : host_spans_;
     std::map<int, std::string> stream_names;
     for (std::size_t k = 0; k < events.size(); ++k) {
       const std::size_t i = events[k];
-      const RawEvent& e = raw.events[i];
-      DeviceOp op;
-      op.id = k + 1;
-      op.name = std::string(raw.str(e.name));
-      op.stream = op_track[i].stream;
-      op.layer = static_cast<int>(e.layer_arg);
-      op.start_ns = e.ts_ns;
-      op.end_ns = e.ts_ns + e.dur_ns;
-      op.bytes = e.bytes;
-      switch (out.layout) {
-        case TraceLayout::kineto: op.category = category_from_kineto(raw.str(e.cat), op.name); break;
-        case TraceLayout::torch_npu: op.category = category_from_npu(raw.str(e.task_type), op.name); break;
-        case TraceLayout::encbench: parse_encbench_category(raw.str(e.category_arg), op.category); break;
-      }
-      if (out.layout == TraceLayout::encbench) {
-        // encbench's writer records the exact submit time and ids of its own ops.
-        if (e.op_id_arg > 0) op.id = static_cast<std::uint64_t>(e.op_id_arg);
-        if (e.host_thread_arg >= 0) op.host_thread = static_cast<std::uint32_t>(e.host_thread_arg);
-        if (e.submit_to_start_ns_arg != kNoValue) {
-          submit_of[i] = op.start_ns - e.submit_to_start_ns_arg;
-          has_submit[i] = true;
-        }
-      }
-      // Unknown launch time: treated as already queued, like HTA's NaN runtime timestamp (never
-      // host_wait). Counted and reported so the user knows.
-      op.submit_ns = has_submit[i] ? std::min(submit_of[i], op.start_ns) : trace_start;
-      if (!has_submit[i]) {
-        ++dt.ops_without_launch;
-        ++out.counts.unlinked_ops;
-      } else if (link_priority[i] < 0) {
-        ++out.counts.linked_by_correlation;
-      } else if (link_priority[i] < std::numeric_limits<int>::max()) {
-        ++out.counts.linked_by_flow;
-      } else {
-        ++out.counts.recorded_submit;
-      }
-      if (launch_of[i] != npos) {
-        const RawEvent& host = raw.events[launch_of[i]];
-        op.host_thread = host_thread_ids.at(thread_key(host));
-        LaunchLink link;
-        link.stream = op.stream;
-        link.op_id = op.id;
-        link.api_name = launch_name(host.name);
-        link.api_start_ns = host.ts_ns;
-        link.api_end_ns = host.ts_ns + host.dur_ns;
-        link.op_start_ns = op.start_ns;
-        link.op_end_ns = op.end_ns;
-        link.api_is_runtime = host_kind[launch_of[i]] != HostSpanKind::work;
-        dt.launches.push_back(link);
-        // The launch span points at its op, as encbench's recorder does for its own API spans.
-        dt.timeline.host_spans[span_of_event[launch_of[i]]].op_id = op.id;
-      }
+      DeviceOp op = make_op(i, k + 1);
+      count_link(i, dt);
+      if (launch_of_[i] != kNpos) record_launch(i, op, dt);
       if (!stream_names.count(op.stream)) {
-        const auto named = raw.thread_names.find({e.pid, e.tid});
+        const RawEvent& e = raw_.events[i];
+        const auto named = raw_.thread_names.find({e.pid, e.tid});
         stream_names[op.stream] =
-            named != raw.thread_names.end() ? named->second : "stream " + std::to_string(op.stream);
+            named != raw_.thread_names.end() ? named->second : "stream " + std::to_string(op.stream);
       }
       dt.timeline.device_ops.push_back(std::move(op));
     }
@@ -523,9 +544,42 @@ ImportedTrace import_raw_trace(RawTrace raw, const std::string& source_name) {
     });
     std::sort(dt.timeline.host_spans.begin(), dt.timeline.host_spans.end(),
               [](const HostSpan& a, const HostSpan& b) { return a.start_ns < b.start_ns; });
-    out.devices.push_back(std::move(dt));
+    return dt;
   }
-  return out;
+
+  void build_device_traces() {
+    std::map<int, std::vector<std::size_t>> ops_by_device;
+    for (const auto& [key, slices] : device_tracks_) {
+      for (const TrackSlice& s : slices) ops_by_device[op_track_[s.event].device].push_back(s.event);
+    }
+    for (auto& [device, events] : ops_by_device) {
+      out_.devices.push_back(build_device(device, events, ops_by_device.size() == 1));
+    }
+  }
+
+  RawTrace raw_;
+  std::string source_;
+  ImportedTrace out_;
+  std::vector<Role> roles_;
+  std::vector<DeviceTrackInfo> op_track_;
+  std::map<ThreadKey, std::vector<TrackSlice>> device_tracks_, host_tracks_;
+  std::map<ThreadKey, std::uint32_t> host_thread_ids_;
+  Nanos trace_start_ = std::numeric_limits<Nanos>::max();
+  std::vector<std::size_t> launch_of_;  // device op -> the host event that launched it
+  std::vector<Nanos> submit_of_;
+  std::vector<bool> has_submit_;
+  std::vector<int> link_priority_;
+  std::vector<HostSpanKind> host_kind_;
+  std::vector<std::size_t> span_of_event_;
+  std::vector<timeline::HostThreadTrack> host_threads_;
+  std::vector<HostSpan> host_spans_;
+  std::unordered_map<std::uint32_t, std::uint32_t> name_index_;  // raw string -> out.names
+};
+
+}  // namespace
+
+ImportedTrace import_raw_trace(RawTrace raw, const std::string& source_name) {
+  return TraceImporter(std::move(raw), source_name).run();
 }
 
 ImportedTrace import_trace_file(const std::filesystem::path& path) {

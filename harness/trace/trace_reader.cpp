@@ -120,7 +120,7 @@ class GzStreamBuf : public std::streambuf {
 // Which event field the next scalar value belongs to.
 enum class Field : std::uint8_t {
   none, ph, name, cat, ts, dur, pid, tid, id, bp,
-  arg_correlation, arg_stream, arg_device, arg_task_type, arg_category, arg_layer, arg_bytes,
+  arg_correlation, arg_stream, arg_device, arg_task_type, arg_category, arg_layer, arg_bytes, arg_flops,
   arg_meta_name, arg_meta_labels,
   arg_op_id, arg_host_thread, arg_submit_to_start,
   top_base_time, top_encbench_format, top_encbench_device_kind,
@@ -155,6 +155,7 @@ class ReducingSax {
       case Field::ts: set_time(raw, event_.ts_ns, true); break;
       case Field::dur: set_time(raw, event_.dur_ns, false); break;
       case Field::arg_bytes: event_.bytes = value; break;
+      case Field::arg_flops: event_.flops = value; break;
       case Field::top_base_time: out_.base_time_ns = clamp_to_int64(value); break;
       case Field::pid: event_.pid = static_cast<TrackKey>(clamp_to_int64(value)); break;
       case Field::tid: event_.tid = static_cast<TrackKey>(clamp_to_int64(value)); break;
@@ -274,6 +275,7 @@ class ReducingSax {
       else if (key == "category" || key == "kind") field_ = Field::arg_category;
       else if (key == "layer") field_ = Field::arg_layer;
       else if (key == "bytes") field_ = Field::arg_bytes;
+      else if (key == "flops") field_ = Field::arg_flops;
       else if (key == "op_id") field_ = Field::arg_op_id;
       else if (key == "host_thread") field_ = Field::arg_host_thread;
       else if (key == "submit_to_start_ns") field_ = Field::arg_submit_to_start;
@@ -325,6 +327,7 @@ class ReducingSax {
       case Field::arg_host_thread: event_.host_thread_arg = value; break;
       case Field::arg_submit_to_start: event_.submit_to_start_ns_arg = value; break;
       case Field::arg_bytes: event_.bytes = static_cast<double>(value); break;
+      case Field::arg_flops: event_.flops = static_cast<double>(value); break;
       case Field::top_base_time: out_.base_time_ns = value; break;
       default: break;
     }
@@ -419,8 +422,11 @@ RawTrace read_with_stream_error(std::istream& input, const std::string& source_n
   }
   if (!ok) {
     const bool at_end = sax.error.find("unexpected end of input") != std::string::npos;
+    // A file cut mid-event: say how far it got, so a user can tell a cut-off copy from a bad one.
+    std::string progress = "; read " + std::to_string(out.stats.events_total) + " complete events";
+    if (gz != nullptr) progress += " in " + std::to_string(gz->bytes_out()) + " bytes of JSON";
     throw InvalidInput(source_name + ": " + sax.error +
-                       (at_end ? " (the file is truncated or empty)" : ""));
+                       (at_end ? " (the file is truncated or empty" + progress + ")" : progress));
   }
   if (!sax.saw_events()) {
     throw InvalidInput(source_name +

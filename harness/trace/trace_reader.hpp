@@ -44,7 +44,8 @@ struct RawEvent {
   std::int64_t op_id_arg = kNoValue;    // encbench args.op_id
   std::int64_t host_thread_arg = kNoValue;  // encbench args.host_thread
   std::int64_t submit_to_start_ns_arg = kNoValue;  // encbench args.submit_to_start_ns
-  double bytes = 0;                     // args.bytes (memcpy)
+  double bytes = 0;                     // args.bytes (memcpy; encbench: every op's cost)
+  double flops = 0;                     // args.flops (encbench's cost annotation)
   char ph = 0;
   bool binds_enclosing = false;         // "bp":"e"
   bool ts_present = false;
