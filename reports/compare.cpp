@@ -1,5 +1,7 @@
 #include "reports/compare.hpp"
 
+#include "harness/core/glob.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <fstream>
@@ -25,26 +27,7 @@ std::string to_string(Verdict verdict) {
   return "-";
 }
 
-bool glob_match(const std::string& pattern, const std::string& text) {
-  // Iterative wildcard match with backtracking to the last '*'.
-  std::size_t p = 0, t = 0, star = std::string::npos, mark = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
-      ++p;
-      ++t;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = t;
-    } else if (star != std::string::npos) {
-      p = star + 1;
-      t = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
+bool glob_match(const std::string& pattern, const std::string& text) { return glob_one(pattern, text); }
 
 namespace {
 

@@ -1,4 +1,5 @@
 #include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/pooled.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -127,6 +128,20 @@ ClosedLoopRun run_both_clocks(const ClosedLoopOptions& o, const std::vector<std:
 }
 
 }  // namespace
+
+reports::Comparison compare_pooled_arms(const std::vector<std::vector<nlohmann::json>>& serving_by_arm,
+                                        const std::vector<std::vector<std::string>>& repeat_names) {
+  require(serving_by_arm.size() == 2, "a closed-loop comparison needs two arms");
+  std::vector<reports::RunResult> pooled;
+  for (std::size_t a = 0; a < serving_by_arm.size(); ++a) {
+    require(!serving_by_arm[a].empty(), "arm " + std::to_string(a) + " has no finished repeat to compare");
+    std::vector<reports::RunResult> runs;
+    for (std::size_t k = 0; k < serving_by_arm[a].size(); ++k)
+      runs.push_back(reports::parse_result(serving_by_arm[a][k], repeat_names[a][k]));
+    pooled.push_back(runs.size() == 1 ? runs.front() : reports::merge_runs(runs));
+  }
+  return reports::compare_runs(pooled[0], pooled[1], reports::default_gate());
+}
 
 bool stop_requested(int fd) {
   if (fd < 0) return false;
@@ -262,9 +277,10 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
       const double steps = arm.engine_delta.value("steps", 0.0);
       const double step_ms = steps > 0 ? arm.engine_delta.value("lm_modelled_ms", 0.0) / steps : 0.0;
       const double step_late_ms = arm.engine_delta.value("step_lateness_mean_ms", 0.0);
-      if (steps > 0 && step_late_ms > std::max(0.2, 0.01 * step_ms))
-        invalid_reasons.push_back(where + "the engine thread woke late (mean " + fixed(step_late_ms, 2) +
-                                  " ms after each step's modelled end, > 1 % of a " + fixed(step_ms, 1) + " ms step)");
+      if (steps > 0 && step_late_ms > std::max(1.0, 0.02 * step_ms))
+        invalid_reasons.push_back(where + "the engine thread could not keep its schedule (it woke a mean " +
+                                  fixed(step_late_ms, 2) + " ms after each step's modelled end, > max(1 ms, 2 % of a " +
+                                  fixed(step_ms, 1) + " ms step))");
       if (late_p99_us > 0 && late_p99_us * 1e-3 > 0.10 * forward_ms)
         invalid_reasons.push_back(where + "the sim device could not keep up with its model (mean p99 lateness " +
                                   fixed(late_p99_us, 0) + " us per forward > 10 % of a forward)");
@@ -274,14 +290,14 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
 
   // The seeds' table over the pooled rounds (reports: Mann-Whitney on per-request samples, and a
   // change must also clear the spread between rounds).
-  std::vector<reports::RunResult> pooled;
-  for (std::size_t a = 0; a < by_arm.size(); ++a) {
-    std::vector<reports::RunResult> rounds;
-    for (const ArmRound& r : by_arm[a])
-      rounds.push_back(reports::parse_result(r.serving, o.presets[a] + " round " + std::to_string(r.round)));
-    pooled.push_back(rounds.size() == 1 ? rounds.front() : reports::merge_runs(rounds));
-  }
-  const reports::Comparison comparison = reports::compare_runs(pooled[0], pooled[1], reports::default_gate());
+  std::vector<std::vector<nlohmann::json>> serving(by_arm.size());
+  std::vector<std::vector<std::string>> names(by_arm.size());
+  for (std::size_t a = 0; a < by_arm.size(); ++a)
+    for (const ArmRound& r : by_arm[a]) {
+      serving[a].push_back(r.serving);
+      names[a].push_back(o.presets[a] + " round " + std::to_string(r.round));
+    }
+  const reports::Comparison comparison = compare_pooled_arms(serving, names);
 
   for (std::size_t a = 0; a < by_arm.size(); ++a)
     out << "\n[" << o.presets[a] << ", round 1 of " << o.rounds << "]\n" << by_arm[a].front().block;

@@ -12,6 +12,7 @@
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
 #include "harness/core/stats.hpp"
+#include "harness/scenario/pooled.hpp"
 #include "harness/scenario/virtual_experiment.hpp"
 #include "reports/compare.hpp"
 #include "reports/result.hpp"
@@ -109,13 +110,14 @@ nlohmann::json arm_point(const std::vector<ArmSeed>& seeds, const std::vector<Sl
 
 // The B-vs-A verdicts of one point (pooled seeds, the live loop's comparison).
 nlohmann::json point_verdicts(const std::vector<std::vector<ArmSeed>>& by_arm, const std::vector<std::string>& presets) {
-  std::vector<reports::RunResult> pooled;
-  for (std::size_t a = 0; a < by_arm.size(); ++a) {
-    std::vector<reports::RunResult> runs;
-    for (const ArmSeed& r : by_arm[a]) runs.push_back(reports::parse_result(r.serving, presets[a]));
-    pooled.push_back(runs.size() == 1 ? runs.front() : reports::merge_runs(runs));
-  }
-  const reports::Comparison c = reports::compare_runs(pooled[0], pooled[1], reports::default_gate());
+  std::vector<std::vector<nlohmann::json>> serving(by_arm.size());
+  std::vector<std::vector<std::string>> names(by_arm.size());
+  for (std::size_t a = 0; a < by_arm.size(); ++a)
+    for (const ArmSeed& r : by_arm[a]) {
+      serving[a].push_back(r.serving);
+      names[a].push_back(presets[a] + " seed " + std::to_string(r.seed));
+    }
+  const reports::Comparison c = compare_pooled_arms(serving, names);
   nlohmann::json v = nlohmann::json::object();
   for (const auto& row : c.rows) {
     if (row.name != "mean_ttft_ms" && row.name != "p99_ttft_ms" && row.name != "mean_tpot_ms" &&

@@ -20,6 +20,7 @@
 #include "harness/device/sim_profile.hpp"
 #include "harness/encoder/model_config.hpp"
 #include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/pooled.hpp"
 #include "harness/scenario/timeline_page.hpp"
 #include "harness/scenario/virtual_experiment.hpp"
 #include "harness/scenario/virtual_loop.hpp"
@@ -328,14 +329,14 @@ ClosedLoopRun run_virtual_closed_loop(const ClosedLoopOptions& o, const std::vec
   progress << "[run] virtual clock: " << o.model << " on " << o.device << ", " << experiment.description() << std::endl;
   const std::vector<std::vector<ArmSeed>> by_arm = experiment.run_all(o, &progress);
   // Pooled comparison over the seeds, as the live loop pools its rounds.
-  std::vector<reports::RunResult> pooled;
-  for (std::size_t a = 0; a < by_arm.size(); ++a) {
-    std::vector<reports::RunResult> runs;
-    for (const ArmSeed& r : by_arm[a])
-      runs.push_back(reports::parse_result(r.serving, o.presets[a] + " seed " + std::to_string(r.seed)));
-    pooled.push_back(runs.size() == 1 ? runs.front() : reports::merge_runs(runs));
-  }
-  const reports::Comparison comparison = reports::compare_runs(pooled[0], pooled[1], reports::default_gate());
+  std::vector<std::vector<nlohmann::json>> serving(by_arm.size());
+  std::vector<std::vector<std::string>> names(by_arm.size());
+  for (std::size_t a = 0; a < by_arm.size(); ++a)
+    for (const ArmSeed& r : by_arm[a]) {
+      serving[a].push_back(r.serving);
+      names[a].push_back(o.presets[a] + " seed " + std::to_string(r.seed));
+    }
+  const reports::Comparison comparison = compare_pooled_arms(serving, names);
   for (std::size_t a = 0; a < by_arm.size(); ++a)
     out << "\n[" << o.presets[a] << ", seed " << by_arm[a].front().seed << " of " << o.seeds << "]\n" << by_arm[a].front().block;
   out << "\nClosed loop (VIRTUAL clock: modelled device, no HTTP): " << o.presets[0] << " (Before) vs " << o.presets[1]

@@ -1,5 +1,7 @@
 #include "harness/trace/replay_model.hpp"
 
+#include "harness/core/glob.hpp"
+
 #include <algorithm>
 #include <limits>
 #include <map>
@@ -15,26 +17,6 @@ using timeline::HostSpanKind;
 
 namespace {
 
-bool glob_one(std::string_view pattern, std::string_view text) {
-  // Iterative '*' matching with one backtrack point: linear in practice, no recursion.
-  std::size_t p = 0, t = 0, star = std::string_view::npos, mark = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
-      ++p;
-      ++t;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      mark = t;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      t = ++mark;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
 
 std::size_t busiest_device(const ImportedTrace& trace) {
   std::size_t chosen = 0;
@@ -376,15 +358,7 @@ void ModelBuilder::find_forwards() {
 
 }  // namespace
 
-bool glob_match(std::string_view pattern, std::string_view text) {
-  std::size_t begin = 0;
-  while (begin <= pattern.size()) {
-    const std::size_t bar = std::min(pattern.find('|', begin), pattern.size());
-    if (glob_one(pattern.substr(begin, bar - begin), text)) return true;
-    begin = bar + 1;
-  }
-  return false;
-}
+bool glob_match(std::string_view pattern, std::string_view text) { return glob_any(pattern, text); }
 
 ReplayModel build_replay_model(const ImportedTrace& trace, int device, const ModelOptions& options) {
   require(!trace.devices.empty(), trace.source + ": no device ops in the trace");

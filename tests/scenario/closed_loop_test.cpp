@@ -4,6 +4,8 @@
 // stats) and the model's depth, never the numbers under test.
 #include <gtest/gtest.h>
 
+#include "tests/scenario/scenario_test_paths.hpp"
+
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -24,18 +26,9 @@
 namespace encbench {
 namespace {
 
-std::filesystem::path source_dir() {
-  const char* dir = std::getenv("ENCBENCH_SOURCE_DIR");
-  return dir ? std::filesystem::path(dir) : std::filesystem::current_path();
-}
 
-std::filesystem::path temp_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("encbench-scenario-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+std::filesystem::path temp_dir(const std::string& name) { return testpaths::temp_dir("scenario", name); }
+using testpaths::source_dir;
 
 constexpr const char* kTinyModel = "tiny-qwen3-vl";
 

@@ -3,6 +3,8 @@
 // saturates: the sweep must stop there and say so.
 #include <gtest/gtest.h>
 
+#include "tests/scenario/scenario_test_paths.hpp"
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -18,17 +20,9 @@
 namespace encbench {
 namespace {
 
-std::filesystem::path source_dir() {
-  const char* dir = std::getenv("ENCBENCH_SOURCE_DIR");
-  return dir ? std::filesystem::path(dir) : std::filesystem::current_path();
-}
 
-std::filesystem::path temp_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("encbench-live-sweep-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+std::filesystem::path temp_dir(const std::string& name) { return testpaths::temp_dir("live-sweep", name); }
+using testpaths::source_dir;
 
 client::BenchConfig random_config(int port, const std::string& model, int prompts, int output_len) {
   client::BenchConfig c;

@@ -4,6 +4,8 @@
 // TTFT breakdown adding up to the TTFT the client measured.
 #include <gtest/gtest.h>
 
+#include "tests/scenario/scenario_test_paths.hpp"
+
 #include <unistd.h>
 
 #include <cstdlib>
@@ -21,17 +23,9 @@
 namespace encbench {
 namespace {
 
-std::filesystem::path source_dir() {
-  const char* dir = std::getenv("ENCBENCH_SOURCE_DIR");
-  return dir ? std::filesystem::path(dir) : std::filesystem::current_path();
-}
 
-std::filesystem::path temp_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / ("encbench-sweep-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+std::filesystem::path temp_dir(const std::string& name) { return testpaths::temp_dir("sweep", name); }
+using testpaths::source_dir;
 
 scenario::ClosedLoopOptions small(const std::filesystem::path& dir) {
   scenario::ClosedLoopOptions o;

@@ -3,6 +3,8 @@
 // workload sampler against its own distribution's moments.
 #include <gtest/gtest.h>
 
+#include "tests/scenario/scenario_test_paths.hpp"
+
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -21,18 +23,9 @@
 namespace encbench {
 namespace {
 
-std::filesystem::path source_dir() {
-  const char* dir = std::getenv("ENCBENCH_SOURCE_DIR");
-  return dir ? std::filesystem::path(dir) : std::filesystem::current_path();
-}
 
-std::filesystem::path temp_dir(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() /
-                   ("encbench-virtual-" + name + "-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
+std::filesystem::path temp_dir(const std::string& name) { return testpaths::temp_dir("virtual", name); }
+using testpaths::source_dir;
 
 // A serving model with steps of a given fixed cost.
 std::filesystem::path write_serving_model(const std::filesystem::path& dir, double fixed_ms = 20) {
