@@ -118,9 +118,12 @@ TEST(SimForward, VirtualForwardTimeIsTheSameOnABusyMachine) {
     loaded = median_forward();
   }
   // Only the host thread's own CPU time can differ (cache effects of the neighbours): a few
-  // percent at most of a forward that is mostly modelled device time and modelled waits.
+  // percent at most of a forward that is mostly modelled device time and modelled waits. Under
+  // the sanitizers that host time is several times larger, and so is its share (seen: a failure
+  // at 3 % with the ASan suite running beside it).
+  const double tolerance = std::getenv("ENCBENCH_SANITIZED") ? 0.10 : 0.03;
   const double change = std::abs(static_cast<double>(loaded - quiet)) / static_cast<double>(quiet);
-  EXPECT_LT(change, 0.03) << "quiet " << quiet << " ns, loaded " << loaded << " ns";
+  EXPECT_LT(change, tolerance) << "quiet " << quiet << " ns, loaded " << loaded << " ns";
   EXPECT_GT(quiet, 1'000'000);  // a real forward of modelled time, not a no-op
 }
 
