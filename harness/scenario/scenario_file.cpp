@@ -5,6 +5,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <type_traits>
 
 #include "harness/core/error.hpp"
 #include "harness/scenario/closed_loop.hpp"
@@ -16,10 +17,33 @@ template <typename T>
 void read_key(const nlohmann::json& doc, const char* key, T& into, const std::string& origin) {
   const auto it = doc.find(key);
   if (it == doc.end()) return;
-  try {
+  const auto wrong = [&](const char* what) {
+    return InvalidInput(origin + ": key \"" + key + "\" " + what + " (" + it->dump() + ")");
+  };
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    // Only integers, in T's range: nlohmann's get<int> of 4.9e21 or of 2^63 is a cast with
+    // undefined behaviour (found by tests/fuzz/fuzz_scenario_json).
+    if (!it->is_number_integer()) throw wrong("must be an integer");
+    if (it->is_number_unsigned()) {
+      const auto v = it->get<std::uint64_t>();
+      if (v > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) throw wrong("is out of range");
+      into = static_cast<T>(v);
+    } else {
+      const auto v = it->get<std::int64_t>();
+      if (v < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
+          (v > 0 && static_cast<std::uint64_t>(v) > static_cast<std::uint64_t>(std::numeric_limits<T>::max())))
+        throw wrong("is out of range");
+      into = static_cast<T>(v);
+    }
+  } else if constexpr (std::is_floating_point_v<T>) {
+    if (!it->is_number()) throw wrong("must be a number");
     into = it->get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw InvalidInput(origin + ": key \"" + key + "\" has the wrong type (" + it->dump() + ")");
+  } else {
+    try {
+      into = it->get<T>();
+    } catch (const nlohmann::json::exception&) {
+      throw wrong("has the wrong type");
+    }
   }
 }
 
