@@ -358,6 +358,7 @@ int run_sweep(const BenchFlags& flags, const SweepFlags& sf, const std::vector<s
   w.sweep = scenario::parse_sweep(sf.sweep);
   if (!sf.slo.empty()) w.slo = scenario::parse_slo(sf.slo);
   w.capacity_bisections = sf.bisections;
+  w.save_detailed = flags.save_detailed;  // per point; each point's run keeps its arrays while it runs
   // Refuse a server that does not answer before sending any load.
   try {
     client::check_reachable(client::base_url(config), 10);

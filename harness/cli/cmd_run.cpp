@@ -34,17 +34,10 @@ struct RunFlags {
   std::string plot_timeline;
   std::vector<double> timeline_itl_thresholds;
   bool allow_no_verdict = false;
+  bool save_detailed = false;
 };
 
-}  // namespace
-
-void add_run_command(CLI::App& app, CommandContext& ctx) {
-  auto flags = std::make_shared<RunFlags>();
-  auto* sub = app.add_subcommand(
-      "run", "Closed-loop scenario: live server with preset A and B in interleaved rounds on the device, "
-             "vision-arena traffic, Before/After/Comparison table over the pooled rounds; exit 2 without a "
-             "verdict when this machine could not keep up (defaults: scenarios/closed-loop.json)");
-  auto& f = *flags;
+void add_scenario_flags(CLI::App* sub, RunFlags& f) {
   sub->add_option("--scenario", f.scenario_file, "Scenario JSON (keys as in scenarios/closed-loop.json); flags override it");
   sub->add_option("--rounds", f.rounds,
                   "Interleaved rounds (ABBA...: each arm once per round on a fresh server; the comparison pools "
@@ -83,6 +76,9 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
                   "Encoder budget per step (0 = vLLM's max(max-num-batched-tokens, largest image); default 0)");
   sub->add_option("--max-concurrency", f.max_concurrency,
                   "Client-side cap on requests in flight (vLLM --max-concurrency; 0 = none)");
+}
+
+void add_virtual_clock_flags(CLI::App* sub, RunFlags& f) {
   sub->add_option("--sweep", f.sweep,
                   "Virtual clock: request-rate=1,2,4,...,inf or max-concurrency=1,8,...: both arms at every load point "
                   "(--seeds each), the B-vs-A change per point; JSON + HTML curves");
@@ -93,6 +89,9 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--capacity-bisections", f.capacity_bisections, "Bisection steps of the capacity search (default 7)")
       ->check(CLI::Range(1, 30));
   sub->add_option("--sweep-html", f.sweep_html, "Where the sweep's HTML page goes (default: beside the result JSON)");
+  sub->add_flag("--save-detailed", f.save_detailed,
+                "With --sweep: keep every point's per-request arrays (per arm and seed) in the sweep JSON; "
+                "without it a point keeps its summaries only");
   sub->add_option("--plot-timeline", f.plot_timeline,
                   "Virtual clock: write vLLM's per-request timeline (TTFT and ITL bands) with the engine's steps and "
                   "each request's TTFT broken down (queue, encoder busy/idle by cause, prefill) to this HTML file");
@@ -102,72 +101,91 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
   sub->add_flag("--allow-no-verdict", f.allow_no_verdict,
                 "Exit 0 even when the guards refuse a verdict (the result JSON still says so and why): for "
                 "harnesses such as scripts/ci-gate.sh that compare the results themselves");
-  sub->callback([&ctx, flags] {
-    ctx.action = [&ctx, flags] {
-      const RunFlags& f = *flags;
-      scenario::ClosedLoopOptions o;
-      if (!f.scenario_file.empty()) o = scenario::load_scenario(f.scenario_file, o);
-      if (f.rounds) o.rounds = *f.rounds;
-      if (f.num_prompts) o.num_prompts = *f.num_prompts;
-      if (f.request_rate) o.request_rate = *f.request_rate;
-      if (f.burstiness) o.burstiness = *f.burstiness;
-      if (f.output_len) o.output_len = *f.output_len;
-      if (f.device) o.device = *f.device;
-      if (f.model) o.model = *f.model;
-      if (f.max_num_seqs) o.max_num_seqs = *f.max_num_seqs;
-      if (f.result_dir) o.result_dir = *f.result_dir;
-      if (f.result_file) o.result_file = *f.result_file;
-      if (f.max_num_batched_tokens) o.max_num_batched_tokens = *f.max_num_batched_tokens;
-      if (f.image_width) o.image_width = *f.image_width;
-      if (f.image_height) o.image_height = *f.image_height;
-      if (f.encoder_mlp) o.encoder_mlp = *f.encoder_mlp;
-      if (f.profiles_dir) o.profiles_dir = *f.profiles_dir;
-      if (f.seed) o.seed = *f.seed;
-      if (f.profile) o.profile = *f.profile;
-      if (f.clock) o.clock = *f.clock;
-      if (f.seeds) o.seeds = *f.seeds;
-      if (f.workload) o.workload = *f.workload;
-      if (f.serving_model) o.serving_model = *f.serving_model;
-      if (f.model_set) o.model_set = *f.model_set;
-      if (f.async_scheduling) o.async_scheduling = *f.async_scheduling;
-      if (f.max_num_encoder_input_tokens) o.max_num_encoder_input_tokens = *f.max_num_encoder_input_tokens;
-      if (f.max_concurrency) o.max_concurrency = *f.max_concurrency;
-      if (!f.plot_timeline.empty()) {
-        require(o.clock == "virtual", "--plot-timeline needs --clock virtual (for a live server: bench serve)");
-        o.timeline_html = f.plot_timeline;
-      }
-      if (!f.timeline_itl_thresholds.empty()) {
-        require(f.timeline_itl_thresholds.size() == 2 && f.timeline_itl_thresholds[0] > 0 &&
-                    f.timeline_itl_thresholds[1] > f.timeline_itl_thresholds[0],
-                "--timeline-itl-thresholds needs two increasing positive values (ms)");
-        o.timeline_itl_thresholds_ms = f.timeline_itl_thresholds;
-      }
-      // SIGINT/SIGTERM: finish the current seed or point and write what finished.
-      sigset_t mask;
-      sigemptyset(&mask);
-      sigaddset(&mask, SIGINT);
-      sigaddset(&mask, SIGTERM);
-      if (o.clock == "virtual" && sigprocmask(SIG_BLOCK, &mask, nullptr) == 0)
-        o.stop_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
-      if (!f.sweep.empty() || !f.slo.empty()) {
-        scenario::SweepOptions w;
-        if (!f.sweep.empty()) w.sweep = scenario::parse_sweep(f.sweep);
-        if (!f.slo.empty()) w.slo = scenario::parse_slo(f.slo);
-        w.capacity_bisections = f.capacity_bisections;
-        w.html = f.sweep_html;
-        (void)scenario::run_virtual_sweep(o, w, ctx.argv, std::cout, std::cerr);
-        return 0;
-      }
-      if (f.presets) {
-        o.presets.clear();
-        std::stringstream in(*f.presets);
-        for (std::string item; std::getline(in, item, ',');) o.presets.push_back(item);
-      }
-      const scenario::ClosedLoopRun run = scenario::run_closed_loop(o, ctx.argv, std::cout, std::cerr);
-      // No verdict when the machine could not keep up: the figures would measure the machine.
-      return run.verdict_valid || f.allow_no_verdict ? 0 : 2;
-    };
-  });
+}
+
+// The scenario: the file's keys, then every flag given on top.
+scenario::ClosedLoopOptions options_from(const RunFlags& f) {
+  scenario::ClosedLoopOptions o;
+  if (!f.scenario_file.empty()) o = scenario::load_scenario(f.scenario_file, o);
+  if (f.rounds) o.rounds = *f.rounds;
+  if (f.num_prompts) o.num_prompts = *f.num_prompts;
+  if (f.request_rate) o.request_rate = *f.request_rate;
+  if (f.burstiness) o.burstiness = *f.burstiness;
+  if (f.output_len) o.output_len = *f.output_len;
+  if (f.device) o.device = *f.device;
+  if (f.model) o.model = *f.model;
+  if (f.max_num_seqs) o.max_num_seqs = *f.max_num_seqs;
+  if (f.result_dir) o.result_dir = *f.result_dir;
+  if (f.result_file) o.result_file = *f.result_file;
+  if (f.max_num_batched_tokens) o.max_num_batched_tokens = *f.max_num_batched_tokens;
+  if (f.image_width) o.image_width = *f.image_width;
+  if (f.image_height) o.image_height = *f.image_height;
+  if (f.encoder_mlp) o.encoder_mlp = *f.encoder_mlp;
+  if (f.profiles_dir) o.profiles_dir = *f.profiles_dir;
+  if (f.seed) o.seed = *f.seed;
+  if (f.profile) o.profile = *f.profile;
+  if (f.clock) o.clock = *f.clock;
+  if (f.seeds) o.seeds = *f.seeds;
+  if (f.workload) o.workload = *f.workload;
+  if (f.serving_model) o.serving_model = *f.serving_model;
+  if (f.model_set) o.model_set = *f.model_set;
+  if (f.async_scheduling) o.async_scheduling = *f.async_scheduling;
+  if (f.max_num_encoder_input_tokens) o.max_num_encoder_input_tokens = *f.max_num_encoder_input_tokens;
+  if (f.max_concurrency) o.max_concurrency = *f.max_concurrency;
+  if (!f.plot_timeline.empty()) {
+    require(o.clock == "virtual", "--plot-timeline needs --clock virtual (for a live server: bench serve)");
+    o.timeline_html = f.plot_timeline;
+  }
+  if (!f.timeline_itl_thresholds.empty()) {
+    require(f.timeline_itl_thresholds.size() == 2 && f.timeline_itl_thresholds[0] > 0 &&
+                f.timeline_itl_thresholds[1] > f.timeline_itl_thresholds[0],
+            "--timeline-itl-thresholds needs two increasing positive values (ms)");
+    o.timeline_itl_thresholds_ms = f.timeline_itl_thresholds;
+  }
+  if (f.presets) {
+    o.presets.clear();
+    std::stringstream in(*f.presets);
+    for (std::string item; std::getline(in, item, ',');) o.presets.push_back(item);
+  }
+  return o;
+}
+
+int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
+  scenario::ClosedLoopOptions o = options_from(f);
+  // SIGINT/SIGTERM: finish the current seed or point and write what finished.
+  sigset_t mask;
+  sigemptyset(&mask);
+  sigaddset(&mask, SIGINT);
+  sigaddset(&mask, SIGTERM);
+  if (o.clock == "virtual" && sigprocmask(SIG_BLOCK, &mask, nullptr) == 0)
+    o.stop_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+  if (!f.sweep.empty() || !f.slo.empty()) {
+    scenario::SweepOptions w;
+    if (!f.sweep.empty()) w.sweep = scenario::parse_sweep(f.sweep);
+    if (!f.slo.empty()) w.slo = scenario::parse_slo(f.slo);
+    w.capacity_bisections = f.capacity_bisections;
+    w.html = f.sweep_html;
+    w.save_detailed = f.save_detailed;
+    (void)scenario::run_virtual_sweep(o, w, argv, std::cout, std::cerr);
+    return 0;
+  }
+  require(!f.save_detailed, "--save-detailed is for --sweep (a closed-loop result keeps its requests already)");
+  const scenario::ClosedLoopRun run = scenario::run_closed_loop(o, argv, std::cout, std::cerr);
+  // No verdict when the machine could not keep up: the figures would measure the machine.
+  return run.verdict_valid || f.allow_no_verdict ? 0 : 2;
+}
+
+}  // namespace
+
+void add_run_command(CLI::App& app, CommandContext& ctx) {
+  auto flags = std::make_shared<RunFlags>();
+  auto* sub = app.add_subcommand(
+      "run", "Closed-loop scenario: live server with preset A and B in interleaved rounds on the device, "
+             "vision-arena traffic, Before/After/Comparison table over the pooled rounds; exit 2 without a "
+             "verdict when this machine could not keep up (defaults: scenarios/closed-loop.json)");
+  add_scenario_flags(sub, *flags);
+  add_virtual_clock_flags(sub, *flags);
+  sub->callback([&ctx, flags] { ctx.action = [&ctx, flags] { return run_command(*flags, ctx.argv); }; });
 }
 
 }  // namespace encbench::cli

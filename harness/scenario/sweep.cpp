@@ -86,8 +86,21 @@ constexpr const char* kPointKeys[] = {"request_throughput", "output_throughput",
                                       "mean_tpot_ms", "median_tpot_ms", "p90_tpot_ms", "p99_tpot_ms",
                                       "mean_itl_ms", "median_itl_ms", "p99_itl_ms", "mean_e2el_ms", "p99_e2el_ms"};
 
-// One arm at one load point: the seeds' mean of every key (with min and max), and goodput.
-nlohmann::json arm_point(const std::vector<ArmSeed>& seeds, const std::vector<SloTerm>& slo) {
+// The per-request arrays of one seed's run, as bench serve writes them (--save-detailed); no
+// generated texts (their size is the user's output, not a measurement).
+constexpr const char* kDetailedKeys[] = {"input_lens", "output_lens", "ttfts", "itls", "latencies", "start_times",
+                                         "queue_times", "errors"};
+
+nlohmann::json detailed_requests(const ArmSeed& s) {
+  nlohmann::json d = {{"seed", s.seed}};
+  for (const char* key : kDetailedKeys)
+    if (s.serving.contains(key)) d[key] = s.serving[key];
+  return d;
+}
+
+// One arm at one load point: the seeds' mean of every key (with min and max), and goodput;
+// with save_detailed, the requests of every seed.
+nlohmann::json arm_point(const std::vector<ArmSeed>& seeds, const std::vector<SloTerm>& slo, bool save_detailed) {
   nlohmann::json p = nlohmann::json::object();
   for (const char* key : kPointKeys) {
     std::vector<double> xs;
@@ -104,6 +117,10 @@ nlohmann::json arm_point(const std::vector<ArmSeed>& seeds, const std::vector<Sl
     }
     p["goodput"] = {{"mean", stats::mean(xs)}};
     p["meets_slo"] = all_meet;
+  }
+  if (save_detailed) {
+    p["detailed"] = nlohmann::json::array();
+    for (const ArmSeed& s : seeds) p["detailed"].push_back(detailed_requests(s));
   }
   return p;
 }
@@ -323,7 +340,7 @@ ClosedLoopRun run_virtual_sweep(const ClosedLoopOptions& o, const SweepOptions& 
       nlohmann::json point = {{"variable", w.sweep.variable},
                               {"value", std::isinf(value) ? nlohmann::json("inf") : nlohmann::json(value)},
                               {"arms", nlohmann::json::array()}};
-      for (const auto& seeds : by_arm) point["arms"].push_back(arm_point(seeds, w.slo));
+      for (const auto& seeds : by_arm) point["arms"].push_back(arm_point(seeds, w.slo, w.save_detailed));
       point["verdicts"] = point_verdicts(by_arm, o.presets);
       print_point_row(out, w.sweep.variable, value, point);
       progress << "[sweep] " << w.sweep.variable << " " << number(value) << " done" << std::endl;
@@ -422,7 +439,7 @@ ClosedLoopRun run_live_sweep(const client::BenchConfig& base, const SweepOptions
     arm.serving = client::to_vllm_json(c, r);
     nlohmann::json point = {{"variable", w.sweep.variable},
                             {"value", std::isinf(value) ? nlohmann::json("inf") : nlohmann::json(value)},
-                            {"arms", nlohmann::json::array({arm_point({arm}, w.slo)})},
+                            {"arms", nlohmann::json::array({arm_point({arm}, w.slo, w.save_detailed)})},
                             {"verdicts", nlohmann::json::object()}};
     const std::string saturated = over_saturation(c, r);
     if (!saturated.empty()) point["over_saturated"] = saturated;

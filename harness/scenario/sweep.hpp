@@ -3,7 +3,8 @@
 // both arms at every load point (several seeds each), the B-vs-A change per point with its
 // verdict, and each arm's highest request rate that meets the SLO (bracket, then bisect, per
 // seed; the seeds' spread gives the confidence interval), with the gain of B over A.
-// Memory grows with the points kept, not with requests: a point keeps its summaries only.
+// Memory grows with the points kept, not with requests: a point keeps its summaries only
+// (unless save_detailed).
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -40,6 +41,9 @@ struct SweepOptions {
   std::vector<SloTerm> slo;        // empty: no capacity search
   int capacity_bisections = 7;     // after bracketing
   std::filesystem::path html;      // "" = <result>.html
+  // Keep each point's per-request arrays (per arm and seed: vLLM's --save-detailed keys) in the
+  // JSON. Off, a point keeps its summaries only and memory grows with points, not requests.
+  bool save_detailed = false;
 };
 
 // `encbench bench sweep`: the serving client (bench serve) at every load point against one live

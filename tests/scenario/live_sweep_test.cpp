@@ -75,6 +75,19 @@ TEST(LiveSweep, ScriptedServerTimingsAndTheSloVerdictPerPoint) {
                                               {"t"}, out, progress);
   EXPECT_DOUBLE_EQ(never.result["capacity"]["highest_passing"].get<double>(), 0.0);
   EXPECT_FALSE(never.result["points"][0]["arms"][0]["meets_slo"].get<bool>());
+  EXPECT_FALSE(never.result["points"][0]["arms"][0].contains("detailed"));
+  // --save-detailed: each point keeps its requests, and each TTFT is the script's 40 ms and more.
+  w.save_detailed = true;
+  const auto detailed = scenario::run_live_sweep(random_config(server.port(), "test-model", 10, 4), w,
+                                                 dir / "d.json", {"t"}, out, progress);
+  for (const auto& p : detailed.result["points"]) {
+    const auto& ttfts = p["arms"][0]["detailed"][0]["ttfts"];
+    ASSERT_EQ(ttfts.size(), 10u);
+    for (const auto& t : ttfts) {
+      EXPECT_GE(t.get<double>(), 0.040);
+      EXPECT_LT(t.get<double>(), 1.0);
+    }
+  }
   server.stop();
 }
 

@@ -97,6 +97,36 @@ TEST(Sweep, ThroughputFollowsOfferedLoadUntilSaturationAndLatencyGrows) {
   EXPECT_NE(page.str().find("Achieved request throughput"), std::string::npos);
 }
 
+TEST(Sweep, SaveDetailedKeepsEveryRequestOfEveryArmAndSeed) {
+  const auto dir = temp_dir("detailed");
+  scenario::SweepOptions w;
+  w.sweep = scenario::parse_sweep("request-rate=2,8");
+  const scenario::ClosedLoopOptions o = small(dir);
+  std::ostringstream out, progress;
+  const auto summaries = scenario::run_virtual_sweep(o, w, {"test"}, out, progress);
+  w.save_detailed = true;
+  const auto detailed = scenario::run_virtual_sweep(o, w, {"test"}, out, progress);
+  for (std::size_t p = 0; p < 2; ++p)
+    for (std::size_t arm = 0; arm < 2; ++arm) {
+      EXPECT_FALSE(summaries.result["points"][p]["arms"][arm].contains("detailed"));
+      const auto& seeds = detailed.result["points"][p]["arms"][arm]["detailed"];
+      ASSERT_EQ(seeds.size(), static_cast<std::size_t>(o.seeds));
+      for (std::size_t s = 0; s < seeds.size(); ++s) {
+        EXPECT_EQ(seeds[s]["seed"].get<std::uint64_t>(), o.seed + s);
+        for (const char* key : {"ttfts", "itls", "latencies", "input_lens", "output_lens", "start_times"})
+          EXPECT_EQ(seeds[s][key].size(), static_cast<std::size_t>(o.num_prompts)) << key;
+        EXPECT_FALSE(seeds[s].contains("generated_texts"));
+      }
+      // The arrays are the summaries' samples: their mean TTFT is the point's (seeds pooled).
+      double sum_ms = 0;
+      for (const auto& seed : seeds)
+        for (const auto& t : seed["ttfts"]) sum_ms += 1e3 * t.get<double>() / (o.num_prompts * o.seeds);
+      EXPECT_NEAR(sum_ms, detailed.result["points"][p]["arms"][arm]["mean_ttft_ms"]["mean"].get<double>(), 1e-6 * sum_ms);
+      EXPECT_EQ(detailed.result["points"][p]["arms"][arm]["mean_ttft_ms"],
+                summaries.result["points"][p]["arms"][arm]["mean_ttft_ms"]);  // keeping them changes nothing
+    }
+}
+
 TEST(Sweep, ConcurrencyCapBoundsRequestsInFlight) {
   const auto dir = temp_dir("conc");
   scenario::SweepOptions w;
