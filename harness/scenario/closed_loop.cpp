@@ -149,6 +149,29 @@ bool stop_requested(int fd) {
   return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0;
 }
 
+client::BenchConfig arm_bench_config(const ClosedLoopOptions& o, const std::string& label,
+                                     const std::vector<std::string>& argv) {
+  client::BenchConfig bc;
+  bc.backend = client::Backend::openai_chat;
+  bc.endpoint = "/v1/chat/completions";
+  bc.model = o.model;
+  bc.label = label;
+  bc.dataset.name = "hf";
+  bc.dataset.num_prompts = static_cast<std::size_t>(o.num_prompts);
+  bc.dataset.seed = o.seed;
+  bc.dataset.output_len = o.output_len;
+  bc.request_rate = o.request_rate;
+  bc.max_concurrency = o.max_concurrency;
+  bc.burstiness = o.burstiness;
+  bc.seed = o.seed;
+  // The fixed sample sends the same output length on both arms (only the encoder differs); a
+  // workload draws each request's length, ended by EOS as vision-arena's are.
+  bc.ignore_eos = o.workload.empty();
+  bc.save_detailed = true;  // per-request samples for the comparison's U test
+  bc.argv = argv;
+  return bc;
+}
+
 ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std::string>& argv, std::ostream& out,
                               std::ostream& progress) {
   validate(o);
@@ -211,28 +234,13 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
                << " (" << o.model << ", " << o.device << "), " << o.num_prompts << " requests at " << o.request_rate
                << " req/s, burstiness " << o.burstiness << std::endl;
 
-      client::BenchConfig bc;
-      bc.backend = client::Backend::openai_chat;
-      bc.endpoint = "/v1/chat/completions";
+      client::BenchConfig bc = arm_bench_config(o, preset, argv);
       bc.endpoint_given = true;
       bc.host = "127.0.0.1";
       bc.port = srv.port();
-      bc.model = o.model;
-      bc.label = preset;
-      bc.dataset.name = "hf";
       bc.dataset.path = gen.out.string();
-      bc.dataset.num_prompts = static_cast<std::size_t>(o.num_prompts);
-      bc.dataset.seed = o.seed;
-      bc.dataset.output_len = o.output_len;
-      bc.request_rate = o.request_rate;
-      bc.max_concurrency = o.max_concurrency;
-      bc.burstiness = o.burstiness;
-      bc.seed = o.seed;
-      bc.ignore_eos = true;  // same output length on both arms: only the encoder differs
-      bc.save_detailed = true;
       bc.profile = o.profile;
       bc.scrape_metrics = true;
-      bc.argv = argv;
       client::validate(bc);
 
       const server::EngineStats before = srv.engine_stats();

@@ -16,6 +16,10 @@
 
 #include <nlohmann/json.hpp>
 
+namespace encbench::client {
+struct BenchConfig;  // harness/client/bench.hpp (the scenario file reader does not link the client)
+}
+
 namespace encbench::scenario {
 
 struct ClosedLoopOptions {
@@ -74,6 +78,11 @@ ClosedLoopOptions apply_scenario_json(const nlohmann::json& doc, const std::stri
                                       ClosedLoopOptions base = {});
 void validate(const ClosedLoopOptions& options);  // throws InvalidInput
 nlohmann::json to_json(const ClosedLoopOptions& options);
+
+// The serving client's configuration of one arm (vLLM's bench serve flags as the scenario sets
+// them), shared by both clocks; the live loop adds where the server is and what to scrape.
+client::BenchConfig arm_bench_config(const ClosedLoopOptions& options, const std::string& label,
+                                     const std::vector<std::string>& argv);
 
 struct ClosedLoopRun {
   nlohmann::json result;             // schema "encbench-closed-loop" / 2

@@ -82,7 +82,8 @@ SharedModel build_shared_model(const ClosedLoopOptions& o) {
 }
 
 // The fixed sample: the very requests the live client would send (the same generated dataset,
-// loaded, shuffled and built by the client's code), as the live server would parse them.
+// loaded, shuffled and built by the client's code), as the live server would parse them; no
+// arrival times yet.
 std::vector<VirtualRequest> fixed_sample_requests(const ClosedLoopOptions& o, const SharedModel& m,
                                                   std::uint64_t seed) {
   client::GenerateConfig gen;
@@ -107,13 +108,11 @@ std::vector<VirtualRequest> fixed_sample_requests(const ClosedLoopOptions& o, co
   server::RequestOptions parse;
   parse.served_model_name = o.model;
   parse.geometry = m.geometry;
-  const std::vector<Nanos> offsets = client::arrival_offsets_ns(prepared.size(), o.request_rate, o.burstiness, seed);
   std::vector<VirtualRequest> out(prepared.size());
   for (std::size_t i = 0; i < prepared.size(); ++i) {
     const server::GenerationRequest g =
         server::parse_generation_request(server::Endpoint::chat_completions, prepared[i].body, parse);
     VirtualRequest& r = out[i];
-    r.arrival_ns = offsets[i];
     r.client_prompt_tokens = prepared[i].prompt_len_client;
     r.request.prompt_tokens = g.prompt_tokens();
     r.request.encoder_tokens = g.image_tokens;
@@ -124,19 +123,18 @@ std::vector<VirtualRequest> fixed_sample_requests(const ClosedLoopOptions& o, co
   return out;
 }
 
-// The requests of one seed, in arrival order (arrivals as vLLM's client draws them).
-std::vector<VirtualRequest> build_requests(const ClosedLoopOptions& o, const SharedModel& m,
+// The requests of one seed in send order, without arrival times: they depend on the seed and the
+// number of prompts only, so a sweep or capacity search builds them once per seed.
+std::vector<VirtualRequest> request_shapes(const ClosedLoopOptions& o, const SharedModel& m,
                                            const WorkloadModel* workload, std::uint64_t seed) {
   if (workload == nullptr) return fixed_sample_requests(o, m, seed);
   const auto n = static_cast<std::size_t>(o.num_prompts);
-  const std::vector<Nanos> offsets = client::arrival_offsets_ns(n, o.request_rate, o.burstiness, seed);
   const std::vector<WorkloadRequest> shapes = sample_workload(*workload, n, seed);
   const std::int64_t template_tokens = workload->template_tokens;
   std::vector<VirtualRequest> out(n);
   for (std::size_t i = 0; i < n; ++i) {
     const WorkloadRequest& w = shapes[i];
     VirtualRequest& r = out[i];
-    r.arrival_ns = offsets[i];
     r.client_prompt_tokens = w.text_tokens;  // vLLM's client counts the question text only
     std::int64_t image_tokens = 0;
     if (w.image_width > 0) {
@@ -151,28 +149,6 @@ std::vector<VirtualRequest> build_requests(const ClosedLoopOptions& o, const Sha
     r.request.output_tokens = w.output_tokens;
   }
   return out;
-}
-
-client::BenchConfig bench_config(const ClosedLoopOptions& o, const std::string& label,
-                                 const std::vector<std::string>& argv) {
-  client::BenchConfig bc;
-  bc.backend = client::Backend::openai_chat;
-  bc.endpoint = "/v1/chat/completions";
-  bc.model = o.model;
-  bc.label = label;
-  bc.dataset.name = "hf";
-  bc.dataset.num_prompts = static_cast<std::size_t>(o.num_prompts);
-  bc.dataset.seed = o.seed;
-  bc.dataset.output_len = o.output_len;
-  bc.request_rate = o.request_rate;
-  bc.max_concurrency = o.max_concurrency;
-  bc.burstiness = o.burstiness;
-  bc.seed = o.seed;
-  bc.ignore_eos = o.workload.empty();
-  bc.metric_percentiles = {50, 90, 95, 99};  // SLOs and sweeps need more than vLLM's default 99
-  bc.save_detailed = true;  // per-request samples for the comparison's U test
-  bc.argv = argv;
-  return bc;
 }
 
 }  // namespace
@@ -206,6 +182,19 @@ struct VirtualExperiment::Impl {
   SharedModel shared;
   std::optional<WorkloadModel> workload;
   std::vector<server::EncoderHook> encoders;  // one per arm, reused across seeds and loads
+  // Request shapes per (seed, num_prompts): both arms, every load point and every capacity probe
+  // of a seed send the same requests (the fixed sample costs a dataset file and JPEG encodes).
+  std::map<std::pair<std::uint64_t, int>, std::vector<VirtualRequest>> shapes;
+
+  // The requests of one seed at one load, in arrival order (arrivals as vLLM's client draws them).
+  std::vector<VirtualRequest> requests(const ClosedLoopOptions& o, std::uint64_t seed) {
+    auto [it, added] = shapes.try_emplace({seed, o.num_prompts});
+    if (added) it->second = request_shapes(o, shared, workload ? &*workload : nullptr, seed);
+    std::vector<VirtualRequest> out = it->second;
+    const std::vector<Nanos> offsets = client::arrival_offsets_ns(out.size(), o.request_rate, o.burstiness, seed);
+    for (std::size_t i = 0; i < out.size(); ++i) out[i].arrival_ns = offsets[i];
+    return out;
+  }
 };
 
 VirtualExperiment::VirtualExperiment(const ClosedLoopOptions& o, const std::vector<std::string>& argv)
@@ -241,7 +230,7 @@ ArmSeed VirtualExperiment::run(std::size_t arm, const ClosedLoopOptions& load, s
   o.burstiness = load.burstiness;
   o.max_concurrency = load.max_concurrency;
   o.num_prompts = load.num_prompts;
-  const std::vector<VirtualRequest> requests = build_requests(o, impl_->shared, workload(), seed);
+  const std::vector<VirtualRequest> requests = impl_->requests(o, seed);
   const auto wall_start = std::chrono::steady_clock::now();
   VirtualArmOptions arm_options;
   arm_options.max_concurrency = o.max_concurrency;
@@ -249,7 +238,8 @@ ArmSeed VirtualExperiment::run(std::size_t arm, const ClosedLoopOptions& load, s
   VirtualArmResult result = run_virtual_arm(requests, impl_->shared.scheduler, impl_->shared.cost,
                                             impl_->encoders.at(arm), arm_options);
   const std::string& preset = o.presets.at(arm);
-  client::BenchConfig bc = bench_config(o, preset, impl_->argv);
+  client::BenchConfig bc = arm_bench_config(o, preset, impl_->argv);
+  bc.metric_percentiles = {50, 90, 95, 99};  // SLOs and sweeps need more than vLLM's default 99
   client::BenchResult br;
   br.model_id = o.model;
   br.api_url = "virtual://" + o.device;
@@ -271,7 +261,8 @@ ArmSeed VirtualExperiment::run(std::size_t arm, const ClosedLoopOptions& load, s
   return out;
 }
 
-std::vector<std::vector<ArmSeed>> VirtualExperiment::run_all(const ClosedLoopOptions& load, std::ostream* progress) {
+std::vector<std::vector<ArmSeed>> VirtualExperiment::run_all(const ClosedLoopOptions& load, std::ostream* progress,
+                                                             bool keep_first_seed_detail) {
   std::vector<std::vector<ArmSeed>> by_arm(impl_->options.presets.size());
   for (int s = 0; s < load.seeds; ++s) {
     // Interrupted: stop after a whole seed (both arms), so what is written is comparable.
@@ -281,7 +272,7 @@ std::vector<std::vector<ArmSeed>> VirtualExperiment::run_all(const ClosedLoopOpt
     }
     const std::uint64_t seed = load.seed + static_cast<std::uint64_t>(s);
     for (std::size_t a = 0; a < by_arm.size(); ++a) {
-      ArmSeed arm = run(a, load, seed);
+      ArmSeed arm = run(a, load, seed, keep_first_seed_detail && s == 0);
       if (progress != nullptr)
         *progress << "[run] seed " << seed << " (" << s + 1 << "/" << load.seeds << "), " << load.presets[a] << ": "
                   << arm.serving.value("completed", 0) << " completed, mean TTFT "
@@ -327,7 +318,7 @@ ClosedLoopRun run_virtual_closed_loop(const ClosedLoopOptions& o, const std::vec
   require(!ec, "cannot create directory " + result_path.parent_path().string() + " for the results: " + ec.message());
   VirtualExperiment experiment(o, argv);
   progress << "[run] virtual clock: " << o.model << " on " << o.device << ", " << experiment.description() << std::endl;
-  const std::vector<std::vector<ArmSeed>> by_arm = experiment.run_all(o, &progress);
+  std::vector<std::vector<ArmSeed>> by_arm = experiment.run_all(o, &progress, !o.timeline_html.empty());
   // Pooled comparison over the seeds, as the live loop pools its rounds.
   std::vector<std::vector<nlohmann::json>> serving(by_arm.size());
   std::vector<std::vector<std::string>> names(by_arm.size());
@@ -377,9 +368,9 @@ ClosedLoopRun run_virtual_closed_loop(const ClosedLoopOptions& o, const std::vec
   doc["comparison"] = reports::to_json(comparison);
   if (!published_json.is_null()) doc["published_comparison"] = published_json;
   if (!o.timeline_html.empty()) {
-    // The first seed again with its steps and traces kept (bit-identical to the run above).
+    // The first seed, whose steps and traces run_all kept.
     std::vector<ArmSeed> detailed;
-    for (std::size_t a = 0; a < o.presets.size(); ++a) detailed.push_back(experiment.run(a, o, o.seed, true));
+    for (auto& seeds : by_arm) detailed.push_back(std::move(seeds.front()));
     TimelineOptions t;
     t.itl_thresholds_ms = o.timeline_itl_thresholds_ms;
     write_timeline_html(o.timeline_html, o.presets, detailed, t);

@@ -36,8 +36,10 @@ class VirtualExperiment {
   // One arm at one seed, at the load of `load` (request_rate, burstiness, max_concurrency,
   // num_prompts; everything else comes from the constructor's options).
   ArmSeed run(std::size_t arm, const ClosedLoopOptions& load, std::uint64_t seed, bool keep_detail = false);
-  // Every seed of `load`, both arms: [arm][seed].
-  std::vector<std::vector<ArmSeed>> run_all(const ClosedLoopOptions& load, std::ostream* progress);
+  // Every seed of `load`, both arms: [arm][seed]; the first seed keeps its detail on request
+  // (a timeline draws it; the other seeds keep summaries and samples only).
+  std::vector<std::vector<ArmSeed>> run_all(const ClosedLoopOptions& load, std::ostream* progress,
+                                            bool keep_first_seed_detail = false);
 
   const std::string& description() const;
   const server::ServingModel& serving_model() const;
