@@ -16,8 +16,8 @@ scripts/build.sh build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo "-DCMAKE_CXX_FLAGS
   ENCBENCH_SANITIZED=1 ctest --output-on-failure -j "$jobs" --timeout 900)
 # Fuzzing (docs/fuzzing.md): every parser of user- or server-controlled data as a libFuzzer target,
 # built with clang + ASan + UBSan (build-fuzz). Each replays its committed corpus (the regression
-# test), then fuzzes for ENCBENCH_FUZZ_BUDGET_S / targets seconds (default 240 s in all: 30 s for
-# each of the 8). A crash fails CI and prints its reproducer (path, hexdump, base64).
+# test), then fuzzes for ENCBENCH_FUZZ_BUDGET_S / targets seconds (default 240 s in all: 24 s for
+# each of the 10). A crash fails CI and prints its reproducer (path, hexdump, base64).
 scripts/fuzz.sh --ci "${ENCBENCH_FUZZ_BUDGET_S:-240}"
 # Performance gate (docs/reports.md, "CI recipe"): the commit under test against its first parent,
 # both built here the same way, each in its own worktree (ccache makes the shared code free):

@@ -152,10 +152,22 @@ std::vector<json> read_rows(const fs::path& file) {
   return rows;
 }
 
+// An image file a dataset row names: a regular file of at most kMaxImageFileBytes (a row naming
+// /dev/zero, a FIFO or a device would otherwise read forever or block).
+constexpr std::uintmax_t kMaxImageFileBytes = 256ull << 20;
+
 std::string read_binary(const fs::path& path) {
+  std::error_code ec;
+  require(fs::is_regular_file(path, ec), "image file " + path.string() + " is not a regular file");
+  const std::uintmax_t size = fs::file_size(path, ec);
+  require(!ec && size <= kMaxImageFileBytes, "image file " + path.string() + " is larger than " +
+                                                 std::to_string(kMaxImageFileBytes >> 20) + " MiB");
   std::ifstream in(path, std::ios::binary);
   require(static_cast<bool>(in), "cannot read image file " + path.string());
-  return std::string(std::istreambuf_iterator<char>(in), {});
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(size));
+  bytes.resize(static_cast<std::size_t>(in.gcount()));
+  return bytes;
 }
 
 // One image item of a row -> URL for the request (JPEG data URL unless it is a remote URL).
@@ -189,7 +201,11 @@ std::string image_item_to_url(const json& item, const fs::path& base_dir, const 
     }
     if (b->is_array()) {
       std::string raw;
-      for (const auto& v : *b) raw.push_back(static_cast<char>(v.get<int>()));
+      for (const auto& v : *b) {
+        require(v.is_number_integer() && v.get<std::int64_t>() >= 0 && v.get<std::int64_t>() <= 255,
+                "image " + where + ": 'bytes' holds " + v.dump() + ", not a byte value 0..255");
+        raw.push_back(static_cast<char>(v.get<int>()));
+      }
       return from_bytes(raw);
     }
     throw InvalidInput("image " + where + ": 'bytes' must be a base64 string or an array of byte values");

@@ -53,6 +53,14 @@ SourcedNumber read_number(const nlohmann::json& json, const std::string& key, co
   return number;
 }
 
+std::string read_string(const nlohmann::json& json, const std::string& key, const std::string& fallback,
+                        const std::string& origin) {
+  const auto it = json.find(key);
+  if (it == json.end()) return fallback;
+  require(it->is_string(), origin + ": \"" + key + "\" must be a string");
+  return it->get<std::string>();
+}
+
 nlohmann::json number_json(const SourcedNumber& number) {
   return {{"value", number.value}, {"source", number.source}};
 }
@@ -66,8 +74,8 @@ SimProfile parse_sim_profile(const nlohmann::json& json, const std::string& orig
   require(name != json.end() && name->is_string() && !name->get<std::string>().empty(),
           origin + ": missing string field \"name\"");
   profile.name = name->get<std::string>();
-  profile.display_name = json.value("display_name", profile.name);
-  profile.roofline_peak = json.value("roofline_peak", std::string("fp16_dense"));
+  profile.display_name = read_string(json, "display_name", profile.name, origin);
+  profile.roofline_peak = read_string(json, "roofline_peak", "fp16_dense", origin);
   require(profile.roofline_peak == "fp16_dense" || profile.roofline_peak == "fp32",
           origin + ": \"roofline_peak\" must be \"fp16_dense\" or \"fp32\"");
   profile.peak_fp32_flops_per_s = read_number(json, "peak_fp32_flops_per_s", origin, false);

@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "harness/core/error.hpp"
+#include "harness/core/json_read.hpp"
 #include "harness/scenario/closed_loop.hpp"
 
 namespace encbench::scenario {
@@ -20,31 +21,18 @@ void read_key(const nlohmann::json& doc, const char* key, T& into, const std::st
   const auto wrong = [&](const char* what) {
     return InvalidInput(origin + ": key \"" + key + "\" " + what + " (" + it->dump() + ")");
   };
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    // Only integers, in T's range: nlohmann's get<int> of 4.9e21 or of 2^63 is a cast with
-    // undefined behaviour (found by tests/fuzz/fuzz_scenario_json).
-    if (!it->is_number_integer()) throw wrong("must be an integer");
-    if (it->is_number_unsigned()) {
-      const auto v = it->get<std::uint64_t>();
-      if (v > static_cast<std::uint64_t>(std::numeric_limits<T>::max())) throw wrong("is out of range");
-      into = static_cast<T>(v);
-    } else {
-      const auto v = it->get<std::int64_t>();
-      if (v < static_cast<std::int64_t>(std::numeric_limits<T>::min()) ||
-          (v > 0 && static_cast<std::uint64_t>(v) > static_cast<std::uint64_t>(std::numeric_limits<T>::max())))
-        throw wrong("is out of range");
-      into = static_cast<T>(v);
-    }
-  } else if constexpr (std::is_floating_point_v<T>) {
-    if (!it->is_number()) throw wrong("must be a number");
-    into = it->get<T>();
-  } else {
-    try {
-      into = it->get<T>();
-    } catch (const nlohmann::json::exception&) {
+  // json_read::as: only integers in T's range (nlohmann's get<int> of 4.9e21 was a cast with
+  // undefined behaviour, found by tests/fuzz/fuzz_scenario_json), any number for a float.
+  std::optional<T> value = json_read::as<T>(*it);
+  if (!value) {
+    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
+      throw wrong(it->is_number_integer() ? "is out of range" : "must be an integer");
+    else if constexpr (std::is_floating_point_v<T>)
+      throw wrong("must be a number");
+    else
       throw wrong("has the wrong type");
-    }
   }
+  into = std::move(*value);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "harness/core/error.hpp"
+#include "harness/core/json_read.hpp"
 #include "harness/core/result_json.hpp"
 
 namespace encbench::scenario {
@@ -42,35 +43,45 @@ double draw(const ScalarDistribution& d, std::uint64_t seed, std::uint64_t index
 
 template <typename T>
 T get(const nlohmann::json& obj, const char* key, const std::string& where) {
+  require(obj.is_object(), where + " must be an object");
   const auto it = obj.find(key);
   require(it != obj.end(), where + ": missing \"" + key + "\"");
-  try {
-    return it->get<T>();
-  } catch (const nlohmann::json::exception&) {
-    throw InvalidInput(where + ": \"" + key + "\" has the wrong type (" + it->dump() + ")");
-  }
+  std::optional<T> value = json_read::as<T>(*it);
+  require(value.has_value(), where + ": \"" + key + "\" has the wrong type or range (" + it->dump() + ")");
+  return std::move(*value);
 }
+
+// An optional key: its value, or `fallback` when absent.
+template <typename T>
+T get_or(const nlohmann::json& obj, const char* key, T fallback, const std::string& where) {
+  return obj.contains(key) ? get<T>(obj, key, where) : fallback;
+}
+
+// Draws become token and pixel counts (int64): far below 2^63 and any real request.
+constexpr double kLargestDraw = 1e15;
 
 ScalarDistribution parse_distribution(const nlohmann::json& j, const std::string& where) {
   require(j.is_object(), where + " must be an object with a \"distribution\"");
   ScalarDistribution d;
   const std::string kind = get<std::string>(j, "distribution", where);
-  d.source = j.value("source", std::string());
+  d.source = get_or<std::string>(j, "source", "", where);
   if (kind == "empirical") {
     d.kind = ScalarDistribution::Kind::empirical;
     d.values = get<std::vector<double>>(j, "values", where);
     require(!d.values.empty(), where + ": an empirical distribution needs at least one value (it has no mass)");
-    for (double v : d.values) require(std::isfinite(v) && v > 0, where + ": values must be positive numbers");
+    for (double v : d.values)
+      require(std::isfinite(v) && v > 0 && v <= kLargestDraw, where + ": values must be in (0, 1e15]");
     return d;
   }
   require(kind == "lognormal", where + ": distribution must be lognormal or empirical, got '" + kind + "'");
   d.mean = get<double>(j, "mean", where);
   d.sigma = get<double>(j, "sigma", where);
   d.min = j.contains("min") ? get<double>(j, "min", where) : 0.0;
-  d.max = j.contains("max") ? get<double>(j, "max", where) : 1e18;
+  d.max = j.contains("max") ? get<double>(j, "max", where) : kLargestDraw;
   require(std::isfinite(d.mean) && d.mean > 0, where + ": mean must be positive");
   require(std::isfinite(d.sigma) && d.sigma >= 0 && d.sigma <= 5, where + ": sigma must be in [0, 5]");
-  require(d.min >= 0 && d.max >= d.min && d.max > 0, where + ": need 0 <= min <= max, max > 0");
+  require(d.min >= 0 && d.max >= d.min && d.max > 0 && d.max <= kLargestDraw,
+          where + ": need 0 <= min <= max, 0 < max <= 1e15");
   return d;
 }
 
@@ -104,8 +115,8 @@ WorkloadModel parse_workload(const nlohmann::json& doc, const std::string& origi
   if (doc.contains("schema"))
     require(doc["schema"] == "encbench-workload", origin + ": schema must be \"encbench-workload\"");
   WorkloadModel m;
-  m.name = doc.value("name", std::string());
-  m.derivation = doc.value("derivation", std::string());
+  m.name = get_or<std::string>(doc, "name", "", origin);
+  m.derivation = get_or<std::string>(doc, "derivation", "", origin);
   if (doc.contains("image_sizes")) {
     m.image_sizes = get<std::vector<std::pair<std::int64_t, std::int64_t>>>(doc, "image_sizes", origin);
     require(!m.image_sizes.empty(), origin + ": image_sizes is empty (no mass)");
@@ -127,9 +138,9 @@ WorkloadModel parse_workload(const nlohmann::json& doc, const std::string& origi
   parse_output(doc.value("output", nlohmann::json()), m, origin + ": output");
   m.template_tokens = doc.value("template_tokens", nlohmann::json(0)).is_object()
                           ? get<std::int64_t>(doc["template_tokens"], "value", origin + ": template_tokens")
-                          : doc.value("template_tokens", std::int64_t{0});
+                          : get_or<std::int64_t>(doc, "template_tokens", 0, origin);
   require(m.template_tokens >= 0 && m.template_tokens <= 100000, origin + ": template_tokens must be in [0, 1e5]");
-  m.images_per_request = doc.value("images_per_request", 1);
+  m.images_per_request = get_or<int>(doc, "images_per_request", 1, origin);
   require(m.images_per_request == 0 || m.images_per_request == 1,
           origin + ": images_per_request must be 0 or 1 (vLLM's vision-arena client sends one)");
   return m;

@@ -21,7 +21,7 @@ namespace encbench::scenario {
 
 struct ScalarDistribution {
   enum class Kind { lognormal, empirical } kind = Kind::lognormal;
-  double mean = 1, sigma = 0, min = 0, max = 1e18;  // lognormal: mean of the distribution itself
+  double mean = 1, sigma = 0, min = 0, max = 1e15;  // lognormal: mean of the distribution itself
   std::vector<double> values;                        // empirical
   std::string source;
 };

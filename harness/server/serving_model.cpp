@@ -58,7 +58,10 @@ ServingModel parse_serving_model(const nlohmann::json& doc, const std::string& o
       require(value == "encbench-serving-model", origin + ": schema must be \"encbench-serving-model\"");
       continue;
     }
-    if (key == "schema_version" || key == "description" || key == "calibration" || key == "predictions") continue;
+    // "path": where a result file's copy (to_json) was read from; informational, as the others.
+    if (key == "schema_version" || key == "description" || key == "calibration" || key == "predictions" ||
+        key == "path")
+      continue;
     if (key == "name") {
       require(value.is_string(), origin + ": name must be a string");
       model.name = value.get<std::string>();
@@ -116,36 +119,6 @@ void apply_overrides(ServingModel& model, const std::string& overrides) {
     set_value(model, key, value, "--model-set");
     (model.*fields().at(key).member).source = "--model-set " + item;
   }
-}
-
-engine::StepCostModel step_cost_model(const ServingModel& m, const LanguageModelDims& dims,
-                                      const device::SimProfile& profile, bool async_scheduling) {
-  const LmRoofline r = lm_roofline(dims, profile, m.lm_fixed_ms.value);
-  const double f = m.achieved_flops_fraction.value, b = m.achieved_bandwidth_fraction.value;
-  engine::StepCostModel c;
-  c.base_ms = r.fixed_ms + r.weights_ms / b;
-  c.per_seq_ms = m.lm_per_seq_ms.value;
-  c.per_prefill_token_ms = r.prefill_ms_per_token / f;
-  c.per_context_token_ms = r.context_ms_per_token / b;
-  c.host_base_ms = m.host_base_ms.value;
-  c.host_per_seq_ms = m.host_per_seq_ms.value;
-  c.async_scheduling = async_scheduling;
-  std::ostringstream s;
-  s << "serving model " << (m.path.empty() ? m.name : m.path.string()) << ": roofline of " << dims.source << " on "
-    << profile.name << " at " << f * 100 << " % of peak FLOP/s and " << b * 100 << " % of bandwidth ("
-    << r.derivation << "); host " << c.host_base_ms << " ms + " << c.host_per_seq_ms << " ms/seq per step, "
-    << (async_scheduling ? "overlapped (async scheduling)" : "serial (no async scheduling)");
-  c.source = s.str();
-  return c;
-}
-
-std::int64_t kv_capacity_tokens(const ServingModel& m, const LanguageModelDims& dims) {
-  if (m.device_memory_gib.value <= 0) return 0;
-  const double bytes = (m.device_memory_gib.value * m.gpu_memory_utilization.value - m.reserved_gib.value) *
-                       1073741824.0;
-  require(bytes > 0, "serving model " + m.name + ": nothing is left for the KV cache (device_memory_gib * " +
-                         "gpu_memory_utilization <= reserved_gib)");
-  return static_cast<std::int64_t>(bytes / dims.kv_bytes_per_token());
 }
 
 }  // namespace encbench::server

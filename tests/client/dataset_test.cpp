@@ -297,6 +297,17 @@ TEST(Dataset, ClearErrors) {
   }
   cfg.path = (dir / "other.jsonl").string();
   EXPECT_NE(expect_invalid([&] { load_dataset(cfg); }).find("neither 'turns'"), std::string::npos);
+  // Rows that name a device as their image, or hold non-bytes in a byte array (fuzz_dataset's
+  // seeds): refused with the reason, never read forever or thrown as a JSON type error.
+  const auto rows_with_image = [&](const std::string& name, const std::string& image) {
+    std::ofstream(dir / name) << R"({"conversation": [[{"role": "user", "content": "q"}]], "images": [)" << image
+                              << "]}\n";
+    cfg.path = (dir / name).string();
+    return expect_invalid([&] { load_dataset(cfg); });
+  };
+  EXPECT_NE(rows_with_image("zero.jsonl", R"({"path": "/dev/zero"})").find("not a regular file"), std::string::npos);
+  EXPECT_NE(rows_with_image("bytes.jsonl", R"({"bytes": [255, "x"]})").find("not a byte value"), std::string::npos);
+  EXPECT_NE(rows_with_image("big.jsonl", R"({"bytes": [256]})").find("not a byte value"), std::string::npos);
 }
 
 TEST(RequestBuilder, ChatBodyShapeLikeVllm) {

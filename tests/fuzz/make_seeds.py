@@ -145,11 +145,54 @@ def scenarios():
     write("fuzz_scenario_json", "array.json", "[]")
 
 
+def model_files():
+    # First byte: 0 workload, 1 serving model, 2 sim profile, 3 model preset, 4 --model-set text.
+    for f in sorted((ROOT / "scenarios" / "workloads").glob("*.json")):
+        write("fuzz_model_files", "workload-" + f.name, b"\x00" + f.read_bytes())
+    for f in sorted((ROOT / "scenarios" / "serving").glob("*.json")):
+        write("fuzz_model_files", "serving-" + f.name, b"\x01" + f.read_bytes())
+    for f in ["ascend-910b.json", "h100-sxm.json"]:
+        path = ROOT / "scenarios" / "devices" / f
+        if path.exists():
+            write("fuzz_model_files", "device-" + f, b"\x02" + path.read_bytes())
+    for f in sorted((ROOT / "scenarios" / "models").glob("*.json"))[:3]:
+        write("fuzz_model_files", "model-" + f.name, b"\x03" + f.read_bytes())
+    write("fuzz_model_files", "model-set.txt", "\x04achieved_flops_fraction=0.5,host_base_ms=10")
+    write("fuzz_model_files", "model-set-bad.txt", "\x04nonsense=1,host_base_ms=,=3")
+    write("fuzz_model_files", "workload-empirical.json", "\x00" + json.dumps({
+        "schema": "encbench-workload", "version": 1, "name": "x", "image_sizes": [[1024, 768], [1, 1]],
+        "text_tokens": {"distribution": "empirical", "values": [1, 5000]}, "max_output_tokens": 1,
+        "early_stop_probability": 1.0}))
+    write("fuzz_model_files", "workload-huge.json", "\x00" + json.dumps({
+        "schema": "encbench-workload", "version": 1, "name": "x",
+        "image_pixels": {"distribution": "lognormal", "mean": 1e300, "sigma": 30},
+        "aspect_ratios": [[1e-300, 1]], "text_tokens": {"distribution": "lognormal", "mean": 1e30, "sigma": 9}}))
+
+
+def datasets():
+    # First byte: 0 hf, 1 vision-arena, 2 custom, 3 custom_image (| 0x80: the rows' own output lengths).
+    png = base64.b64encode((IMAGES / "ok-rgb.png").read_bytes()).decode()
+    va = {"conversation": [[{"role": "user", "content": "what is in this picture?"}]],
+          "images": [{"bytes": png}]}
+    write("fuzz_dataset", "vision-arena.jsonl", "\x00" + json.dumps(va) + "\n" + json.dumps(va) + "\n")
+    write("fuzz_dataset", "vision-arena-array.json", "\x01" + json.dumps([va]))
+    byte_array = dict(va, images=[{"bytes": list((IMAGES / "ok-gray.jpg").read_bytes())}])
+    write("fuzz_dataset", "byte-array.jsonl", "\x00" + json.dumps(byte_array))
+    write("fuzz_dataset", "bad-byte-array.jsonl", "\x00" + json.dumps(dict(va, images=[{"bytes": [1, "x", 300]}])))
+    write("fuzz_dataset", "data-url.jsonl", "\x00" + json.dumps(dict(va, images=[data_url("ok-lossy.webp")])))
+    write("fuzz_dataset", "path-to-device.jsonl", "\x00" + json.dumps(dict(va, images=[{"path": "/dev/zero"}])))
+    custom = {"prompt": "describe", "output_tokens": 7, "image_files": ["/dev/null"]}
+    write("fuzz_dataset", "custom.jsonl", "\x82" + json.dumps({"prompt": "hello", "output_tokens": 7}) + "\n")
+    write("fuzz_dataset", "custom-image.jsonl", "\x03" + json.dumps(custom) + "\n")
+    write("fuzz_dataset", "not-json.jsonl", "\x00{\"conversation\": ")
+    write("fuzz_dataset", "empty.jsonl", "\x00")
+
+
 if __name__ == "__main__":
     for t in ["fuzz_data_url", "fuzz_openai_request", "fuzz_sse", "fuzz_chunk_json", "fuzz_trace_import",
-              "fuzz_result_json", "fuzz_scenario_json"]:
+              "fuzz_result_json", "fuzz_scenario_json", "fuzz_model_files", "fuzz_dataset"]:
         # Inputs the fuzzer found (found-*) stay: they are regression seeds.
         for f in (CORPUS / t).glob("*"):
             if not f.name.startswith("found-"):
                 f.unlink()
-    data_urls(); requests(); sse(); chunks(); traces(); results(); scenarios()
+    data_urls(); requests(); sse(); chunks(); traces(); results(); scenarios(); model_files(); datasets()

@@ -1,0 +1,74 @@
+// libFuzzer target: the model files a user hands `encbench run` (--workload, --serving-model,
+// --model-set, --device sim:FILE, --model FILE). The first byte picks the reader; the rest is the
+// file (or the --model-set text). Property: a model or an InvalidInput with a message; a workload
+// that was accepted samples requests inside its own bounds; a file written back reads back.
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "harness/core/error.hpp"
+#include "harness/device/sim_profile.hpp"
+#include "harness/encoder/model_config.hpp"
+#include "harness/scenario/workload.hpp"
+#include "harness/server/serving_model.hpp"
+
+namespace {
+
+// What a reader accepted and wrote back, it reads again.
+template <typename Read>
+void must_read_back(const Read& read) {
+  try {
+    read();
+  } catch (const encbench::InvalidInput&) {
+    __builtin_trap();
+  }
+}
+
+void check_workload(const nlohmann::json& doc) {
+  using namespace encbench::scenario;
+  const WorkloadModel model = parse_workload(doc, "fuzz");
+  for (const WorkloadRequest& r : sample_workload(model, 8, 1)) {
+    if (r.text_tokens < 1 || r.image_width < 0 || r.image_height < 0) __builtin_trap();
+    if (r.output_tokens < 1 || r.output_tokens > model.max_output_tokens) __builtin_trap();
+  }
+  must_read_back([&] { (void)parse_workload(to_json(model), "fuzz round trip"); });
+}
+
+void check_serving_model(const nlohmann::json& doc) {
+  using namespace encbench::server;
+  const ServingModel model = parse_serving_model(doc, "fuzz");
+  must_read_back([&] { (void)parse_serving_model(to_json(model), "fuzz round trip"); });
+}
+
+void check_model_set(std::string_view text) {
+  encbench::server::ServingModel model;
+  encbench::server::apply_overrides(model, std::string(text));
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+  if (size == 0) return 0;
+  const std::uint8_t reader = data[0] % 5;
+  const std::string_view rest(reinterpret_cast<const char*>(data + 1), size - 1);
+  try {
+    if (reader == 4) {
+      check_model_set(rest);
+      return 0;
+    }
+    const nlohmann::json doc = nlohmann::json::parse(rest, nullptr, false);
+    if (doc.is_discarded()) return 0;
+    switch (reader) {
+      case 0: check_workload(doc); break;
+      case 1: check_serving_model(doc); break;
+      case 2: (void)encbench::device::to_json(encbench::device::parse_sim_profile(doc, "fuzz")).dump(); break;
+      default: (void)encbench::encoder::to_json(encbench::encoder::model_from_json(doc, "fuzz")).dump(); break;
+    }
+  } catch (const encbench::InvalidInput& e) {
+    if (std::string_view(e.what()).empty()) __builtin_trap();
+  }
+  return 0;
+}
