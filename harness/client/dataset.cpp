@@ -170,9 +170,12 @@ std::string read_binary(const fs::path& path) {
   return bytes;
 }
 
-// One image item of a row -> URL for the request (JPEG data URL unless it is a remote URL).
-std::string image_item_to_url(const json& item, const fs::path& base_dir, const std::string& where) {
+// One image item of a row -> URL for the request (JPEG data URL unless it is a remote URL; with
+// transcode off, the image's own bytes, undecoded, as application/octet-stream).
+std::string image_item_to_url(const json& item, const fs::path& base_dir, const std::string& where,
+                              bool transcode = true) {
   auto from_bytes = [&](const std::string& bytes) {
+    if (!transcode) return "data:application/octet-stream;base64," + base64_encode(bytes);
     return jpeg_data_url(encode_jpeg(decode_image(bytes, where)));
   };
   auto from_path = [&](const std::string& p) {
@@ -308,7 +311,7 @@ Dataset load_file_dataset(const DatasetConfig& config, bool custom, bool custom_
             require(f.is_string(), "'image_files' entries must be strings " + where);
             const std::string ref = f.get<std::string>();
             const bool url = ref.rfind("http://", 0) == 0 || ref.rfind("https://", 0) == 0 || ref.rfind("data:image/", 0) == 0;
-            s.image_urls.push_back(url ? ref : image_item_to_url(json{{"path", ref.rfind("file://", 0) == 0 ? ref.substr(7) : ref}}, base_dir, where));
+            s.image_urls.push_back(url ? ref : image_item_to_url(json{{"path", ref.rfind("file://", 0) == 0 ? ref.substr(7) : ref}}, base_dir, where, config.transcode_images));
           }
         } else {
           require(!row.contains("images") && !row.contains("image_files"),
@@ -327,7 +330,7 @@ Dataset load_file_dataset(const DatasetConfig& config, bool custom, bool custom_
       } else {
         s.prompt = first_turn_content(row, key, row_index);
         if (auto imgs = row.find("images"); imgs != row.end() && imgs->is_array() && !imgs->empty())
-          s.image_urls.push_back(image_item_to_url(imgs->front(), base_dir, where));  // images[0] only, as vllm
+          s.image_urls.push_back(image_item_to_url(imgs->front(), base_dir, where, config.transcode_images));  // images[0] only, as vllm
         s.output_len = config.output_len.value_or(128);
       }
       require(s.output_len > 0, "output length must be > 0 " + where);

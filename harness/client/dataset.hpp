@@ -48,6 +48,7 @@ struct DatasetConfig {
   int custom_output_len = 256;       // custom/custom_image: --custom-output-len (-1: the rows' output_tokens)
   bool shuffle = true;               // --disable-shuffle turns it off
   bool oversample = true;            // --no-oversample turns it off
+  bool transcode_images = true;      // false: rows' images keep their own bytes, undecoded (dataset stats)
   RandomDatasetConfig random;
 };
 

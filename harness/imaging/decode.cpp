@@ -52,12 +52,23 @@ Sniffed sniff(const std::uint8_t* data, std::size_t size) {
   return {Format::unknown, refused_name(data, size)};
 }
 
+namespace {
+
+// A header that declares no pixels is corrupt (libjpeg-turbo reports 0x0 for a stream cut before
+// its frame header instead of failing): no caller should see a 0x0 image.
+ImageInfo nonempty(const ImageInfo& info) {
+  if (info.width <= 0 || info.height <= 0) detail::corrupt("image header declares an empty size");
+  return info;
+}
+
+}  // namespace
+
 ImageInfo read_info(const std::uint8_t* data, std::size_t size) {
   const Sniffed sniffed = sniff(data, size);
   switch (sniffed.format) {
-    case Format::jpeg: return detail::jpeg_info(data, size);
-    case Format::png: return detail::png_info(data, size);
-    case Format::webp: return detail::webp_info(data, size);
+    case Format::jpeg: return nonempty(detail::jpeg_info(data, size));
+    case Format::png: return nonempty(detail::png_info(data, size));
+    case Format::webp: return nonempty(detail::webp_info(data, size));
     case Format::unknown: break;
   }
   const std::string what = size == 0 ? std::string("image data is empty")
@@ -71,8 +82,6 @@ ImageInfo read_info(const std::uint8_t* data, std::size_t size) {
 RgbImage decode_rgb(const std::uint8_t* data, std::size_t size, const Limits& limits) {
   RgbImage image{read_info(data, size), {}};
   const ImageInfo& info = image.info;
-  if (info.width <= 0 || info.height <= 0)
-    detail::corrupt("image header declares an empty size");
   if (static_cast<std::int64_t>(info.width) * info.height > limits.max_pixels) {
     throw DecodeError(DecodeError::Kind::too_large,
                       "image is " + std::to_string(info.width) + "x" + std::to_string(info.height) +

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <fstream>
 #include <iomanip>
+#include <limits>
+#include <optional>
 #include <ostream>
 #include <sstream>
 
@@ -31,11 +33,26 @@ std::optional<std::pair<std::int64_t, std::int64_t>> header_size(std::string_vie
   }
 }
 
-std::string read_file(const std::filesystem::path& p) {
+// The first `limit` bytes of a file: an image's header is near its start (JPEG: after its APP
+// segments; PNG: IHDR; WebP: VP8 header), so a folder of 12 MP photos is read in kilobytes.
+std::string read_prefix(const std::filesystem::path& p, std::size_t limit) {
   std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  std::string bytes(limit, '\0');
+  in.read(bytes.data(), static_cast<std::streamsize>(limit));
+  bytes.resize(static_cast<std::size_t>(std::max<std::streamsize>(0, in.gcount())));
+  return bytes;
+}
+
+// Width and height of an image file: from its first 256 KiB, else (a header beyond that, e.g.
+// large EXIF or ICC segments; a PNG whose chunk walk needs the whole file) from the whole file up
+// to kMaxHeaderFile.
+std::optional<std::pair<std::int64_t, std::int64_t>> file_header_size(const std::filesystem::path& p) {
+  constexpr std::size_t kPrefix = 256 << 10, kMaxHeaderFile = 256u << 20;
+  if (auto size = header_size(read_prefix(p, kPrefix))) return size;
+  std::error_code ec;
+  const auto bytes = std::filesystem::file_size(p, ec);
+  if (ec || bytes <= kPrefix || bytes > kMaxHeaderFile) return std::nullopt;
+  return header_size(read_prefix(p, static_cast<std::size_t>(bytes)));
 }
 
 struct Collected {
@@ -52,7 +69,7 @@ Collected from_folder(const std::filesystem::path& dir) {
   std::sort(files.begin(), files.end());
   for (const auto& f : files) {
     ++c.rows;
-    const auto size = header_size(read_file(f));
+    const auto size = file_header_size(f);
     if (size) c.sizes.push_back(*size);
     else ++c.skipped;
   }
@@ -63,11 +80,12 @@ Collected from_rows(const std::filesystem::path& file) {
   client::DatasetConfig dc;
   dc.name = "hf";
   dc.path = file.string();
-  dc.num_prompts = 1;  // placeholder; set to the row count below
+  // Every row in file order (no shuffle, no oversampling: all the file has), images as their own
+  // bytes: only their headers are read here, never a decode and JPEG re-encode per image.
+  dc.num_prompts = std::numeric_limits<std::size_t>::max();
   dc.shuffle = false;
   dc.oversample = false;
-  // Load once to learn the row count, then all rows in file order.
-  dc.num_prompts = std::max<std::size_t>(1, client::load_dataset(dc).source_rows);
+  dc.transcode_images = false;
   const client::Dataset ds = client::load_dataset(dc);
   Collected c;
   for (const auto& s : ds.samples) {

@@ -19,6 +19,7 @@
 #include "harness/scenario/workload.hpp"
 #include "harness/scenario/dataset_stats.hpp"
 #include "harness/client/dataset.hpp"
+#include "harness/imaging/decode.hpp"
 
 namespace encbench {
 namespace {
@@ -232,6 +233,35 @@ TEST(Workload, DatasetStatsReadsTheRowsImagesAndFeedsTheSampler) {
   }
   so.input = dir / "no-such-file.jsonl";
   EXPECT_THROW(scenario::dataset_stats(so, out), InvalidInput);
+}
+
+TEST(Workload, DatasetStatsOfAFolderReadsHeadersEvenBehindLargeSegments) {
+  // A folder as a user has it: a JPEG whose SOF sits behind 320 KiB of APP2 (ICC-like) segments
+  // (beyond the 256 KiB first read: the whole file is read), a PNG, and a file that is no image.
+  const auto dir = temp_dir("stats-folder");
+  std::vector<std::uint8_t> rgb(64 * 48 * 3, 90);
+  std::string jpeg = imaging::encode_jpeg(rgb.data(), 64, 48);
+  std::string segments;
+  for (int i = 0; i < 5; ++i) {
+    segments += std::string("\xFF\xE2\xFF\xFF", 4);
+    segments += std::string(0xFFFF - 2, static_cast<char>('a' + i));
+  }
+  jpeg.insert(2, segments);  // after SOI
+  ASSERT_GT(jpeg.size(), 320u << 10);
+  std::ofstream(dir / "a-photo.jpg", std::ios::binary) << jpeg;
+  std::vector<std::uint8_t> grey(2000 * 1000, 7);
+  std::ofstream(dir / "b-wide.png", std::ios::binary) << imaging::encode_png(grey.data(), 2000, 1000, 1);
+  std::ofstream(dir / "c-notes.txt") << "not an image";
+  scenario::DatasetStatsOptions so;
+  so.input = dir;
+  so.out = temp_dir("stats-folder-out") / "w.json";
+  so.base_workload = source_dir() / "scenarios/workloads/vision-arena-bench-v0.1.json";
+  std::ostringstream out;
+  const scenario::WorkloadModel m = scenario::dataset_stats(so, out);
+  ASSERT_EQ(m.image_sizes.size(), 2u) << out.str();
+  EXPECT_EQ(m.image_sizes[0], (std::pair<std::int64_t, std::int64_t>{64, 48}));
+  EXPECT_EQ(m.image_sizes[1], (std::pair<std::int64_t, std::int64_t>{2000, 1000}));
+  EXPECT_NE(out.str().find("skipped: 1"), std::string::npos) << out.str();
 }
 
 TEST(SeedScenarios, LoadAndCarryPublishedNumbersWithTheirSource) {
