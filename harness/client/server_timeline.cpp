@@ -28,15 +28,22 @@ const nlohmann::json& array_field(const nlohmann::json& object, const char* key)
   return *it;
 }
 
-// A server time on the client's clock; overflow (a hostile or broken answer) is malformed data.
-Nanos shifted(std::int64_t server_ns, Nanos offset_ns, const char* key) {
+// Every time and duration is kept within +-2^60 ns (36 years): then the page's differences and
+// sums of a few of them cannot overflow, whatever a hostile or broken server sends.
+constexpr std::int64_t kMaxAbsNs = std::int64_t{1} << 60;
+
+// A server time on the client's clock.
+Nanos time_field(const nlohmann::json& object, const char* key, Nanos offset_ns) {
   Nanos out = 0;
-  if (__builtin_add_overflow(server_ns, offset_ns, &out)) throw Malformed(std::string(key) + " is out of range");
+  if (__builtin_add_overflow(int_field(object, key), offset_ns, &out) || out > kMaxAbsNs || out < -kMaxAbsNs)
+    throw Malformed(std::string(key) + " is out of range");
   return out;
 }
 
-Nanos time_field(const nlohmann::json& object, const char* key, Nanos offset_ns) {
-  return shifted(int_field(object, key), offset_ns, key);
+Nanos duration_field(const nlohmann::json& object, const char* key) {
+  const std::int64_t ns = int_field(object, key);
+  if (ns < 0 || ns > kMaxAbsNs) throw Malformed(std::string(key) + " is out of range");
+  return ns;
 }
 
 ServerStep step_of(const nlohmann::json& j, Nanos offset) {
@@ -47,19 +54,17 @@ ServerStep step_of(const nlohmann::json& j, Nanos offset) {
   s.end_ns = time_field(j, "end_ns", offset);
   s.encoder_start_ns = time_field(j, "encoder_start_ns", offset);
   s.encoder_end_ns = time_field(j, "encoder_end_ns", offset);
-  s.encoder_device_busy_ns = int_field(j, "encoder_device_busy_ns");
-  s.encoder_device_idle_ns = int_field(j, "encoder_device_idle_ns");
-  s.encoder_host_extra_ns = int_field(j, "encoder_host_extra_ns");
+  s.encoder_device_busy_ns = duration_field(j, "encoder_device_busy_ns");
+  s.encoder_device_idle_ns = duration_field(j, "encoder_device_idle_ns");
+  s.encoder_host_extra_ns = duration_field(j, "encoder_host_extra_ns");
   s.lm_start_ns = time_field(j, "lm_start_ns", offset);
   s.lm_end_ns = time_field(j, "lm_end_ns", offset);
   s.sequences = int_field(j, "sequences");
   s.images = int_field(j, "images");
   const auto idle = j.find("encoder_idle_ns_by_class");
   if (idle == j.end() || !idle->is_object()) throw Malformed("encoder_idle_ns_by_class is not an object");
-  for (const auto& [cls, ns] : idle->items()) {
-    if (!ns.is_number_integer()) throw Malformed("encoder_idle_ns_by_class." + cls + " is not an integer");
-    s.encoder_idle_ns_by_class[cls] = ns.get<std::int64_t>();
-  }
+  for (const auto& entry : idle->items())
+    s.encoder_idle_ns_by_class[entry.key()] = duration_field(*idle, entry.key().c_str());
   return s;
 }
 

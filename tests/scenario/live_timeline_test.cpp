@@ -172,6 +172,21 @@ TEST(LiveTimeline, AnswersWithoutOrWithBrokenTimelineAreNotes) {
     EXPECT_FALSE(t.available) << broken.dump();
     EXPECT_NE(t.note.find("malformed"), std::string::npos) << t.note << " for " << broken.dump();
   }
+  // Well-formed but out of range: times whose differences would overflow, negative durations.
+  server::EngineTimelineRecorder recorder(1, 1);
+  recorder.start();
+  recorder.record_step({});
+  recorder.record_request({"id", "", 0, 0, 0, -1, 0});
+  const nlohmann::json valid = recorder.stop_and_take_json();
+  ASSERT_TRUE(client::parse_server_timeline({{"engine_timeline", valid}}, here).available);
+  nlohmann::json far = valid, negative = valid;
+  far["requests"][0]["arrival_ns"] = INT64_MAX;
+  negative["steps"][0]["encoder_idle_ns_by_class"]["sync_stall"] = -5;
+  for (const nlohmann::json& bad : {far, negative}) {
+    const client::ServerTimeline t = client::parse_server_timeline({{"engine_timeline", bad}}, here);
+    EXPECT_FALSE(t.available);
+    EXPECT_NE(t.note.find("out of range"), std::string::npos) << t.note;
+  }
 }
 
 TEST(LiveTimeline, RecordsDroppedOverTheServersCapsAreNoted) {
