@@ -330,16 +330,12 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
     std::cerr << "encbench: results written to " << path << (result.run.interrupted ? " (marked interrupted)" : "") << "\n";
   }
   if (flags.plot_timeline) {
-    scenario::ArmSeed arm;
-    arm.detail.records = result.run.records;
-    arm.detail.start_ns = result.run.start_ns;
-    arm.detail.end_ns = result.run.end_ns;
     const std::string label = config.label.empty() ? client::to_string(config.backend) : config.label;
     const std::filesystem::path dir = config.result_dir.empty() ? "." : config.result_dir;
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     const std::filesystem::path html = dir / ("timeline-" + label + ".html");
-    scenario::write_timeline_html(html, {label}, {arm}, scenario::TimelineOptions{});
+    scenario::write_timeline_html(html, {scenario::live_timeline_arm(label, result)}, scenario::TimelineOptions{});
     std::cerr << "encbench: timeline written to " << html.string() << "\n";
   }
   return result.run.interrupted ? 130 : 0;
@@ -417,7 +413,10 @@ void add_serve_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_flag("--insecure", f.insecure, "Do not verify TLS certificates (https servers)");
   serve->add_flag("--plot-timeline", f.plot_timeline,
                   "Write vLLM's per-request timeline (TTFT, then ITL bands below 25 / 50 ms / above) as HTML: "
-                  "timeline-<label or backend>.html in --result-dir (default .)");
+                  "timeline-<label or backend>.html in --result-dir (default .). With --profile against encbench "
+                  "serve: also the server's engine steps (encoder / LM part) and each request's TTFT broken down "
+                  "(to server, decode, engine queue, encoder busy / idle by cause / host, prefill and rest); "
+                  "other servers: the page says the overlay is unavailable");
   serve->add_flag("--strict-success", f.strict_success,
                   "Fail 200 streams that end without data: [DONE] or carry an error event (vllm counts them as successes)");
   serve->add_option("--ramp-up-strategy", f.ramp_up_strategy, "linear | exponential: rate ramps from --ramp-up-start-rps to --ramp-up-end-rps (needs --request-rate inf)");
@@ -454,7 +453,8 @@ void add_serve_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_flag("--ignore-eos", f.ignore_eos, "Send ignore_eos=true (on by default for random datasets)");
   serve->add_flag("--profile", f.profile,
                   "POST /start_profile after warmup and /stop_profile after the last request; stores the "
-                  "server's summary as server_profile (404: continues without)");
+                  "server's summary as server_profile (404: continues without). encbench serve's answer also "
+                  "carries its engine timeline (steps and per-request times, drawn by --plot-timeline)");
   serve->add_flag("--scrape-metrics", f.scrape_metrics,
                   "GET /metrics before and after the run; differences in server_metrics_delta");
   serve->add_option("--num-warmups", f.num_warmups, "Untimed copies of the first request sent before the run")->capture_default_str();

@@ -36,6 +36,14 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--profile-max-forwards", o.profile_max_forwards,
                   "Encoder forwards kept for the profile trace (a ring; older ones dropped and counted)")
       ->capture_default_str();
+  sub->add_option("--profile-max-steps", o.profile_max_steps,
+                  "Engine steps kept for the /stop_profile engine timeline (the first ones; later ones dropped "
+                  "and counted)")
+      ->capture_default_str();
+  sub->add_option("--profile-max-requests", o.profile_max_requests,
+                  "Requests kept for the /stop_profile engine timeline (the first ones; later ones dropped and "
+                  "counted)")
+      ->capture_default_str();
   sub->add_option("--device-threads", o.device_threads, "cpu device kernel threads (0 = all cores)")
       ->capture_default_str();
   sub->add_flag("--null", o.null_mode, "No encoder, instant tokens: measures client and HTTP capacity");

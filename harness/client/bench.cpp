@@ -540,6 +540,7 @@ BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult
   }
   if (profiling) {
     const auto [status, body] = post_empty(base + "/stop_profile", 120);
+    result.profile_clock = clock_anchor_now();
     const auto doc = nlohmann::json::parse(body, nullptr, false);
     if (status == 200) {
       result.server_profile = doc.is_discarded() ? nlohmann::json{{"raw", body}} : doc;
@@ -947,6 +948,9 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
   if (!r.sharding.is_null()) j["sharding"] = r.sharding;
   if (c.profile) {
     j["server_profile"] = r.server_profile;
+    j["server_profile_client_clock"] = {{"steady_ns", r.profile_clock.steady_ns},
+                                        {"system_ns", r.profile_clock.system_ns},
+                                        {"boot_id", r.profile_clock.boot_id}};
     if (!r.profile_message.empty()) j["server_profile_message"] = r.profile_message;
   }
   if (c.scrape_metrics) {

@@ -17,6 +17,7 @@
 #include "harness/client/records.hpp"
 #include "harness/client/schedule.hpp"
 #include "harness/client/shard.hpp"
+#include "harness/core/clock_anchor.hpp"
 
 namespace encbench::client {
 
@@ -99,6 +100,10 @@ struct BenchResult {
   // profiling was off or failed; profile_message says why ("server does not support profiling").
   nlohmann::json server_profile;
   std::string profile_message;
+  // This process's clocks read right after /stop_profile answered: with the server's own anchor
+  // in server_profile.engine_timeline.clock, it maps the server's times onto run.records'
+  // (harness/client/server_timeline.hpp).
+  ClockAnchor profile_clock;
   // --scrape-metrics: Prometheus samples (name{labels} -> after - before); null when off.
   nlohmann::json server_metrics_delta;
   std::string metrics_message;

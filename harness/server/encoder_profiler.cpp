@@ -17,8 +17,11 @@ ProfileReply error_reply(int status, const std::string& message) {
 
 }  // namespace
 
-EncoderProfiler::EncoderProfiler(std::filesystem::path profile_dir, std::size_t max_forwards)
-    : dir_(std::move(profile_dir)), max_forwards_(max_forwards == 0 ? 1 : max_forwards) {}
+EncoderProfiler::EncoderProfiler(std::filesystem::path profile_dir, std::size_t max_forwards,
+                                 std::shared_ptr<EngineTimelineRecorder> engine_timeline)
+    : dir_(std::move(profile_dir)),
+      max_forwards_(max_forwards == 0 ? 1 : max_forwards),
+      engine_timeline_(std::move(engine_timeline)) {}
 
 void EncoderProfiler::record(ProfiledForward forward) {
   std::lock_guard lock(mutex_);
@@ -88,6 +91,7 @@ ProfileReply EncoderProfiler::handle(ProfileAction action) {
       count_by_class_.clear();
       started_ns_ = now_ns();
       ++sessions_;
+      if (engine_timeline_) engine_timeline_->start();
       active_.store(true, std::memory_order_relaxed);
       return {200, nlohmann::json{{"status", "started"}, {"profile_dir", dir_.string()}}.dump()};
     }
@@ -95,6 +99,7 @@ ProfileReply EncoderProfiler::handle(ProfileAction action) {
       return error_reply(400, "profiling is not running; POST /start_profile first");
     active_.store(false, std::memory_order_relaxed);
     nlohmann::json summary = summary_locked();
+    if (engine_timeline_) summary["engine_timeline"] = engine_timeline_->stop_and_take_json();
     // Files: a failure is reported in the reply; the server and the summary are unaffected.
     const std::string stem = "encoder-profile-" + std::to_string(sessions_);
     const std::filesystem::path trace_path = dir_ / (stem + ".trace.json");

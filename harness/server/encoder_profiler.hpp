@@ -3,7 +3,9 @@
 // (vLLM's endpoints). While active, every encoder forward's device timeline goes into a bounded
 // ring (the last `max_forwards`; older ones are dropped and counted) and its figures into running
 // totals (all forwards, dropped ones included). /stop_profile writes a Chrome trace of the ring
-// and a JSON summary under the profile dir and returns the summary.
+// and a JSON summary under the profile dir and returns the summary; with an engine timeline
+// recorder, the summary also carries what the engine did in the window ("engine_timeline",
+// harness/server/engine_timeline.hpp).
 //
 // Off costs one relaxed atomic load per forward (the runner does not keep its timeline then);
 // encbench-micro's scenario/profile_* cases measure it.
@@ -13,12 +15,14 @@
 #include <deque>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
 #include "harness/core/clock.hpp"
+#include "harness/server/engine_timeline.hpp"
 #include "harness/server/server.hpp"
 #include "harness/timeline/gaps.hpp"
 #include "harness/timeline/trace_event.hpp"
@@ -39,7 +43,8 @@ struct ProfiledForward {
 
 class EncoderProfiler {
  public:
-  EncoderProfiler(std::filesystem::path profile_dir, std::size_t max_forwards);
+  EncoderProfiler(std::filesystem::path profile_dir, std::size_t max_forwards,
+                  std::shared_ptr<EngineTimelineRecorder> engine_timeline = nullptr);
 
   bool active() const { return active_.load(std::memory_order_relaxed); }
   // Engine thread, only while active.
@@ -54,6 +59,7 @@ class EncoderProfiler {
   nlohmann::json summary_locked() const;
   std::filesystem::path dir_;
   std::size_t max_forwards_;
+  std::shared_ptr<EngineTimelineRecorder> engine_timeline_;  // started and stopped with the profile
   std::atomic<bool> active_{false};
   mutable std::mutex mutex_;
   std::deque<ProfiledForward> ring_;

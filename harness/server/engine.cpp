@@ -109,12 +109,18 @@ struct LiveRequest {
   FinishReason finish = FinishReason::length;
   std::int64_t prompt_tokens = 0;
   bool admitted_once = false;
+  // For the engine timeline (recorded at the first token, only while it is active).
+  RequestTag tag;
+  Nanos submitted_ns = 0;
+  Nanos first_scheduled_ns = 0;
+  std::int64_t encoder_step = -1;  // latest step that encoded its images (a preempted one re-encodes)
 };
 
 struct Submission {
   std::shared_ptr<RequestHandle> handle;
   std::shared_ptr<EngineSink> sink;
   EngineRequest request;
+  Nanos submitted_ns = 0;
 };
 
 using Outbox = std::vector<std::pair<std::shared_ptr<EngineSink>, EngineEvent>>;
@@ -223,7 +229,8 @@ std::shared_ptr<RequestHandle> Engine::submit(EngineRequest request, EngineSink 
       ++state_->stats.requests_rejected;
       return nullptr;
     }
-    state_->inbox.push_back(Submission{handle, std::make_shared<EngineSink>(std::move(sink)), std::move(request)});
+    state_->inbox.push_back(
+        Submission{handle, std::make_shared<EngineSink>(std::move(sink)), std::move(request), now_ns()});
     ++state_->queued;
     state_->stats.waiting = state_->queued;
   }
@@ -258,7 +265,7 @@ void admit_submissions(std::deque<Submission>& fresh, engine::Scheduler& schedul
       continue;
     }
     live.emplace(id, LiveRequest{std::move(s.handle), std::move(s.sink), s.request.plan.finish,
-                                 s.request.prompt_tokens, false});
+                                 s.request.prompt_tokens, false, std::move(s.request.tag), s.submitted_ns});
   }
   fresh.clear();
 }
@@ -298,6 +305,45 @@ EncoderStepResult run_encoder(const EncoderHook& hook, const engine::StepPlan& p
     ++failed;
   }
   return encoded;
+}
+
+// Timeline bookkeeping of a step (cheap, done whether or not the recorder is active): when each
+// request was first scheduled and which step encoded its images.
+void note_scheduling(const engine::StepPlan& plan, std::unordered_map<engine::RequestId, LiveRequest>& live,
+                     Nanos step_start, std::int64_t step_number) {
+  for (const engine::RequestId id : plan.admitted)
+    if (const auto it = live.find(id); it != live.end() && it->second.first_scheduled_ns == 0)
+      it->second.first_scheduled_ns = step_start;
+  for (const engine::RequestId id : plan.encoded)
+    if (const auto it = live.find(id); it != live.end()) it->second.encoder_step = step_number;
+}
+
+EngineRequestRecord first_token_record(const LiveRequest& r, Nanos first_token_ns) {
+  return {r.tag.client_request_id, r.tag.response_id, r.tag.arrival_ns, r.submitted_ns,
+          r.first_scheduled_ns, r.encoder_step, first_token_ns};
+}
+
+// The step as the timeline records it; the LM part is what follows the encoder part.
+EngineStepRecord step_record(std::int64_t step_number, const engine::StepPlan& plan, Nanos step_start,
+                             Nanos encoder_start, Nanos encoder_wall, const EncoderStepResult& encoded,
+                             Nanos step_end) {
+  EngineStepRecord r;
+  r.step = step_number;
+  r.start_ns = step_start;
+  r.end_ns = step_end;
+  r.encoder_start_ns = encoder_start;
+  r.encoder_end_ns = encoder_start + encoder_wall;
+  if (!plan.grids.empty()) {
+    r.encoder_device_busy_ns = encoded.device_busy_ns;
+    r.encoder_device_idle_ns = encoded.device_idle_ns;
+    r.encoder_host_extra_ns = encoded.host_extra_ns;
+    r.encoder_idle_ns_by_class = encoded.idle_ns_by_class;
+  }
+  r.lm_start_ns = std::min(step_end, r.encoder_end_ns + r.encoder_host_extra_ns);
+  r.lm_end_ns = step_end;
+  r.sequences = static_cast<std::int64_t>(plan.sequences());
+  r.images = static_cast<std::int64_t>(plan.grids.size());
+  return r;
 }
 
 }  // namespace
@@ -382,6 +428,7 @@ bool Engine::State::engine_step(const EngineConfig& config, Outbox& outbox, std:
                                 std::int64_t aborted) {
   const Nanos step_start = now_ns();
   const engine::StepPlan& plan = scheduler.schedule();
+  std::int64_t step_number = 0;
   {
     std::lock_guard lock(mutex);
     count_admissions(plan);
@@ -396,6 +443,7 @@ bool Engine::State::engine_step(const EngineConfig& config, Outbox& outbox, std:
     stats.max_step_encoder_tokens_seen = std::max(stats.max_step_encoder_tokens_seen, plan.encoder_tokens);
     stats.preemptions += static_cast<std::int64_t>(plan.preempted.size());
     if (!plan.empty()) ++stats.steps;
+    step_number = stats.steps;
   }
   if (plan.empty()) {
     // Nothing can run until something changes (only new submissions can change it here).
@@ -404,7 +452,9 @@ bool Engine::State::engine_step(const EngineConfig& config, Outbox& outbox, std:
     wake.wait_for(lock, std::chrono::milliseconds(1), [&] { return stopping || !inbox.empty(); });
     return !stopping;
   }
+  note_scheduling(plan, live, step_start, step_number);
   Nanos encoder_wall = 0;
+  const Nanos encoder_start = now_ns();
   const EncoderStepResult encoded = run_encoder(config.encoder, plan, scheduler, live, outbox, encoder_wall, failed);
   // Modelled language-model step, slept on a condition variable so stop() is prompt.
   const double lm_ms = config.lm.step_ms(plan.sequences(), plan.prefill_tokens, plan.context_tokens);
@@ -420,12 +470,19 @@ bool Engine::State::engine_step(const EngineConfig& config, Outbox& outbox, std:
     ++stats.timed_steps;
   }
   const std::size_t images = plan.grids.size();
+  const Nanos step_end = now_ns();
+  EngineTimelineRecorder* const recorder =
+      config.timeline && config.timeline->active() ? config.timeline.get() : nullptr;
+  // Built before complete(), which clears the plan's items.
+  EngineStepRecord step_trace;
+  if (recorder) step_trace = step_record(step_number, plan, step_start, encoder_start, encoder_wall, encoded, step_end);
   std::int64_t emitted = 0;
   std::int64_t finished = 0;
   for (const engine::EmittedToken& t : scheduler.complete()) {
     const auto it = live.find(t.id);
     if (it == live.end()) continue;
     if (it->second.handle->cancelled()) continue;  // leaves at the next step
+    if (recorder && t.index == 0) recorder->record_request(first_token_record(it->second, step_end));
     outbox.emplace_back(it->second.sink, EngineEvent{t.index, 1, t.finished, it->second.finish, {}});
     ++emitted;
     if (t.finished) {
@@ -453,6 +510,7 @@ bool Engine::State::engine_step(const EngineConfig& config, Outbox& outbox, std:
       stats.encoder_peak_device_bytes = std::max(stats.encoder_peak_device_bytes, encoded.peak_device_bytes);
     }
   }
+  if (recorder) recorder->record_step(std::move(step_trace));
   deliver(outbox);
   return true;
 }

@@ -26,6 +26,7 @@
 
 #include "harness/core/clock.hpp"
 #include "harness/engine/step_cost.hpp"
+#include "harness/server/engine_timeline.hpp"
 #include "harness/server/vision_geometry.hpp"
 
 namespace encbench::server {
@@ -110,6 +111,8 @@ struct EngineConfig {
   LmCostModel lm;
   bool null_mode = false;           // no encoder, no modelled time, whole output at once
   EncoderHook encoder;              // required unless null_mode
+  // Optional: records steps and requests while active (POST /start_profile../stop_profile).
+  std::shared_ptr<EngineTimelineRecorder> timeline;
 };
 
 // Sent to a request's sink, on the engine thread, in order.
@@ -123,7 +126,15 @@ struct EngineEvent {
 };
 using EngineSink = std::function<void(EngineEvent)>;
 
+// Who a request is, for the engine timeline (EngineRequestRecord): set by the HTTP layer.
+struct RequestTag {
+  std::string client_request_id;  // x-request-id
+  std::string response_id;
+  Nanos arrival_ns = 0;           // header read
+};
+
 struct EngineRequest {
+  RequestTag tag;
   std::int64_t prompt_tokens = 0;
   std::vector<GridTHW> images;
   std::int64_t encoder_tokens = 0;   // multimodal tokens of `images` (counts against the encoder budget)

@@ -328,7 +328,12 @@ ServerConfig build_server_config(const ServeOptions& options) {
   if (!o.null_mode) {
     if (o.encoder == "real") {
       require(o.profile_max_forwards >= 1, "--profile-max-forwards must be at least 1");
-      auto profiler = std::make_shared<EncoderProfiler>(o.profile_dir, static_cast<std::size_t>(o.profile_max_forwards));
+      require(o.profile_max_steps >= 1 && o.profile_max_requests >= 1,
+              "--profile-max-steps and --profile-max-requests must be at least 1");
+      config.engine.timeline = std::make_shared<EngineTimelineRecorder>(
+          static_cast<std::size_t>(o.profile_max_steps), static_cast<std::size_t>(o.profile_max_requests));
+      auto profiler = std::make_shared<EncoderProfiler>(
+          o.profile_dir, static_cast<std::size_t>(o.profile_max_forwards), config.engine.timeline);
       RealEncoder real = make_real_encoder_with_idle(o, profiler);
       config.engine.encoder = std::move(real.hook);
       config.engine.on_idle = std::move(real.on_idle);

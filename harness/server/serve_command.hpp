@@ -27,6 +27,9 @@ struct ServeOptions {
   unsigned device_threads = 0;             // cpu device kernel pool (0 = all cores)
   std::filesystem::path profile_dir = "encbench-profile";  // /stop_profile writes trace + summary here
   std::int64_t profile_max_forwards = 256; // ring of forwards kept for the trace (older: dropped)
+  // Engine timeline of a profile window: the first steps / requests kept (later: dropped, counted).
+  std::int64_t profile_max_steps = 20000;
+  std::int64_t profile_max_requests = 20000;
   bool null_mode = false;
   int max_num_seqs = 256;
   std::int64_t max_num_batched_tokens = 8192;

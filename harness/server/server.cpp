@@ -71,6 +71,15 @@ std::string error_type_for(int status) {
   return "invalid_request_error";
 }
 
+// The client's request id (encbench bench serve sends one per request), kept for the engine
+// timeline; capped so that a client cannot grow the profile's memory through it.
+constexpr const char* kRequestIdHeader = "x-request-id";
+constexpr std::size_t kMaxRequestIdBytes = 256;
+
+RequestTag request_tag(std::string_view request_id, Nanos arrival_ns) {
+  return {std::string(request_id.substr(0, kMaxRequestIdBytes)), "", arrival_ns};
+}
+
 // Routes are counted under fixed labels so /metrics cardinality stays bounded.
 std::string route_label(std::string_view target) {
   for (const char* known : {"/v1/chat/completions", "/v1/completions", "/v1/models", "/health",
@@ -224,6 +233,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
   bool close_after_write_ = false;
   bool abort_after_write_ = false;  // disconnect fault: drop without the final chunk
   GenerationRequest request_;
+  RequestTag tag_;                   // x-request-id and header time, for the engine timeline
   std::optional<ResponseFormatter> formatter_;
   std::shared_ptr<RequestHandle> engine_handle_;
   std::shared_ptr<InflightReservation> reservation_;  // this request's body bytes
@@ -279,6 +289,8 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     if (closed_) return;
     if (ec) return on_read_error(ec);
     auto& req = parser_->get();
+    const auto request_id = req[kRequestIdHeader];
+    tag_ = request_tag(std::string_view(request_id.data(), request_id.size()), now_ns());
     route_ = route_label(std::string_view(req.target().data(), req.target().size()).substr(
         0, std::string_view(req.target().data(), req.target().size()).find('?')));
     if (const auto length = parser_->content_length();
@@ -460,6 +472,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     word_seed_ = mix64(seed ^ server_.config_.seed);
     EngineRequest engine_request;
     engine_request.prompt_tokens = request_.prompt_tokens();
+    engine_request.tag = tag_;
     for (const ImageInput& image : request_.images) {
       engine_request.images.push_back(image.grid);
       engine_request.encoder_tokens += image.tokens;
@@ -472,6 +485,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     std::snprintf(id, sizeof id, "%s%016llx%08llx", prefix,
                   static_cast<unsigned long long>(mix64(number ^ server_.config_.seed)),
                   static_cast<unsigned long long>(number & 0xffffffffu));
+    engine_request.tag.response_id = id;
     formatter_.emplace(request_.endpoint, id, unix_seconds(), request_.model);
     text_.clear();
     tokens_sent_ = 0;

@@ -609,6 +609,54 @@ TEST(ServerTrace, EveryHostSpanLinksToItsDeviceOp) {
   std::filesystem::remove_all(dir);
 }
 
+// Issue #30 item 5: /stop_profile also answers with the engine's steps and requests of the window
+// (plain times on the server's clock), each request named by its x-request-id and response id.
+TEST(ServerProfile, StopAnswerCarriesTheEngineTimeline) {
+  const auto dir = std::filesystem::temp_directory_path() / ("encbench_server_etl_" + std::to_string(::getpid()));
+  ServeOptions o;
+  o.port = 0;
+  o.model = "tiny-qwen3-vl";
+  o.device = "sim:ascend-910b";
+  o.profiles_dir = source_dir() / "scenarios/devices";
+  o.profile_dir = dir;
+  Server server(build_server_config(o));
+  server.start();
+  const auto post = [&](const std::string& path, const std::string& body, const std::string& headers = "") {
+    RawConnection c(server.port());
+    c.send_all(testing::post_request(path, body, headers));
+    return c.read_response();
+  };
+  ASSERT_EQ(post("/start_profile", "").status, 200);
+  for (int i = 0; i < 3; ++i) {
+    json body = {{"messages", {{{"role", "user"},
+                                {"content", {{{"type", "image_url"},
+                                              {"image_url", {{"url", testing::data_url(64, 48, false)}}}}}}}}},
+                 {"max_tokens", 2}};
+    ASSERT_EQ(post("/v1/chat/completions", body.dump(), "x-request-id: req-" + std::to_string(i) + "\r\n").status, 200);
+  }
+  const auto stop = post("/stop_profile", "");
+  server.stop();
+  ASSERT_EQ(stop.status, 200) << stop.body;
+  const json t = json::parse(stop.body)["engine_timeline"];
+  ASSERT_TRUE(t.is_object()) << stop.body;
+  EXPECT_EQ(t["version"], 1);
+  EXPECT_FALSE(t["clock"]["boot_id"].get<std::string>().empty());
+  EXPECT_EQ(t["steps_dropped"], 0);
+  ASSERT_EQ(t["requests"].size(), 3u);
+  std::set<std::int64_t> steps;
+  for (const json& s : t["steps"]) steps.insert(s["step"].get<std::int64_t>());
+  for (int i = 0; i < 3; ++i) {
+    const json& r = t["requests"][static_cast<std::size_t>(i)];
+    EXPECT_EQ(r["client_request_id"], "req-" + std::to_string(i));  // sequential: in order
+    EXPECT_EQ(r["response_id"].get<std::string>().rfind("chatcmpl-", 0), 0u);
+    EXPECT_LE(r["arrival_ns"].get<std::int64_t>(), r["submitted_ns"].get<std::int64_t>());
+    EXPECT_LE(r["submitted_ns"].get<std::int64_t>(), r["first_scheduled_ns"].get<std::int64_t>());
+    EXPECT_LT(r["first_scheduled_ns"].get<std::int64_t>(), r["first_token_ns"].get<std::int64_t>());
+    EXPECT_EQ(steps.count(r["encoder_step"].get<std::int64_t>()), 1u) << r.dump();
+  }
+  std::filesystem::remove_all(dir);
+}
+
 // The real encoder on sim with a 64 MiB device budget (tiny model): a 448x448 image fits, a
 // 1024x1024 one (4096 patches) does not. The allocator frees its cache, retries, gives up; the
 // request gets 503 and the next small one is served.
