@@ -69,7 +69,7 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--profile", f.profile, "Server-side encoder profile per arm (true|false; default true)");
   sub->add_option("--clock", f.clock,
                   "real: live server + client in rounds; virtual: the same scheduler, encoder and metrics as a "
-                  "discrete-event simulation (sim devices only; bit-reproducible; default real)");
+                  "discrete-event simulation (sim: and trace: devices only; bit-reproducible; default real)");
   sub->add_option("--seeds", f.seeds, "Virtual clock: workload/arrival seeds per arm, pooled (default 1)");
   sub->add_option("--workload", f.workload,
                   "Request-shape distribution file (scenarios/workloads/*.json; virtual clock); default: the fixed "
