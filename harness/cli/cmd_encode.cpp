@@ -17,6 +17,7 @@ void add_encoder_run_flags(CLI::App* sub, encoder::RunOptions& o) {
                   "Device: cpu | sim:<profile> (e.g. sim:ascend-910b) | trace:<trace.json>[@<profile>] (a sim "
                   "device with op times measured in a trace, the profile's roofline where the trace lacks an op)")
       ->capture_default_str();
+  sub->add_option("--op-map", o.op_map, "Kernel-name map for a trace:FILE device (JSON, schema encbench-op-name-map; default: scenarios/devices/op-maps/op-name-map.json): gives the trace's kernels (FlashAttentionScore, MatMulV2, flash_fwd_kernel, ...) the roles of encbench's ops");
   sub->add_option("--threads", o.threads, "Device threads (0 = all cores)")->capture_default_str();
   sub->add_option("--forwards", o.forwards, "Measured forwards (ab: repetitions per side)")->capture_default_str();
   sub->add_option("--warmup", o.warmup, "Warm-up forwards (not measured)")->capture_default_str();

@@ -20,7 +20,7 @@ struct RunFlags {
   std::optional<std::int64_t> max_num_batched_tokens;
   std::optional<bool> encoder_mlp;
   std::optional<double> request_rate, burstiness;
-  std::optional<std::string> device, model, presets, result_dir, result_file, profiles_dir;
+  std::optional<std::string> device, model, presets, result_dir, result_file, profiles_dir, op_map;
   std::optional<std::uint64_t> seed;
   std::optional<bool> profile;
   std::optional<std::string> clock, workload, serving_model, model_set;
@@ -57,11 +57,15 @@ void add_scenario_flags(CLI::App* sub, RunFlags& f) {
   sub->add_option("--result-dir", f.result_dir, "Where the dataset, profiles and result JSON go (default ./encbench-results)");
   sub->add_option("--result", f.result_file, "Result JSON path (default <result-dir>/closed-loop-<A>-vs-<B>.json)");
   sub->add_option("--profiles-dir", f.profiles_dir, "Device profiles folder (default: scenarios/devices)");
+  sub->add_option("--op-map", f.op_map,
+                  "Kernel-name map for a trace:FILE device (JSON, schema encbench-op-name-map; default: "
+                  "scenarios/devices/op-maps/op-name-map.json): gives the trace's kernels (FlashAttentionScore, "
+                  "MatMulV2, flash_fwd_kernel, ...) the roles of encbench's ops");
   sub->add_option("--seed", f.seed, "Dataset, arrivals and server seed (default 0)");
   sub->add_option("--profile", f.profile, "Server-side encoder profile per arm (true|false; default true)");
   sub->add_option("--clock", f.clock,
                   "real: live server + client in rounds; virtual: the same scheduler, encoder and metrics as a "
-                  "discrete-event simulation (sim devices only; bit-reproducible; default real)");
+                  "discrete-event simulation (sim: and trace: devices only; bit-reproducible; default real)");
   sub->add_option("--seeds", f.seeds, "Virtual clock: workload/arrival seeds per arm, pooled (default 1)");
   sub->add_option("--workload", f.workload,
                   "Request-shape distribution file (scenarios/workloads/*.json; virtual clock); default: the fixed "
@@ -122,6 +126,7 @@ scenario::ClosedLoopOptions options_from(const RunFlags& f) {
   if (f.image_height) o.image_height = *f.image_height;
   if (f.encoder_mlp) o.encoder_mlp = *f.encoder_mlp;
   if (f.profiles_dir) o.profiles_dir = *f.profiles_dir;
+  if (f.op_map) o.op_map = *f.op_map;
   if (f.seed) o.seed = *f.seed;
   if (f.profile) o.profile = *f.profile;
   if (f.clock) o.clock = *f.clock;

@@ -23,6 +23,7 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
                   "(seconds per image on 2 cores); trace:<file>[@<profile>] takes op times from a measured trace")
       ->capture_default_str();
   sub->add_option("--profiles-dir", o.profiles_dir, "Where device profiles live")->capture_default_str();
+  sub->add_option("--op-map", o.op_map, "Kernel-name map for a trace:FILE device (JSON, schema encbench-op-name-map; default: scenarios/devices/op-maps/op-name-map.json): gives the trace's kernels (FlashAttentionScore, MatMulV2, flash_fwd_kernel, ...) the roles of encbench's ops");
   sub->add_option("--encoder-preset", o.encoder_preset, "Encoder toggle preset: baseline | pr6448 | pr7104 | optimized")
       ->capture_default_str();
   sub->add_option("--encoder", o.encoder,

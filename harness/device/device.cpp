@@ -2,11 +2,13 @@
 
 #include <cctype>
 #include <charconv>
+#include <optional>
 #include <utility>
 
 #include "harness/core/error.hpp"
 #include "harness/device/cuda_backend.hpp"
 #include "harness/device/measured_op_times.hpp"
+#include "harness/device/op_name_map.hpp"
 #include "harness/device/queue_device.hpp"
 #include "harness/device/sim_profile.hpp"
 #include "harness/device/thread_pool.hpp"
@@ -122,11 +124,32 @@ std::string sim_profile_name(std::string_view spec) {
   return load_measured_op_times(parsed.trace_file)->suggested_profile;
 }
 
+namespace {
+
+// The trace's op times with the kernel-name map: the one asked for (it must exist), else the
+// shipped one when the profiles folder has it (a user's ENCBENCH_SCENARIOS_DIR may not).
+std::shared_ptr<MeasuredOpTimes> load_trace_op_times(const std::string& trace_file,
+                                                     const std::filesystem::path& op_map_path,
+                                                     const std::filesystem::path& profiles_dir) {
+  std::optional<OpNameMap> op_map;
+  if (!op_map_path.empty()) {
+    require(std::filesystem::is_regular_file(op_map_path), "--op-map: no such file: " + op_map_path.string());
+    op_map = load_op_name_map(op_map_path);
+  } else if (const auto shipped = default_op_name_map_path(profiles_dir); std::filesystem::is_regular_file(shipped)) {
+    op_map = load_op_name_map(shipped);
+  }
+  return load_measured_op_times(trace_file, op_map ? &*op_map : nullptr);
+}
+
+}  // namespace
+
 std::unique_ptr<Device> make_device(const DeviceOptions& options) {
   const DeviceSpec spec = parse_device_spec(options.spec);
   require(options.clock == ClockMode::real || spec.backend == DeviceSpec::Backend::sim,
           "--clock virtual needs a sim device (sim:<profile>); device '" + options.spec +
               "' runs on the real clock (choices for it: real)");
+  require(options.op_map.empty() || !spec.trace_file.empty(),
+          "--op-map maps a trace's kernel names: it needs a trace:<file>[@<profile>] device, not '" + options.spec + "'");
   switch (spec.backend) {
     case DeviceSpec::Backend::cpu: {
       DeviceInfo info;
@@ -141,7 +164,7 @@ std::unique_ptr<Device> make_device(const DeviceOptions& options) {
     case DeviceSpec::Backend::sim: {
       const std::filesystem::path dir = options.profiles_dir.empty() ? default_profiles_dir() : options.profiles_dir;
       std::shared_ptr<MeasuredOpTimes> measured;
-      if (!spec.trace_file.empty()) measured = load_measured_op_times(spec.trace_file);
+      if (!spec.trace_file.empty()) measured = load_trace_op_times(spec.trace_file, options.op_map, dir);
       SimProfile profile = load_sim_profile(measured && spec.profile.empty() ? measured->suggested_profile : spec.profile, dir);
       profile.measured = measured;
       DeviceInfo info;

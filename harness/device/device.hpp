@@ -204,6 +204,9 @@ struct DeviceOptions {
   bool record = true;                 // record the timeline
   Nanos launch_overhead_ns = 0;       // host work added to every op submit (eager dispatch model)
   std::filesystem::path profiles_dir; // where sim profiles live (default: scenarios/devices)
+  // trace: devices: the kernel-name map (op_name_map.hpp). Empty: <profiles_dir>/op-maps/
+  // op-name-map.json when it exists, else no map (kernels the trace names differently fall back).
+  std::filesystem::path op_map;
   ClockMode clock = ClockMode::real;  // virtual_time: sim only (InvalidInput elsewhere)
   // Bound on what the allocator holds (bytes_reserved). 0: the sim profile's memory size, or
   // unlimited on cpu.

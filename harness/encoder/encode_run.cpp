@@ -142,6 +142,7 @@ ResolvedRun resolve(const RunOptions& o) {
   require(r.plan.num_patches <= 262144,
           "too many patches in one forward: " + std::to_string(r.plan.num_patches) + " (limit 262144)");
   r.device_options.spec = o.device;
+  r.device_options.op_map = o.op_map;
   r.device_options.device_threads = o.threads;
   r.device_options.alloc_mode = o.alloc_mode == "fresh" ? device::AllocMode::fresh : device::AllocMode::caching;
   // Measured forwards never compute on a sim device; verification gets its own device.

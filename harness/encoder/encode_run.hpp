@@ -3,6 +3,7 @@
 // forwards on a device, verify, analyse gaps, and produce the result JSON and human summary.
 // The CLI only parses flags into these structs.
 #include <cstdint>
+#include <filesystem>
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -21,6 +22,7 @@ struct RunOptions {
   std::vector<std::string> images;          // "WxH"
   std::vector<std::string> videos;          // "FxWxH"
   std::string device = "cpu";               // cpu | sim:<profile>
+  std::filesystem::path op_map;             // trace: devices: kernel-name map ("" = the shipped one)
   unsigned threads = 0;                     // device threads (0 = all cores)
   int forwards = 5;
   int warmup = 1;

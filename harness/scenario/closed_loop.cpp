@@ -17,6 +17,7 @@
 #include "harness/core/clock.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
+#include "harness/scenario/op_time_report.hpp"
 #include "harness/server/serve_command.hpp"
 #include "harness/server/server.hpp"
 #include "reports/compare.hpp"
@@ -206,6 +207,7 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
     nlohmann::json serving;
     nlohmann::json engine_delta;
     std::string block;
+    std::shared_ptr<const device::MeasuredOpTimes> op_times;  // trace: devices (a fresh table per server)
   };
   std::vector<std::vector<ArmRound>> by_arm(o.presets.size());
   std::vector<std::string> invalid_reasons;
@@ -219,6 +221,7 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
       so.model = o.model;
       so.device = o.device;
       if (!o.profiles_dir.empty()) so.profiles_dir = o.profiles_dir;
+      so.op_map = o.op_map;
       so.encoder_preset = preset;
       so.encoder_mlp = o.encoder_mlp;
       so.max_num_seqs = o.max_num_seqs;
@@ -229,6 +232,7 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
       so.seed = o.seed;
       so.profile_dir = o.result_dir / ("profile-" + preset + "-round" + std::to_string(round + 1));
       server::Server srv(server::build_server_config(so));
+      const auto op_times = srv.config().measured_op_times;
       srv.start();
       progress << "[run] round " << round + 1 << "/" << o.rounds << ", " << preset << ": server on " << srv.base_url()
                << " (" << o.model << ", " << o.device << "), " << o.num_prompts << " requests at " << o.request_rate
@@ -249,6 +253,7 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
       srv.stop();
 
       ArmRound arm;
+      arm.op_times = op_times;
       arm.round = round + 1;
       arm.position = position;
       std::ostringstream block;
@@ -343,6 +348,11 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
   row("Encoder device idle (ms)", "device_idle_ms", 1);
   row("Encoder device idle (%)", "idle_pct", 2);
   row("Syncs per forward", "syncs_per_forward", 2);
+  std::vector<OpTimeTables> op_times(by_arm.size());
+  for (std::size_t a = 0; a < by_arm.size(); ++a)
+    for (const ArmRound& r : by_arm[a])
+      if (r.op_times) op_times[a].push_back(r.op_times);
+  print_op_time_counts(out, o.presets, op_times);
 
   nlohmann::json arms = nlohmann::json::array();
   for (std::size_t a = 0; a < by_arm.size(); ++a) {
@@ -351,6 +361,7 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
       rounds.push_back({{"round", r.round}, {"position", r.position}, {"serving", r.serving},
                         {"server_engine_delta", r.engine_delta}});
     arms.push_back({{"preset", o.presets[a]}, {"rounds", rounds}, {"server_engine_delta", totals[a]}});
+    if (!op_times[a].empty()) arms.back()["measured_op_times"] = op_time_counts_json(op_times[a]);
   }
   nlohmann::json doc = make_result_envelope("encbench-closed-loop", 2, argv, o.device);
   doc["scenario"] = to_json(o);

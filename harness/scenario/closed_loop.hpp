@@ -43,6 +43,7 @@ struct ClosedLoopOptions {
   std::filesystem::path result_dir = "encbench-results";
   std::filesystem::path result_file;        // "" = result_dir/closed-loop-<A>-vs-<B>.json
   std::filesystem::path profiles_dir;       // device profiles ("" = default lookup)
+  std::filesystem::path op_map;             // trace: devices: kernel-name map ("" = the shipped one)
   // Which clock (--clock): "real" runs the live server and the client in rounds; "virtual" runs
   // the same scheduler, encoder and metrics as a discrete-event simulation (virtual_loop.hpp),
   // `seeds` times per arm with workload/arrival seeds seed, seed+1, ...

@@ -129,8 +129,9 @@ void validate(const ClosedLoopOptions& o) {
           "--clock must be real, virtual or both, got '" + o.clock + "'");
   require(o.seeds >= 1 && o.seeds <= 1000, "--seeds must be in [1, 1000]");
   require(o.clock == "virtual" || o.seeds == 1, "--seeds needs --clock virtual (the real clock repeats with --rounds)");
-  require(o.clock == "real" || o.device.rfind("sim:", 0) == 0,
-          "--clock virtual needs a sim:<profile> device (a modelled device has a virtual clock; cpu and cuda "
+  require(o.clock == "real" || o.device.rfind("sim:", 0) == 0 || o.device.rfind("trace:", 0) == 0,
+          "--clock virtual needs a sim:<profile> or trace:<file>[@<profile>] device (a modelled device has a virtual "
+          "clock; cpu and cuda "
           "run in real time: use --clock real), got '" + o.device + "'");
   require(o.max_num_encoder_input_tokens >= 0, "--max-num-encoder-input-tokens must not be negative");
   require(o.max_concurrency >= 0, "--max-concurrency must not be negative");

@@ -17,9 +17,11 @@
 #include "harness/client/schedule.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
+#include "harness/device/device.hpp"
 #include "harness/device/sim_profile.hpp"
 #include "harness/encoder/model_config.hpp"
 #include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/op_time_report.hpp"
 #include "harness/scenario/pooled.hpp"
 #include "harness/scenario/timeline_page.hpp"
 #include "harness/scenario/virtual_experiment.hpp"
@@ -58,7 +60,8 @@ SharedModel build_shared_model(const ClosedLoopOptions& o) {
   server::apply_overrides(m.serving, o.model_set);
   const std::filesystem::path profiles =
       o.profiles_dir.empty() ? device::default_profiles_dir() : o.profiles_dir;
-  const device::SimProfile profile = device::load_sim_profile(o.device.substr(4), profiles);
+  // sim:<profile> or trace:FILE[@PROFILE]: the LM step's roofline uses the device's profile.
+  const device::SimProfile profile = device::load_sim_profile(device::sim_profile_name(o.device), profiles);
   const std::filesystem::path model_file = encoder::find_model_file(o.model);
   server::LanguageModelDims dims;
   require(server::read_language_model(read_json_file(model_file), model_file.string(), dims),
@@ -182,6 +185,7 @@ struct VirtualExperiment::Impl {
   SharedModel shared;
   std::optional<WorkloadModel> workload;
   std::vector<server::EncoderHook> encoders;  // one per arm, reused across seeds and loads
+  std::vector<OpTimeTables> op_times;         // per arm: its trace device's table (trace: devices)
   // Request shapes per (seed, num_prompts): both arms, every load point and every capacity probe
   // of a seed send the same requests (the fixed sample costs a dataset file and JPEG encodes).
   std::map<std::pair<std::uint64_t, int>, std::vector<VirtualRequest>> shapes;
@@ -208,13 +212,17 @@ VirtualExperiment::VirtualExperiment(const ClosedLoopOptions& o, const std::vect
     so.model = o.model;
     so.device = o.device;
     if (!o.profiles_dir.empty()) so.profiles_dir = o.profiles_dir;
+    so.op_map = o.op_map;
     so.encoder_preset = preset;
     so.encoder_mlp = o.encoder_mlp;
     so.seed = o.seed;
     so.encoder_virtual_clock = true;
     so.encoder_dispatch_us = impl_->shared.serving.encoder_dispatch_us_per_op.value;
     so.encoder_host_ms_per_step = impl_->shared.serving.encoder_host_ms_per_step.value;
-    impl_->encoders.push_back(server::make_real_encoder_with_idle(so).hook);
+    server::RealEncoder real = server::make_real_encoder_with_idle(so);
+    impl_->encoders.push_back(std::move(real.hook));
+    impl_->op_times.emplace_back();
+    if (real.measured_op_times) impl_->op_times.back().push_back(real.measured_op_times);
   }
 }
 
@@ -222,6 +230,7 @@ VirtualExperiment::~VirtualExperiment() = default;
 
 const std::string& VirtualExperiment::description() const { return impl_->shared.description; }
 const server::ServingModel& VirtualExperiment::serving_model() const { return impl_->shared.serving; }
+const std::vector<OpTimeTables>& VirtualExperiment::op_times() const { return impl_->op_times; }
 const WorkloadModel* VirtualExperiment::workload() const { return impl_->workload ? &*impl_->workload : nullptr; }
 
 ArmSeed VirtualExperiment::run(std::size_t arm, const ClosedLoopOptions& load, std::uint64_t seed, bool keep_detail) {
@@ -334,6 +343,7 @@ ClosedLoopRun run_virtual_closed_loop(const ClosedLoopOptions& o, const std::vec
       << " (After), " << o.model << " on " << o.device << ", " << o.seeds << " seed(s) of " << o.num_prompts
       << " requests per arm, pooled\n";
   out << reports::render_terminal(comparison);
+  print_op_time_counts(out, o.presets, experiment.op_times());
   std::vector<std::vector<nlohmann::json>> per_seed(by_arm.size());
   for (std::size_t a = 0; a < by_arm.size(); ++a)
     for (const ArmSeed& r : by_arm[a]) per_seed[a].push_back(r.serving);
@@ -353,6 +363,7 @@ ClosedLoopRun run_virtual_closed_loop(const ClosedLoopOptions& o, const std::vec
       spread[key] = {{"mean", mean_of(by_arm[a], key)}, {"min", lo}, {"max", hi}};
     }
     arms.push_back({{"preset", o.presets[a]}, {"seeds", seeds}, {"across_seeds", spread}});
+    if (!experiment.op_times()[a].empty()) arms.back()["measured_op_times"] = op_time_counts_json(experiment.op_times()[a]);
   }
   nlohmann::json doc = make_result_envelope("encbench-closed-loop", 3, argv, o.device);
   doc["clock"] = "virtual";

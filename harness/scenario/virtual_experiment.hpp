@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/op_time_report.hpp"
 #include "harness/scenario/virtual_loop.hpp"
 #include "harness/scenario/workload.hpp"
 #include "harness/server/serving_model.hpp"
@@ -44,6 +45,9 @@ class VirtualExperiment {
   const std::string& description() const;
   const server::ServingModel& serving_model() const;
   const WorkloadModel* workload() const;
+  // Per arm: the trace device's op-time table (empty on a sim: device); its counts grow with
+  // every forward run.
+  const std::vector<OpTimeTables>& op_times() const;
 
  private:
   struct Impl;

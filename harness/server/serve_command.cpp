@@ -15,6 +15,7 @@
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
 #include "harness/device/device.hpp"
+#include "harness/device/measured_op_times.hpp"
 #include "harness/device/sim_profile.hpp"
 #include "harness/encoder/encoder.hpp"
 #include "harness/encoder/model_config.hpp"
@@ -105,6 +106,7 @@ RealEncoder make_real_encoder_with_idle(const ServeOptions& o, std::shared_ptr<E
   auto path = std::make_shared<RealEncoderPath>();
   device::DeviceOptions device_options;
   device_options.spec = o.device;
+  device_options.op_map = o.op_map;
   device_options.device_threads = o.device_threads;
   device_options.record = true;  // the forward's report (busy/idle/syncs) comes from the recording
   // --device-memory-gb: the allocator's budget (0: the sim profile's HBM size, unlimited on cpu).
@@ -140,6 +142,7 @@ RealEncoder make_real_encoder_with_idle(const ServeOptions& o, std::shared_ptr<E
     throw too_small(e.what());
   }
   RealEncoder real;
+  real.measured_op_times = path->device->info().measured_op_times;
   // Engine idle: the device has finished every op (the engine ran no step since the last
   // forward returned), so cached blocks above the high-water mark go back to the system and RSS
   // falls back after a large request. Runs on the engine thread, like the forwards.
@@ -337,6 +340,7 @@ ServerConfig build_server_config(const ServeOptions& options) {
       RealEncoder real = make_real_encoder_with_idle(o, profiler);
       config.engine.encoder = std::move(real.hook);
       config.engine.on_idle = std::move(real.on_idle);
+      config.measured_op_times = std::move(real.measured_op_times);
       config.profile = [profiler](ProfileAction action) { return profiler->handle(action); };
     } else {
       config.engine.encoder = make_cost_model_encoder(EncoderCostModel{});
@@ -435,8 +439,11 @@ int run_serve(const ServeOptions& options, const std::vector<std::string>& argv,
                           {"per_context_token_ms", config.engine.lm.per_context_token_ms},
                           {"source", config.engine.lm.source}}}};
     result["summary"] = summary_json(server);
+    if (config.measured_op_times) result["measured_op_times"] = device::to_json(*config.measured_op_times);
     write_json_file(options.result_json, result);
   }
+  // After stop(): the engine thread ran its last forward, so the counts are final.
+  if (config.measured_op_times) out << "encbench-serve " << device::describe(*config.measured_op_times) << std::endl;
   out << "encbench-serve stopped" << std::endl;
   return 0;
 }

@@ -21,6 +21,7 @@ struct ServeOptions {
   std::string served_model_name;           // default: model
   std::string device = "sim:ascend-910b";  // cpu | sim:<profile> (sim: real clock, no tensor memory)
   std::filesystem::path profiles_dir = "scenarios/devices";
+  std::filesystem::path op_map;            // trace: devices: kernel-name map ("" = the shipped one)
   std::string encoder_preset = "baseline"; // baseline | pr6448 | pr7104 | optimized
   std::string encoder = "real";            // real (EncoderRunner on --device) | cost-model
   bool encoder_mlp = true;                 // norm2 + MLP per layer (realistic encoder time)
@@ -82,6 +83,8 @@ EncoderHook make_real_encoder(const ServeOptions& options, std::shared_ptr<Encod
 struct RealEncoder {
   EncoderHook hook;
   IdleHook on_idle;
+  // trace: devices: the op times the forwards take (counts read at shutdown). Null otherwise.
+  std::shared_ptr<const device::MeasuredOpTimes> measured_op_times;
 };
 RealEncoder make_real_encoder_with_idle(const ServeOptions& options,
                                         std::shared_ptr<EncoderProfiler> profiler = nullptr);

@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "harness/core/error.hpp"
+#include "harness/device/measured_op_times.hpp"
 #include "harness/server/api_error.hpp"
 #include "harness/server/openai_response.hpp"
 
@@ -845,6 +846,22 @@ void Server::Impl::accept_next() {
   });
 }
 
+namespace {
+
+// trace: devices: how the encoder's ops got their times (measured_op_times.hpp), so a scrape
+// shows how much of the encoder time is the trace's and how much the roofline's.
+void write_op_time_metrics(std::ostream& out, const device::OpTimeCounts& c) {
+  out << "# HELP encbench:encoder_op_time_lookups_total Encoder ops timed from the --device trace, by lookup "
+         "(fell_back: the roofline).\n"
+         "# TYPE encbench:encoder_op_time_lookups_total counter\n";
+  const std::pair<const char*, std::size_t> kinds[] = {
+      {"exact", c.exact}, {"scaled", c.scaled}, {"name_only", c.name_only}, {"mapped", c.mapped}, {"fell_back", c.fell_back}};
+  for (const auto& [kind, count] : kinds)
+    out << "encbench:encoder_op_time_lookups_total{lookup=\"" << kind << "\"} " << count << '\n';
+}
+
+}  // namespace
+
 std::string Server::Impl::metrics_text() const {
   const EngineStats e = engine_->stats();
   HttpStats h;
@@ -910,6 +927,7 @@ std::string Server::Impl::metrics_text() const {
       << "encbench:faults_injected_total{kind=\"fail\"} " << h.faults_failed << '\n'
       << "encbench:faults_injected_total{kind=\"disconnect\"} " << h.faults_disconnected << '\n'
       << "encbench:faults_injected_total{kind=\"stall\"} " << h.faults_stalled << '\n';
+  if (config_.measured_op_times) write_op_time_metrics(out, config_.measured_op_times->counts());
   return out.str();
 }
 

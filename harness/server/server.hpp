@@ -22,6 +22,10 @@
 #include "harness/server/engine.hpp"
 #include "harness/server/openai_request.hpp"
 
+namespace encbench::device {
+class MeasuredOpTimes;  // device/measured_op_times.hpp
+}
+
 namespace encbench::server {
 
 // POST /start_profile and /stop_profile (vLLM's protocol). Unset -> 404, as on a vLLM started
@@ -62,6 +66,9 @@ struct ServerConfig {
   int decode_threads = 1;
   FaultConfig faults;
   ProfileHandler profile;
+  // trace: devices: the encoder's measured op times, whose lookup counts /metrics and the
+  // shutdown report show (null otherwise).
+  std::shared_ptr<const device::MeasuredOpTimes> measured_op_times;
 };
 
 // Counters of the HTTP layer (the engine keeps its own, see EngineStats).

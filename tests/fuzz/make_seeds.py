@@ -143,6 +143,15 @@ def scenarios():
     write("fuzz_scenario_json", "wrong-schema.json", '{"schema": 5}')
     write("fuzz_scenario_json", "infinite-rate.json", '{"request_rate": 1e400, "rounds": 0}')
     write("fuzz_scenario_json", "array.json", "[]")
+    # Op name maps (--op-map), fed to the same target by their schema.
+    write("fuzz_scenario_json", "op-name-map.json",
+          (ROOT / "scenarios" / "devices" / "op-maps" / "op-name-map.json").read_bytes())
+    head = '{"schema": "encbench-op-name-map", "version": 1, '
+    write("fuzz_scenario_json", "op-map-role-typo.json", head + '"encbench_ops": [{"ops": "attention", "role": "attention"}], '
+          '"trace_kernels": [{"kernels": "FlashAttentionScore", "role": "atention", "source": "x"}]}')
+    write("fuzz_scenario_json", "op-map-wrong-types.json", head + '"encbench_ops": {"ops": 1}, "trace_kernels": [3]}')
+    write("fuzz_scenario_json", "op-map-stars.json", head + '"encbench_ops": [{"ops": "****a*b*c|?*?|", "role": "r"}], '
+          '"trace_kernels": [{"kernels": "*|**|***", "role": "r", "source": ""}]}')
 
 
 def model_files():

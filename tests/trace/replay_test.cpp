@@ -292,5 +292,21 @@ TEST(TraceReplay, TorchNpuEncoderForwardWithoutTheD2H) {
   EXPECT_EQ(m.device_idle.idle_ns_by_class.at(timeline::GapClass::sync_stall), 0);
 }
 
+// The worked example's fixture (docs/trace.md): real kernel names, 19 tasks per layer; the what-if
+// must give what make_npu_vit_forward.py places for the program without the D2H.
+TEST(TraceReplay, TorchNpuVitForwardWithoutTheD2H) {
+  const ImportedTrace trace = import_trace_file(fixture("torch_npu_vit_forward.json"));
+  const ReplayModel model = build_replay_model(trace, -1);
+  ASSERT_EQ(model.forwards.size(), 1u);
+  EXPECT_EQ(trace_forward_times(model)[0].duration_ns(), us(1633));
+  EXPECT_EQ(measure_replay(model, replay(model), us(30)).forwards[0].duration_ns(), us(1633));
+  ReplayEdits edits;
+  edits.drop = "Sub|MemCopy";
+  EditReport report;
+  const ReplayModel edited = apply_edits(model, edits, report);
+  EXPECT_EQ(report.dropped_ops, 8u);
+  EXPECT_EQ(measure_replay(edited, replay(edited), us(30)).forwards[0].duration_ns(), us(1417));
+}
+
 }  // namespace
 }  // namespace encbench::trace
