@@ -507,7 +507,9 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
   }
 
   void on_engine_event(EngineEvent event) {
-    if (closed_ || response_complete_ || !formatter_) return;
+    // A disconnect fault already scheduled: nothing more is written (under load further tokens,
+    // and then the final chunk and [DONE], arrived before the write drained and the fault was lost).
+    if (closed_ || response_complete_ || abort_after_write_ || !formatter_) return;
     const ResponseFormatter& fmt = *formatter_;
     if (event.finish == FinishReason::error) {
       engine_handle_.reset();
