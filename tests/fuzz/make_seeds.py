@@ -134,6 +134,11 @@ def results():
     summary = (ROOT / "tests" / "reports" / "fixtures" / "vllm_serve_summary.json").read_bytes()
     write("fuzz_result_json", "vllm_serve_summary.json.gz", gzip.compress(summary, mtime=0))
     write("fuzz_result_json", "array.json", "[]")
+    for f in sorted((ROOT / "scenarios" / "gates").glob("*.json")):
+        write("fuzz_result_json", "gate-" + f.name, f.read_bytes())
+    write("fuzz_result_json", "gate-wrong-types.json", json.dumps({
+        "schema": "encbench-gate", "schema_version": 1, "alpha": "x", "defaults": {"relative": [1]},
+        "metrics": [{"name": 5, "direction": "sideways"}]}))
 
 
 def scenarios():
@@ -202,6 +207,8 @@ if __name__ == "__main__":
               "fuzz_result_json", "fuzz_scenario_json", "fuzz_model_files", "fuzz_dataset"]:
         # Inputs the fuzzer found (found-*) stay: they are regression seeds.
         for f in (CORPUS / t).glob("*"):
-            if not f.name.startswith("found-"):
+            # found-*: inputs the fuzzer found; engine-timeline.json: written by hand from a
+            # server answer (harness/server/engine_timeline.cpp), not by this script.
+            if not f.name.startswith("found-") and f.name != "engine-timeline.json":
                 f.unlink()
     data_urls(); requests(); sse(); chunks(); traces(); results(); scenarios(); model_files(); datasets()

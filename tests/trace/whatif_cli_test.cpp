@@ -94,7 +94,10 @@ TEST_F(SimTraces, UneditedReplayReproducesEachForward) {
     EXPECT_NEAR(path["length_us"].get<double>() / 1e3, f["replay_ms"].get<double>(), 0.001 * trace_ms);
   }
   // The trace's forward is encode's own forward time (the last forward is in the trace).
-  EXPECT_NEAR(j["forwards"].back()["trace_ms"].get<double>(), forward_ms("baseline"), 0.05 * forward_ms("baseline"));
+  // Two runs of encode: their host work differs by this machine's noise (more under sanitizers).
+  const double tolerance = std::getenv("ENCBENCH_SANITIZED") ? 0.15 : 0.05;
+  EXPECT_NEAR(j["forwards"].back()["trace_ms"].get<double>(), forward_ms("baseline"),
+              tolerance * forward_ms("baseline"));
 }
 
 // The check: dropping the per-layer seq_lens D2H syncs from the baseline trace predicts
@@ -113,7 +116,12 @@ TEST_F(SimTraces, DroppingSeqLensSyncsPredictsHostPrecomputed) {
   const double measured = forward_ms("precomputed");
   const double baseline = forward_ms("baseline");
   EXPECT_LT(measured, baseline);  // the toggle helps, so the check is not vacuous
-  EXPECT_NEAR(predicted, measured, 0.05 * measured) << slurp(dir() / "w.log");
+  // The forwards' host work is this process's own (timed on its thread): under the sanitizers,
+  // with the suite running beside it, the trace's and the measured run's host time drifted apart
+  // by 9 % (5.52 vs 5.07 ms, CI's ASan run; 6 of 6 within 5 % alone). The sanitizer run checks
+  // memory safety; the 5 % model check is the Release run's.
+  const double tolerance = std::getenv("ENCBENCH_SANITIZED") ? 0.15 : 0.05;
+  EXPECT_NEAR(predicted, measured, tolerance * measured) << slurp(dir() / "w.log");
 }
 
 TEST_F(SimTraces, DiffShowsSyncsPerForward27To0AndGates) {
