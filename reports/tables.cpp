@@ -76,6 +76,7 @@ std::string verdict_cell(const MetricComparison& r, bool markdown) {
   else if (r.interval_low) cell += " (PI " + format_number(*r.interval_low) + ".." + format_number(*r.interval_high) + ")";
   else if (r.method == "deterministic") cell += " (deterministic)";
   if (r.regression) cell += markdown ? " **REGRESSION**" : " REGRESSION";
+  if (!r.accepted.empty()) cell += (markdown ? " **ACCEPTED**: " : " ACCEPTED: ") + r.accepted;
   return cell;
 }
 
@@ -102,7 +103,9 @@ std::vector<Row> table_rows(const Comparison& c, bool markdown) {
       for (const auto& e : c.exact) {
         if (!e.applicable) continue;
         group.push_back({e.label, e.before, e.after, e.expectation,
-                         e.passed ? "OK" : (markdown ? "**VIOLATED**" : "VIOLATED")});
+                         !e.accepted.empty() ? (markdown ? "**ACCEPTED**: " : "ACCEPTED: ") + e.accepted
+                         : e.passed          ? "OK"
+                                             : (markdown ? "**VIOLATED**" : "VIOLATED")});
       }
       // numeric exact-group metrics already listed above get their check beside them
     }
@@ -128,8 +131,12 @@ std::string pad(const std::string& s, std::size_t width) {
 std::string summary_line(const Comparison& c) {
   std::ostringstream out;
   const std::size_t n = c.regression_count();
+  std::size_t accepted = 0;
+  for (const auto& r : c.rows) accepted += r.accepted.empty() ? 0 : 1;
+  for (const auto& e : c.exact) accepted += e.accepted.empty() ? 0 : 1;
   if (n == 0) {
     out << "Gate (" << c.gate_name << "): PASS";
+    if (accepted) out << " (" << accepted << " intended change" << (accepted > 1 ? "s" : "") << " accepted)";
   } else {
     out << "Gate (" << c.gate_name << "): FAIL, " << n << " regression" << (n > 1 ? "s" : "") << ":";
     for (const auto& r : c.rows)
