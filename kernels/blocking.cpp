@@ -1,0 +1,65 @@
+#include "kernels/blocking.hpp"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+#include "kernels/cpu/dispatch.hpp"
+
+namespace encbench::kernels {
+namespace {
+
+std::int64_t sysconf_or(int name, std::int64_t fallback, bool& reported) {
+  const long v = ::sysconf(name);
+  if (v > 0) return v;
+  reported = false;
+  return fallback;
+}
+
+int round_down(std::int64_t x, int multiple) {
+  return static_cast<int>(std::max<std::int64_t>(multiple, x / multiple * multiple));
+}
+
+}  // namespace
+
+DetectedCaches detect_cache_sizes() {
+  DetectedCaches d;
+  d.reported = true;
+  d.sizes.l1d = sysconf_or(_SC_LEVEL1_DCACHE_SIZE, 32 << 10, d.reported);
+  d.sizes.l2 = sysconf_or(_SC_LEVEL2_CACHE_SIZE, 512 << 10, d.reported);
+  d.sizes.l3 = sysconf_or(_SC_LEVEL3_CACHE_SIZE, 8 << 20, d.reported);
+  return d;
+}
+
+GemmBlocking gemm_blocking(Isa resolved, const CacheSizes& caches) {
+  const detail::IsaOps& ops = detail::ops_for(resolved);
+  GemmBlocking b;
+  b.mr = ops.gemm_mr;
+  b.nr = ops.gemm_nr;
+  constexpr std::int64_t f = sizeof(float);
+  // KC: the B micro-panel (KC x NR) is reused by every A panel of the block, so it lives in L1;
+  // the other half of L1 is for the A micro-panel streaming through and the C tile.
+  const std::int64_t l1d = std::clamp<std::int64_t>(caches.l1d, 16 << 10, 256 << 10);
+  b.kc = std::clamp(round_down(l1d / 2 / (b.nr * f), 16), 128, 512);
+  // MC: the packed A block (MC x KC) is reused across all B micro-panels: half of L2.
+  const std::int64_t l2 = std::clamp<std::int64_t>(caches.l2, 128 << 10, 8 << 20);
+  b.mc = std::clamp(round_down(l2 / 2 / (b.kc * f), b.mr), b.mr, 1024 / b.mr * b.mr);
+  // NC: the packed B block (KC x NC) is shared by the workers through L3.
+  const std::int64_t l3 = std::clamp<std::int64_t>(caches.l3, 1 << 20, 256 << 20);
+  b.nc = std::clamp(round_down(l3 / 2 / (b.kc * f), b.nr), 16 * b.nr, 8192 / b.nr * b.nr);
+  return b;
+}
+
+GemmBlocking gemm_blocking_for(Isa isa) {
+  // The cache sizes cannot change while the process runs, and reading them costs CPUID
+  // instructions (VM exits in a guest): once per process, not per GEMM call.
+  static const CacheSizes caches = detect_cache_sizes().sizes;
+  GemmBlocking b = gemm_blocking(resolve_isa(isa), caches);
+  if (const char* e = std::getenv("TUNE_KC")) b.kc = std::atoi(e);
+  if (const char* e = std::getenv("TUNE_MC")) b.mc = std::atoi(e) / b.mr * b.mr;
+  if (const char* e = std::getenv("TUNE_NC")) b.nc = std::atoi(e) / b.nr * b.nr;
+  return b;
+}
+
+}  // namespace encbench::kernels
