@@ -38,12 +38,13 @@ GemmBlocking gemm_blocking(Isa resolved, const CacheSizes& caches) {
   b.mr = ops.gemm_mr;
   b.nr = ops.gemm_nr;
   constexpr std::int64_t f = sizeof(float);
-  // KC: the B micro-panel (KC x NR) is reused by every A panel of the block, so it lives in L1;
-  // the other half of L1 is for the A micro-panel streaming through and the C tile.
-  const std::int64_t l1d = std::clamp<std::int64_t>(caches.l1d, 16 << 10, 256 << 10);
-  b.kc = std::clamp(round_down(l1d / 2 / (b.nr * f), 16), 128, 512);
-  // MC: the packed A block (MC x KC) is reused across all B micro-panels: half of L2.
+  // KC: deep enough that the C tile's load/add/store (once per KC steps) is noise, which is what
+  // limited the 128-256 that an "L1/2" rule gives here (measured, docs/kernels.md: 384 and 512
+  // tie with BLIS, 128 was 0.79 of it): 384, unless L2 is so small that the KC x NR micro-panel
+  // would take more than a quarter of it. The hardware prefetcher streams the micro-panel from L2.
   const std::int64_t l2 = std::clamp<std::int64_t>(caches.l2, 128 << 10, 8 << 20);
+  b.kc = std::clamp(round_down(l2 / 4 / (b.nr * f), 16), 128, 384);
+  // MC: the packed A block (MC x KC) is reused across all B micro-panels: half of L2.
   b.mc = std::clamp(round_down(l2 / 2 / (b.kc * f), b.mr), b.mr, 1024 / b.mr * b.mr);
   // NC: the packed B block (KC x NC) is shared by the workers through L3.
   const std::int64_t l3 = std::clamp<std::int64_t>(caches.l3, 1 << 20, 256 << 20);
