@@ -161,17 +161,18 @@ void run_flash(const FlashProblem& p, const std::vector<Segment>& segs, WorkerPo
   // zero-padded.
   auto pack_block = [&](int kvh, const Segment& seg, int key0, int n, float* kt, float* vp) {
     const int n_pad = static_cast<int>(round_up(n, detail::kKeyPad));
+    const std::size_t token0 = static_cast<std::size_t>(seg.start + key0);
+    // K^T with the ISA's 8x8 transposes (the scalar strided copy was a hot spot of the
+    // 64-token windows).
+    ops.pack_transposed(p.k + token0 * kv_stride + static_cast<std::size_t>(kvh) * D, kv_stride, n,
+                        D, n_pad, kt);
     for (int j = 0; j < n_pad; ++j) {
       float* vrow = vp + static_cast<std::size_t>(j) * Dp;
       if (j < n) {
-        const std::size_t token = static_cast<std::size_t>(seg.start + key0 + j);
-        const float* krow = p.k + token * kv_stride + static_cast<std::size_t>(kvh) * D;
-        const float* vsrc = p.v + token * kv_stride + static_cast<std::size_t>(kvh) * D;
-        for (int d = 0; d < D; ++d) kt[static_cast<std::size_t>(d) * n_pad + j] = krow[d];
+        const float* vsrc = p.v + (token0 + j) * kv_stride + static_cast<std::size_t>(kvh) * D;
         std::copy(vsrc, vsrc + D, vrow);
         std::fill(vrow + D, vrow + Dp, 0.0f);
       } else {
-        for (int d = 0; d < D; ++d) kt[static_cast<std::size_t>(d) * n_pad + j] = 0.0f;
         std::fill(vrow, vrow + Dp, 0.0f);
       }
     }

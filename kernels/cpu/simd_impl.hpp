@@ -118,6 +118,16 @@ struct Impl {
       for (int n = 0; n < NC; ++n) V::store(o + r * ldo + n * W, acc[r][n]);
   }
 
+  // Output vectors of P.V pass `pass` for rows of `nvec` vectors: passes of PV_NCMAX, except
+  // that a last pass under half of PV_NCMAX (AVX2 at d80: 3+3+3+1, the 1-vector pass bound by its
+  // broadcasts) is avoided by splitting evenly (3+3+2+2).
+  static constexpr int pv_pass_vectors(int nvec, int pass) {
+    const int passes = (nvec + V::PV_NCMAX - 1) / V::PV_NCMAX;
+    const int last = nvec - (passes - 1) * V::PV_NCMAX;
+    if (2 * last >= V::PV_NCMAX) return imin(V::PV_NCMAX, nvec - pass * V::PV_NCMAX);
+    return nvec / passes + (pass < nvec % passes ? 1 : 0);
+  }
+
   // A whole row group (kAttnRowGroup rows) for `nc` output vectors starting at column c0.
   template <int NC>
   static inline void pv_group_nc(const float* p, std::size_t ldp, int k0, int k1, const float* v,
@@ -230,10 +240,8 @@ struct Impl {
         // O += P V.
         for (int k0 = 0; k0 < n_pad; k0 += kPvKeyChunk) {
           const int k1 = imin(n_pad, k0 + kPvKeyChunk);
-          for (int c0 = 0; c0 < Dp; c0 += V::PV_NCMAX * W) {
-            const int nc = imin(V::PV_NCMAX * W, Dp - c0) / W;
-            pv_group(nc, sc.scores, lds, k0, k1, vp + c0, Dp, og + c0, Dp);
-          }
+          for (int c0 = 0, pass = 0; c0 < Dp; c0 += pv_pass_vectors(Dp / W, pass++) * W)
+            pv_group(pv_pass_vectors(Dp / W, pass), sc.scores, lds, k0, k1, vp + c0, Dp, og + c0, Dp);
         }
       }
     }
@@ -380,8 +388,9 @@ struct Impl {
   static constexpr double fma_flops_per_iteration() { return 2.0 * W * V::FMA_ACC; }
 
   static const IsaOps& ops() {
-    static constexpr IsaOps table{&attend_block, &gemm_block, &gemm_pack_a, &gemm_pack_b, MR, NR, &fma_loop,
-                                   fma_flops_per_iteration()};
+    static constexpr IsaOps table{&attend_block,    &gemm_block, &gemm_pack_a,
+                                  &pack_transposed, &gemm_pack_b, MR,
+                                  NR,               &fma_loop,   fma_flops_per_iteration()};
     return table;
   }
 };

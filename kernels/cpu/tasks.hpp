@@ -58,6 +58,10 @@ struct IsaOps {
   void (*gemm_block)(const GemmBlockTask& task);
   // Packing for gemm_block: A rows into MR-row panels, W rows (output columns) into one NR panel.
   void (*gemm_pack_a)(const float* a, std::size_t lda, int rows, int kc, float* dst);
+  // dst[d * width + j] = src[j * lds + d] for j < rows, d < cols; zero for rows <= j < width
+  // (K^T packing of attention, GEMM panels).
+  void (*pack_transposed)(const float* src, std::size_t lds, int rows, int cols, int width,
+                          float* dst);
   void (*gemm_pack_b)(const float* w, std::size_t ldw, int cols, int kc, float* dst);
   int gemm_mr, gemm_nr;  // register tile of gemm_block: rows x columns
   // Runs `iterations` rounds of the independent-accumulator FMA loop; returns a checksum so the
