@@ -3,7 +3,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 
 #include "kernels/cpu/dispatch.hpp"
 
@@ -52,15 +51,38 @@ GemmBlocking gemm_blocking(Isa resolved, const CacheSizes& caches) {
   return b;
 }
 
-GemmBlocking gemm_blocking_for(Isa isa) {
-  // The cache sizes cannot change while the process runs, and reading them costs CPUID
-  // instructions (VM exits in a guest): once per process, not per GEMM call.
+namespace {
+
+// The cache sizes cannot change while the process runs, and reading them costs CPUID
+// instructions (VM exits in a guest): once per process, not per kernel call.
+const CacheSizes& machine_caches() {
   static const CacheSizes caches = detect_cache_sizes().sizes;
-  GemmBlocking b = gemm_blocking(resolve_isa(isa), caches);
-  if (const char* e = std::getenv("TUNE_KC")) b.kc = std::atoi(e);
-  if (const char* e = std::getenv("TUNE_MC")) b.mc = std::atoi(e) / b.mr * b.mr;
-  if (const char* e = std::getenv("TUNE_NC")) b.nc = std::atoi(e) / b.nr * b.nr;
-  return b;
+  return caches;
+}
+
+int pow2_floor_in(std::int64_t x, int lo, int hi) {
+  int p = lo;
+  while (p * 2 <= hi && p * 2 <= x) p *= 2;
+  return p;
+}
+
+}  // namespace
+
+GemmBlocking gemm_blocking_for(Isa isa) { return gemm_blocking(resolve_isa(isa), machine_caches()); }
+
+AttentionTiling attention_default_tiling(int head_dim, const CacheSizes& caches) {
+  const std::int64_t d = std::max(1, head_dim);
+  const std::int64_t bytes_per_row = (d + static_cast<std::int64_t>(detail::round_up(d, detail::kKeyPad))) *
+                                     static_cast<std::int64_t>(sizeof(float));
+  const std::int64_t quarter_l2 = std::max<std::int64_t>(caches.l2, 64 << 10) / 4;
+  AttentionTiling t;
+  t.block_kv = pow2_floor_in(quarter_l2 / bytes_per_row, 64, 256);
+  t.block_q = pow2_floor_in(quarter_l2 / bytes_per_row, 64, 256);
+  return t;
+}
+
+AttentionTiling attention_default_tiling(int head_dim) {
+  return attention_default_tiling(head_dim, machine_caches());
 }
 
 }  // namespace encbench::kernels

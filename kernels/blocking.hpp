@@ -4,6 +4,7 @@
 // hierarchy gets its own blocking instead of constants tuned on one host.
 #include <cstdint>
 
+#include "kernels/attention.hpp"
 #include "kernels/isa.hpp"
 
 namespace encbench::kernels {
@@ -31,5 +32,14 @@ struct GemmBlocking {
 GemmBlocking gemm_blocking(Isa resolved, const CacheSizes& caches);
 // The blocking gemm() uses on this machine for `isa` (best resolved as gemm resolves it).
 GemmBlocking gemm_blocking_for(Isa isa);
+
+// Attention default: block_kv keys such that the packed K and V block (block_kv x (D + Dp)
+// floats, re-read by every row group of the query block) takes at most a quarter of L2, and
+// block_q rows such that the Q and O tiles (block_q x (D + Dp)) take at most another quarter;
+// powers of two in [64, 256]. 1 MiB L2 at d80 -> 256 x 256, which measured at or above every
+// registered tile of kernels/attention_tiling on both ISAs (docs/kernels.md).
+AttentionTiling attention_default_tiling(int head_dim, const CacheSizes& caches);
+// The same for this machine's caches (read once per process).
+AttentionTiling attention_default_tiling(int head_dim);
 
 }  // namespace encbench::kernels

@@ -156,7 +156,7 @@ void run_attention(benchmark::State& state, AttnKernel kernel, int head_dim, Att
   set_rate_counters(state, cost.flops, peak, cpu_seconds);
   state.counters["head_dim_computed"] = width;
   state.counters["threads"] = threads;
-  const AttentionTiling used = resolve_tiling(tiling);
+  const AttentionTiling used = resolve_tiling(tiling, width);
   state.counters["block_q"] = used.block_q;
   state.counters["block_kv"] = used.block_kv;
 }
@@ -269,7 +269,7 @@ void add_kernel_context(unsigned threads) {
       "gemm_tile", std::to_string(g.mr) + "x" + std::to_string(g.nr) + " kc " +
                        std::to_string(g.kc) + " mc " + std::to_string(g.mc) + " nc " +
                        std::to_string(g.nc));
-  const AttentionTiling t = resolve_tiling({});
+  const AttentionTiling t = resolve_tiling({}, 80);
   benchmark::AddCustomContext("attention_default_tile_d80", "block_q " + std::to_string(t.block_q) +
                                                                 " block_kv " +
                                                                 std::to_string(t.block_kv));
