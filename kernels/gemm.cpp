@@ -60,6 +60,51 @@ WorkSplit split_work(std::int64_t m, int nc_panels, const GemmBlocking& b, unsig
   return s;
 }
 
+// One (NC, KC) step of the loop nest: the column block [jc, jc + nc) and reduction slice
+// [pc, pc + kc), with the packed B buffer and the per-worker A buffers.
+struct BlockStep {
+  std::int64_t jc = 0, pc = 0;
+  int nc = 0, kc = 0;
+  int panels = 0;            // NR-wide B panels of the column block
+  int panels_per_split = 0;  // panels per column split of an item
+};
+
+void pack_b_panels(const detail::IsaOps& ops, const GemmArgs& a, const GemmBlocking& b,
+                   const BlockStep& s, int p_begin, int p_end, float* b_packed) {
+  for (int p = p_begin; p < p_end; ++p) {
+    const std::int64_t j0 = static_cast<std::int64_t>(p) * b.nr;
+    ops.gemm_pack_b(a.w + (s.jc + j0) * a.k + s.pc, static_cast<std::size_t>(a.k),
+                    static_cast<int>(std::min<std::int64_t>(b.nr, s.nc - j0)), s.kc,
+                    b_packed + static_cast<std::size_t>(j0) * s.kc);
+  }
+}
+
+// Work item `item` of a step: packs its A rows (and, when `pack_b`, its own B panels), then runs
+// the macro-kernel over its columns.
+void run_item(const detail::IsaOps& ops, const GemmArgs& a, const GemmBlocking& b,
+              const WorkSplit& split, const BlockStep& s, std::size_t item, bool pack_b,
+              float* b_packed, float* a_packed) {
+  const std::int64_t i0 = static_cast<std::int64_t>(item) / split.col_splits * split.mc;
+  const int p0 = static_cast<int>(static_cast<std::int64_t>(item) % split.col_splits) *
+                 s.panels_per_split;
+  const int j0 = p0 * b.nr;
+  if (j0 >= s.nc) return;
+  if (pack_b) pack_b_panels(ops, a, b, s, p0, std::min(s.panels, p0 + s.panels_per_split), b_packed);
+  const int rows = static_cast<int>(std::min<std::int64_t>(split.mc, a.m - i0));
+  ops.gemm_pack_a(a.x + i0 * a.k + s.pc, static_cast<std::size_t>(a.k), rows, s.kc, a_packed);
+  detail::GemmBlockTask t;
+  t.a_packed = a_packed;
+  t.b_packed = b_packed + static_cast<std::size_t>(j0) * s.kc;
+  t.mc = rows;
+  t.nc = std::min(s.nc - j0, s.panels_per_split * b.nr);
+  t.kc = s.kc;
+  t.c = a.out + i0 * a.n + s.jc + j0;
+  t.ldc = static_cast<std::size_t>(a.n);
+  t.bias = a.bias ? a.bias + s.jc + j0 : nullptr;
+  t.first = s.pc == 0;
+  ops.gemm_block(t);
+}
+
 }  // namespace
 
 void gemm(const GemmArgs& a, WorkerPool& pool, Isa isa, Workspace* workspace) {
@@ -77,39 +122,27 @@ void gemm(const GemmArgs& a, WorkerPool& pool, Isa isa, Workspace* workspace) {
   Workspace local;
   float* b_packed = (workspace ? *workspace : local).floats(b_floats + a_floats * workers);
   float* a_scratch = b_packed + b_floats;
+  // With one row block, every B panel is used by exactly one item: the item packs it itself and
+  // the step needs one pool round instead of two (small GEMMs of the live forward are dominated
+  // by those rounds). Otherwise B is packed once, shared by the row blocks.
+  const bool items_pack_b = split.row_blocks == 1;
+  const std::size_t items = static_cast<std::size_t>(split.row_blocks * split.col_splits);
 
   for (std::int64_t jc = 0; jc < a.n; jc += b.nc) {
-    const int nc = static_cast<int>(std::min<std::int64_t>(b.nc, a.n - jc));
-    const int panels = (nc + b.nr - 1) / b.nr;
     for (std::int64_t pc = 0; pc < a.k; pc += b.kc) {
-      const int kc = static_cast<int>(std::min<std::int64_t>(b.kc, a.k - pc));
-      pool.run(static_cast<std::size_t>(panels), [&](std::size_t p, unsigned) {
-        const std::int64_t j0 = static_cast<std::int64_t>(p) * b.nr;
-        ops.gemm_pack_b(a.w + (jc + j0) * a.k + pc, static_cast<std::size_t>(a.k),
-                        static_cast<int>(std::min<std::int64_t>(b.nr, nc - j0)), kc,
-                        b_packed + static_cast<std::size_t>(j0) * kc);
-      });
-      const std::int64_t items = split.row_blocks * split.col_splits;
-      const int panels_per_split = static_cast<int>((panels + split.col_splits - 1) / split.col_splits);
-      pool.run(static_cast<std::size_t>(items), [&](std::size_t item, unsigned worker) {
-        const std::int64_t i0 = static_cast<std::int64_t>(item) / split.col_splits * split.mc;
-        const int p0 = static_cast<int>(static_cast<std::int64_t>(item) % split.col_splits) * panels_per_split;
-        const int j0 = p0 * b.nr;
-        if (j0 >= nc) return;
-        const int rows = static_cast<int>(std::min<std::int64_t>(split.mc, a.m - i0));
-        float* ap = a_scratch + a_floats * std::min(worker, workers - 1);
-        ops.gemm_pack_a(a.x + i0 * a.k + pc, static_cast<std::size_t>(a.k), rows, kc, ap);
-        detail::GemmBlockTask t;
-        t.a_packed = ap;
-        t.b_packed = b_packed + static_cast<std::size_t>(j0) * kc;
-        t.mc = rows;
-        t.nc = std::min(nc - j0, panels_per_split * b.nr);
-        t.kc = kc;
-        t.c = a.out + i0 * a.n + jc + j0;
-        t.ldc = static_cast<std::size_t>(a.n);
-        t.bias = a.bias ? a.bias + jc + j0 : nullptr;
-        t.first = pc == 0;
-        ops.gemm_block(t);
+      BlockStep s;
+      s.jc = jc, s.pc = pc;
+      s.nc = static_cast<int>(std::min<std::int64_t>(b.nc, a.n - jc));
+      s.kc = static_cast<int>(std::min<std::int64_t>(b.kc, a.k - pc));
+      s.panels = (s.nc + b.nr - 1) / b.nr;
+      s.panels_per_split = static_cast<int>((s.panels + split.col_splits - 1) / split.col_splits);
+      if (!items_pack_b)
+        pool.run(static_cast<std::size_t>(s.panels), [&](std::size_t p, unsigned) {
+          pack_b_panels(ops, a, b, s, static_cast<int>(p), static_cast<int>(p) + 1, b_packed);
+        });
+      pool.run(items, [&](std::size_t item, unsigned worker) {
+        run_item(ops, a, b, split, s, item, items_pack_b, b_packed,
+                 a_scratch + a_floats * std::min(worker, workers - 1));
       });
     }
   }
