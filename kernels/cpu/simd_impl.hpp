@@ -36,12 +36,12 @@ inline typename V::reg exp2_poly(typename V::reg f) {
 
 constexpr int imin(int a, int b) { return a < b ? a : b; }
 
-// Largest divisor of the row group that keeps rows * nc accumulators within the budget.
+// Rows of the P.V micro-tile for nc output vectors: as many as the accumulator budget allows
+// (at most 8); the row group's remainder runs as one shorter tile (AVX2 at 2 vectors: 6 + 6 + 4
+// rows, 12 accumulators instead of 4 x 2 = 8).
 constexpr int pv_rows_for(int acc_budget, int nc) {
-  const int limit = imin(8, acc_budget / nc > 0 ? acc_budget / nc : 1);
-  for (int r = limit; r > 1; --r)
-    if (kAttnRowGroup % r == 0) return r;
-  return 1;
+  const int r = acc_budget / nc;
+  return r < 1 ? 1 : imin(8, imin(r, kAttnRowGroup));
 }
 
 template <class V>
@@ -133,8 +133,11 @@ struct Impl {
   static inline void pv_group_nc(const float* p, std::size_t ldp, int k0, int k1, const float* v,
                                  std::size_t ldv, float* o, std::size_t ldo) {
     constexpr int R = pv_rows_for(V::ACC, NC);
-    for (int r = 0; r < kAttnRowGroup; r += R)
+    constexpr int full = kAttnRowGroup / R * R, tail = kAttnRowGroup - full;
+    for (int r = 0; r < full; r += R)
       pv_tile<R, NC>(p + r * ldp, ldp, k0, k1, v, ldv, o + r * ldo, ldo);
+    if constexpr (tail > 0)
+      pv_tile<tail, NC>(p + full * ldp, ldp, k0, k1, v, ldv, o + full * ldo, ldo);
   }
 
   static inline void pv_group(int nc, const float* p, std::size_t ldp, int k0, int k1,
