@@ -68,12 +68,14 @@ int pow2_floor_in(std::int64_t x, int lo, int hi) {
 
 }  // namespace
 
-GemmBlocking gemm_blocking_for(Isa isa) { return gemm_blocking(resolve_isa(isa), machine_caches()); }
+GemmBlocking gemm_blocking_for(Isa isa) {
+  return gemm_blocking(resolve_isa(isa), machine_caches());
+}
 
 AttentionTiling attention_default_tiling(int head_dim, const CacheSizes& caches) {
   const std::int64_t d = std::max(1, head_dim);
-  const std::int64_t bytes_per_row = (d + static_cast<std::int64_t>(detail::round_up(d, detail::kKeyPad))) *
-                                     static_cast<std::int64_t>(sizeof(float));
+  const auto padded = static_cast<std::int64_t>(detail::round_up(d, detail::kKeyPad));
+  const std::int64_t bytes_per_row = (d + padded) * static_cast<std::int64_t>(sizeof(float));
   const std::int64_t quarter_l2 = std::max<std::int64_t>(caches.l2, 64 << 10) / 4;
   AttentionTiling t;
   t.block_kv = pow2_floor_in(quarter_l2 / bytes_per_row, 64, 256);

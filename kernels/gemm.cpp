@@ -89,7 +89,8 @@ void run_item(const detail::IsaOps& ops, const GemmArgs& a, const GemmBlocking& 
                  s.panels_per_split;
   const int j0 = p0 * b.nr;
   if (j0 >= s.nc) return;
-  if (pack_b) pack_b_panels(ops, a, b, s, p0, std::min(s.panels, p0 + s.panels_per_split), b_packed);
+  if (pack_b)
+    pack_b_panels(ops, a, b, s, p0, std::min(s.panels, p0 + s.panels_per_split), b_packed);
   const int rows = static_cast<int>(std::min<std::int64_t>(split.mc, a.m - i0));
   ops.gemm_pack_a(a.x + i0 * a.k + s.pc, static_cast<std::size_t>(a.k), rows, s.kc, a_packed);
   detail::GemmBlockTask t;

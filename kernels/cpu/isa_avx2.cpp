@@ -14,7 +14,7 @@ struct VecAvx2 {
   // Q.K^T 4 x 3 and P.V 4 x 3: 12 accumulators + 3 vectors + 1 broadcast of the 16 ymm, 7 loads
   // per 12 FMAs (4 x 2 and 2 x 4 were 6 per 8 and ran at 0.65 of the FMA peak at d80).
   static constexpr int QK_R = 4, QK_KC = 3;
-  // GEMM 6 x 16: 12 accumulators + 2 B vectors + 1 broadcast of the 16 ymm (the BLIS Haswell/Zen tile).
+  // GEMM 6 x 16: 12 accumulators + 2 B vectors + 1 broadcast of the 16 ymm (BLIS Haswell/Zen).
   static constexpr bool kHasTranspose = true;
   static void transpose8x8(const float* s, std::size_t ls, float* d, std::size_t ld) {
     detail::transpose8x8(s, ls, d, ld);

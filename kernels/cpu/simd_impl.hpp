@@ -244,7 +244,8 @@ struct Impl {
         for (int k0 = 0; k0 < n_pad; k0 += kPvKeyChunk) {
           const int k1 = imin(n_pad, k0 + kPvKeyChunk);
           for (int c0 = 0, pass = 0; c0 < Dp; c0 += pv_pass_vectors(Dp / W, pass++) * W)
-            pv_group(pv_pass_vectors(Dp / W, pass), sc.scores, lds, k0, k1, vp + c0, Dp, og + c0, Dp);
+            pv_group(pv_pass_vectors(Dp / W, pass), sc.scores, lds, k0, k1, vp + c0, Dp, og + c0,
+                     Dp);
         }
       }
     }
@@ -309,13 +310,15 @@ struct Impl {
     if constexpr (V::kHasTranspose) {
       for (; j + 8 <= rows; j += 8) {
         int d = 0;
-        for (; d + 8 <= kc; d += 8) V::transpose8x8(src + j * lds + d, lds, dst + d * width + j, width);
+        for (; d + 8 <= kc; d += 8)
+          V::transpose8x8(src + j * lds + d, lds, dst + d * width + j, width);
         for (; d < kc; ++d)
           for (int jj = j; jj < j + 8; ++jj) dst[d * width + jj] = src[jj * lds + d];
       }
       for (; j + 4 <= rows; j += 4) {
         int d = 0;
-        for (; d + 4 <= kc; d += 4) V::transpose4x4(src + j * lds + d, lds, dst + d * width + j, width);
+        for (; d + 4 <= kc; d += 4)
+          V::transpose4x4(src + j * lds + d, lds, dst + d * width + j, width);
         for (; d < kc; ++d)
           for (int jj = j; jj < j + 4; ++jj) dst[d * width + jj] = src[jj * lds + d];
       }
