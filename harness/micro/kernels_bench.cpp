@@ -260,8 +260,9 @@ void add_kernel_context(unsigned threads) {
   benchmark::AddCustomContext("kernels_isa_forced_by_env",
                               std::getenv(kIsaEnvVar) ? std::getenv(kIsaEnvVar) : "");
   benchmark::AddCustomContext("cpu_features", describe(detect_cpu_features()));
-  std::string cache_text = "L1d " + std::to_string(caches.sizes.l1d) + " L2 " +
-                           std::to_string(caches.sizes.l2) + " L3 " + std::to_string(caches.sizes.l3);
+  std::string cache_text = "L1d " + std::to_string(caches.sizes.l1d) +
+                           " L2 " + std::to_string(caches.sizes.l2) +
+                           " L3 " + std::to_string(caches.sizes.l3);
   if (!caches.reported) cache_text += " (defaults: not all reported)";
   benchmark::AddCustomContext("cache_sizes", cache_text);
   const GemmBlocking g = gemm_blocking_for(isa);
