@@ -186,11 +186,29 @@ LiveArmRound run_arm_round(const client::BenchConfig& base, const ArmRecipe& arm
   client::BenchResult result;
   std::string client_error;
   try {
-    result = client::run_benchmark(bc);
+    // Warm-ups as a short run of the same workload, not bench's own (copies of the first request):
+    // its run shares the stop fd and would swallow a Ctrl-C that arrives during the warm-ups.
+    if (base.num_warmups > 0) {
+      client::BenchConfig warm = bc;
+      warm.num_warmups = 0;
+      warm.dataset.num_prompts = static_cast<std::size_t>(base.num_warmups);
+      warm.request_rate = INFINITY;
+      warm.profile = warm.scrape_metrics = warm.save_detailed = false;
+      warm.goodput_slo_ms.clear();
+      bc.num_warmups = 0;
+      if (client::run_benchmark(warm).run.interrupted) result.run.interrupted = true;
+    }
+    if (!result.run.interrupted) result = client::run_benchmark(bc);
   } catch (const client::ServerUnreachable& e) {
     client_error = e.what();
   }
-  const std::optional<std::string> died = server.process ? server.process->exited() : std::nullopt;
+  std::optional<std::string> died = server.process ? server.process->exited() : std::nullopt;
+  // The client failed to reach a server that was ready: if it is dying, say so rather than
+  // quote the connection error (its exit shows a moment after its sockets closed).
+  for (int i = 0; i < 200 && !died && server.process && !client_error.empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    died = server.process->exited();
+  }
   stop_server(server, o);
   server.info["round_wall_ms"] =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();

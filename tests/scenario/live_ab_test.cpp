@@ -5,6 +5,7 @@
 // started server is left (kill(-pgid, 0) fails with ESRCH).
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -119,7 +120,12 @@ TEST(LiveAbTest, InterleavedRoundsOnFreshServersFindTheFasterArm) {
       EXPECT_TRUE(v["mde_rel"].is_number());
     }
   EXPECT_TRUE(found);
-  EXPECT_NE(doc["headline"].get<std::string>().find("mean TTFT FASTER"), std::string::npos);
+  // A loaded machine may trip the client-lag guard: then no verdict is printed, and it says why.
+  if (doc["invalid_reasons"].empty())
+    EXPECT_NE(doc["headline"].get<std::string>().find("mean TTFT FASTER"), std::string::npos)
+        << doc["test_stdout"].get<std::string>();
+  else
+    EXPECT_EQ(doc["headline"], "no verdict");
   ASSERT_FALSE(r.html_path.empty());
   std::ifstream html_in(r.html_path);
   const std::string html((std::istreambuf_iterator<char>(html_in)), std::istreambuf_iterator<char>());
@@ -210,8 +216,8 @@ TEST(LiveAbTest, UrlThatRefusesConnections) {
 
 TEST(LiveAbTest, InterruptStopsTheServersAndWritesWhatFinished) {
   LiveAbOptions o = two_arms(test_server(5), test_server(5), "sigint");
-  int pipe_fds[2];
-  ASSERT_EQ(::pipe(pipe_fds), 0);
+  int pipe_fds[2];  // non-blocking, as the CLI's signalfd: the client drains it until EAGAIN
+  ASSERT_EQ(::pipe2(pipe_fds, O_NONBLOCK | O_CLOEXEC), 0);
   o.stop_fd = pipe_fds[0];
   std::set<pid_t> groups;
   o.on_ready = [&](const std::string&, int round, pid_t pgid) {
