@@ -196,7 +196,9 @@ LiveArmRound run_arm_round(const client::BenchConfig& base, const ArmRecipe& arm
       warm.profile = warm.scrape_metrics = warm.save_detailed = false;
       warm.goodput_slo_ms.clear();
       bc.num_warmups = 0;
+      const auto w0 = std::chrono::steady_clock::now();
       if (client::run_benchmark(warm).run.interrupted) result.run.interrupted = true;
+      server.info["warmup_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count();
     }
     if (!result.run.interrupted) result = client::run_benchmark(bc);
   } catch (const client::ServerUnreachable& e) {
@@ -225,6 +227,7 @@ LiveArmRound run_arm_round(const client::BenchConfig& base, const ArmRecipe& arm
   r.serving = client::to_vllm_json(bc, result);
   r.serving["server_metrics_summary"] = vllm_metrics_summary(result.server_metrics_delta);
   r.server = server.info;
+  r.server["prepare_ms"] = static_cast<double>(result.prepare_ns) / 1e6;  // dataset + requests, untimed
   r.server["metrics_message"] = result.metrics_message;
   r.server["profile_message"] = result.profile_message;
   std::ostringstream block;

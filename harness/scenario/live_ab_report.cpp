@@ -93,7 +93,7 @@ void print_verdicts(std::ostream& out, const nlohmann::json& rows) {
 
 // Start/stop cost per round against the measured run: what a fresh server per round adds.
 nlohmann::json overhead_summary(const std::vector<std::vector<LiveArmRound>>& by_arm) {
-  std::vector<double> ready, stop, run_s;
+  std::vector<double> ready, stop, run_s, warmup, wall;
   for (const auto& rounds : by_arm)
     for (const auto& r : rounds) {
       if (r.server.contains("pgid")) {
@@ -101,13 +101,15 @@ nlohmann::json overhead_summary(const std::vector<std::vector<LiveArmRound>>& by
         stop.push_back(r.server.value("stop_ms", 0.0));
       }
       run_s.push_back(r.serving.value("duration", 0.0));
+      warmup.push_back(r.server.value("warmup_ms", 0.0));
+      wall.push_back(r.server.value("round_wall_ms", 0.0));
     }
   auto stat = [](const std::vector<double>& xs) {
     if (xs.empty()) return nlohmann::json();
     return nlohmann::json{{"mean", stats::mean(xs)}, {"max", *std::max_element(xs.begin(), xs.end())}};
   };
   return {{"start_to_ready_ms", stat(ready)}, {"stop_ms", stat(stop)}, {"measured_run_s", stat(run_s)},
-          {"started_servers", ready.size()}};
+          {"warmup_ms", stat(warmup)}, {"round_wall_ms", stat(wall)}, {"started_servers", ready.size()}};
 }
 
 nlohmann::json rounds_json(const LiveAbOptions& o, const std::vector<std::vector<LiveArmRound>>& by_arm) {
@@ -264,7 +266,9 @@ LiveAbRun report_live_ab(const LiveAbOptions& o, const std::vector<std::vector<L
     out << "\nServer start/stop per round: start to ready " << fixed(ov["start_to_ready_ms"]["mean"].get<double>(), 0)
         << " ms mean (max " << fixed(ov["start_to_ready_ms"]["max"].get<double>(), 0) << "), stop "
         << fixed(ov["stop_ms"]["mean"].get<double>(), 0) << " ms mean (max " << fixed(ov["stop_ms"]["max"].get<double>(), 0)
-        << "), measured run " << fixed(ov["measured_run_s"]["mean"].get<double>(), 2) << " s mean\n";
+        << "), warm-up run " << fixed(ov["warmup_ms"]["mean"].get<double>(), 0) << " ms mean, measured run "
+        << fixed(ov["measured_run_s"]["mean"].get<double>(), 2) << " s mean, whole round "
+        << fixed(ov["round_wall_ms"]["mean"].get<double>() / 1e3, 2) << " s mean\n";
   out << "Headline: " << headline << "\n";
   if (!run.failure.empty()) out << "error: " << run.failure << " (the rounds that finished are written)\n";
   run.json_path = o.out_dir / "ab.json";

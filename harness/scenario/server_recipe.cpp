@@ -4,6 +4,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -212,6 +213,10 @@ ServerProcess::ServerProcess(const Launch& launch) {
     if (err_fd >= 0) ::close(err_fd);
     throw std::runtime_error("cannot create the server log files " + out_path + " / " + err_path);
   }
+  // Processes the command leaves behind (the server under `sh -c`) become our children when
+  // their parent exits, so they are reaped here at once: under a container's init, orphaned
+  // zombies waited about a second to be reaped and counted as members of the group meanwhile.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   const pid_t pid = ::fork();
   if (pid == 0) {
     ::setsid();  // own session and process group: stopped as a group, no terminal's Ctrl-C
@@ -242,14 +247,15 @@ ServerProcess::~ServerProcess() {
 }
 
 std::optional<std::string> ServerProcess::exited() {
-  if (reaped_) return exit_;
+  // Reaps every exited member of the group that is our child (the leader, and orphans handed to
+  // us as subreaper); the leader's status is the one reported.
   int status = 0;
-  const pid_t r = ::waitpid(pid_, &status, WNOHANG);
-  if (r == pid_) {
-    reaped_ = true;
-    exit_ = describe_wait_status(status);
-    return exit_;
-  }
+  for (pid_t r; (r = ::waitpid(-pid_, &status, WNOHANG)) > 0;)
+    if (r == pid_) {
+      reaped_ = true;
+      exit_ = describe_wait_status(status);
+    }
+  if (reaped_) return exit_;
   return std::nullopt;
 }
 
