@@ -78,11 +78,12 @@ LiveAbRun run(const LiveAbOptions& o, int prompts = 12) {
 
 TEST(LiveAbTest, InterleavedRoundsOnFreshServersFindTheFasterArm) {
   LiveAbOptions o = two_arms(test_server(40), test_server(10), "faster");
+  o.rounds = 3;
   GroupLog log;
   log.attach(o);
   const LiveAbRun r = run(o, 20);
   EXPECT_EQ(r.exit_code(), 0) << r.failure;
-  EXPECT_EQ(log.groups.size(), 4u);  // a fresh server per arm and round
+  EXPECT_EQ(log.groups.size(), 6u);  // a fresh server per arm and round
   for (pid_t g : log.groups) EXPECT_TRUE(group_gone(g)) << g;
   const auto& doc = r.result;
   EXPECT_EQ(doc["schema"], "encbench-live-ab");
@@ -114,14 +115,20 @@ TEST(LiveAbTest, InterleavedRoundsOnFreshServersFindTheFasterArm) {
   for (const auto& v : doc["verdicts"])
     if (v["metric"] == "mean_ttft_ms") {
       found = true;
-      EXPECT_EQ(v["verdict"], "FASTER");
+      // Scripted 40 vs 10 ms: FASTER, unless this machine's load made the rounds differ so much
+      // that the change does not clear their spread; then NOISY, and the MDE must say the run
+      // could not promise to see it.
+      if (v["verdict"] != "FASTER") {
+        EXPECT_EQ(v["verdict"], "NOISY") << v["reason"];
+        EXPECT_GT(v["mde_rel"].get<double>(), -v["relative_change"].get<double>()) << v["reason"];
+      }
       EXPECT_LT(v["relative_change"].get<double>(), -0.4);
       EXPECT_GT(v["relative_change"].get<double>(), -0.9);
       EXPECT_TRUE(v["mde_rel"].is_number());
     }
   EXPECT_TRUE(found);
   // A loaded machine may trip the client-lag guard: then no verdict is printed, and it says why.
-  if (doc["invalid_reasons"].empty())
+  if (doc["invalid_reasons"].empty() && doc["verdicts"][0]["verdict"] == "FASTER")
     EXPECT_NE(doc["headline"].get<std::string>().find("mean TTFT FASTER"), std::string::npos)
         << doc["test_stdout"].get<std::string>();
   else
