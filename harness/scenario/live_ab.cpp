@@ -113,7 +113,8 @@ StartedServer start_server(const ArmRecipe& arm, int round, const std::filesyste
                          " is already in use by another process; stop it or choose another --arm-port");
     ServerProcess::Launch launch;
     launch.command = expand_recipe(arm.command, s.port, round, arm.name, round_dir);
-    launch.env = arm.env;
+    for (const auto& [key, value] : arm.env)  // placeholders work in values too (profiler directories)
+      launch.env.emplace_back(key, expand_recipe(value, s.port, round, arm.name, round_dir));
     launch.cwd = arm.cwd;
     launch.stdout_path = stdout_path;
     launch.stderr_path = stderr_path;

@@ -98,6 +98,8 @@ TEST(AbPowerTest, FivePercentFasterIsFoundWhereTheMdeSaysItCanBe) {
     ++detectable;
     faster_when_detectable += o.verdict == reports::Verdict::faster ? 1 : 0;
   }
+  RecordProperty("detectable", detectable);
+  RecordProperty("faster_when_detectable", faster_when_detectable);
   EXPECT_GE(detectable, 8);  // round sd 2 %, 6 rounds: the MDE is about 3.6 %
   EXPECT_GE(faster_when_detectable, (8 * detectable + 9) / 10);
 }
@@ -110,6 +112,7 @@ TEST(AbPowerTest, AnAAPairIsSame) {
     same += o.verdict == reports::Verdict::same ? 1 : 0;
     faster_or_slower += o.verdict == reports::Verdict::faster || o.verdict == reports::Verdict::slower ? 1 : 0;
   }
+  RecordProperty("same", same);
   EXPECT_GE(same, 9);
   EXPECT_LE(faster_or_slower, 1);
 }

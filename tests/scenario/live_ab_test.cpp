@@ -252,7 +252,7 @@ TEST(LiveAbTest, EnvAndWorkingDirectoryReachTheCommand) {
   LiveAbOptions o = two_arms(test_server(5), "pwd > {round_dir}/cwd; echo $AB_MARK > {round_dir}/env; " + test_server(5),
                              "env");
   o.rounds = 1;
-  apply_arm_env(o.arms, "opt:AB_MARK=hello world");
+  apply_arm_env(o.arms, "opt:AB_MARK=hello world {arm} {round}");
   apply_arm_cwd(o.arms, "opt:/tmp");
   const LiveAbRun r = run(o);
   ASSERT_EQ(r.exit_code(), 0) << r.failure;
@@ -261,7 +261,7 @@ TEST(LiveAbTest, EnvAndWorkingDirectoryReachTheCommand) {
   std::getline(cwd, cwd_line);
   std::getline(env, env_line);
   EXPECT_EQ(std::filesystem::canonical(cwd_line), std::filesystem::canonical("/tmp"));
-  EXPECT_EQ(env_line, "hello world");
+  EXPECT_EQ(env_line, "hello world opt 1");
 }
 
 TEST(LiveAbTest, BadArmsAreRefusedNamingTheFlag) {
