@@ -54,7 +54,8 @@ struct LiveAbRun {
   std::filesystem::path json_path, html_path;  // html_path empty when no comparison was possible
   std::string failure;                  // "" = every round finished
   bool interrupted = false;
-  int exit_code() const { return interrupted ? 130 : failure.empty() ? 0 : 1; }
+  bool no_verdict = false;              // a round failed requests or the client fell behind
+  int exit_code() const { return interrupted ? 130 : failure.empty() && !no_verdict ? 0 : 1; }
 };
 
 // One arm of one round, as it finished.

@@ -211,6 +211,7 @@ LiveAbRun report_live_ab(const LiveAbOptions& o, const std::vector<std::vector<L
   for (const auto& rounds : by_arm)
     for (const auto& r : rounds) invalid.insert(invalid.end(), r.invalid.begin(), r.invalid.end());
   doc["invalid_reasons"] = invalid;
+  run.no_verdict = !invalid.empty();
   print_rounds(out, o, by_arm);
   const bool comparable = !by_arm[0].empty() && !by_arm[1].empty();
   std::optional<reports::Comparison> comparison;
