@@ -14,6 +14,7 @@
 #include "harness/core/stats.hpp"
 #include "harness/scenario/closed_loop.hpp"
 #include "harness/scenario/pooled.hpp"
+#include "harness/scenario/round_traces.hpp"
 #include "reports/compare.hpp"
 #include "reports/tables.hpp"
 
@@ -229,6 +230,7 @@ LiveArmRound run_arm_round(const client::BenchConfig& base, const ArmRecipe& arm
   r.serving["server_metrics_summary"] = vllm_metrics_summary(result.server_metrics_delta);
   r.server = server.info;
   r.server["prepare_ms"] = static_cast<double>(result.prepare_ns) / 1e6;  // dataset + requests, untimed
+  r.server["traces"] = analyze_round_traces(round_dir);  // profiler traces the server wrote there
   r.server["metrics_message"] = result.metrics_message;
   r.server["profile_message"] = result.profile_message;
   std::ostringstream block;

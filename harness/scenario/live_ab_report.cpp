@@ -12,6 +12,7 @@
 #include "harness/core/stats.hpp"
 #include "harness/scenario/live_ab.hpp"
 #include "harness/scenario/pooled.hpp"
+#include "harness/scenario/round_traces.hpp"
 #include "reports/compare.hpp"
 #include "reports/html.hpp"
 #include "reports/tables.hpp"
@@ -91,6 +92,22 @@ void print_verdicts(std::ostream& out, const nlohmann::json& rows) {
   }
 }
 
+// The server's profiler traces, idle-gap analysis summed over each arm's rounds.
+void print_trace_summary(std::ostream& out, const nlohmann::json& arms) {
+  bool any = false;
+  for (const auto& arm : arms) any = any || arm["trace_summary"].value("traces", 0) > 0;
+  if (!any) return;
+  out << "\nServer profiler traces (idle-gap analysis, rounds summed; harness/trace)\n";
+  for (const auto& arm : arms) {
+    const auto& t = arm["trace_summary"];
+    out << "  " << std::left << std::setw(12) << arm["name"].get<std::string>() << std::right << t["traces"].get<int>()
+        << " trace(s), device busy " << fixed(t["busy_ms"].get<double>(), 1) << " ms, idle "
+        << fixed(t["idle_ms"].get<double>(), 1) << " ms (" << fixed(t["idle_pct"].get<double>(), 1) << " %); idle by cause:";
+    for (const auto& [cls, v] : t["idle_ms_by_class"].items()) out << " " << cls << " " << fixed(v.get<double>(), 1) << " ms";
+    out << "\n";
+  }
+}
+
 // Start/stop cost per round against the measured run: what a fresh server per round adds.
 nlohmann::json overhead_summary(const std::vector<std::vector<LiveArmRound>>& by_arm) {
   std::vector<double> ready, stop, run_s, warmup, wall;
@@ -122,8 +139,11 @@ nlohmann::json rounds_json(const LiveAbOptions& o, const std::vector<std::vector
     for (const auto& r : by_arm[a])
       rounds.push_back({{"round", r.round}, {"position", r.position}, {"server", r.server},
                         {"invalid_reasons", r.invalid}, {"serving", r.serving}});
+    std::vector<nlohmann::json> traces;
+    for (const auto& r : by_arm[a]) traces.push_back(r.server.value("traces", nlohmann::json::array()));
     arms.push_back({{"name", arm.name}, {"url", arm.url}, {"command", arm.command}, {"env", env},
-                    {"cwd", arm.cwd.string()}, {"fixed_port", arm.fixed_port}, {"rounds", rounds}});
+                    {"cwd", arm.cwd.string()}, {"fixed_port", arm.fixed_port}, {"rounds", rounds},
+                    {"trace_summary", sum_trace_analyses(traces)}});
   }
   return arms;
 }
@@ -262,6 +282,7 @@ LiveAbRun report_live_ab(const LiveAbOptions& o, const std::vector<std::vector<L
                                                              : std::nullopt) +
                    (r["mde_rel"].is_number() ? " (MDE " + fixed(100 * r["mde_rel"].get<double>(), 2) + " %)" : "");
   doc["headline"] = headline;
+  print_trace_summary(out, doc["arms"]);
   const auto& ov = doc["overhead"];
   if (ov["start_to_ready_ms"].is_object())
     out << "\nServer start/stop per round: start to ready " << fixed(ov["start_to_ready_ms"]["mean"].get<double>(), 0)

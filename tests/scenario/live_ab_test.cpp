@@ -264,6 +264,29 @@ TEST(LiveAbTest, EnvAndWorkingDirectoryReachTheCommand) {
   EXPECT_EQ(env_line, "hello world opt 1");
 }
 
+// A server that writes a profiler trace into {round_dir}: each round's trace is analysed (the
+// kineto fixture of tests/trace: busy 300 us, idle 380 us of which sync_stall 150 us), summed per
+// arm; an unreadable trace is noted, not fatal.
+TEST(LiveAbTest, RoundTracesAreAnalysedAndSummedPerArm) {
+  const std::string fixture = (testpaths::source_dir() / "tests/trace/fixtures/kineto_two_streams.json").string();
+  const std::string with_trace = "mkdir -p {round_dir}/torch && cp '" + fixture + "' {round_dir}/torch/w.pt.trace.json && " +
+                                 test_server(5);
+  const std::string with_bad_trace = "echo not-json > {round_dir}/bad.trace.json; " + test_server(5);
+  LiveAbOptions o = two_arms(with_trace, with_bad_trace, "traces");
+  const LiveAbRun r = run(o);
+  ASSERT_EQ(r.failure, "");
+  const auto& good = r.result["arms"][0]["trace_summary"];
+  EXPECT_EQ(good["traces"], 2);  // one per round
+  EXPECT_DOUBLE_EQ(good["busy_ms"].get<double>(), 2 * 0.300);
+  EXPECT_DOUBLE_EQ(good["idle_ms"].get<double>(), 2 * 0.380);
+  EXPECT_DOUBLE_EQ(good["idle_ms_by_class"]["sync_stall"].get<double>(), 2 * 0.150);
+  const auto& bad = r.result["arms"][1];
+  EXPECT_EQ(bad["trace_summary"]["traces"], 0);
+  ASSERT_EQ(bad["rounds"][0]["server"]["traces"].size(), 1u);
+  EXPECT_TRUE(bad["rounds"][0]["server"]["traces"][0].contains("error"));
+  EXPECT_NE(r.result["test_stdout"].get<std::string>().find("Server profiler traces"), std::string::npos);
+}
+
 TEST(LiveAbTest, BadArmsAreRefusedNamingTheFlag) {
   auto message = [](auto&& f) {
     try {
