@@ -105,7 +105,7 @@ struct ReadyCheck {
 };
 
 // Polls GET base_url/health (200 = ready; any other answer falls back to GET /v1/models == 200)
-// every 100 ms until ready, `timeout_s` passed, `stop_fd` became readable, or `died()` returns
+// every 10 ms for 2 s, then every 100 ms, until ready, `timeout_s` passed, `stop_fd` became readable, or `died()` returns
 // a reason (the started process exited).
 ReadyCheck wait_until_ready(const std::string& base_url, double timeout_s, int stop_fd,
                             const std::function<std::optional<std::string>()>& died);
