@@ -75,7 +75,7 @@ nlohmann::json headline_verdicts(const reports::Comparison& c, const std::vector
     rows.push_back({{"metric", m.metric}, {"label", m.label}, {"before", row->before}, {"after", row->after},
                     {"relative_change", row->relative_change ? nlohmann::json(*row->relative_change) : nlohmann::json()},
                     {"verdict", reports::to_string(row->verdict)}, {"reason", row->reason},
-                    {"mde_rel", m.mde ? nlohmann::json(*m.mde) : nlohmann::json()}});
+                    {"mde_rel", m.mde ? nlohmann::json(*m.mde) : nlohmann::json()}, {"mde_basis", m.basis}});
   }
   return rows;
 }
@@ -159,13 +159,14 @@ std::string html_summary(const LiveAbOptions& o, const nlohmann::json& doc) {
   for (const auto& reason : doc.value("invalid_reasons", nlohmann::json::array()))
     h << "<p class=\"warn\">" << xml_escape(reason.get<std::string>()) << "</p>\n";
   h << "<table id=\"ab-mde\"><tr><th>Metric</th><th>Before</th><th>After</th><th>Change</th><th>Verdict</th>"
-       "<th>MDE (80 % power)</th></tr>\n";
+       "<th>MDE (80 % power)</th><th>basis</th></tr>\n";
   for (const auto& r : doc.value("verdicts", nlohmann::json::array()))
     h << "<tr><td>" << xml_escape(r["label"].get<std::string>()) << "</td><td>" << fixed(r["before"].get<double>(), 3)
       << "</td><td>" << fixed(r["after"].get<double>(), 3) << "</td><td>"
       << (r["relative_change"].is_number() ? fixed(100 * r["relative_change"].get<double>(), 2) + " %" : "-")
       << "</td><td>" << xml_escape(r["verdict"].get<std::string>()) << "</td><td>"
-      << (r["mde_rel"].is_number() ? fixed(100 * r["mde_rel"].get<double>(), 2) + " %" : "unknown") << "</td></tr>\n";
+      << (r["mde_rel"].is_number() ? fixed(100 * r["mde_rel"].get<double>(), 2) + " %" : "unknown") << "</td><td>"
+      << xml_escape(r.value("mde_basis", std::string())) << "</td></tr>\n";
   h << "</table>\n<h2 id=\"ab-rounds\">Per-round values (run order)</h2>\n<table><tr><th>round</th><th>arm</th>";
   for (const auto& c : kRoundColumns) h << "<th>" << c.title << "</th>";
   h << "<th>start ms</th><th>stop ms</th><th>server notes</th></tr>\n";
@@ -180,6 +181,21 @@ std::string html_summary(const LiveAbOptions& o, const nlohmann::json& doc) {
         << "</td></tr>\n";
     }
   h << "</table>\n";
+  bool traces = false;
+  for (const auto& arm : doc["arms"]) traces = traces || arm["trace_summary"].value("traces", 0) > 0;
+  if (traces) {
+    h << "<h2 id=\"ab-traces\">Server profiler traces: device idle by cause (rounds summed)</h2>\n<table><tr><th>arm</th>"
+         "<th>traces</th><th>busy ms</th><th>idle ms</th><th>idle %</th><th>idle by cause (ms)</th></tr>\n";
+    for (const auto& arm : doc["arms"]) {
+      const auto& t = arm["trace_summary"];
+      h << "<tr><td>" << xml_escape(arm["name"].get<std::string>()) << "</td><td>" << t["traces"].get<int>() << "</td><td>"
+        << fixed(t["busy_ms"].get<double>(), 1) << "</td><td>" << fixed(t["idle_ms"].get<double>(), 1) << "</td><td>"
+        << fixed(t["idle_pct"].get<double>(), 1) << "</td><td>";
+      for (const auto& [cls, v] : t["idle_ms_by_class"].items()) h << xml_escape(cls) << " " << fixed(v.get<double>(), 1) << " ";
+      h << "</td></tr>\n";
+    }
+    h << "</table>\n";
+  }
   if (doc.contains("plan")) h << "<p id=\"ab-plan\">Plan: " << xml_escape(doc["plan"].value("summary", std::string())) << "</p>\n";
   return h.str();
 }

@@ -285,6 +285,9 @@ TEST(LiveAbTest, RoundTracesAreAnalysedAndSummedPerArm) {
   ASSERT_EQ(bad["rounds"][0]["server"]["traces"].size(), 1u);
   EXPECT_TRUE(bad["rounds"][0]["server"]["traces"][0].contains("error"));
   EXPECT_NE(r.result["test_stdout"].get<std::string>().find("Server profiler traces"), std::string::npos);
+  std::ifstream html_in(r.html_path);
+  const std::string html((std::istreambuf_iterator<char>(html_in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("id=\"ab-traces\""), std::string::npos);
 }
 
 TEST(LiveAbTest, BadArmsAreRefusedNamingTheFlag) {
