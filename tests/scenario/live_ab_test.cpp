@@ -255,7 +255,7 @@ TEST(LiveAbTest, EnvAndWorkingDirectoryReachTheCommand) {
   apply_arm_env(o.arms, "opt:AB_MARK=hello world {arm} {round}");
   apply_arm_cwd(o.arms, "opt:/tmp");
   const LiveAbRun r = run(o);
-  ASSERT_EQ(r.exit_code(), 0) << r.failure;
+  ASSERT_EQ(r.failure, "");  // (exit 1 without a failure = NO VERDICT: a loaded machine's client lag)
   std::ifstream cwd(o.out_dir / "round-1-opt" / "cwd"), env(o.out_dir / "round-1-opt" / "env");
   std::string cwd_line, env_line;
   std::getline(cwd, cwd_line);
