@@ -13,6 +13,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "harness/cli/cmd_bench_ab.hpp"
 #include "harness/cli/command.hpp"
 #include "harness/scenario/sweep.hpp"
 #include "harness/scenario/timeline_page.hpp"
@@ -512,6 +513,19 @@ void add_bench_command(CLI::App& app, CommandContext& ctx) {
                                                          "the HTML page goes beside it)");
   sweep->callback([&ctx, sweep_flags, sweep_only] {
     ctx.action = [&ctx, sweep_flags, sweep_only] { return run_sweep(*sweep_flags, *sweep_only, ctx.argv); };
+  });
+
+  // bench ab (cmd_bench_ab.cpp): two servers in interleaved rounds, every bench serve workload flag.
+  auto* ab = bench->add_subcommand(
+      "ab", "A/B of two OpenAI-compatible servers in interleaved ABBA rounds, each on a freshly started server "
+            "(--arm NAME=COMMAND with {port}, or NAME=URL): pooled Before/After table, verdict, minimum detectable "
+            "effect, --plan; every bench serve workload flag; versioned JSON + HTML (docs/ab.md)");
+  auto ab_flags = std::make_shared<BenchFlags>();
+  add_serve_flags(ab, *ab_flags);
+  auto ab_only = std::make_shared<BenchAbFlags>();
+  add_bench_ab_flags(ab, *ab_only);
+  ab->callback([&ctx, ab, ab_flags, ab_only] {
+    ctx.action = [&ctx, ab, ab_flags, ab_only] { return run_bench_ab(to_config(*ab_flags, ctx.argv), *ab_only, *ab, ctx.argv); };
   });
 }
 

@@ -233,6 +233,8 @@ std::pair<long, std::string> post_empty(const std::string& url, double timeout_s
   return http_call(url, true, timeout_s);
 }
 
+std::pair<long, std::string> get_url(const std::string& url, double timeout_s) { return http_call(url, false, timeout_s); }
+
 std::map<std::string, double> parse_prometheus_text(const std::string& text) {
   std::map<std::string, double> samples;
   std::istringstream in(text);

@@ -115,6 +115,8 @@ struct BenchResult {
 
 // POST {base}{path} with an empty JSON body; returns (HTTP status, body). Status 0: unreachable.
 std::pair<long, std::string> post_empty(const std::string& url, double timeout_s = 30);
+// GET url; returns (HTTP status, body). Status 0: unreachable (body: curl's reason).
+std::pair<long, std::string> get_url(const std::string& url, double timeout_s = 30);
 // GET {base}/metrics; parses "name{labels} value" lines (comments skipped) into a flat map.
 std::map<std::string, double> parse_prometheus_text(const std::string& text);
 // The "Encoder device (server side)" and "Server metrics" sections (when present).

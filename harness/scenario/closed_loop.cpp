@@ -130,18 +130,22 @@ ClosedLoopRun run_both_clocks(const ClosedLoopOptions& o, const std::vector<std:
 
 }  // namespace
 
+reports::RunResult pool_repeats(const std::vector<nlohmann::json>& serving, const std::vector<std::string>& names) {
+  std::vector<reports::RunResult> runs;
+  for (std::size_t k = 0; k < serving.size(); ++k) runs.push_back(reports::parse_result(serving[k], names[k]));
+  return runs.size() == 1 ? runs.front() : reports::merge_runs(runs);
+}
+
 reports::Comparison compare_pooled_arms(const std::vector<std::vector<nlohmann::json>>& serving_by_arm,
-                                        const std::vector<std::vector<std::string>>& repeat_names) {
+                                        const std::vector<std::vector<std::string>>& repeat_names,
+                                        const reports::Gate& gate) {
   require(serving_by_arm.size() == 2, "a closed-loop comparison needs two arms");
   std::vector<reports::RunResult> pooled;
   for (std::size_t a = 0; a < serving_by_arm.size(); ++a) {
     require(!serving_by_arm[a].empty(), "arm " + std::to_string(a) + " has no finished repeat to compare");
-    std::vector<reports::RunResult> runs;
-    for (std::size_t k = 0; k < serving_by_arm[a].size(); ++k)
-      runs.push_back(reports::parse_result(serving_by_arm[a][k], repeat_names[a][k]));
-    pooled.push_back(runs.size() == 1 ? runs.front() : reports::merge_runs(runs));
+    pooled.push_back(pool_repeats(serving_by_arm[a], repeat_names[a]));
   }
-  return reports::compare_runs(pooled[0], pooled[1], reports::default_gate());
+  return reports::compare_runs(pooled[0], pooled[1], gate);
 }
 
 bool stop_requested(int fd) {
