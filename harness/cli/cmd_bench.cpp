@@ -131,8 +131,6 @@ int parse_mm_image_limit(const std::string& text) {
 // Flags a vllm script passes that change nothing here: one line each saying what they do in vllm.
 std::vector<std::string> accepted_flag_notes(const BenchFlags& f) {
   std::vector<std::string> notes;
-  if (!f.tokenizer.empty())
-    notes.push_back("--tokenizer: vllm tokenizes prompts/outputs client-side with it; no tokenizer runs here (stored as tokenizer_id)");
   if (!f.tokenizer_mode.empty()) notes.push_back("--tokenizer-mode: selects vllm's client-side tokenizer; no effect here");
   if (f.trust_remote_code) notes.push_back("--trust-remote-code: lets vllm load tokenizer/dataset code from the Hub; no effect here");
   if (!f.chat_template_kwargs.empty())
@@ -406,7 +404,7 @@ void add_serve_flags(CLI::App* serve, BenchFlags& f) {
                   "Accepted (custom_image files are always sent as data URLs here)");
   serve->add_flag("--skip-chat-template", f.skip_chat_template, "Accepted (no chat template is ever applied client-side here)");
   serve->add_option("--chat-template-kwargs", f.chat_template_kwargs, "Accepted JSON object (for vllm's client-side chat template; none here)");
-  serve->add_option("--tokenizer", f.tokenizer, "Accepted; stored as tokenizer_id (no tokenizer runs client-side)");
+  serve->add_option("--tokenizer", f.tokenizer, "Tokenizer for prompt lengths and random prompts: a tokenizer.json, a directory holding one, or a hub id in the local hub cache (default: --model)");
   serve->add_option("--tokenizer-mode", f.tokenizer_mode, "Accepted (vllm's client-side tokenizer mode; no effect)");
   serve->add_flag("--trust-remote-code", f.trust_remote_code, "Accepted (no Hub code is loaded here)");
   serve->add_option("--logprobs", f.logprobs, "Completions: logprobs sent per request (vllm sends null when unset)");

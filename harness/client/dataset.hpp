@@ -56,7 +56,9 @@ struct SampleRequest {
   std::string prompt;
   std::vector<std::string> image_urls;  // data:image/jpeg;base64,... or a passed-through URL
   int output_len = 128;
-  std::int64_t prompt_len = 0;          // whitespace-separated words (no tokenizer client-side)
+  std::int64_t prompt_len = 0;          // tokens with --tokenizer (datasets_tokens.hpp), else whitespace words
+  std::int64_t text_tokens = -1;        // prompt tokens by the tokenizer (-1: none loaded)
+  std::int64_t vision_tokens = -1;      // image tokens by the model's rule (-1: unknown; 0: no image)
   std::size_t source_row = 0;           // row in the dataset file (or generated index)
 };
 

@@ -21,6 +21,8 @@
 namespace encbench::tokenizer {
 namespace {
 
+using testing::read_text;
+using testing::run_reference;
 using testing::source_dir;
 using testing::TempDir;
 
@@ -38,33 +40,6 @@ std::vector<std::string> random_texts(std::size_t count, std::uint32_t seed) {
     out.push_back(std::move(text));
   }
   return out;
-}
-
-std::string read_text(const std::filesystem::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-// Runs the node reference; nullopt (with `why`) when it cannot run here.
-std::optional<nlohmann::json> run_reference(const std::filesystem::path& tokenizer_json,
-                                            const std::filesystem::path& texts_json, std::string& why) {
-  if (std::system("command -v node >/dev/null 2>&1") != 0) {
-    why = "node not found (scripts/install-deps.sh --test installs it)";
-    return std::nullopt;
-  }
-  const auto script = source_dir() / "tests/node/tokenizer_reference.mjs";
-  const auto out = texts_json.parent_path() / "reference.json";
-  const std::string cmd = "node '" + script.string() + "' '" + tokenizer_json.string() + "' '" +
-                          texts_json.string() + "' > '" + out.string() + "' 2> '" + out.string() + ".err'";
-  const int status = std::system(cmd.c_str());
-  if (status != 0) {
-    why = "tokenizers.js did not run (" + read_text(out.string() + ".err") +
-          "); tests/node/install.sh installs @huggingface/tokenizers";
-    return std::nullopt;
-  }
-  return nlohmann::json::parse(read_text(out));
 }
 
 TEST(TokenizerReference, IdsAndDecodingMatchTokenizersJs) {

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -97,6 +99,33 @@ inline std::string hand_tokenizer(const std::vector<std::pair<std::string, std::
       {"decoder", {{"type", "ByteLevel"}}},
       {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merge_list}}}};
   return doc.dump();
+}
+
+inline std::string read_text(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// Runs the node reference; nullopt (with `why`) when it cannot run here.
+inline std::optional<nlohmann::json> run_reference(const std::filesystem::path& tokenizer_json,
+                                            const std::filesystem::path& texts_json, std::string& why) {
+  if (std::system("command -v node >/dev/null 2>&1") != 0) {
+    why = "node not found (scripts/install-deps.sh --test installs it)";
+    return std::nullopt;
+  }
+  const auto script = source_dir() / "tests/node/tokenizer_reference.mjs";
+  const auto out = texts_json.parent_path() / "reference.json";
+  const std::string cmd = "node '" + script.string() + "' '" + tokenizer_json.string() + "' '" +
+                          texts_json.string() + "' > '" + out.string() + "' 2> '" + out.string() + ".err'";
+  const int status = std::system(cmd.c_str());
+  if (status != 0) {
+    why = "tokenizers.js did not run (" + read_text(out.string() + ".err") +
+          "); tests/node/install.sh installs @huggingface/tokenizers";
+    return std::nullopt;
+  }
+  return nlohmann::json::parse(read_text(out));
 }
 
 }  // namespace encbench::tokenizer::testing
