@@ -13,6 +13,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "harness/cli/bench_parity_flags.hpp"
 #include "harness/cli/command.hpp"
 #include "harness/scenario/sweep.hpp"
 #include "harness/scenario/timeline_page.hpp"
@@ -67,6 +68,7 @@ struct BenchFlags {
   // beyond vllm
   std::string request_mode = "stream";
   double timeout = 21600, drain_timeout = 10;
+  ParityFlags parity;  // the rest of vllm's flags (bench_parity_flags.hpp)
 };
 
 double parse_number(const std::string& flag, const std::string& text) {
@@ -142,6 +144,7 @@ std::vector<std::string> accepted_flag_notes(const BenchFlags& f) {
   if (f.random_batch_size != 1) notes.push_back("--random-batch-size: only used by vllm's embeddings benchmark; ignored");
   if (f.custom_ensure_client_side_data)
     notes.push_back("--custom-ensure-client-side-data: custom_image files are always sent as data URLs here");
+  for (auto& n : check_parity_flags(f.parity, f.dataset_name)) notes.push_back(std::move(n));
   return notes;
 }
 
@@ -154,6 +157,8 @@ client::BenchConfig to_config(const BenchFlags& f, const std::vector<std::string
     c.backend = client::parse_backend(f.backend);
   }
   c.tokenizer = f.tokenizer;
+  c.skip_tokenizer_init = f.parity.skip_tokenizer_init;
+  check_parity_flags(f.parity, f.dataset_name);  // refusals before any dataset or server work
   c.logprobs = f.logprobs;
   c.insecure = f.insecure;
   c.strict_success = f.strict_success;
@@ -478,6 +483,7 @@ void add_serve_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_option("--request-mode", f.request_mode, "stream | non-stream (non-stream: TTFT = E2EL, no ITL)")->capture_default_str();
   serve->add_option("--timeout", f.timeout, "Per-request timeout in seconds (0 = none)")->capture_default_str();
   serve->add_option("--drain-timeout", f.drain_timeout, "After SIGINT: seconds to wait for in-flight requests")->capture_default_str();
+  add_parity_flags(serve, f.parity);
 }
 
 void add_bench_command(CLI::App& app, CommandContext& ctx) {

@@ -284,7 +284,9 @@ void prepare_run(const BenchConfig& config, int ranks, const std::string& prefix
   // Dataset first: a bad file is the user's error (exit 2) whether or not a server is up.
   Dataset dataset = load_dataset(config.dataset);
   // Tokenized here, before the run (harness/client/datasets_tokens.hpp); said once on stderr.
-  const DatasetTokens tokens = tokenize_dataset(dataset, config.dataset, config.tokenizer, config.model);
+  const DatasetTokens tokens = config.skip_tokenizer_init
+                                   ? tokenize_dataset(dataset, config.dataset, "", "")
+                                   : tokenize_dataset(dataset, config.dataset, config.tokenizer, config.model);
   std::fprintf(stderr, "bench serve: %s\n", tokens.note.c_str());
   result.tokenizer_file = tokens.tokenizer_file;
   result.dataset_layout = dataset.layout;

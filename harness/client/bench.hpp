@@ -40,6 +40,7 @@ struct BenchConfig {
   std::string served_model_name;
   std::string label;
   std::string tokenizer;                      // --tokenizer: a tokenizer.json, its directory or a cached hub id
+  bool skip_tokenizer_init = false;           // --skip-tokenizer-init: no tokenizer (word counts)
   // ---- workload
   DatasetConfig dataset;
   double request_rate = INFINITY;
