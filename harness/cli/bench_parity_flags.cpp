@@ -20,8 +20,8 @@ void add_dataset_specific(CLI::App* s, ParityFlags& f) {
                               std::pair{"--prefix-repetition-output-len", &f.prefix_repetition_output_len},
                               std::pair{"--prefix-repetition-prefix-len", &f.prefix_repetition_prefix_len},
                               std::pair{"--prefix-repetition-suffix-len", &f.prefix_repetition_suffix_len}})
-    s->add_option(name, *target, only + "prefix_repetition dataset (not implemented here)");
-  s->add_option("--sharegpt-output-len", f.sharegpt_output_len, only + "sharegpt dataset (not implemented here)");
+    s->add_option(name, *target, "prefix_repetition: vLLM's defaults 10 prefixes, 256 + 256 tokens, output 128");
+  s->add_option("--sharegpt-output-len", f.sharegpt_output_len, "sharegpt: output length (default: each completion's tokens)");
   s->add_option("--sonnet-input-len", f.sonnet_input_len, only + "sonnet dataset (not implemented here)");
   s->add_option("--sonnet-output-len", f.sonnet_output_len, only + "sonnet dataset (not implemented here)");
   s->add_option("--sonnet-prefix-len", f.sonnet_prefix_len, only + "sonnet dataset (not implemented here)");
@@ -44,8 +44,7 @@ void add_dataset_specific(CLI::App* s, ParityFlags& f) {
 // vLLM dataset names this client does not implement, and why (said instead of "unknown").
 const std::vector<std::pair<std::string, std::string>>& vllm_only_datasets() {
   static const std::vector<std::pair<std::string, std::string>> k{
-      {"sharegpt", "not implemented here yet"},       {"sonnet", "not implemented here yet"},
-      {"burstgpt", "not implemented here yet"},       {"prefix_repetition", "not implemented here yet"},
+      {"sonnet", "not implemented here yet"},         {"burstgpt", "not implemented here yet"},
       {"timed_trace", "trace replay is not implemented here yet"},
       {"spec_bench", "not implemented here"},         {"speed_bench", "not implemented here"},
       {"blazedit", "not implemented here"},           {"bfcl", "not implemented here"},
@@ -83,7 +82,7 @@ void add_parity_flags(CLI::App* s, ParityFlags& f) {
 std::vector<std::string> check_parity_flags(const ParityFlags& f, const std::string& dataset_name) {
   for (const auto& [name, why] : vllm_only_datasets())
     require(dataset_name != name, "--dataset-name " + name + ": vLLM's " + name + " dataset is " + why +
-                                      " (supported: hf, vision-arena, random-mm, random, custom, custom_image)");
+                                      " (supported: hf, vision-arena, random-mm, random, custom, custom_image, sharegpt, prefix_repetition)");
   if (f.probe_request_rate)
     require(*f.probe_request_rate >= 0, "--probe-request-rate must be >= 0, got " + std::to_string(*f.probe_request_rate));
   refuse_if(f.probe_request_rate.value_or(0) > 0, "--probe-request-rate",

@@ -158,6 +158,14 @@ client::BenchConfig to_config(const BenchFlags& f, const std::vector<std::string
   }
   c.tokenizer = f.tokenizer;
   c.skip_tokenizer_init = f.parity.skip_tokenizer_init;
+  c.dataset.vllm_text.sharegpt_output_len = f.parity.sharegpt_output_len;
+  {
+    auto& v = c.dataset.vllm_text;
+    v.num_prefixes = f.parity.prefix_repetition_num_prefixes.value_or(v.num_prefixes);
+    v.prefix_len = f.parity.prefix_repetition_prefix_len.value_or(v.prefix_len);
+    v.suffix_len = f.parity.prefix_repetition_suffix_len.value_or(v.suffix_len);
+    v.output_len = f.output_len.value_or(f.parity.prefix_repetition_output_len.value_or(v.output_len));
+  }
   check_parity_flags(f.parity, f.dataset_name);  // refusals before any dataset or server work
   c.logprobs = f.logprobs;
   c.insecure = f.insecure;
@@ -393,7 +401,7 @@ void add_serve_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_option("--model", f.model, "Model name (default: first id from GET /v1/models)");
   serve->add_option("--served-model-name", f.served_model_name, "Model name sent in requests (default: --model)");
   serve->add_option("--label", f.label, "Label used in the result file name instead of the backend");
-  serve->add_option("--dataset-name", f.dataset_name, "hf | vision-arena | random-mm | random | custom | custom_image")->capture_default_str();
+  serve->add_option("--dataset-name", f.dataset_name, "hf | vision-arena | random-mm | random | custom | custom_image | sharegpt | prefix_repetition (these two need --tokenizer)")->capture_default_str();
   serve->add_option("--dataset-path", f.dataset_path,
                     "Local dataset file or directory (a Hugging Face id prints how to export a local copy)");
   serve->add_option("--hf-split", f.hf_split, "Split name used to pick a file inside a dataset directory")->capture_default_str();

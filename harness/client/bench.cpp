@@ -282,11 +282,10 @@ void prepare_run(const BenchConfig& config, int ranks, const std::string& prefix
           "--max-concurrency " + std::to_string(config.max_concurrency) + " is split across the " + std::to_string(ranks) +
               " MPI ranks: give at least one slot per rank");
   // Dataset first: a bad file is the user's error (exit 2) whether or not a server is up.
-  Dataset dataset = load_dataset(config.dataset);
   // Tokenized here, before the run (harness/client/datasets_tokens.hpp); said once on stderr.
-  const DatasetTokens tokens = config.skip_tokenizer_init
-                                   ? tokenize_dataset(dataset, config.dataset, "", "")
-                                   : tokenize_dataset(dataset, config.dataset, config.tokenizer, config.model);
+  TokenizedDataset loaded = load_tokenized_dataset(config.dataset, config.tokenizer, config.model, config.skip_tokenizer_init);
+  Dataset& dataset = loaded.dataset;
+  const DatasetTokens& tokens = loaded.tokens;
   std::fprintf(stderr, "bench serve: %s\n", tokens.note.c_str());
   result.tokenizer_file = tokens.tokenizer_file;
   result.dataset_layout = dataset.layout;

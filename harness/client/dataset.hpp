@@ -38,6 +38,12 @@ struct RandomDatasetConfig {
   std::vector<ImageBucket> buckets{{256, 256, 0.5}, {720, 1280, 0.5}};  // --random-mm-bucket-config
 };
 
+// vLLM's tokenizer-made text datasets (datasets_vllm.hpp).
+struct VllmTextDatasetConfig {
+  std::optional<int> sharegpt_output_len;  // --sharegpt-output-len (else the completion's tokens)
+  int prefix_len = 256, suffix_len = 256, num_prefixes = 10, output_len = 128;  // --prefix-repetition-*
+};
+
 struct DatasetConfig {
   std::string name = "random";       // hf | vision-arena | random-mm | random | custom
   std::string path;                  // --dataset-path
@@ -50,6 +56,7 @@ struct DatasetConfig {
   bool oversample = true;            // --no-oversample turns it off
   bool transcode_images = true;      // false: rows' images keep their own bytes, undecoded (dataset stats)
   RandomDatasetConfig random;
+  VllmTextDatasetConfig vllm_text;
 };
 
 struct SampleRequest {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "harness/client/datasets_vllm.hpp"
 #include "harness/client/image.hpp"
 #include "harness/core/error.hpp"
 #include "harness/imaging/decode.hpp"
@@ -259,6 +260,38 @@ DatasetTokens tokenize_dataset(Dataset& dataset, const DatasetConfig& config, co
   const Tokenizer tok = Tokenizer::load(*file);
   out.tokenizer_file = file->string();
   out.note = "tokenizer " + out.tokenizer_file + ": " + apply_tokenizer(dataset, config, &tok, model);
+  return out;
+}
+
+}  // namespace encbench::client
+
+namespace encbench::client {
+
+TokenizedDataset load_tokenized_dataset(const DatasetConfig& config, const std::string& tokenizer_flag,
+                                        const std::string& model, bool skip_tokenizer) {
+  TokenizedDataset out;
+  if (!is_tokenizer_dataset(config.name)) {
+    out.dataset = load_dataset(config);
+    out.tokens = skip_tokenizer ? tokenize_dataset(out.dataset, config, "", "")
+                                : tokenize_dataset(out.dataset, config, tokenizer_flag, model);
+    return out;
+  }
+  const auto file = skip_tokenizer ? std::nullopt : resolve_tokenizer(tokenizer_flag.empty() ? model : tokenizer_flag);
+  require(file.has_value(), "--dataset-name " + config.name + " makes and counts its prompts with the model's tokenizer: "
+                            "give --tokenizer (a tokenizer.json or a directory holding one)" +
+                                std::string(skip_tokenizer ? ", without --skip-tokenizer-init" : ""));
+  require(config.num_prompts > 0, "--num-prompts must be > 0");
+  const Tokenizer tok = Tokenizer::load(*file);
+  out.dataset = config.name == "sharegpt" ? load_sharegpt(config, tok) : load_prefix_repetition(config, tok);
+  const std::string key = vision_model_key(model);
+  std::optional<server::VisionGeometry> geometry;
+  if (!key.empty()) geometry = server::vision_geometry_for(key);
+  for (auto& s : out.dataset.samples) {
+    s.text_tokens = s.prompt_len;
+    s.vision_tokens = vision_tokens_of(s, geometry ? &*geometry : nullptr);
+  }
+  out.tokens.tokenizer_file = file->string();
+  out.tokens.note = "tokenizer " + out.tokens.tokenizer_file + ": " + config.name + " prompts made and counted as vLLM's";
   return out;
 }
 

@@ -70,3 +70,15 @@ struct DatasetTokens {
 DatasetTokens tokenize_dataset(Dataset& dataset, const DatasetConfig& config, const std::string& tokenizer_flag,
                                const std::string& model);
 }  // namespace encbench::client
+
+namespace encbench::client {
+struct TokenizedDataset {
+  Dataset dataset;
+  DatasetTokens tokens;
+};
+// load_dataset then tokenize_dataset; for vLLM's tokenizer-made datasets (sharegpt,
+// prefix_repetition: datasets_vllm.hpp) the tokenizer is required (InvalidInput without one).
+// skip_tokenizer: --skip-tokenizer-init (no tokenizer is loaded).
+TokenizedDataset load_tokenized_dataset(const DatasetConfig& config, const std::string& tokenizer_flag,
+                                        const std::string& model, bool skip_tokenizer);
+}  // namespace encbench::client

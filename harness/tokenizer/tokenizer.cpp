@@ -146,7 +146,9 @@ struct TokenizerBuilder {
     t.merges_.reserve(merges.size());
     for (std::size_t i = 0; i < merges.size(); ++i) {
       const std::string entry = "model.merges[" + std::to_string(i) + "]";
-      const auto [left, right] = merge_parts(merges[i], entry);
+      const auto parts = merge_parts(merges[i], entry);
+      const std::string& left = parts.first;
+      const std::string& right = parts.second;
       const auto id_of = [&](const std::string& token) {
         const auto it = token_ids.find(token);
         if (it == token_ids.end()) fail(entry, "'" + left + " " + right + "': token '" + token + "' is not in model.vocab");
