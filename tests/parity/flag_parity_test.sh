@@ -35,7 +35,8 @@ expect_exit2() {
 }
 expect_exit2 "--probe-request-rate must be >= 0" --probe-request-rate -1
 expect_exit2 "--probe-request-rate: probe requests" --probe-request-rate 5
-expect_exit2 "--dataset-name sharegpt" --dataset-name sharegpt
+expect_exit2 "--dataset-name sonnet" --dataset-name sonnet
+expect_exit2 "--dataset-name sharegpt makes and counts its prompts with the model's tokenizer" --dataset-name sharegpt --dataset-path /dev/null
 expect_exit2 "--dataset-name timed_trace" --dataset-name timed_trace --dataset-path /dev/null
 expect_exit2 "--use-beam-search" --use-beam-search
 expect_exit2 "--lora-modules" --lora-modules a b

@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 
 #include <cmath>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -145,6 +146,69 @@ TEST(DatasetTokens, BenchServeExitsTwoOnABadTokenizerFile) {
   const std::string out = tokenizer::testing::read_text(dir.path() / "out");
   EXPECT_NE(out.find(bad.string()), std::string::npos) << out;
   EXPECT_NE(out.find("model.merges[1]"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace encbench::client
+
+namespace encbench::client {
+namespace {
+
+TEST(VllmTextDatasets, ShareGptFiltersCountsAndOversamplesAsVllm) {
+  TempDir dir;
+  nlohmann::json rows = nlohmann::json::array();
+  const std::string long_answer = "The encoder turns every image into tokens before the language model starts.";
+  for (int i = 0; i < 6; ++i)
+    rows.push_back({{"conversations", {{{"from", "human"}, {"value", "Question number " + std::to_string(i) + " about encoders?"}},
+                                       {{"from", "gpt"}, {"value", long_answer}}}}});
+  rows.push_back({{"conversations", {{{"value", "one turn only"}}}}});                  // fewer than 2 turns
+  rows.push_back({{"conversations", {{{"value", "Hi"}}, {{"value", long_answer}}}}});   // prompt < 4 tokens
+  rows.push_back({{"conversations", {{{"value", "A long enough question here?"}}, {{"value", "ok"}}}}});  // output < 4
+  DatasetConfig config;
+  config.name = "sharegpt";
+  config.path = dir.write("sg.json", rows.dump()).string();
+  config.num_prompts = 10;
+  const Tokenizer tok = tiny();
+  const auto loaded = load_tokenized_dataset(config, tokenizer::testing::tiny_qwen2().string(), "", false);
+  const Dataset& ds = loaded.dataset;
+  ASSERT_EQ(ds.samples.size(), 10u);
+  EXPECT_EQ(ds.oversampled, 4u);  // 6 valid rows, 10 asked
+  const auto answer_tokens = static_cast<int>(tok.encode(long_answer).size());
+  for (const auto& s : ds.samples) {
+    EXPECT_EQ(s.prompt.rfind("Question number ", 0), 0u) << s.prompt;
+    EXPECT_EQ(s.prompt_len, static_cast<std::int64_t>(tok.encode(s.prompt).size()));
+    EXPECT_EQ(s.output_len, answer_tokens);
+    EXPECT_EQ(s.text_tokens, s.prompt_len);
+  }
+  config.vllm_text.sharegpt_output_len = 2;  // given: the output minimum no longer applies
+  const auto fixed = load_tokenized_dataset(config, tokenizer::testing::tiny_qwen2().string(), "", false);
+  EXPECT_EQ(fixed.dataset.samples[0].output_len, 2);
+  std::size_t short_answer_rows = 0;
+  for (const auto& s : fixed.dataset.samples) short_answer_rows += s.prompt == "A long enough question here?" ? 1 : 0;
+  EXPECT_GE(short_answer_rows, 1u);
+  EXPECT_THROW(load_tokenized_dataset(config, "", "", false), InvalidInput);
+  EXPECT_THROW(load_tokenized_dataset(config, tokenizer::testing::tiny_qwen2().string(), "", true), InvalidInput);
+}
+
+TEST(VllmTextDatasets, PrefixRepetitionSharesEachPrefixAcrossItsSuffixes) {
+  DatasetConfig config;
+  config.name = "prefix_repetition";
+  config.num_prompts = 14;  // 14 / 4 = 3 per prefix: 12 requests, as vLLM
+  config.vllm_text = {std::nullopt, 40, 20, 4, 16};
+  const auto loaded = load_tokenized_dataset(config, tokenizer::testing::tiny_qwen2().string(), "", false);
+  const Tokenizer tok = tiny();
+  ASSERT_EQ(loaded.dataset.samples.size(), 12u);
+  std::map<std::string, int> prefixes;
+  for (const auto& s : loaded.dataset.samples) {
+    EXPECT_EQ(s.prompt_len, 60);
+    EXPECT_EQ(s.output_len, 16);
+    const auto ids = tok.encode(s.prompt);
+    ++prefixes[tok.decode(std::vector<TokenId>(ids.begin(), ids.begin() + 30))];
+  }
+  EXPECT_EQ(prefixes.size(), 4u);
+  for (const auto& [p, n] : prefixes) EXPECT_EQ(n, 3) << p;
+  config.num_prompts = 3;
+  EXPECT_THROW(load_tokenized_dataset(config, tokenizer::testing::tiny_qwen2().string(), "", false), InvalidInput);
 }
 
 }  // namespace
