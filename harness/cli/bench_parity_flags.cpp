@@ -30,14 +30,14 @@ void add_dataset_specific(CLI::App* s, ParityFlags& f) {
   s->add_option("--speed-bench-category", f.speed_bench_category, only + "speed_bench dataset (not implemented here)");
   s->add_option("--speed-bench-dataset-subset", f.speed_bench_dataset_subset, only + "speed_bench dataset (not implemented here)");
   s->add_option("--speed-bench-output-len", f.speed_bench_output_len, only + "speed_bench dataset (not implemented here)");
-  s->add_option("--timed-trace-chunk-hash-size", f.timed_trace_chunk_hash_size, only + "timed_trace dataset (not implemented here)");
-  s->add_option("--timed-trace-label-hash-ids", f.timed_trace_label_hash_ids, only + "timed_trace dataset (not implemented here)");
-  s->add_option("--timed-trace-label-input-length", f.timed_trace_label_input_length, only + "timed_trace dataset (not implemented here)");
-  s->add_option("--timed-trace-label-output-length", f.timed_trace_label_output_length, only + "timed_trace dataset (not implemented here)");
-  s->add_option("--timed-trace-label-timestamp", f.timed_trace_label_timestamp, only + "timed_trace dataset (not implemented here)");
-  s->add_option("--timed-trace-sec-multiplier", f.timed_trace_sec_multiplier, only + "timed_trace dataset (not implemented here)");
-  s->add_flag("--self-timed", f.self_timed, only + "timed_trace dataset (not implemented here)");
-  s->add_flag("--no-self-timed", f.no_self_timed, only + "timed_trace dataset (not implemented here)");
+  s->add_option("--timed-trace-chunk-hash-size", f.timed_trace_chunk_hash_size, "timed_trace: tokens per hash id (default 16)");
+  s->add_option("--timed-trace-label-hash-ids", f.timed_trace_label_hash_ids, "timed_trace: the rows' hash-id key (default hash_ids)");
+  s->add_option("--timed-trace-label-input-length", f.timed_trace_label_input_length, "timed_trace: the input-length key (default input_length)");
+  s->add_option("--timed-trace-label-output-length", f.timed_trace_label_output_length, "timed_trace: the output-length key (default output_length)");
+  s->add_option("--timed-trace-label-timestamp", f.timed_trace_label_timestamp, "timed_trace: the timestamp key (default timestamp)");
+  s->add_option("--timed-trace-sec-multiplier", f.timed_trace_sec_multiplier, "timed_trace: seconds per timestamp unit (default 1; 0.001 for ms)");
+  s->add_flag("--self-timed", f.self_timed, "timed_trace: send at the trace's timestamps (the default)");
+  s->add_flag("--no-self-timed", f.no_self_timed, "timed_trace: ignore the timestamps, schedule by --request-rate");
   s->add_flag("--no-reranker", f.no_reranker, only + "rerank datasets (pooling endpoints: not benchmarked here)");
 }
 
@@ -45,7 +45,6 @@ void add_dataset_specific(CLI::App* s, ParityFlags& f) {
 const std::vector<std::pair<std::string, std::string>>& vllm_only_datasets() {
   static const std::vector<std::pair<std::string, std::string>> k{
       {"sonnet", "not implemented here yet"},         {"burstgpt", "not implemented here yet"},
-      {"timed_trace", "trace replay is not implemented here yet"},
       {"spec_bench", "not implemented here"},         {"speed_bench", "not implemented here"},
       {"blazedit", "not implemented here"},           {"bfcl", "not implemented here"},
       {"custom_mm", "not implemented here (use custom_image)"},
@@ -82,7 +81,7 @@ void add_parity_flags(CLI::App* s, ParityFlags& f) {
 std::vector<std::string> check_parity_flags(const ParityFlags& f, const std::string& dataset_name) {
   for (const auto& [name, why] : vllm_only_datasets())
     require(dataset_name != name, "--dataset-name " + name + ": vLLM's " + name + " dataset is " + why +
-                                      " (supported: hf, vision-arena, random-mm, random, custom, custom_image, sharegpt, prefix_repetition)");
+                                      " (supported: hf, vision-arena, random-mm, random, custom, custom_image, sharegpt, prefix_repetition, timed_trace)");
   if (f.probe_request_rate)
     require(*f.probe_request_rate >= 0, "--probe-request-rate must be >= 0, got " + std::to_string(*f.probe_request_rate));
   refuse_if(f.probe_request_rate.value_or(0) > 0, "--probe-request-rate",

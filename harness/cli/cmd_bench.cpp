@@ -165,6 +165,14 @@ client::BenchConfig to_config(const BenchFlags& f, const std::vector<std::string
     v.prefix_len = f.parity.prefix_repetition_prefix_len.value_or(v.prefix_len);
     v.suffix_len = f.parity.prefix_repetition_suffix_len.value_or(v.suffix_len);
     v.output_len = f.output_len.value_or(f.parity.prefix_repetition_output_len.value_or(v.output_len));
+    v.chunk_hash_size = f.parity.timed_trace_chunk_hash_size.value_or(v.chunk_hash_size);
+    v.sec_multiplier = f.parity.timed_trace_sec_multiplier.value_or(v.sec_multiplier);
+    for (auto [flag, target] : {std::pair{&f.parity.timed_trace_label_timestamp, &v.label_timestamp},
+                                std::pair{&f.parity.timed_trace_label_input_length, &v.label_input_length},
+                                std::pair{&f.parity.timed_trace_label_output_length, &v.label_output_length},
+                                std::pair{&f.parity.timed_trace_label_hash_ids, &v.label_hash_ids}})
+      if (!flag->empty()) *target = *flag;
+    v.self_timed = !f.parity.no_self_timed;
   }
   check_parity_flags(f.parity, f.dataset_name);  // refusals before any dataset or server work
   c.logprobs = f.logprobs;
@@ -401,7 +409,7 @@ void add_serve_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_option("--model", f.model, "Model name (default: first id from GET /v1/models)");
   serve->add_option("--served-model-name", f.served_model_name, "Model name sent in requests (default: --model)");
   serve->add_option("--label", f.label, "Label used in the result file name instead of the backend");
-  serve->add_option("--dataset-name", f.dataset_name, "hf | vision-arena | random-mm | random | custom | custom_image | sharegpt | prefix_repetition (these two need --tokenizer)")->capture_default_str();
+  serve->add_option("--dataset-name", f.dataset_name, "hf | vision-arena | random-mm | random | custom | custom_image | sharegpt | prefix_repetition | timed_trace (the last three need --tokenizer)")->capture_default_str();
   serve->add_option("--dataset-path", f.dataset_path,
                     "Local dataset file or directory (a Hugging Face id prints how to export a local copy)");
   serve->add_option("--hf-split", f.hf_split, "Split name used to pick a file inside a dataset directory")->capture_default_str();

@@ -320,6 +320,11 @@ void prepare_run(const BenchConfig& config, int ranks, const std::string& prefix
     result.text_tokens.push_back(r.text_tokens);
     result.vision_tokens.push_back(r.vision_tokens);
   }
+  // timed_trace (self-timed): the trace's timestamps are the schedule (datasets_vllm.hpp).
+  if (!dataset.arrival_s.empty() && config.dataset.vllm_text.self_timed) {
+    offsets = to_offsets_ns(dataset.arrival_s);
+    return;
+  }
   offsets = config.ramp_up == RampUp::none
                 ? arrival_offsets_ns(requests.size(), config.request_rate, config.burstiness, config.seed)
                 : to_offsets_ns(ramp_up_offsets_s(requests.size(), config.ramp_up, config.ramp_up_start_rps,

@@ -42,6 +42,12 @@ struct RandomDatasetConfig {
 struct VllmTextDatasetConfig {
   std::optional<int> sharegpt_output_len;  // --sharegpt-output-len (else the completion's tokens)
   int prefix_len = 256, suffix_len = 256, num_prefixes = 10, output_len = 128;  // --prefix-repetition-*
+  // timed_trace (--timed-trace-*, vLLM's defaults); self_timed: the trace's timestamps are the schedule
+  int chunk_hash_size = 16;
+  double sec_multiplier = 1.0;
+  std::string label_timestamp = "timestamp", label_input_length = "input_length",
+              label_output_length = "output_length", label_hash_ids = "hash_ids";
+  bool self_timed = true;
 };
 
 struct DatasetConfig {
@@ -76,6 +82,7 @@ struct Dataset {
   std::size_t oversampled = 0;          // samples that duplicate another row
   bool multimodal = false;
   bool ignore_eos_default = false;      // random datasets turn ignore_eos on (as vllm)
+  std::vector<double> arrival_s;        // timed_trace: each sample's send time (s from the first), else empty
   std::filesystem::path file;           // the file actually read ("" for generated datasets)
 };
 

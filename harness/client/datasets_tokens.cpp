@@ -282,7 +282,9 @@ TokenizedDataset load_tokenized_dataset(const DatasetConfig& config, const std::
                                 std::string(skip_tokenizer ? ", without --skip-tokenizer-init" : ""));
   require(config.num_prompts > 0, "--num-prompts must be > 0");
   const Tokenizer tok = Tokenizer::load(*file);
-  out.dataset = config.name == "sharegpt" ? load_sharegpt(config, tok) : load_prefix_repetition(config, tok);
+  out.dataset = config.name == "sharegpt"            ? load_sharegpt(config, tok)
+                : config.name == "prefix_repetition" ? load_prefix_repetition(config, tok)
+                                                     : load_timed_trace(config, tok);
   const std::string key = vision_model_key(model);
   std::optional<server::VisionGeometry> geometry;
   if (!key.empty()) geometry = server::vision_geometry_for(key);

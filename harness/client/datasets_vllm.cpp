@@ -1,7 +1,9 @@
 #include "harness/client/datasets_vllm.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 
@@ -34,7 +36,9 @@ std::string image_url(const std::string& path) {
 
 }  // namespace
 
-bool is_tokenizer_dataset(const std::string& name) { return name == "sharegpt" || name == "prefix_repetition"; }
+bool is_tokenizer_dataset(const std::string& name) {
+  return name == "sharegpt" || name == "prefix_repetition" || name == "timed_trace";
+}
 
 Dataset load_sharegpt(const DatasetConfig& config, const tokenizer::Tokenizer& tok) {
   const VllmTextDatasetConfig& vllm = config.vllm_text;
@@ -122,6 +126,98 @@ Dataset load_prefix_repetition(const DatasetConfig& config, const tokenizer::Tok
     }
   }
   if (config.shuffle) std::shuffle(ds.samples.begin(), ds.samples.end(), rng);
+  return ds;
+}
+
+namespace {
+
+struct TraceRow {
+  double timestamp = 0;
+  std::int64_t input_length = 0, output_length = 0;
+  std::vector<std::int64_t> hash_ids;
+};
+
+TraceRow parse_trace_row(const std::string& line, const std::string& where, const VllmTextDatasetConfig& v) {
+  const auto j = nlohmann::json::parse(line, nullptr, false);
+  require(!j.is_discarded() && j.is_object(), where + ": not a JSON object");
+  TraceRow row;
+  const auto ts = j.find(v.label_timestamp);
+  require(ts != j.end() && ts->is_number() && std::isfinite(ts->get<double>()),
+          where + ": no numeric '" + v.label_timestamp + "' (--timed-trace-label-timestamp)");
+  row.timestamp = ts->get<double>();
+  const auto length = [&](const std::string& label, const char* flag) {
+    const auto it = j.find(label);
+    require(it != j.end() && it->is_number_integer() && it->get<std::int64_t>() >= 0 && it->get<std::int64_t>() <= (1 << 24),
+            where + ": '" + label + "' must be an integer in [0, 16777216] (" + flag + ")");
+    return it->get<std::int64_t>();
+  };
+  row.input_length = length(v.label_input_length, "--timed-trace-label-input-length");
+  row.output_length = length(v.label_output_length, "--timed-trace-label-output-length");
+  require(row.output_length >= 1, where + ": '" + v.label_output_length + "' must be >= 1 (max tokens of the request)");
+  if (const auto h = j.find(v.label_hash_ids); h != j.end()) {
+    require(h->is_array(), where + ": '" + v.label_hash_ids + "' must be an array of integers");
+    for (const auto& id : *h) {
+      require(id.is_number_integer(), where + ": '" + v.label_hash_ids + "' must contain only integers");
+      row.hash_ids.push_back(id.get<std::int64_t>());
+    }
+  }
+  return row;
+}
+
+}  // namespace
+
+Dataset load_timed_trace(const DatasetConfig& config, const tokenizer::Tokenizer& tok) {
+  const VllmTextDatasetConfig& v = config.vllm_text;
+  require(!config.path.empty(), "--dataset-name timed_trace needs --dataset-path (a JSONL trace)");
+  require(v.chunk_hash_size > 0, "--timed-trace-chunk-hash-size must be > 0");
+  require(v.sec_multiplier > 0 && std::isfinite(v.sec_multiplier), "--timed-trace-sec-multiplier must be > 0");
+  std::ifstream in(config.path, std::ios::binary);
+  require(static_cast<bool>(in), "--dataset-path " + config.path + ": cannot read");
+  const auto specials = tok.special_ids();
+  std::vector<tokenizer::TokenId> allowed;
+  for (tokenizer::TokenId id = 0; id < static_cast<tokenizer::TokenId>(tok.vocab_size()); ++id)
+    if (!std::binary_search(specials.begin(), specials.end(), id)) allowed.push_back(id);
+  require(!allowed.empty(), "--tokenizer: the vocabulary has no ordinary token");
+  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<tokenizer::TokenId>> chunks;
+  Dataset ds;
+  ds.layout = "timed_trace";
+  ds.file = config.path;
+  double first = 0, previous = 0;
+  std::size_t line_no = 0;
+  for (std::string line; ds.samples.size() < config.num_prompts && std::getline(in, line);) {
+    ++line_no;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = config.path + ":" + std::to_string(line_no);
+    const TraceRow row = parse_trace_row(line, where, v);
+    if (ds.samples.empty()) first = previous = row.timestamp;
+    require(row.timestamp >= previous, where + ": timestamp " + std::to_string(row.timestamp) +
+                                           " is before the previous line's " + std::to_string(previous) +
+                                           " (a trace is replayed in file order)");
+    previous = row.timestamp;
+    std::vector<tokenizer::TokenId> ids;
+    std::int64_t remaining = row.input_length;
+    for (const std::int64_t h : row.hash_ids) {
+      if (remaining == 0) break;
+      const std::int64_t size = std::min<std::int64_t>(remaining, v.chunk_hash_size);
+      auto [it, fresh] = chunks.try_emplace({h, size});
+      if (fresh) {  // seeded by (hash id, size): the same chunk wherever the hash id recurs
+        std::mt19937_64 rng(static_cast<std::uint64_t>(h) * 0x9E3779B97F4A7C15ULL ^ static_cast<std::uint64_t>(size));
+        std::uniform_int_distribution<std::size_t> pick(0, allowed.size() - 1);
+        for (std::int64_t k = 0; k < size; ++k) it->second.push_back(allowed[pick(rng)]);
+      }
+      ids.insert(ids.end(), it->second.begin(), it->second.end());
+      remaining -= size;
+    }
+    SampleRequest s;
+    s.source_row = line_no - 1;
+    s.prompt = tok.decode(ids);
+    s.prompt_len = static_cast<std::int64_t>(ids.size());
+    s.output_len = static_cast<int>(config.output_len.value_or(static_cast<int>(row.output_length)));
+    ds.samples.push_back(std::move(s));
+    ds.arrival_s.push_back((row.timestamp - first) * v.sec_multiplier);
+  }
+  require(!ds.samples.empty(), config.path + ": the trace has no entries");
+  ds.source_rows = ds.samples.size();
   return ds;
 }
 

@@ -11,7 +11,7 @@
 
 namespace encbench::client {
 
-bool is_tokenizer_dataset(const std::string& name);  // sharegpt | prefix_repetition
+bool is_tokenizer_dataset(const std::string& name);  // sharegpt | prefix_repetition | timed_trace
 
 // ShareGPT: a JSON array of {conversations: [{value}, {value}, ...]}; entries with fewer than two
 // turns dropped, shuffled (seeded) unless --disable-shuffle; prompt = turn 0, prompt_len its
@@ -26,5 +26,16 @@ Dataset load_sharegpt(const DatasetConfig& config, const tokenizer::Tokenizer& t
 // random prompts); prompt_len = prefix + suffix tokens (vLLM's len(combined), not the re-encoded
 // joint text); shuffled unless --disable-shuffle.
 Dataset load_prefix_repetition(const DatasetConfig& config, const tokenizer::Tokenizer& tok);
+
+// timed_trace (Mooncake/Bailian-style JSONL, vLLM's TimedTrace): one request per line, in file
+// order (no shuffle, no oversampling, at most --num-prompts); labels remappable. Each hash id
+// expands to a chunk of chunk_hash_size ids drawn from the vocabulary without special ids, seeded
+// by (hash id, chunk size) so shared hash prefixes give identical token prefixes; the last chunk
+// is partial so the prompt has input_length ids (fewer when the row has too few hash ids, as vLLM).
+// The prompt is those ids decoded (text is what this client sends); prompt_len is their count.
+// arrival_s = (timestamp - first timestamp) x sec_multiplier. A line without a numeric timestamp,
+// with a length that is not a non-negative integer, or with a timestamp before the previous
+// line's: InvalidInput naming the file and the line.
+Dataset load_timed_trace(const DatasetConfig& config, const tokenizer::Tokenizer& tok);
 
 }  // namespace encbench::client

@@ -37,7 +37,10 @@ expect_exit2 "--probe-request-rate must be >= 0" --probe-request-rate -1
 expect_exit2 "--probe-request-rate: probe requests" --probe-request-rate 5
 expect_exit2 "--dataset-name sonnet" --dataset-name sonnet
 expect_exit2 "--dataset-name sharegpt makes and counts its prompts with the model's tokenizer" --dataset-name sharegpt --dataset-path /dev/null
-expect_exit2 "--dataset-name timed_trace" --dataset-name timed_trace --dataset-path /dev/null
+trace="$(mktemp)"
+printf '{"timestamp": 2, "input_length": 8, "output_length": 2}\n{"timestamp": 1, "input_length": 8, "output_length": 2}\n' >"$trace"
+expect_exit2 "$trace:2: timestamp 1" --dataset-name timed_trace --dataset-path "$trace" --tokenizer "$here/../tokenizer/data/tiny-qwen2"
+rm -f "$trace"
 expect_exit2 "--use-beam-search" --use-beam-search
 expect_exit2 "--lora-modules" --lora-modules a b
 expect_exit2 "--plot-dataset-stats" --plot-dataset-stats

@@ -213,3 +213,75 @@ TEST(VllmTextDatasets, PrefixRepetitionSharesEachPrefixAcrossItsSuffixes) {
 
 }  // namespace
 }  // namespace encbench::client
+
+namespace encbench::client {
+namespace {
+
+std::string trace_error(const std::string& jsonl, std::string& path_out) {
+  TempDir dir;
+  DatasetConfig config;
+  config.name = "timed_trace";
+  config.path = dir.write("trace.jsonl", jsonl).string();
+  path_out = config.path;
+  try {
+    load_tokenized_dataset(config, tokenizer::testing::tiny_qwen2().string(), "", false);
+  } catch (const InvalidInput& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(TimedTrace, ExpandsHashIdsAndSchedulesAtTheTimestamps) {
+  TempDir dir;
+  DatasetConfig config;
+  config.name = "timed_trace";
+  config.path = dir.write("trace.jsonl",
+                          "{\"timestamp\": 1000, \"input_length\": 40, \"output_length\": 7, \"hash_ids\": [1, 2, 3]}\n"
+                          "\n"
+                          "{\"timestamp\": 2500, \"input_length\": 32, \"output_length\": 9, \"hash_ids\": [1, 4]}\n"
+                          "{\"timestamp\": 2500, \"input_length\": 100, \"output_length\": 1, \"hash_ids\": [5]}\n"
+                          "{\"timestamp\": 9000, \"input_length\": 8, \"output_length\": 1, \"hash_ids\": [6]}\n")
+                    .string();
+  config.num_prompts = 3;  // caps the rows, in file order
+  config.vllm_text.sec_multiplier = 0.001;
+  const auto ds = load_tokenized_dataset(config, tokenizer::testing::tiny_qwen2().string(), "", false).dataset;
+  ASSERT_EQ(ds.samples.size(), 3u);
+  EXPECT_EQ(ds.samples[0].prompt_len, 40);  // 16 + 16 + a partial 8
+  EXPECT_EQ(ds.samples[1].prompt_len, 32);
+  EXPECT_EQ(ds.samples[2].prompt_len, 16);  // one hash id covers one chunk only (as vLLM)
+  EXPECT_EQ(ds.samples[0].output_len, 7);
+  EXPECT_EQ(ds.samples[1].output_len, 9);
+  ASSERT_EQ(ds.arrival_s.size(), 3u);
+  EXPECT_DOUBLE_EQ(ds.arrival_s[0], 0.0);
+  EXPECT_DOUBLE_EQ(ds.arrival_s[1], 1.5);
+  EXPECT_DOUBLE_EQ(ds.arrival_s[2], 1.5);
+  // Hash id 1 opens both of the first two prompts: the same text first (16 ids decoded), then
+  // different text; a prompt of other hash ids (the third, hash 5) shares no such prefix.
+  const auto common_bytes = [](const std::string& x, const std::string& y) {
+    std::size_t n = 0;
+    while (n < std::min(x.size(), y.size()) && x[n] == y[n]) ++n;
+    return n;
+  };
+  EXPECT_GE(common_bytes(ds.samples[0].prompt, ds.samples[1].prompt), 10u);
+  EXPECT_NE(ds.samples[0].prompt, ds.samples[1].prompt);
+  EXPECT_LT(common_bytes(ds.samples[0].prompt, ds.samples[2].prompt), 4u);
+}
+
+TEST(TimedTrace, BadRowsExitNamingTheLine) {
+  std::string path;
+  const std::string ok = "{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 2, \"hash_ids\": [1]}\n";
+  std::string e = trace_error(ok + "{\"input_length\": 8, \"output_length\": 2}\n", path);
+  EXPECT_NE(e.find(path + ":2: no numeric 'timestamp'"), std::string::npos) << e;
+  e = trace_error(ok + ok + "{\"timestamp\": 3, \"input_length\": -5, \"output_length\": 2}\n", path);
+  EXPECT_NE(e.find(path + ":3: 'input_length' must be an integer"), std::string::npos) << e;
+  e = trace_error("{\"timestamp\": 5, \"input_length\": 8, \"output_length\": 2}\n" + ok, path);
+  EXPECT_NE(e.find(path + ":2: timestamp 0"), std::string::npos) << e;
+  EXPECT_NE(e.find("before the previous line's"), std::string::npos) << e;
+  e = trace_error("not json\n", path);
+  EXPECT_NE(e.find(path + ":1: not a JSON object"), std::string::npos) << e;
+  e = trace_error("{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 2, \"hash_ids\": [\"x\"]}\n", path);
+  EXPECT_NE(e.find("must contain only integers"), std::string::npos) << e;
+}
+
+}  // namespace
+}  // namespace encbench::client
