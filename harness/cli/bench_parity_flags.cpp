@@ -1,6 +1,8 @@
 #include "harness/cli/bench_parity_flags.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <stdexcept>
 #include <utility>
 
 #include "harness/core/error.hpp"
@@ -66,7 +68,7 @@ void add_parity_flags(CLI::App* s, ParityFlags& f) {
                 "vLLM: text-only probe requests at this rate outside --max-concurrency, reported apart. Must be >= 0; "
                 "a rate > 0 is refused here (not implemented yet)");
   s->add_option("--timeline-itl-thresholds", f.timeline_itl_thresholds,
-                "vLLM: ITL bands of --plot-timeline in ms (two numbers, default 25 50); accepted, the page here uses 25/50");
+                "ITL colour bands of --plot-timeline in ms: two increasing numbers (default 25 50, vLLM's)");
   s->add_option("--lora-modules", f.lora_modules, "vLLM: LoRA adapter names sent as the request model; refused here when set");
   s->add_option("--lora-assignment", f.lora_assignment, "vLLM: how --lora-modules are assigned (random, round-robin); refused with them");
   s->add_flag("--enable-multimodal-chat", f.enable_multimodal_chat,
@@ -91,12 +93,29 @@ std::vector<std::string> check_parity_flags(const ParityFlags& f, const std::str
   refuse_if(f.plot_dataset_stats, "--plot-dataset-stats", "not implemented here; `encbench dataset stats` describes a dataset");
   refuse_if(f.use_beam_search, "--use-beam-search", "beam search requests are not implemented here");
   std::vector<std::string> notes;
-  if (!f.timeline_itl_thresholds.empty()) {
-    require(f.timeline_itl_thresholds.size() == 2, "--timeline-itl-thresholds expects two numbers (ms), e.g. 25 50");
-    notes.push_back("--timeline-itl-thresholds: the timeline page here draws vLLM's default bands (25 / 50 ms)");
-  }
+  timeline_itl_thresholds_ms(f);  // validated before the run
   if (f.enable_multimodal_chat) notes.push_back("--enable-multimodal-chat: random-mm prompts are always chat messages with images here");
   return notes;
+}
+
+std::vector<double> timeline_itl_thresholds_ms(const ParityFlags& f) {
+  if (f.timeline_itl_thresholds.empty()) return {25, 50};
+  const std::string usage = "--timeline-itl-thresholds expects two increasing positive numbers (ms), e.g. 25 50";
+  require(f.timeline_itl_thresholds.size() == 2, usage);
+  std::vector<double> out;
+  for (const auto& text : f.timeline_itl_thresholds) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    require(used == text.size() && v > 0 && std::isfinite(v), usage + ", got '" + text + "'");
+    out.push_back(v);
+  }
+  require(out[0] < out[1], usage);
+  return out;
 }
 
 }  // namespace encbench::cli

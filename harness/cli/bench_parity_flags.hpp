@@ -39,4 +39,7 @@ void add_parity_flags(CLI::App* serve, ParityFlags& f);
 // values out of range (a negative --probe-request-rate); returns notes for accepted no-ops.
 std::vector<std::string> check_parity_flags(const ParityFlags& f, const std::string& dataset_name);
 
+// --timeline-itl-thresholds A B in ms (0 < A < B), or vLLM's defaults {25, 50}; InvalidInput otherwise.
+std::vector<double> timeline_itl_thresholds_ms(const ParityFlags& f);
+
 }  // namespace encbench::cli

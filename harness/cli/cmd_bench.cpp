@@ -354,7 +354,9 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     const std::filesystem::path html = dir / ("timeline-" + label + ".html");
-    scenario::write_timeline_html(html, {scenario::live_timeline_arm(label, result)}, scenario::TimelineOptions{});
+    scenario::TimelineOptions options;
+    options.itl_thresholds_ms = timeline_itl_thresholds_ms(flags.parity);
+    scenario::write_timeline_html(html, {scenario::live_timeline_arm(label, result)}, options);
     std::cerr << "encbench: timeline written to " << html.string() << "\n";
   }
   return result.run.interrupted ? 130 : 0;

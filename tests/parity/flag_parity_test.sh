@@ -44,5 +44,6 @@ rm -f "$trace"
 expect_exit2 "--use-beam-search" --use-beam-search
 expect_exit2 "--lora-modules" --lora-modules a b
 expect_exit2 "--plot-dataset-stats" --plot-dataset-stats
-expect_exit2 "--timeline-itl-thresholds expects two numbers" --timeline-itl-thresholds 25
+expect_exit2 "--timeline-itl-thresholds expects two increasing" --timeline-itl-thresholds 25
+expect_exit2 "--timeline-itl-thresholds expects two increasing" --timeline-itl-thresholds 50 25
 exit $status
