@@ -158,7 +158,8 @@ client::BenchConfig to_config(const BenchFlags& f, const std::vector<std::string
   }
   c.tokenizer = f.tokenizer;
   c.skip_tokenizer_init = f.parity.skip_tokenizer_init;
-  c.dataset.vllm_text.sharegpt_output_len = f.parity.sharegpt_output_len;
+  // vllm main_async: --output-len overrides every dataset's own output flag.
+  c.dataset.vllm_text.sharegpt_output_len = f.output_len ? f.output_len : f.parity.sharegpt_output_len;
   {
     auto& v = c.dataset.vllm_text;
     v.num_prefixes = f.parity.prefix_repetition_num_prefixes.value_or(v.num_prefixes);

@@ -56,7 +56,8 @@ Dataset load_sharegpt(const DatasetConfig& config, const tokenizer::Tokenizer& t
       entries.push_back(i);
   std::mt19937_64 rng(config.seed);
   if (config.shuffle) std::shuffle(entries.begin(), entries.end(), rng);
-  const std::optional<int> fixed_output = config.output_len ? config.output_len : vllm.sharegpt_output_len;
+  const std::optional<int> fixed_output = vllm.sharegpt_output_len;  // --output-len is folded in by the CLI
+  require(!fixed_output || *fixed_output > 0, "--sharegpt-output-len / --output-len must be > 0");
   Dataset ds;
   ds.layout = "sharegpt";
   ds.file = config.path;
@@ -212,7 +213,7 @@ Dataset load_timed_trace(const DatasetConfig& config, const tokenizer::Tokenizer
     s.source_row = line_no - 1;
     s.prompt = tok.decode(ids);
     s.prompt_len = static_cast<std::int64_t>(ids.size());
-    s.output_len = static_cast<int>(config.output_len.value_or(static_cast<int>(row.output_length)));
+    s.output_len = static_cast<int>(row.output_length);  // the trace's own, as vLLM
     ds.samples.push_back(std::move(s));
     ds.arrival_s.push_back((row.timestamp - first) * v.sec_multiplier);
   }

@@ -15,7 +15,8 @@ bool is_tokenizer_dataset(const std::string& name);  // sharegpt | prefix_repeti
 
 // ShareGPT: a JSON array of {conversations: [{value}, {value}, ...]}; entries with fewer than two
 // turns dropped, shuffled (seeded) unless --disable-shuffle; prompt = turn 0, prompt_len its
-// tokens; output length = --sharegpt-output-len (or --output-len), else turn 1's tokens; vLLM's
+// tokens; output length = vllm_text.sharegpt_output_len (the CLI folds --output-len into it), else
+// turn 1's tokens; vLLM's
 // is_valid_sequence filter (prompt >= 4, output >= 4 unless given, prompt <= 1024, both <= 2048);
 // oversampled (seeded) when short. An entry's "image" is sent as a URL (file:// for a path).
 Dataset load_sharegpt(const DatasetConfig& config, const tokenizer::Tokenizer& tok);
