@@ -240,7 +240,10 @@ struct TokenizerBuilder {
     if (it == specials.end() || !it->contains("ids") || !(*it)["ids"].is_array() || (*it)["ids"].size() != 1 ||
         !(*it)["ids"][0].is_number_integer())
       fail(entry, "special token '" + name + "' needs one id in special_tokens");
-    return static_cast<TokenId>((*it)["ids"][0].get<std::int64_t>());
+    const std::int64_t id = (*it)["ids"][0].get<std::int64_t>();
+    if (id < 0 || static_cast<std::size_t>(id) >= t.id_bytes_.size())
+      fail(entry, "special token '" + name + "' has id " + std::to_string(id) + ", not a token of the file");
+    return static_cast<TokenId>(id);
   }
 
   void read_template(const json& p) {
