@@ -13,6 +13,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "harness/cli/bench_parity_flags.hpp"
 #include "harness/cli/cmd_bench_ab.hpp"
 #include "harness/cli/command.hpp"
 #include "harness/scenario/sweep.hpp"
@@ -68,6 +69,7 @@ struct BenchFlags {
   // beyond vllm
   std::string request_mode = "stream";
   double timeout = 21600, drain_timeout = 10;
+  ParityFlags parity;  // the rest of vllm's flags (bench_parity_flags.hpp)
 };
 
 double parse_number(const std::string& flag, const std::string& text) {
@@ -132,8 +134,6 @@ int parse_mm_image_limit(const std::string& text) {
 // Flags a vllm script passes that change nothing here: one line each saying what they do in vllm.
 std::vector<std::string> accepted_flag_notes(const BenchFlags& f) {
   std::vector<std::string> notes;
-  if (!f.tokenizer.empty())
-    notes.push_back("--tokenizer: vllm tokenizes prompts/outputs client-side with it; no tokenizer runs here (stored as tokenizer_id)");
   if (!f.tokenizer_mode.empty()) notes.push_back("--tokenizer-mode: selects vllm's client-side tokenizer; no effect here");
   if (f.trust_remote_code) notes.push_back("--trust-remote-code: lets vllm load tokenizer/dataset code from the Hub; no effect here");
   if (!f.chat_template_kwargs.empty())
@@ -145,6 +145,7 @@ std::vector<std::string> accepted_flag_notes(const BenchFlags& f) {
   if (f.random_batch_size != 1) notes.push_back("--random-batch-size: only used by vllm's embeddings benchmark; ignored");
   if (f.custom_ensure_client_side_data)
     notes.push_back("--custom-ensure-client-side-data: custom_image files are always sent as data URLs here");
+  for (auto& n : check_parity_flags(f.parity, f.dataset_name)) notes.push_back(std::move(n));
   return notes;
 }
 
@@ -157,6 +158,25 @@ client::BenchConfig to_config(const BenchFlags& f, const std::vector<std::string
     c.backend = client::parse_backend(f.backend);
   }
   c.tokenizer = f.tokenizer;
+  c.skip_tokenizer_init = f.parity.skip_tokenizer_init;
+  // vllm main_async: --output-len overrides every dataset's own output flag.
+  c.dataset.vllm_text.sharegpt_output_len = f.output_len ? f.output_len : f.parity.sharegpt_output_len;
+  {
+    auto& v = c.dataset.vllm_text;
+    v.num_prefixes = f.parity.prefix_repetition_num_prefixes.value_or(v.num_prefixes);
+    v.prefix_len = f.parity.prefix_repetition_prefix_len.value_or(v.prefix_len);
+    v.suffix_len = f.parity.prefix_repetition_suffix_len.value_or(v.suffix_len);
+    v.output_len = f.output_len.value_or(f.parity.prefix_repetition_output_len.value_or(v.output_len));
+    v.chunk_hash_size = f.parity.timed_trace_chunk_hash_size.value_or(v.chunk_hash_size);
+    v.sec_multiplier = f.parity.timed_trace_sec_multiplier.value_or(v.sec_multiplier);
+    for (auto [flag, target] : {std::pair{&f.parity.timed_trace_label_timestamp, &v.label_timestamp},
+                                std::pair{&f.parity.timed_trace_label_input_length, &v.label_input_length},
+                                std::pair{&f.parity.timed_trace_label_output_length, &v.label_output_length},
+                                std::pair{&f.parity.timed_trace_label_hash_ids, &v.label_hash_ids}})
+      if (!flag->empty()) *target = *flag;
+    v.self_timed = !f.parity.no_self_timed;
+  }
+  check_parity_flags(f.parity, f.dataset_name);  // refusals before any dataset or server work
   c.logprobs = f.logprobs;
   c.insecure = f.insecure;
   c.strict_success = f.strict_success;
@@ -336,7 +356,9 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
     const std::filesystem::path html = dir / ("timeline-" + label + ".html");
-    scenario::write_timeline_html(html, {scenario::live_timeline_arm(label, result)}, scenario::TimelineOptions{});
+    scenario::TimelineOptions options;
+    options.itl_thresholds_ms = timeline_itl_thresholds_ms(flags.parity);
+    scenario::write_timeline_html(html, {scenario::live_timeline_arm(label, result)}, options);
     std::cerr << "encbench: timeline written to " << html.string() << "\n";
   }
   return result.run.interrupted ? 130 : 0;
@@ -391,7 +413,7 @@ void add_serve_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_option("--model", f.model, "Model name (default: first id from GET /v1/models)");
   serve->add_option("--served-model-name", f.served_model_name, "Model name sent in requests (default: --model)");
   serve->add_option("--label", f.label, "Label used in the result file name instead of the backend");
-  serve->add_option("--dataset-name", f.dataset_name, "hf | vision-arena | random-mm | random | custom | custom_image")->capture_default_str();
+  serve->add_option("--dataset-name", f.dataset_name, "hf | vision-arena | random-mm | random | custom | custom_image | sharegpt | prefix_repetition | timed_trace (the last three need --tokenizer)")->capture_default_str();
   serve->add_option("--dataset-path", f.dataset_path,
                     "Local dataset file or directory (a Hugging Face id prints how to export a local copy)");
   serve->add_option("--hf-split", f.hf_split, "Split name used to pick a file inside a dataset directory")->capture_default_str();
@@ -407,7 +429,7 @@ void add_serve_flags(CLI::App* serve, BenchFlags& f) {
                   "Accepted (custom_image files are always sent as data URLs here)");
   serve->add_flag("--skip-chat-template", f.skip_chat_template, "Accepted (no chat template is ever applied client-side here)");
   serve->add_option("--chat-template-kwargs", f.chat_template_kwargs, "Accepted JSON object (for vllm's client-side chat template; none here)");
-  serve->add_option("--tokenizer", f.tokenizer, "Accepted; stored as tokenizer_id (no tokenizer runs client-side)");
+  serve->add_option("--tokenizer", f.tokenizer, "Tokenizer for prompt lengths and random prompts: a tokenizer.json, a directory holding one, or a hub id in the local hub cache (default: --model)");
   serve->add_option("--tokenizer-mode", f.tokenizer_mode, "Accepted (vllm's client-side tokenizer mode; no effect)");
   serve->add_flag("--trust-remote-code", f.trust_remote_code, "Accepted (no Hub code is loaded here)");
   serve->add_option("--logprobs", f.logprobs, "Completions: logprobs sent per request (vllm sends null when unset)");
@@ -481,6 +503,7 @@ void add_serve_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_option("--request-mode", f.request_mode, "stream | non-stream (non-stream: TTFT = E2EL, no ITL)")->capture_default_str();
   serve->add_option("--timeout", f.timeout, "Per-request timeout in seconds (0 = none)")->capture_default_str();
   serve->add_option("--drain-timeout", f.drain_timeout, "After SIGINT: seconds to wait for in-flight requests")->capture_default_str();
+  add_parity_flags(serve, f.parity);
 }
 
 void add_bench_command(CLI::App& app, CommandContext& ctx) {

@@ -1,4 +1,5 @@
 #include "harness/client/bench.hpp"
+#include "harness/client/datasets_tokens.hpp"
 
 #include <curl/curl.h>
 #include <unistd.h>
@@ -283,7 +284,12 @@ void prepare_run(const BenchConfig& config, int ranks, const std::string& prefix
           "--max-concurrency " + std::to_string(config.max_concurrency) + " is split across the " + std::to_string(ranks) +
               " MPI ranks: give at least one slot per rank");
   // Dataset first: a bad file is the user's error (exit 2) whether or not a server is up.
-  Dataset dataset = load_dataset(config.dataset);
+  // Tokenized here, before the run (harness/client/datasets_tokens.hpp); said once on stderr.
+  TokenizedDataset loaded = load_tokenized_dataset(config.dataset, config.tokenizer, config.model, config.skip_tokenizer_init);
+  Dataset& dataset = loaded.dataset;
+  const DatasetTokens& tokens = loaded.tokens;
+  std::fprintf(stderr, "bench serve: %s\n", tokens.note.c_str());
+  result.tokenizer_file = tokens.tokenizer_file;
   result.dataset_layout = dataset.layout;
   result.dataset_rows = dataset.source_rows;
   result.oversampled = dataset.oversampled;
@@ -311,7 +317,16 @@ void prepare_run(const BenchConfig& config, int ranks, const std::string& prefix
   options.headers = header_lines(config);
   options.request_id_prefix = prefix;
   requests = prepare_requests(dataset.samples, options);
-  for (const auto& r : requests) result.total_image_bytes += r.image_bytes;
+  for (const auto& r : requests) {
+    result.total_image_bytes += r.image_bytes;
+    result.text_tokens.push_back(r.text_tokens);
+    result.vision_tokens.push_back(r.vision_tokens);
+  }
+  // timed_trace (self-timed): the trace's timestamps are the schedule (datasets_vllm.hpp).
+  if (!dataset.arrival_s.empty() && config.dataset.vllm_text.self_timed) {
+    offsets = to_offsets_ns(dataset.arrival_s);
+    return;
+  }
   offsets = config.ramp_up == RampUp::none
                 ? arrival_offsets_ns(requests.size(), config.request_rate, config.burstiness, config.seed)
                 : to_offsets_ns(ramp_up_offsets_s(requests.size(), config.ramp_up, config.ramp_up_start_rps,
@@ -879,6 +894,8 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
   j["error_events"] = m.error_events;
   j["not_sent"] = m.not_sent;
   j["api_url"] = r.api_url;
+  j["prompt_tokens_counted_by"] = r.tokenizer_file.empty() ? "words" : "tokenizer";
+  j["tokenizer_file"] = r.tokenizer_file;
   j["dataset"] = {{"name", c.dataset.name}, {"layout", r.dataset_layout}, {"path", c.dataset.path},
                   {"source_rows", r.dataset_rows}, {"oversampled", r.oversampled},
                   {"image_bytes_total", r.total_image_bytes}, {"seed", c.seed}};
@@ -973,6 +990,15 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
       lag_ms.push_back(rec.sent_ns ? static_cast<double>(rec.sent_ns - rec.intended_ns) / 1e6 : 0.0);
     }
     j["request_ids"] = ids;
+    // The prompt's split, per request as request_ids: tokenizer text tokens, the model's image tokens.
+    std::vector<std::int64_t> text, vision;
+    for (const auto& rec : r.run.records) {
+      if (!rec.dispatched || rec.index >= r.text_tokens.size()) continue;
+      text.push_back(r.text_tokens[rec.index]);
+      vision.push_back(r.vision_tokens[rec.index]);
+    }
+    j["input_text_tokens"] = text;
+    j["input_vision_tokens"] = vision;
     j["intended_times"] = seconds_since(r.run.records, &RequestRecord::intended_ns);
     j["sent_times"] = seconds_since(r.run.records, &RequestRecord::sent_ns);
     j["dispatch_lags_ms"] = lag_ms;

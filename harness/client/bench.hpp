@@ -39,7 +39,8 @@ struct BenchConfig {
   std::string model;                          // "" -> first id from GET /v1/models
   std::string served_model_name;
   std::string label;
-  std::string tokenizer;                      // --tokenizer: only the result's tokenizer_id (no tokenizer runs)
+  std::string tokenizer;                      // --tokenizer: a tokenizer.json, its directory or a cached hub id
+  bool skip_tokenizer_init = false;           // --skip-tokenizer-init: no tokenizer (word counts)
   // ---- workload
   DatasetConfig dataset;
   double request_rate = INFINITY;
@@ -92,6 +93,8 @@ struct BenchResult {
   std::vector<std::pair<int, std::string>> rps_change_events;
   std::string dataset_layout;
   std::size_t dataset_rows = 0, oversampled = 0, total_image_bytes = 0;
+  std::string tokenizer_file;                 // the tokenizer.json used ("" : prompt lengths are words)
+  std::vector<std::int64_t> text_tokens, vision_tokens;  // per request index (-1: unknown)
   bool ignore_eos = false;
   EngineResult run;
   ServingMetrics metrics;

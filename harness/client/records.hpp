@@ -23,7 +23,8 @@ struct PreparedRequest {
   std::string request_id;             // sent as x-request-id
   std::string body;                   // JSON body, built before the run
   std::vector<std::string> headers;   // extra header lines ("Name: value") besides the common ones
-  std::int64_t prompt_len_client = 0; // client-side prompt length estimate (no tokenizer)
+  std::int64_t prompt_len_client = 0; // client-side prompt length (tokens with --tokenizer, else words)
+  std::int64_t text_tokens = -1, vision_tokens = -1;  // the sample's split (-1: unknown)
   int output_len = 0;                 // max_completion_tokens / max_tokens sent
   std::size_t image_count = 0;
   std::size_t image_bytes = 0;        // bytes of the image data URLs in the body
