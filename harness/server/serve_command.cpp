@@ -248,6 +248,12 @@ ServerConfig build_server_config(const ServeOptions& options) {
   require(o.header_timeout_s > 0, "--header-timeout-s must be positive");
   config.header_timeout_ns = static_cast<Nanos>(o.header_timeout_s * 1e9);
   config.decode_threads = o.decode_threads;
+  config.max_decode_queue = o.max_decode_queue;
+  require(o.decode_timeout_s > 0 && o.decode_timeout_s <= 86400, "--decode-timeout-s must be in (0, 86400]");
+  config.decode_timeout_ns = static_cast<Nanos>(o.decode_timeout_s * 1e9);
+  require(o.max_unsent_bytes >= 1024 && o.max_unsent_bytes <= (std::int64_t{1} << 32),
+          "--max-unsent-bytes must be in [1024, 4294967296]");
+  config.max_unsent_bytes = static_cast<std::size_t>(o.max_unsent_bytes);
   config.eos_mean_tokens = o.eos_mean_tokens;
   config.seed = o.seed;
   config.faults = FaultConfig{o.fail_rate, o.disconnect_rate, o.stall_ms, o.seed};
@@ -335,13 +341,18 @@ ServerConfig build_server_config(const ServeOptions& options) {
               "--profile-max-steps and --profile-max-requests must be at least 1");
       config.engine.timeline = std::make_shared<EngineTimelineRecorder>(
           static_cast<std::size_t>(o.profile_max_steps), static_cast<std::size_t>(o.profile_max_requests));
+      require(o.profile_max_kept >= 1, "--profile-max-kept must be at least 1");
       auto profiler = std::make_shared<EncoderProfiler>(
-          o.profile_dir, static_cast<std::size_t>(o.profile_max_forwards), config.engine.timeline);
+          o.profile_dir, static_cast<std::size_t>(o.profile_max_forwards), config.engine.timeline,
+          static_cast<std::size_t>(o.profile_max_kept));
       RealEncoder real = make_real_encoder_with_idle(o, profiler);
       config.engine.encoder = std::move(real.hook);
       config.engine.on_idle = std::move(real.on_idle);
       config.measured_op_times = std::move(real.measured_op_times);
-      config.profile = [profiler](ProfileAction action) { return profiler->handle(action); };
+      // vLLM's practice: the profiler endpoints exist only when asked for (anyone who can reach
+      // the port could otherwise fill the profile directory).
+      if (o.enable_profiling)
+        config.profile = [profiler](ProfileAction action) { return profiler->handle(action); };
     } else {
       config.engine.encoder = make_cost_model_encoder(EncoderCostModel{});
     }
