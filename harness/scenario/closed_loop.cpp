@@ -235,6 +235,7 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
       so.async_scheduling = o.async_scheduling;
       so.seed = o.seed;
       so.profile_dir = o.result_dir / ("profile-" + preset + "-round" + std::to_string(round + 1));
+      so.enable_profiling = o.profile;  // the endpoints exist only when asked for
       server::Server srv(server::build_server_config(so));
       const auto op_times = srv.config().measured_op_times;
       srv.start();
