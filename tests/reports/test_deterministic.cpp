@@ -146,14 +146,20 @@ TEST(DeterministicCompare, GateFileSetsTheThreshold) {
   EXPECT_THROW(parse_gate(g, "gate.json"), InvalidInput);
 }
 
-json encode_doc(const std::string& clock, double scale) {
+// An encode result; `host_time` "model" repeats exactly (identical samples), "measured" (host
+// CPU time) scatters like a measurement.
+json encode_doc(const std::string& clock, double scale, const std::string& host_time = "model") {
   json samples = json::array();
-  for (double v : {10.0, 10.01, 9.99, 10.0, 10.02}) samples.push_back(v * scale);
-  return {{"schema", "encbench-encode"}, {"schema_version", 1}, {"model", "tiny"},
-          {"device", {{"kind", "sim:ascend-910b"}, {"clock", clock}}}, {"clock", clock},
-          {"preset", "optimized"}, {"inputs", {{"images", 1}}},
-          {"samples", {{"forward_ms", samples}, {"device_busy_ms", samples}}},
-          {"summary", {{"syncs_per_forward", 0}}}};
+  const std::vector<double> values = host_time == "measured" ? std::vector<double>{10.0, 10.01, 9.99, 10.0, 10.02}
+                                                             : std::vector<double>(5, 10.0);
+  for (double v : values) samples.push_back(v * scale);
+  json doc = {{"schema", "encbench-encode"}, {"schema_version", 1}, {"model", "tiny"},
+              {"device", {{"kind", "sim:ascend-910b"}, {"clock", clock}}}, {"clock", clock},
+              {"preset", "optimized"}, {"inputs", {{"images", 1}}},
+              {"samples", {{"forward_ms", samples}, {"device_busy_ms", samples}}},
+              {"summary", {{"syncs_per_forward", 0}}}};
+  if (clock == "virtual") doc["host_time"] = host_time;
+  return doc;
 }
 
 TEST(DeterministicParsing, EncodeOnTheVirtualClockReportsVirtualTimes) {
@@ -175,6 +181,50 @@ TEST(DeterministicParsing, EncodeOnTheVirtualClockReportsVirtualTimes) {
   const RunResult r = parse_result(ab, "ab.json");
   ASSERT_NE(r.find("a.virtual_forward_ms.median"), nullptr);
   EXPECT_DOUBLE_EQ(r.find("b.virtual_forward_ms.median")->value, 8.0);
+}
+
+TEST(DeterministicParsing, MeasuredHostTimeIsNamedAndJudgedAsAMeasurement) {
+  const RunResult v = parse_result(encode_doc("virtual", 1.0, "measured"), "v.json");
+  EXPECT_EQ(v.find("virtual_forward_ms.median"), nullptr);
+  const Metric* m = v.find("virtual_forward_ms_measured_host.median");
+  ASSERT_NE(m, nullptr);
+  EXPECT_NE(m->label.find("MEASURED"), std::string::npos) << m->label;
+  EXPECT_FALSE(deterministic_by_name(m->name));
+  // A result from before host models (virtual clock, no host_time): its host time was CPU time.
+  json old = encode_doc("virtual", 1.0, "measured");
+  old.erase("host_time");
+  EXPECT_NE(parse_result(old, "old.json").find("virtual_forward_ms_measured_host.median"), nullptr);
+  // +2 %: a measurement, judged by the default gate's wall-clock rule (5 samples each: threshold
+  // and noise floor), not flagged at the deterministic 1 %.
+  const Comparison c =
+      compare_runs(v, parse_result(encode_doc("virtual", 1.02, "measured"), "v2.json"), default_gate());
+  const MetricComparison& r = row(c, "virtual_forward_ms_measured_host.median");
+  EXPECT_FALSE(r.deterministic);
+  EXPECT_NE(r.method, "deterministic");
+  EXPECT_FALSE(r.regression);
+}
+
+TEST(DeterministicCompare, ScatteredSamplesOfADeterministicNameGetTheWallClockRule) {
+  // A metric named "virtual" whose own samples differ within one run breaks the premise of the
+  // deterministic rule: compare says so and falls back to the wall-clock rule.
+  json base = encode_doc("virtual", 1.0, "measured"), next = encode_doc("virtual", 1.02, "measured");
+  base["host_time"] = "model";  // claims determinism although its samples scatter
+  next["host_time"] = "model";
+  const Comparison c = compare_runs(parse_result(base, "b.json"), parse_result(next, "n.json"), default_gate());
+  const MetricComparison& r = row(c, "virtual_forward_ms.median");
+  EXPECT_FALSE(r.deterministic);
+  EXPECT_NE(r.method, "deterministic");
+  EXPECT_NE(r.reason.find("samples within one run differ"), std::string::npos) << r.reason;
+  EXPECT_FALSE(r.regression);  // +2 % is inside the wall-clock rule
+  bool warned = false;
+  for (const auto& w : c.warnings) warned = warned || w.find("virtual_forward_ms.median") != std::string::npos;
+  EXPECT_TRUE(warned);
+  // The same +2 % with identical samples on each side stays deterministic and fails at 1 %.
+  const Comparison exact =
+      compare_runs(parse_result(encode_doc("virtual", 1.0), "b.json"), parse_result(encode_doc("virtual", 1.02), "n.json"),
+                   default_gate());
+  EXPECT_TRUE(row(exact, "virtual_forward_ms.median").deterministic);
+  EXPECT_TRUE(row(exact, "virtual_forward_ms.median").regression);
 }
 
 }  // namespace
