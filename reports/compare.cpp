@@ -622,7 +622,6 @@ Comparison compare_with_history(const std::vector<RunResult>& history, const Run
     } else {
       single_value_verdict(row, base, m);
     }
-    if (!premise.empty()) row.reason = premise + row.reason;
     row.regression = row.rule.gated && row.verdict == Verdict::slower;
     add_sample_warnings(c, row, gate);
     c.rows.push_back(std::move(row));
