@@ -61,8 +61,9 @@ void apply_overrides(MetricRule& rule, const json& o, const std::string& source)
 
 }  // namespace
 
-MetricRule Gate::rule_for(const Metric& metric) const {
-  const bool det = deterministic_by_name(metric.name);
+MetricRule Gate::rule_for(const Metric& metric) const { return rule_for(metric, deterministic_by_name(metric.name)); }
+
+MetricRule Gate::rule_for(const Metric& metric, bool det) const {
   MetricRule rule = det ? deterministic : defaults;
   rule.alpha = alpha;
   rule.gated = metric.better != Better::none &&
@@ -328,6 +329,15 @@ double relative_range(const std::vector<double>& xs) {
   return mid == 0 ? 0 : (*hi - *lo) / mid;
 }
 
+// The widest relative spread of a metric's samples and of its pooled runs' values.
+double scatter_of(const Metric& m) { return std::max(relative_range(m.samples), relative_range(m.run_values)); }
+bool scatters(const Metric& m) {
+  const auto differ = [](const std::vector<double>& xs) {
+    return !xs.empty() && std::any_of(xs.begin(), xs.end(), [&](double x) { return x != xs.front(); });
+  };
+  return differ(m.samples) || differ(m.run_values);
+}
+
 void deterministic_verdict(MetricComparison& row, const Metric& base, const Metric& next) {
   row.method = "deterministic";
   row.noise_floor_used = std::max(relative_range(base.samples), relative_range(next.samples));
@@ -554,6 +564,16 @@ Comparison compare_runs(const RunResult& base, const RunResult& next, const Gate
     row.n_after = m.samples.size();
     row.sample_kind = m.sample_kind.empty() ? b->sample_kind : m.sample_kind;
     row.deterministic = deterministic_by_name(row.name);
+    // The premise of a deterministic verdict: repeated measurements agree. A metric whose own
+    // samples within one run (or pooled runs) differ is a measurement, whatever its name says.
+    std::string premise;
+    if (row.deterministic && (scatters(*b) || scatters(m))) {
+      premise = "samples within one run differ (BASE range " + fmt(100 * scatter_of(*b), 4) + "%, NEW range " +
+                fmt(100 * scatter_of(m), 4) + "%): not judged as deterministic, wall-clock rule; ";
+      row.deterministic = false;
+      row.rule = gate.rule_for(m, false);
+      c.warnings.push_back(row.name + ": " + premise + "its name says deterministic");
+    }
     if (row.better == Better::none) {
       row.method = "info";
       row.verdict = Verdict::none;
@@ -569,6 +589,7 @@ Comparison compare_runs(const RunResult& base, const RunResult& next, const Gate
                              fmt(row.rule.alpha) + "; judged by threshold and noise floor");
       single_value_verdict(row, *b, m);
     }
+    if (!premise.empty()) row.reason = premise + row.reason;
     row.regression = row.rule.gated && row.verdict == Verdict::slower;
     add_sample_warnings(c, row, gate);
     c.rows.push_back(std::move(row));

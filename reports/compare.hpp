@@ -57,7 +57,10 @@ struct Gate {
   std::vector<ExactRule> exact;
   std::size_t warn_below_samples = 9;     // compare.py's UTEST_OPTIMAL_REPETITIONS
 
-  MetricRule rule_for(const Metric& metric) const;
+  MetricRule rule_for(const Metric& metric) const;  // deterministic by name
+  // `deterministic` false: the wall-clock rule even for a name that says deterministic (its own
+  // samples disagreed: compare_runs checks that premise).
+  MetricRule rule_for(const Metric& metric, bool deterministic) const;
 };
 
 Gate default_gate();
@@ -76,7 +79,10 @@ struct MetricComparison {
   std::string sample_kind;
   // "mann-whitney-u", "threshold+noise-floor", "prediction-interval", "deterministic"
   std::string method;
-  bool deterministic = false;  // deterministic_by_name(name)
+  // deterministic_by_name(name) and its samples (and pooled runs' values) within each side
+  // identical; a name that claims determinism with scattered samples is judged by the
+  // wall-clock rule instead, and `reason` says so.
+  bool deterministic = false;
   std::optional<double> p_value;
   std::optional<double> interval_low, interval_high;  // history prediction interval
   double noise_floor_used = 0;

@@ -28,18 +28,26 @@ void add_encoder_run_flags(CLI::App* sub, encoder::RunOptions& o) {
                 "on sim devices an extra (unmeasured) sim device computes the results for it");
   sub->add_option("--tolerance", o.tolerance, "Relative error tolerance of --verify")->capture_default_str();
   sub->add_option("--launch-overhead-us", o.launch_overhead_us,
-                  "Host work added per device op (eager dispatch model), microseconds")
+                  "Host work added per device op (eager framework dispatch), microseconds; on the virtual "
+                  "clock added to the host model's cost of each call")
       ->capture_default_str();
   sub->add_option("--alloc-mode", o.alloc_mode, "Device allocator: fresh | caching")->capture_default_str();
   sub->add_option("--clock", o.clock,
-                  "virtual | real. virtual (default on sim devices): a discrete-event model; host time is the "
-                  "host thread's CPU time between device calls + the launch overhead, so machine load cannot "
-                  "move the figures. real: sim ops wait out their modelled end in real time (lateness reported); "
+                  "virtual | real. virtual (default on sim devices): a discrete-event model; host time comes "
+                  "from --virtual-host-time, device time from the roofline, so machine load cannot move the "
+                  "figures. real: sim ops wait out their modelled end in real time (lateness reported); "
                   "cpu/cuda always run on the real clock");
   sub->add_option("--virtual-host-time", o.virtual_host_time,
-                  "cpu | none. Virtual clock only: host time between device calls is the host thread's CPU "
-                  "time (cpu: every toggle's host work counts; repeats agree to ~0.02 %) or nothing but the "
-                  "modelled launch overhead (none: bit-identical repeats)")
+                  "model | cpu | none. Virtual clock only: where host time comes from. model: the --host-model "
+                  "cost of every device call and host-side toggle step + the launch overhead (bit-identical "
+                  "across repeats, builds and machines); cpu: this thread's CPU time between device calls, a "
+                  "MEASUREMENT of this machine (the result says host_time \"measured\" and compare judges it "
+                  "like wall-clock data); none: the launch overhead alone")
+      ->capture_default_str();
+  sub->add_option("--host-model", o.host_model,
+                  "Host model of --virtual-host-time model: a name in scenarios/devices/host-models "
+                  "(torch-npu-eager, dispatch-only) or a path to a JSON file (per op class a cost in ns and "
+                  "its source; docs/device.md)")
       ->capture_default_str();
   sub->add_option("--device-memory-gb", o.device_memory_gb,
                   "Device memory budget in GB (1e9 bytes): a configuration that needs more fails with "

@@ -192,7 +192,17 @@ std::unique_ptr<Device> make_device(const DeviceOptions& options) {
                             (profile.roofline_peak == "fp32" ? profile.peak_fp32_flops_per_s.source
                                                              : profile.peak_fp16_flops_per_s.source) +
                             "; memory bandwidth from " + profile.mem_bytes_per_s.source;
-      if (virtual_clock) return make_virtual_sim_device(options, std::move(info), std::move(profile));
+      if (virtual_clock) {
+        DeviceOptions virtual_options = options;
+        if (virtual_options.host_time == HostTime::model && !virtual_options.host_model) {
+          // A user's profile folder without host-models/ still gets the shipped default.
+          const std::string file = std::string(kDefaultHostModel) + ".json";
+          const auto model_dir = std::filesystem::is_regular_file(dir / "host-models" / file) ? dir : default_profiles_dir();
+          virtual_options.host_model =
+              std::make_shared<const HostModel>(load_host_model(std::string(kDefaultHostModel), model_dir));
+        }
+        return make_virtual_sim_device(virtual_options, std::move(info), std::move(profile));
+      }
       ExecutionModel model;
       model.modelled = true;
       model.run_bodies = options.verify;

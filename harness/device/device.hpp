@@ -9,10 +9,11 @@
 // Backends: "cpu" (device worker threads run the kernels for real), "sim:<profile>" (durations
 // from a roofline of each op's FLOPs/bytes; results and tensor memory only with verify) and,
 // where built, "cuda[:N]". The sim backend runs on one of two clocks (ClockMode):
-//   virtual  a discrete-event model on the host thread: host time advances by that thread's CPU
-//            time between device calls plus the modelled launch overhead, device ops last their
-//            roofline duration, a sync moves the host to the op's end + the modelled wake-up.
-//            Nothing sleeps; machine load cannot move the result. Default of encode/ab/micro.
+//   virtual  a discrete-event model on the host thread: host time advances by the host model's
+//            cost of each device call and host-side step (host_model.hpp; or, when asked, the
+//            thread's CPU time) plus the modelled launch overhead, device ops last their roofline
+//            duration, a sync moves the host to the op's end + the modelled wake-up. Nothing
+//            sleeps; with the host model no machine can move the result. Default of encode/ab/micro.
 //   real     device threads wait out each op's modelled end in real time, so a live server sees
 //            real latencies; ops record when they really completed (lateness).
 #include <cstddef>
@@ -25,6 +26,7 @@
 #include <string_view>
 
 #include "harness/core/clock.hpp"
+#include "harness/device/host_model.hpp"
 #include "harness/timeline/recorder.hpp"
 #include "kernels/worker_pool.hpp"
 
@@ -51,6 +53,10 @@ struct DeviceInfo {
   double mem_bytes_per_s = 0;     // 0 when unknown
   std::string profile_source;     // sim: where the profile's numbers come from
   std::string clock = "real";     // "real" | "virtual" (ClockMode): which clock timelines use
+  // Virtual clock: where host time comes from, "model" | "measured" | "none" (HostTime); the
+  // host model's name with "model". Empty on the real clock.
+  std::string host_time;
+  std::string host_model;
   // Tensor memory exists (Buffer::data() points at real bytes). False for sim without verify:
   // buffers are a device address and a size, and copies/memsets only take modelled time.
   bool materialized = true;
@@ -211,8 +217,14 @@ struct DeviceOptions {
   // Bound on what the allocator holds (bytes_reserved). 0: the sim profile's memory size, or
   // unlimited on cpu.
   std::uint64_t memory_budget_bytes = 0;
-  // Virtual clock only: the host CPU clock (default thread_cpu_ns). Tests pass a scripted one to
-  // make host time exact.
+  // Virtual clock only: where host time comes from (host_model.hpp). model: `host_model`'s cost
+  // per device call and per host_work() step, no CPU clock read; measured: the thread's CPU time
+  // between device calls (host_cpu_clock); none: launch_overhead_ns only.
+  HostTime host_time = HostTime::model;
+  // The host model of HostTime::model; null: kDefaultHostModel from <profiles_dir>/host-models.
+  std::shared_ptr<const HostModel> host_model;
+  // HostTime::measured only: the host CPU clock (default thread_cpu_ns). Tests pass a scripted
+  // one to make host time exact.
   std::function<Nanos()> host_cpu_clock;
 };
 
@@ -227,6 +239,12 @@ class Device {
   virtual void synchronize() = 0;  // every stream
   // The host clock this device's timeline uses (virtual time on a virtual-clock sim device).
   Nanos host_now_ns() { return recorder().now(); }
+  // Host-side work of the caller (not a device call) of this class has just run: a virtual clock
+  // with a host model advances host time by the class's cost; every other device does nothing
+  // (the work took its real time, or the measured CPU time already holds it).
+  virtual void host_work(HostOpClass op_class) { (void)op_class; }
+  // The host model a virtual clock charges (null elsewhere, and for measured / none host time).
+  virtual const HostModel* host_model() const { return nullptr; }
   // Collects the recording so far into a Timeline (device kind, modelled flag, stream tracks).
   virtual timeline::Timeline collect_timeline() = 0;
 };

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <exception>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -22,13 +23,14 @@ using timeline::OpCategory;
 
 namespace {
 
-// Virtual host time: the value at the last checkpoint plus the CPU time the owning thread has
-// used since. A checkpoint is taken on entry to and exit from every device call, so the
-// simulator's own work between the two is not host time.
+// Virtual host time: the value at the last checkpoint plus what `cpu_clock` (the owning thread's
+// CPU time when host time is measured; a constant otherwise) has advanced since. A checkpoint is
+// taken on entry to and exit from every device call, so the simulator's own work between the two
+// is not host time.
 class VirtualHostClock {
  public:
   explicit VirtualHostClock(std::function<Nanos()> cpu_clock)
-      : cpu_clock_(cpu_clock ? std::move(cpu_clock) : std::function<Nanos()>(thread_cpu_ns)),
+      : cpu_clock_(std::move(cpu_clock)),
         owner_(std::this_thread::get_id()),
         cpu_mark_(cpu_clock_()) {}
 
@@ -105,10 +107,26 @@ struct VirtualShared {
   std::mutex call_mutex;                   // serialises device calls
   std::exception_ptr error;                // first failed body; rethrown at the next host wait
 
+  // The per-class host costs charged: the host model's (HostTime::model), else zero (measured:
+  // the CPU time holds the host work; none: launch overhead only).
+  HostModel host_costs;
+
   VirtualShared(const DeviceOptions& opts, SimProfile p)
-      : options(opts), profile(std::move(p)), clock(opts.host_cpu_clock) {
+      : options(opts), profile(std::move(p)), clock(host_clock_of(opts)), host_costs(host_costs_of(opts)) {
     if (options.verify) pool = std::make_unique<DeviceThreadPool>(options.device_threads);
   }
+  static std::function<Nanos()> host_clock_of(const DeviceOptions& opts) {
+    if (opts.host_time != HostTime::measured) return [] { return Nanos{0}; };  // no machine clock read
+    return opts.host_cpu_clock ? opts.host_cpu_clock : std::function<Nanos()>(thread_cpu_ns);
+  }
+  static HostModel host_costs_of(const DeviceOptions& opts) {
+    if (opts.host_time == HostTime::model) {
+      require(opts.host_model != nullptr, "virtual clock: host time 'model' needs a host model");
+      return *opts.host_model;
+    }
+    return zero_host_model(std::string(to_string(opts.host_time)), "host time " + std::string(to_string(opts.host_time)));
+  }
+  Nanos cost(HostOpClass op_class) const { return host_costs.cost(op_class); }
   bool materialized() const { return options.verify; }
   Nanos wakeup() const { return static_cast<Nanos>(profile.host_wakeup_ns.value); }
 
@@ -131,7 +149,8 @@ class VirtualEvent final : public Event {
   void synchronize() override {
     const std::lock_guard lock(shared_.call_mutex);
     const DeviceCall call(shared_.clock);
-    const Nanos wait_start = call.entered_at();
+    shared_.clock.add(shared_.cost(HostOpClass::stream_sync));
+    const Nanos wait_start = shared_.clock.host();
     shared_.clock.advance_to(rules::host_after_wait_ns(wait_start, completes_at_, shared_.wakeup()));
     if (shared_.recorder.enabled()) {
       shared_.recorder.record_host_span("event_synchronize", HostSpanKind::wait, wait_start, shared_.clock.host());
@@ -160,7 +179,7 @@ class VirtualStream final : public Stream {
     op.flops = launch.cost.flops;
     op.bytes = launch.cost.bytes;
     if (launch.body && shared_.pool) shared_.run_payload([&] { launch.body(*shared_.pool); });
-    submit(std::move(op), call.entered_at(), true);
+    submit(std::move(op), call.entered_at(), HostOpClass::kernel_launch);
   }
 
   void copy_h2d(const Buffer& dst, std::size_t dst_offset, const void* src, std::size_t bytes,
@@ -174,7 +193,7 @@ class VirtualStream final : public Stream {
     DeviceOp op = make_op(std::string(label), OpCategory::memcpy_h2d, layer);
     op.bytes = static_cast<double>(bytes);
     if (shared_.materialized() && bytes > 0) std::memcpy(static_cast<std::byte*>(dst.data()) + dst_offset, src, bytes);
-    submit(std::move(op), call.entered_at(), true);
+    submit(std::move(op), call.entered_at(), HostOpClass::h2d_copy);
   }
 
   void copy_d2h(void* dst, const Buffer& src, std::size_t src_offset, std::size_t bytes,
@@ -190,7 +209,7 @@ class VirtualStream final : public Stream {
       else std::memset(dst, 0, bytes);  // no device memory behind the buffer: deterministic zeros
     }
     const std::uint64_t op_id = op.id;
-    const Nanos end = submit(std::move(op), call.entered_at(), true);
+    const Nanos end = submit(std::move(op), call.entered_at(), HostOpClass::d2h_copy);
     host_wait(std::string(label), layer, op_id, end);
   }
 
@@ -201,7 +220,7 @@ class VirtualStream final : public Stream {
     DeviceOp op = make_op(std::string(label), OpCategory::memset, layer);
     op.bytes = static_cast<double>(bytes);
     if (shared_.materialized() && bytes > 0) std::memset(dst.data(), value, bytes);
-    submit(std::move(op), call.entered_at(), true);
+    submit(std::move(op), call.entered_at(), HostOpClass::memset);
   }
 
   void synchronize(std::string_view reason) override {
@@ -214,15 +233,18 @@ class VirtualStream final : public Stream {
   void synchronize_locked(std::string_view reason) {
     DeviceOp op = make_op(std::string(reason), OpCategory::sync, -1);
     const std::uint64_t op_id = op.id;
-    // No api span: the wait span that follows is the whole story of a synchronize.
-    const Nanos end = submit(std::move(op), shared_.clock.host(), false);
+    // No api span: the wait span that follows is the whole story of a synchronize (it starts
+    // after the host part of the call).
+    shared_.clock.add(shared_.cost(HostOpClass::stream_sync));
+    const Nanos end = submit(std::move(op), shared_.clock.host(), std::nullopt);
     host_wait(std::string(reason), -1, op_id, end);
   }
 
   std::shared_ptr<Event> record_event() override {
     const std::lock_guard lock(shared_.call_mutex);
     const DeviceCall call(shared_.clock);
-    const Nanos at = rules::event_completes_ns(call.entered_at(), ready_ns_);
+    shared_.clock.add(shared_.cost(HostOpClass::event_record));
+    const Nanos at = rules::event_completes_ns(shared_.clock.host(), ready_ns_);
     record_api_span("record_event", call.entered_at(), -1, 0);
     return std::make_shared<VirtualEvent>(shared_, at);
   }
@@ -232,6 +254,7 @@ class VirtualStream final : public Stream {
     require(virtual_event != nullptr, "wait_event: the event does not come from this device");
     const std::lock_guard lock(shared_.call_mutex);
     const DeviceCall call(shared_.clock);
+    shared_.clock.add(shared_.cost(HostOpClass::event_wait));
     ready_ns_ = std::max(ready_ns_, virtual_event->completes_at());
     record_api_span("wait_event", call.entered_at(), -1, 0);
   }
@@ -247,10 +270,12 @@ class VirtualStream final : public Stream {
     return op;
   }
 
-  // Places the op on the virtual timeline: the host spends the launch overhead (device ops
-  // only), then the op starts when both host and stream are ready. Returns its end.
-  Nanos submit(DeviceOp op, Nanos api_start, bool device_op) {
-    if (device_op) shared_.clock.add(shared_.options.launch_overhead_ns);
+  // Places the op on the virtual timeline: the host spends the launch overhead and the host
+  // model's cost of the call's class (device ops only: a sync marker has neither), then the op
+  // starts when both host and stream are ready. Returns its end.
+  Nanos submit(DeviceOp op, Nanos api_start, std::optional<HostOpClass> call_class) {
+    const bool device_op = call_class.has_value();
+    if (device_op) shared_.clock.add(shared_.options.launch_overhead_ns + shared_.cost(*call_class));
     const Nanos submit_at = shared_.clock.host();
     op.submit_ns = submit_at;
     op.start_ns = rules::op_start_ns(submit_at, ready_ns_);
@@ -292,6 +317,8 @@ class VirtualSimDevice final : public Device {
   VirtualSimDevice(const DeviceOptions& options, DeviceInfo info, SimProfile profile)
       : info_(std::move(info)), shared_(std::make_unique<VirtualShared>(options, std::move(profile))) {
     info_.device_threads = shared_->pool ? shared_->pool->num_workers() : 0;
+    info_.host_time = std::string(to_string(options.host_time));
+    if (options.host_time == HostTime::model) info_.host_model = shared_->host_costs.name;
     shared_->recorder.set_enabled(options.record);
     VirtualShared* shared = shared_.get();
     shared_->recorder.set_clock([shared] { return shared->clock.now(); });
@@ -316,6 +343,12 @@ class VirtualSimDevice final : public Device {
   }
   Allocator& allocator() override { return *allocator_; }
   timeline::Recorder& recorder() override { return shared_->recorder; }
+  // Not a device call: no checkpoint of the CPU clock (measured host time keeps counting the
+  // step's CPU time, and adds 0 here); the clock locks itself.
+  void host_work(HostOpClass op_class) override { shared_->clock.add(shared_->cost(op_class)); }
+  const HostModel* host_model() const override {
+    return shared_->options.host_time == HostTime::model ? &shared_->host_costs : nullptr;
+  }
   void synchronize() override {
     const std::lock_guard lock(shared_->call_mutex);
     const DeviceCall call(shared_->clock);

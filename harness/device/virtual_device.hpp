@@ -2,10 +2,13 @@
 // The sim backend on a virtual clock: a discrete-event model of host and device run on the
 // calling (host) thread, with no device threads and nothing that sleeps or spins.
 //
-//   host time    advances by the host thread's own CPU time between device API calls
-//                (CLOCK_THREAD_CPUTIME_ID: preemption and other processes do not count) plus the
-//                modelled launch overhead per submitted op. The simulator's own bookkeeping
-//                inside an API call is excluded.
+//   host time    advances by the host model's cost of each device call (by class: kernel
+//                launch, copies, sync, events) and of each host_work() step the caller declares
+//                (allocation, host tensors, small host math), plus the modelled launch overhead
+//                per submitted op (DeviceOptions::host_time model, the default; host_model.hpp).
+//                Asked for (host_time measured): the host thread's own CPU time between device
+//                API calls instead (CLOCK_THREAD_CPUTIME_ID), the simulator's own bookkeeping
+//                inside an API call excluded: a measurement of this machine.
 //   device op    start = max(submit, stream ready, waited events); end = start + roofline
 //                duration (sim_profile.hpp); the stream is ready again at end.
 //   host wait    (D2H copy, synchronize, event synchronize) moves the host to the awaited op's

@@ -14,6 +14,7 @@
 #include "harness/core/result_json.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/device/measured_op_times.hpp"
+#include "harness/device/sim_profile.hpp"
 #include "kernels/thread_pool.hpp"
 #include "harness/timeline/chrome_trace.hpp"
 
@@ -121,6 +122,19 @@ std::vector<timeline::Gap> largest_gaps(const ForwardReport& f, int max_gaps) {
   return gaps;
 }
 
+// --virtual-host-time and --host-model into the device options (virtual clock only).
+void resolve_host_time(const RunOptions& o, device::DeviceOptions& d) {
+  d.host_time = device::parse_virtual_host_time_flag(o.virtual_host_time);
+  const bool virtual_clock = d.clock == device::ClockMode::virtual_time;
+  require(d.host_time == device::HostTime::model || virtual_clock,
+          "--virtual-host-time " + o.virtual_host_time + " needs the virtual clock (a sim device with --clock virtual)");
+  if (!o.profiles_dir.empty()) d.profiles_dir = o.profiles_dir;
+  if (virtual_clock && d.host_time == device::HostTime::model) {
+    const auto dir = d.profiles_dir.empty() ? device::default_profiles_dir() : d.profiles_dir;
+    d.host_model = std::make_shared<const device::HostModel>(device::load_host_model(o.host_model, dir));
+  }
+}
+
 }  // namespace
 
 ResolvedRun resolve(const RunOptions& o) {
@@ -152,11 +166,7 @@ ResolvedRun resolve(const RunOptions& o) {
   const bool sim = device::parse_device_spec(o.device).backend == device::DeviceSpec::Backend::sim;
   r.device_options.clock = o.clock.empty() ? (sim ? device::ClockMode::virtual_time : device::ClockMode::real)
                                            : device::parse_clock_mode(o.clock);
-  require(o.virtual_host_time == "cpu" || o.virtual_host_time == "none",
-          "--virtual-host-time: unknown value '" + o.virtual_host_time + "'; valid values: cpu, none");
-  require(o.virtual_host_time == "cpu" || r.device_options.clock == device::ClockMode::virtual_time,
-          "--virtual-host-time none needs the virtual clock (a sim device with --clock virtual)");
-  if (o.virtual_host_time == "none") r.device_options.host_cpu_clock = [] { return Nanos{0}; };
+  resolve_host_time(o, r.device_options);
   require(std::isfinite(o.device_memory_gb) && o.device_memory_gb >= 0 && o.device_memory_gb <= 1e6,
           "--device-memory-gb must be in [0, 1e6] (0: the sim profile's memory size, unlimited on cpu)");
   r.device_options.memory_budget_bytes = static_cast<std::uint64_t>(o.device_memory_gb * 1e9);
@@ -228,6 +238,15 @@ ConfigRun run_config(device::Device& device, device::Device* verify_device, cons
   return run;
 }
 
+namespace {
+void add_host_time(nlohmann::json& j, const device::DeviceInfo& info, const ResolvedRun& r) {
+  if (info.host_time.empty()) return;
+  j["host_time"] = info.host_time;
+  j["device"]["host_time"] = info.host_time;
+  if (r.device_options.host_model && info.host_time == "model") j["host_model"] = to_json(*r.device_options.host_model);
+}
+}  // namespace
+
 nlohmann::json encode_body(const ResolvedRun& r, const RunOptions& o, const device::DeviceInfo& info,
                            const ConfigRun& run) {
   nlohmann::json j;
@@ -239,8 +258,11 @@ nlohmann::json encode_body(const ResolvedRun& r, const RunOptions& o, const devi
                  {"materialized", info.materialized},
                  {"memory_budget_bytes", info.memory_budget_bytes}};
   if (info.measured_op_times) j["device"]["measured_op_times"] = to_json(*info.measured_op_times);
-  // Which clock every time in this file is on: virtual (sim model, host CPU time) or real.
+  // Which clock every time in this file is on: virtual (sim model) or real; on the virtual clock
+  // where its host time comes from: "model" (declared costs, host_model below) or "measured"
+  // (this machine's CPU time: reports/ names those metrics as measurements) or "none".
   j["clock"] = info.clock;
+  add_host_time(j, info, r);
   j["preset"] = run.label;
   j["toggles"] = to_json(run.toggles);
   nlohmann::json images = nlohmann::json::array(), videos = nlohmann::json::array();
@@ -321,6 +343,17 @@ nlohmann::json encode_body(const ResolvedRun& r, const RunOptions& o, const devi
   return j;
 }
 
+namespace {
+std::string host_time_text(const device::DeviceInfo& info) {
+  if (info.host_time == "measured")
+    return "host time is MEASURED:\n          this thread's CPU time between device calls + the launch overhead "
+           "(it moves with the machine, build and load)";
+  if (info.host_time == "none") return "host time is the launch overhead alone (no host work)";
+  return "host time is MODELLED:\n          host model '" + info.host_model +
+         "' per device call and host step + the launch overhead (no machine clock is read)";
+}
+}  // namespace
+
 std::string encode_summary(const ResolvedRun& r, const RunOptions& o, const device::DeviceInfo& info,
                            const ConfigRun& run) {
   std::ostringstream s;
@@ -343,8 +376,7 @@ std::string encode_summary(const ResolvedRun& r, const RunOptions& o, const devi
     s << "\n          VIRTUAL CLOCK: device op durations come from "
       << (info.measured_op_times ? "the trace's measured op times (roofline where it lacks the op)"
                                  : "a roofline of each op's FLOPs/bytes")
-      << "; host time is this"
-         "\n          thread's CPU time between device calls + the modelled launch overhead (machine load does not move it)";
+      << "; " << host_time_text(info);
   else if (info.modelled)
     s << "\n          TIMES ARE MODELLED (real clock): device op durations come from a roofline; host work and waits are real";
   if (info.measured_op_times) s << "\n          " << describe(*info.measured_op_times);
@@ -470,6 +502,7 @@ int run_encode(const EncodeOptions& options, const std::vector<std::string>& arg
     result["model"] = to_json(resolved.model);
     result["device"] = {{"kind", info.kind}, {"name", info.name}, {"modelled", info.modelled}, {"clock", info.clock}};
     result["clock"] = info.clock;
+    add_host_time(result, info, resolved);
     result["preset"] = "sweep";
     result["launch_overhead_us"] = options.run.launch_overhead_us;
     result["sweep"] = rows;
@@ -590,13 +623,14 @@ int run_ab(const AbOptions& options, const std::vector<std::string>& argv, std::
   comparison["test"] = "mann-whitney-u two-sided";
   comparison["repetitions"] = o.forwards;
   comparison["clock"] = info.clock;
+  if (!info.host_time.empty()) comparison["host_time"] = info.host_time;
 
   const ModelConfig& m = resolved.model;
   out << "A/B: " << m.name << ", ";
   for (std::size_t i = 0; i < resolved.media.size(); ++i) out << (i ? ", " : "") << resolved.media[i].spec;
   out << ", device " << info.kind
       << (!info.modelled ? ""
-          : info.clock == "virtual" ? " (VIRTUAL CLOCK: roofline per op; host time = host CPU time + launch overhead)"
+          : info.clock == "virtual" ? " (VIRTUAL CLOCK: roofline per op; " + host_time_text(info) + ")"
                                     : " (TIMES ARE MODELLED on the real clock: roofline per op; host work real)")
       << ", launch overhead " << fmt(o.launch_overhead_us, 1) << " us per op, " << o.forwards
       << " interleaved repetitions (ABAB...) after " << o.warmup << " warm-up\n";

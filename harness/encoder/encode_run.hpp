@@ -33,10 +33,13 @@ struct RunOptions {
   double launch_overhead_us = 0;
   std::string alloc_mode = "caching";       // fresh | caching
   std::string clock;                        // virtual | real; empty: virtual on sim, real elsewhere
-  // virtual clock: what host time between device calls is. "cpu": the host thread's CPU time
-  // (the host work of each toggle counts; repeats agree to ~0.02 %); "none": only the modelled
-  // launch overhead (bit-identical repeats; host-side toggle costs then show only as op counts).
-  std::string virtual_host_time = "cpu";
+  // virtual clock: where host time comes from (device/host_model.hpp). "model": the host model's
+  // cost of every device call and host-side step (bit-identical across repeats, builds and
+  // machines); "cpu": the host thread's CPU time between device calls, a measurement of this
+  // machine (named so in the result and its metrics); "none": only the launch overhead.
+  std::string virtual_host_time = "model";
+  std::string host_model = std::string(device::kDefaultHostModel);  // name or path.json
+  std::filesystem::path profiles_dir;       // where host models live ("" = scenarios/devices)
   double device_memory_gb = 0;              // memory budget; 0: the sim profile's size / unlimited
   double kernel_wait_threshold_us = 30;
   std::string trace_path;

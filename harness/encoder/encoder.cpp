@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "harness/core/error.hpp"
+#include "harness/core/instrument.hpp"
 #include "harness/encoder/host_math.hpp"
 #include "harness/timeline/recorder.hpp"
 #include "kernels/attention.hpp"
@@ -18,6 +19,7 @@
 namespace encbench::encoder {
 
 using device::Buffer;
+using device::HostOpClass;
 using device::KernelLaunch;
 using device::OpCost;
 using timeline::HostSpanKind;
@@ -60,6 +62,30 @@ std::vector<float> near_one(Rng& rng, std::size_t count) {
 float init_bound(std::size_t fan_in) { return std::sqrt(3.0f / static_cast<float>(fan_in)); }
 
 std::size_t fsize(std::size_t count) { return count * sizeof(float); }
+
+// A host-side step of the encoder (scale, pad decision, cumsum, a per-call allocation, input
+// preparation): recorded as a host span, and charged to the device's virtual clock as its op
+// class's cost in the host model (Device::host_work) before the span ends, so the step costs
+// virtual time that no machine can move. Other devices take the step's real time.
+// The charge is the simulator's bookkeeping, not the encoder's host code: encbench-instr's counts
+// exclude it (as they exclude the device calls' own bookkeeping).
+class HostStep {
+ public:
+  HostStep(device::Device& dev, timeline::Recorder* rec, const char* name, HostSpanKind kind, HostOpClass op_class,
+           int layer = -1)
+      : span_(rec, name, kind, layer), dev_(dev), op_class_(op_class) {}
+  ~HostStep() {  // members are destroyed after this: the span ends last
+    const instrument::Paused pause;
+    dev_.host_work(op_class_);
+  }
+  HostStep(const HostStep&) = delete;
+  HostStep& operator=(const HostStep&) = delete;
+
+ private:
+  ScopedHostSpan span_;
+  device::Device& dev_;
+  HostOpClass op_class_;
+};
 
 }  // namespace
 
@@ -494,13 +520,13 @@ struct EncoderRunner::Impl {
     // scale
     float scale = st.scale_init;
     if (tg.scale == ScaleMode::per_call) {
-      ScopedHostSpan span(rec, "scale", HostSpanKind::work, layer);
+      const HostStep span(dev, rec, "scale", HostSpanKind::work, HostOpClass::host_scalar, layer);
       scale = static_cast<float>(std::pow(static_cast<double>(m.head_dim), -0.5));
     }
     // pad decision
     bool enable_pad = st.enable_pad_init;
     if (tg.pad_decision == PadDecision::per_call) {
-      ScopedHostSpan span(rec, "pad_decision", HostSpanKind::work, layer);
+      const HostStep span(dev, rec, "pad_decision", HostSpanKind::work, HostOpClass::host_scalar, layer);
       // #4750 looked up an environment switch on every call before checking the head size.
       const char* env = std::getenv("USE_OPTIMIZED_MODEL");
       const bool optimized_model = env == nullptr || std::strcmp(env, "0") != 0;
@@ -537,7 +563,7 @@ struct EncoderRunner::Impl {
         {
           // Comparing values would need the device data (the D2H being avoided); the honest
           // host-side check is the tensor's identity and write version (data_ptr + _version).
-          ScopedHostSpan span(rec, "seq_lens_cache_check", HostSpanKind::work, layer);
+          const HostStep span(dev, rec, "seq_lens_cache_check", HostSpanKind::work, HostOpClass::host_scalar, layer);
           hit = cache.valid && cache.key_buffer == cu_now.data() && cache.key_version == cu_version;
         }
         if (!hit) {
@@ -553,7 +579,7 @@ struct EncoderRunner::Impl {
         break;
       }
       case SeqLensMode::host_precomputed: {
-        ScopedHostSpan span(rec, "seq_lens_select", HostSpanKind::work, layer);
+        const HostStep span(dev, rec, "seq_lens_select", HostSpanKind::work, HostOpClass::host_scalar, layer);
         lengths = full ? fs.full_lengths : fs.window_lengths;
         if (tg.kernel == KernelKind::fused_varlen) cumulative = full ? fs.full_cumulative : fs.window_cumulative;
         info.lengths_source = "host-precomputed";
@@ -567,7 +593,7 @@ struct EncoderRunner::Impl {
     }
     if (tg.kernel == KernelKind::fused_varlen && !device_cu && cumulative.empty()) {
       // #7046: list(seq_lens_cpu.cumsum(0)) on every call.
-      ScopedHostSpan span(rec, "seq_lens_cumsum", HostSpanKind::work, layer);
+      const HostStep span(dev, rec, "seq_lens_cumsum", HostSpanKind::work, HostOpClass::host_math, layer);
       cumulative.reserve(lengths.size() + 1);
       cumulative.push_back(0);
       for (std::int32_t len : lengths) cumulative.push_back(cumulative.back() + len);
@@ -584,7 +610,7 @@ struct EncoderRunner::Impl {
     std::size_t stride = qkv_stride;
     if (enable_pad && qkv_stride != Dp) {
       auto alloc_call = [&](std::size_t bytes, const char* what) {
-        ScopedHostSpan span(rec, what, HostSpanKind::api, layer);
+        const HostStep span(dev, rec, what, HostSpanKind::api, HostOpClass::allocation, layer);
         site = {layer, what};
         per_call.push_back(allocate_call(bytes));
         return per_call.size() - 1;
@@ -635,13 +661,13 @@ struct EncoderRunner::Impl {
     const std::size_t out_bytes = fsize(T * heads * stride);
     const Buffer* out = nullptr;
     if (tg.out_buffer == OutBuffer::alloc_per_call) {
-      ScopedHostSpan span(rec, "alloc attn_out", HostSpanKind::api, layer);
+      const HostStep span(dev, rec, "alloc attn_out", HostSpanKind::api, HostOpClass::allocation, layer);
       site = {layer, "alloc attn_out"};
       per_call.push_back(allocate_call(out_bytes));
       out = &per_call.back();
     } else {
       if (!shared_out_buffer || shared_out_bytes != out_bytes) {
-        ScopedHostSpan span(rec, "alloc attn_out (shape changed)", HostSpanKind::api, layer);
+        const HostStep span(dev, rec, "alloc attn_out (shape changed)", HostSpanKind::api, HostOpClass::allocation, layer);
         site = {layer, "alloc attn_out"};
         shared_out_buffer = Buffer();  // back to the allocator before the new one is taken
         shared_out_buffer = allocate(out_bytes);
@@ -704,7 +730,7 @@ struct EncoderRunner::Impl {
     if (stride != qkv_stride) {
       // slice [..., :head_dim] + contiguous: one more copy into a fresh tensor.
       {
-        ScopedHostSpan span(rec, "alloc unpad_out", HostSpanKind::api, layer);
+        const HostStep span(dev, rec, "alloc unpad_out", HostSpanKind::api, HostOpClass::allocation, layer);
         site = {layer, "alloc unpad_out"};
         per_call.push_back(allocate_call(fsize(T * heads * D)));
       }
@@ -735,7 +761,7 @@ struct EncoderRunner::Impl {
     ForwardState fs;
     InputPlan plan;
     {
-      ScopedHostSpan span(rec, "prepare_inputs", HostSpanKind::work);
+      const HostStep span(dev, rec, "prepare_inputs", HostSpanKind::work, HostOpClass::input_prep);
       plan = plan_inputs(std::vector<GridTHW>(grids.begin(), grids.end()), m);
       if (cfg.faults.swap_window_index && m.has_windows() && plan.cu_window_seqlens.size() > 2)
         std::swap(plan.window_index[0],
@@ -755,7 +781,7 @@ struct EncoderRunner::Impl {
     }
     std::vector<std::int32_t> pos_h(T), pos_w(T);
     {
-      ScopedHostSpan span(rec, "rotary_positions", HostSpanKind::work);
+      const HostStep span(dev, rec, "rotary_positions", HostSpanKind::work, HostOpClass::host_tensor);
       for (std::size_t g = 0; g < groups; ++g)
         for (std::size_t u = 0; u < unit; ++u) {
           const std::size_t src = static_cast<std::size_t>(plan.window_index[g]) * unit + u;
@@ -776,7 +802,7 @@ struct EncoderRunner::Impl {
 
     if (tg.seq_lens == SeqLensMode::host_precomputed) {
       // PR #7104 done right: both sets, once per forward, from host data.
-      ScopedHostSpan span(rec, "seq_lens_host_build", HostSpanKind::work);
+      const HostStep span(dev, rec, "seq_lens_host_build", HostSpanKind::work, HostOpClass::host_math);
       fs.full_lengths = lengths_from_cumulative(plan.cu_seqlens);
       fs.window_lengths = lengths_from_cumulative(plan.cu_window_seqlens);
       if (tg.kernel == KernelKind::fused_varlen) {

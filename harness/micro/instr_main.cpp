@@ -113,10 +113,10 @@ void encoder_case(const Case& c, const Options& o, const std::string& model, con
   device::DeviceOptions options;
   options.spec = "sim:ascend-910b";
   options.clock = device::ClockMode::virtual_time;
-  // A scripted host clock (1 us per reading) instead of the thread's CPU time: the virtual
-  // timeline, and so every branch that asks whether an event has completed, is then the same in
-  // every run (CPU time under Valgrind is also ~50x inflated and would mean nothing).
-  options.host_cpu_clock = [t = Nanos{0}]() mutable { return t += 1000; };
+  // Modelled host time (the default, host_model.hpp) instead of the thread's CPU time: the
+  // virtual timeline, and so every branch that asks whether an event has completed, is then the
+  // same in every run (CPU time under Valgrind is also ~50x inflated and would mean nothing).
+  options.host_time = device::HostTime::model;
   auto dev = device::make_device(options);
   encoder::EncoderConfig cfg;
   cfg.model = encoder::load_model(model);

@@ -113,12 +113,18 @@ RealEncoder make_real_encoder_with_idle(const ServeOptions& o, std::shared_ptr<E
   device_options.memory_budget_bytes = static_cast<std::uint64_t>(o.device_memory_gb * 1073741824.0);
   device_options.launch_overhead_ns = static_cast<Nanos>(std::max(0.0, o.encoder_dispatch_us) * 1e3);
   if (o.encoder_virtual_clock) {
-    // Virtual time: host time is the modelled dispatch only, never this machine's CPU time.
+    // Virtual time: host time is modelled (the dispatch above + the host model's costs), never
+    // this machine's CPU time.
     device_options.clock = device::ClockMode::virtual_time;
-    device_options.host_cpu_clock = [] { return Nanos{0}; };
+    device_options.host_time = device::HostTime::model;
   }
   if (!o.profiles_dir.empty() && std::filesystem::is_directory(o.profiles_dir))
     device_options.profiles_dir = o.profiles_dir;
+  if (o.encoder_virtual_clock) {
+    const auto dir = device_options.profiles_dir.empty() ? device::default_profiles_dir() : device_options.profiles_dir;
+    device_options.host_model =
+        std::make_shared<const device::HostModel>(device::load_host_model(o.encoder_host_model, dir));
+  }
   path->device = device::make_device(device_options);
   encoder::EncoderConfig cfg;
   cfg.model = encoder::load_model(o.model);

@@ -75,6 +75,10 @@ struct ServeOptions {
   // modelled costs above only (bit-reproducible). Not a serve flag: a live server runs on the
   // real clock.
   bool encoder_virtual_clock = false;
+  // The virtual-clock encoder's host model (device/host_model.hpp; a name in
+  // scenarios/devices/host-models or a path): "dispatch-only" charges nothing beyond the dispatch
+  // above, the cost the serving model was fitted with.
+  std::string encoder_host_model = "dispatch-only";
   std::filesystem::path result_json;       // summary written at shutdown when set
 };
 

@@ -56,12 +56,14 @@ class VirtualClock : public ::testing::Test {
   }
   void TearDown() override { fs::remove_all(dir_); }
 
-  // `cpu_step_ns`: a scripted host CPU clock that advances this much per reading, so host time
-  // between calls is known exactly (-1: the real thread CPU clock).
+  // Measured host time (the mode these tests are about): `cpu_step_ns`, a scripted host CPU clock
+  // that advances this much per reading, so host time between calls is known exactly (-1: the
+  // real thread CPU clock).
   std::unique_ptr<Device> make(bool verify, Nanos cpu_step_ns, Nanos launch_overhead_ns = 0) {
     DeviceOptions options;
     options.spec = "sim:vtest";
     options.clock = ClockMode::virtual_time;
+    options.host_time = HostTime::measured;
     options.verify = verify;
     options.device_threads = 1;
     options.profiles_dir = dir_;
@@ -236,6 +238,102 @@ TEST_F(VirtualClock, ThreadCpuClockIgnoresOtherBusyThreads) {
   }
   EXPECT_EQ(quiet, 200 * 52'000);  // device-bound: exactly the modelled sum
   EXPECT_EQ(loaded, quiet);
+}
+
+// A host model whose class i costs (i + 1) us: every charge below names its class exactly.
+HostModel stepped_host_model() {
+  HostModel m = zero_host_model("stepped", "test");
+  for (std::size_t i = 0; i < kHostOpClassCount; ++i) m.costs[i].ns = static_cast<Nanos>(i + 1) * 1'000;
+  return m;
+}
+
+TEST_F(VirtualClock, ModelledHostTimeChargesEachCallItsClassCost) {
+  DeviceOptions options;
+  options.spec = "sim:vtest";
+  options.clock = ClockMode::virtual_time;
+  options.profiles_dir = dir_;
+  options.launch_overhead_ns = 500;
+  options.host_model = std::make_shared<const HostModel>(stepped_host_model());
+  // A CPU clock that would add 1 ms per reading: the model mode never reads it.
+  options.host_cpu_clock = [t = Nanos{0}]() mutable { return t += 1'000'000; };
+  auto dev = make_device(options);
+  EXPECT_EQ(dev->info().host_time, "model");
+  EXPECT_EQ(dev->info().host_model, "stepped");
+  ASSERT_NE(dev->host_model(), nullptr);
+  const HostModel& m = *dev->host_model();
+  Stream& s = dev->default_stream();
+  Buffer buf = dev->allocator().allocate(64);
+  const Nanos t0 = dev->host_now_ns();
+  s.launch(kernel("k1", 1e6));
+  const Nanos after_launch = dev->host_now_ns();
+  EXPECT_EQ(after_launch - t0, 500 + m.cost(HostOpClass::kernel_launch));
+  std::int32_t host[16] = {};
+  s.copy_h2d(buf, 0, host, 64, "h2d");
+  EXPECT_EQ(dev->host_now_ns() - after_launch, 500 + m.cost(HostOpClass::h2d_copy));
+  const Nanos before_work = dev->host_now_ns();
+  dev->host_work(HostOpClass::host_math);
+  dev->host_work(HostOpClass::allocation);
+  EXPECT_EQ(dev->host_now_ns() - before_work, m.cost(HostOpClass::host_math) + m.cost(HostOpClass::allocation));
+  // The D2H: its host part, then the wait until the copy ends + wake-up.
+  s.copy_d2h(host, buf, 0, 64, "d2h", 0);
+  const timeline::Timeline tl = dev->collect_timeline();
+  const auto& d2h = op_named(tl, "d2h");
+  EXPECT_EQ(d2h.submit_ns, before_work + m.cost(HostOpClass::host_math) + m.cost(HostOpClass::allocation) + 500 +
+                               m.cost(HostOpClass::d2h_copy));
+  EXPECT_EQ(dev->host_now_ns(), d2h.end_ns + kWakeup);
+  // A synchronize on an idle device costs its host part alone.
+  const Nanos before_sync = dev->host_now_ns();
+  s.synchronize("end");
+  EXPECT_EQ(dev->host_now_ns() - before_sync, m.cost(HostOpClass::stream_sync));
+  auto event = s.record_event();
+  s.wait_event(event);
+  EXPECT_EQ(dev->host_now_ns() - before_sync,
+            m.cost(HostOpClass::stream_sync) + m.cost(HostOpClass::event_record) + m.cost(HostOpClass::event_wait));
+}
+
+TEST_F(VirtualClock, ModelledHostTimeRepeatsBitForBitOnABusyMachine) {
+  // The same submits with and without two threads spinning beside it, and under whatever build
+  // runs this test: the model mode reads no machine clock, so the figures are equal.
+  auto run = [&] {
+    DeviceOptions options;
+    options.spec = "sim:vtest";
+    options.clock = ClockMode::virtual_time;
+    options.profiles_dir = dir_;
+    options.host_model = std::make_shared<const HostModel>(stepped_host_model());
+    auto dev = make_device(options);
+    Stream& s = dev->default_stream();
+    Buffer buf = dev->allocator().allocate(64);
+    std::int32_t host[16] = {};
+    for (int i = 0; i < 50; ++i) {
+      s.launch(kernel("k", 1e6));
+      dev->host_work(HostOpClass::host_scalar);
+      if (i % 10 == 0) s.copy_d2h(host, buf, 0, 64, "d2h", i);
+    }
+    s.synchronize("end");
+    return dev->host_now_ns();
+  };
+  const Nanos quiet = run();
+  Nanos loaded = 0;
+  {
+    const testing_support::BusyNeighbours busy(2);
+    loaded = run();
+  }
+  EXPECT_EQ(loaded, quiet);
+  EXPECT_GT(quiet, 50 * 1'000);  // 50 launches of 1 us each at least: time did move
+}
+
+TEST_F(VirtualClock, DefaultHostModelComesFromTheSourceTreeWhenTheProfileFolderHasNone) {
+  DeviceOptions options;
+  options.spec = "sim:vtest";
+  options.clock = ClockMode::virtual_time;
+  options.profiles_dir = dir_;  // no host-models/ here
+  auto dev = make_device(options);
+  ASSERT_NE(dev->host_model(), nullptr);
+  EXPECT_EQ(dev->host_model()->name, kDefaultHostModel);
+  options.host_time = HostTime::none;
+  auto none = make_device(options);
+  EXPECT_EQ(none->host_model(), nullptr);
+  EXPECT_EQ(none->info().host_time, "none");
 }
 
 TEST_F(VirtualClock, BadInputIsAClearError) {

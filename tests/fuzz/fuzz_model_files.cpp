@@ -1,5 +1,6 @@
 // libFuzzer target: the model files a user hands `encbench run` (--workload, --serving-model,
-// --model-set, --device sim:FILE, --model FILE). The first byte picks the reader; the rest is the
+// --model-set, --device sim:FILE, --model FILE) and `encode --host-model FILE` (the virtual
+// clock's host costs). The first byte picks the reader; the rest is the
 // file (or the --model-set text). Property: a model or an InvalidInput with a message; a workload
 // that was accepted samples requests inside its own bounds; a file written back reads back.
 #include <nlohmann/json.hpp>
@@ -10,6 +11,7 @@
 #include <string_view>
 
 #include "harness/core/error.hpp"
+#include "harness/device/host_model.hpp"
 #include "harness/device/sim_profile.hpp"
 #include "harness/encoder/model_config.hpp"
 #include "harness/scenario/workload.hpp"
@@ -43,6 +45,17 @@ void check_serving_model(const nlohmann::json& doc) {
   must_read_back([&] { (void)parse_serving_model(to_json(model), "fuzz round trip"); });
 }
 
+// A host model that was accepted has every class, a cost in range and a source; it reads back.
+void check_host_model(const nlohmann::json& doc) {
+  using namespace encbench::device;
+  const HostModel model = parse_host_model(doc, "fuzz");
+  for (HostOpClass c : kHostOpClasses) {
+    const HostOpCost& cost = model.costs[static_cast<std::size_t>(c)];
+    if (cost.ns < 0 || cost.ns > kMaxHostOpCostNs || cost.source.empty()) __builtin_trap();
+  }
+  must_read_back([&] { (void)parse_host_model(to_json(model), "fuzz round trip"); });
+}
+
 void check_model_set(std::string_view text) {
   encbench::server::ServingModel model;
   encbench::server::apply_overrides(model, std::string(text));
@@ -52,7 +65,7 @@ void check_model_set(std::string_view text) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
-  const std::uint8_t reader = data[0] % 5;
+  const std::uint8_t reader = data[0] % 6;
   const std::string_view rest(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
     if (reader == 4) {
@@ -65,6 +78,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       case 0: check_workload(doc); break;
       case 1: check_serving_model(doc); break;
       case 2: (void)encbench::device::to_json(encbench::device::parse_sim_profile(doc, "fuzz")).dump(); break;
+      case 5: check_host_model(doc); break;
       default: (void)encbench::encoder::to_json(encbench::encoder::model_from_json(doc, "fuzz")).dump(); break;
     }
   } catch (const encbench::InvalidInput& e) {

@@ -160,7 +160,8 @@ def scenarios():
 
 
 def model_files():
-    # First byte: 0 workload, 1 serving model, 2 sim profile, 3 model preset, 4 --model-set text.
+    # First byte: 0 workload, 1 serving model, 2 sim profile, 3 model preset, 4 --model-set text,
+    # 5 host model.
     for f in sorted((ROOT / "scenarios" / "workloads").glob("*.json")):
         write("fuzz_model_files", "workload-" + f.name, b"\x00" + f.read_bytes())
     for f in sorted((ROOT / "scenarios" / "serving").glob("*.json")):
@@ -173,6 +174,11 @@ def model_files():
         write("fuzz_model_files", "model-" + f.name, b"\x03" + f.read_bytes())
     write("fuzz_model_files", "model-set.txt", "\x04achieved_flops_fraction=0.5,host_base_ms=10")
     write("fuzz_model_files", "model-set-bad.txt", "\x04nonsense=1,host_base_ms=,=3")
+    for f in sorted((ROOT / "scenarios" / "devices" / "host-models").glob("*.json")):
+        write("fuzz_model_files", "host-model-" + f.name, b"\x05" + f.read_bytes())
+    write("fuzz_model_files", "host-model-bad-class.json", "\x05" + json.dumps({
+        "schema": "encbench-host-model", "schema_version": 1, "name": "x",
+        "op_classes": {"kernel_lunch": {"ns": -1, "source": ""}}}))
     write("fuzz_model_files", "workload-empirical.json", "\x00" + json.dumps({
         "schema": "encbench-workload", "version": 1, "name": "x", "image_sizes": [[1024, 768], [1, 1]],
         "text_tokens": {"distribution": "empirical", "values": [1, 5000]}, "max_output_tokens": 1,

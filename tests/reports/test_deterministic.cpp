@@ -111,9 +111,11 @@ TEST(DeterministicCompare, JunitAndMarkdownNameTheKind) {
   EXPECT_NE(md.find("SLOWER (deterministic) **REGRESSION** | deterministic"), std::string::npos) << md;
 }
 
-TEST(DeterministicCompare, ScatterOfTheSamplesIsTheFloor) {
-  // Merged runs of a "deterministic" metric that did scatter by 3 %: a 2 % change stays SAME, a
-  // 6 % change is still caught.
+TEST(DeterministicCompare, ScatteredRunsOfADeterministicNameGetTheWallClockRule) {
+  // Merged runs of a "deterministic" metric that did scatter by 3 %: the premise of the
+  // deterministic rule does not hold, so compare says so and judges it like wall-clock data
+  // (3 vs 3 runs: threshold and noise floor, the runs' own spread at least): a 2 % change stays
+  // SAME, a 15 % change is still caught.
   auto runs = [](std::vector<double> values) {
     std::vector<RunResult> rs;
     for (double v : values) rs.push_back(instr(v));
@@ -122,9 +124,17 @@ TEST(DeterministicCompare, ScatterOfTheSamplesIsTheFloor) {
   const RunResult base = runs({1000000, 1030000, 1015000});
   Comparison c = compare_runs(base, runs({1035000, 1036000, 1034000}), default_gate());
   EXPECT_EQ(row(c, kKernel).verdict, Verdict::same) << row(c, kKernel).reason;
-  EXPECT_NEAR(row(c, kKernel).noise_floor_used, 0.03 / 1.015, 1e-9);
-  c = compare_runs(base, runs({1080000, 1081000, 1079000}), default_gate());
-  EXPECT_EQ(row(c, kKernel).verdict, Verdict::slower);
+  EXPECT_FALSE(row(c, kKernel).deterministic);
+  EXPECT_NE(row(c, kKernel).method, "deterministic");
+  EXPECT_NE(row(c, kKernel).reason.find("samples within one run differ (BASE range 2.956%"), std::string::npos)
+      << row(c, kKernel).reason;
+  EXPECT_GE(row(c, kKernel).noise_floor_used, 0.03 / 1.015 - 1e-9);
+  c = compare_runs(base, runs({1160000, 1161000, 1159000}), default_gate());
+  EXPECT_EQ(row(c, kKernel).verdict, Verdict::slower) << row(c, kKernel).reason;
+  // Identical runs keep the deterministic rule.
+  c = compare_runs(runs({1000000, 1000000}), runs({1000000, 1000000}), default_gate());
+  EXPECT_TRUE(row(c, kKernel).deterministic);
+  EXPECT_EQ(row(c, kKernel).method, "deterministic");
 }
 
 TEST(DeterministicCompare, GateFileSetsTheThreshold) {
@@ -146,14 +156,20 @@ TEST(DeterministicCompare, GateFileSetsTheThreshold) {
   EXPECT_THROW(parse_gate(g, "gate.json"), InvalidInput);
 }
 
-json encode_doc(const std::string& clock, double scale) {
+// An encode result; `host_time` "model" repeats exactly (identical samples), "measured" (host
+// CPU time) scatters like a measurement.
+json encode_doc(const std::string& clock, double scale, const std::string& host_time = "model") {
   json samples = json::array();
-  for (double v : {10.0, 10.01, 9.99, 10.0, 10.02}) samples.push_back(v * scale);
-  return {{"schema", "encbench-encode"}, {"schema_version", 1}, {"model", "tiny"},
-          {"device", {{"kind", "sim:ascend-910b"}, {"clock", clock}}}, {"clock", clock},
-          {"preset", "optimized"}, {"inputs", {{"images", 1}}},
-          {"samples", {{"forward_ms", samples}, {"device_busy_ms", samples}}},
-          {"summary", {{"syncs_per_forward", 0}}}};
+  const std::vector<double> values = host_time == "measured" ? std::vector<double>{10.0, 10.01, 9.99, 10.0, 10.02}
+                                                             : std::vector<double>(5, 10.0);
+  for (double v : values) samples.push_back(v * scale);
+  json doc = {{"schema", "encbench-encode"}, {"schema_version", 1}, {"model", "tiny"},
+              {"device", {{"kind", "sim:ascend-910b"}, {"clock", clock}}}, {"clock", clock},
+              {"preset", "optimized"}, {"inputs", {{"images", 1}}},
+              {"samples", {{"forward_ms", samples}, {"device_busy_ms", samples}}},
+              {"summary", {{"syncs_per_forward", 0}}}};
+  if (clock == "virtual") doc["host_time"] = host_time;
+  return doc;
 }
 
 TEST(DeterministicParsing, EncodeOnTheVirtualClockReportsVirtualTimes) {
@@ -175,6 +191,50 @@ TEST(DeterministicParsing, EncodeOnTheVirtualClockReportsVirtualTimes) {
   const RunResult r = parse_result(ab, "ab.json");
   ASSERT_NE(r.find("a.virtual_forward_ms.median"), nullptr);
   EXPECT_DOUBLE_EQ(r.find("b.virtual_forward_ms.median")->value, 8.0);
+}
+
+TEST(DeterministicParsing, MeasuredHostTimeIsNamedAndJudgedAsAMeasurement) {
+  const RunResult v = parse_result(encode_doc("virtual", 1.0, "measured"), "v.json");
+  EXPECT_EQ(v.find("virtual_forward_ms.median"), nullptr);
+  const Metric* m = v.find("virtual_forward_ms_measured_host.median");
+  ASSERT_NE(m, nullptr);
+  EXPECT_NE(m->label.find("MEASURED"), std::string::npos) << m->label;
+  EXPECT_FALSE(deterministic_by_name(m->name));
+  // A result from before host models (virtual clock, no host_time): its host time was CPU time.
+  json old = encode_doc("virtual", 1.0, "measured");
+  old.erase("host_time");
+  EXPECT_NE(parse_result(old, "old.json").find("virtual_forward_ms_measured_host.median"), nullptr);
+  // +2 %: a measurement, judged by the default gate's wall-clock rule (5 samples each: threshold
+  // and noise floor), not flagged at the deterministic 1 %.
+  const Comparison c =
+      compare_runs(v, parse_result(encode_doc("virtual", 1.02, "measured"), "v2.json"), default_gate());
+  const MetricComparison& r = row(c, "virtual_forward_ms_measured_host.median");
+  EXPECT_FALSE(r.deterministic);
+  EXPECT_NE(r.method, "deterministic");
+  EXPECT_FALSE(r.regression);
+}
+
+TEST(DeterministicCompare, ScatteredSamplesOfADeterministicNameGetTheWallClockRule) {
+  // A metric named "virtual" whose own samples differ within one run breaks the premise of the
+  // deterministic rule: compare says so and falls back to the wall-clock rule.
+  json base = encode_doc("virtual", 1.0, "measured"), next = encode_doc("virtual", 1.02, "measured");
+  base["host_time"] = "model";  // claims determinism although its samples scatter
+  next["host_time"] = "model";
+  const Comparison c = compare_runs(parse_result(base, "b.json"), parse_result(next, "n.json"), default_gate());
+  const MetricComparison& r = row(c, "virtual_forward_ms.median");
+  EXPECT_FALSE(r.deterministic);
+  EXPECT_NE(r.method, "deterministic");
+  EXPECT_NE(r.reason.find("samples within one run differ"), std::string::npos) << r.reason;
+  EXPECT_FALSE(r.regression);  // +2 % is inside the wall-clock rule
+  bool warned = false;
+  for (const auto& w : c.warnings) warned = warned || w.find("virtual_forward_ms.median") != std::string::npos;
+  EXPECT_TRUE(warned);
+  // The same +2 % with identical samples on each side stays deterministic and fails at 1 %.
+  const Comparison exact =
+      compare_runs(parse_result(encode_doc("virtual", 1.0), "b.json"), parse_result(encode_doc("virtual", 1.02), "n.json"),
+                   default_gate());
+  EXPECT_TRUE(row(exact, "virtual_forward_ms.median").deterministic);
+  EXPECT_TRUE(row(exact, "virtual_forward_ms.median").regression);
 }
 
 }  // namespace
