@@ -168,7 +168,8 @@ TEST(CliHelp, EveryCommandListsItsFlags) {
       {"ab", {"--a", "--b", "--alpha", "--forwards", "--json"}},
       {"run", {"--scenario", "--rounds", "--request-rate", "--presets", "--result"}},
       {"serve", {"--port", "--encoder-preset", "--fail-rate", "--stall-ms"}},
-      {"bench serve", {"--max-connections", "--max-concurrency", "--request-rate"}},
+      {"bench serve", {"--max-connections", "--max-concurrency", "--request-rate", "--idle-timeout", "--max-response-bytes",
+                       "--max-output-chunks", "--allow-all-failed"}},
   };
   for (const auto& [cmd, flags] : commands) {
     const Proc r = encbench(cmd + " --help");
