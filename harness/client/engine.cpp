@@ -679,6 +679,9 @@ EngineResult EventLoop::run() {
     // sleeping, then send more.
     run_curl_timeouts();
     pump_sends();
+    // The last transfer may have ended just now (curl finishes an aborted transfer on a 0 ms
+    // timeout): sleeping then would wait for the next timer, up to --timeout.
+    if (done()) break;
     const bool sendable = !send_queue_.empty() && in_flight_ < connection_limit_;
     const int timeout_ms = sendable || !shards_to_run_.empty() || (arrival_poll_ && !stopping_) ? 0 : (config_.progress ? 200 : -1);
     const int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), timeout_ms);

@@ -161,6 +161,12 @@ void ResponseHandler::on_end(Nanos now, const std::string& transport_error, cons
   } else if (!stream_error_.empty()) {
     record_.error = stream_error_;
     record_.failure_kind = limit_kind_ != nullptr ? limit_kind_ : "protocol";
+    if (limit_kind_ != nullptr) {
+      // Up to the byte bound of text nobody will read (vllm keeps no text of a failed request):
+      // freed now, not copied into the metrics and the result.
+      record_.error += " (" + std::to_string(record_.generated_text.size()) + " bytes of text dropped)";
+      std::string().swap(record_.generated_text);
+    }
   } else if (record_.first_choices_ns == 0) {
     // vllm's wording (sic, no space after the period), so tooling matching on it still works.
     record_.error =
