@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/trace/trace_analysis.hpp"
+#include "harness/trace/trace_reader.hpp"
 
 namespace encbench::trace {
 
@@ -24,6 +25,7 @@ struct AnalyzeCommandConfig {
   bool critical_path = false;           // also replay the trace and print each forward's critical path
   std::string forward_marker = "ProfilerStep#*";
   std::string forward_end = "forward_end";
+  ReadLimits limits;                    // --max-events, --max-decompressed-bytes
 };
 
 // "T0:T1" (microseconds on the trace's ts axis, exact to the ns) -> [start_ns, end_ns).
