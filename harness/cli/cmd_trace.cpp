@@ -52,7 +52,7 @@ void add_analyze(CLI::App* trace, CommandContext& ctx) {
       ->capture_default_str();
   analyze->add_option("--max-events", config->limits.max_events,
                       "Stop with exit 2 past this many events kept (device/host spans, flows, metadata names); "
-                      "peak memory is ~470 B per kept event (docs/trace.md); 0 = no limit")
+                      "peak memory is ~480 B per kept event (docs/trace.md); 0 = no limit")
       ->capture_default_str();
   analyze->add_option("--max-decompressed-bytes", config->limits.max_decompressed_bytes,
                       "Stop with exit 2 past this many bytes of JSON text after gunzip (a gzip bomb costs time, "

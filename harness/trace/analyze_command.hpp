@@ -13,6 +13,10 @@
 
 namespace encbench::trace {
 
+// `trace analyze` peaks at ~480 B per kept event (read, import and analysis; docs/trace.md), so
+// its default keeps a trace under 1.5 GiB; --max-events raises it.
+inline constexpr std::uint64_t kDefaultAnalyzeMaxEvents = 2'500'000;
+
 struct AnalyzeCommandConfig {
   std::filesystem::path trace_path;
   std::optional<int> stream;
@@ -25,7 +29,7 @@ struct AnalyzeCommandConfig {
   bool critical_path = false;           // also replay the trace and print each forward's critical path
   std::string forward_marker = "ProfilerStep#*";
   std::string forward_end = "forward_end";
-  ReadLimits limits;                    // --max-events, --max-decompressed-bytes
+  ReadLimits limits{.max_events = kDefaultAnalyzeMaxEvents};  // --max-events, --max-decompressed-bytes
 };
 
 // "T0:T1" (microseconds on the trace's ts axis, exact to the ns) -> [start_ns, end_ns).

@@ -58,11 +58,11 @@ struct RawEvent {
 // more than max_token_bytes of brackets and separators without a value between them, is refused
 // (the parser keeps the current token's text, and its error context reaches back to the last
 // value).
-// The defaults: `trace analyze` peaks at ~470 B per kept event (read, import and analysis; see
-// docs/trace.md), so 2.5 M events stay under 1.5 GiB; 16 GiB of text is ~1.5 min of parsing.
+// 16 GiB of text is ~1.5 min of parsing. No event limit by default (trace diff / whatif read
+// 4.5 M-event traces in 1.4 GiB); `trace analyze` sets kDefaultAnalyzeMaxEvents.
 struct ReadLimits {
   std::uint64_t max_decompressed_bytes = std::uint64_t{16} << 30;  // JSON text after gunzip; 0 = none
-  std::uint64_t max_events = 2'500'000;  // events kept (X, flows) plus metadata names; 0 = none
+  std::uint64_t max_events = 0;  // events kept (X, flows) plus metadata names; 0 = none
   std::size_t max_token_bytes = std::size_t{64} << 20;
 };
 inline constexpr std::size_t kMaxWhitespaceRun = 4096;
