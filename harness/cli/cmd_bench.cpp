@@ -13,6 +13,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "harness/core/text_escape.hpp"
 #include "harness/cli/command.hpp"
 #include "harness/scenario/sweep.hpp"
 #include "harness/scenario/timeline_page.hpp"
@@ -346,7 +347,7 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
     const std::filesystem::path dir = config.result_dir.empty() ? "." : config.result_dir;
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
-    const std::filesystem::path html = dir / ("timeline-" + label + ".html");
+    const std::filesystem::path html = dir / ("timeline-" + safe_file_component(label) + ".html");
     scenario::write_timeline_html(html, {scenario::live_timeline_arm(label, result)}, scenario::TimelineOptions{});
     std::cerr << "encbench: timeline written to " << html.string() << "\n";
   }
@@ -391,7 +392,7 @@ int run_sweep(const BenchFlags& flags, const SweepFlags& sf, const std::vector<s
   const std::filesystem::path result = !sf.result.empty()
                                            ? std::filesystem::path(sf.result)
                                            : std::filesystem::path(config.result_dir.empty() ? "." : config.result_dir) /
-                                                 ("sweep-" + label + ".json");
+                                                 ("sweep-" + safe_file_component(label) + ".json");
   const auto run = scenario::run_live_sweep(config, w, result, argv, std::cout, std::cerr);
   return run.result.value("interrupted", false) ? 130 : 0;
 }

@@ -1,3 +1,4 @@
+#include "harness/core/text_escape.hpp"
 #include "harness/client/bench.hpp"
 
 #include <curl/curl.h>
@@ -800,7 +801,11 @@ std::string result_filename(const BenchConfig& c, const BenchResult& r) {
   if (!c.result_filename.empty()) return c.result_filename;
   std::string model = r.model_id;
   if (auto slash = model.rfind('/'); slash != std::string::npos) model = model.substr(slash + 1);
-  const std::string label = !c.label.empty() ? c.label : !c.backend_name.empty() ? c.backend_name : std::string(to_string(c.backend));
+  // vllm's name, each part one safe path component: a --label of ../../x or a model id with a
+  // '\' or control characters stays inside --result-dir (issue 37).
+  model = safe_file_component(model, "model");
+  const std::string label = safe_file_component(
+      !c.label.empty() ? c.label : !c.backend_name.empty() ? c.backend_name : std::string(to_string(c.backend)), "bench");
   std::string name = c.ramp_up != RampUp::none
                          ? label + "-ramp-up-" + (c.ramp_up == RampUp::linear ? "linear" : "exponential") + "-" +
                                std::to_string(c.ramp_up_start_rps) + "qps-" + std::to_string(c.ramp_up_end_rps) + "qps"
