@@ -15,6 +15,7 @@
 
 #include "harness/cli/bench_parity_flags.hpp"
 #include "harness/cli/cmd_bench_ab.hpp"
+#include "harness/core/text_escape.hpp"
 #include "harness/cli/command.hpp"
 #include "harness/scenario/sweep.hpp"
 #include "harness/scenario/timeline_page.hpp"
@@ -70,7 +71,15 @@ struct BenchFlags {
   std::string request_mode = "stream";
   double timeout = 21600, drain_timeout = 10;
   ParityFlags parity;  // the rest of vllm's flags (bench_parity_flags.hpp)
+  double idle_timeout = client::kDefaultIdleTimeoutS;
+  std::int64_t max_response_bytes = client::kDefaultMaxResponseBytes;
+  std::int64_t max_output_chunks = client::kDefaultMaxOutputChunks;
+  bool allow_all_failed = false;
 };
+
+// `bench serve`'s exit code when not one request succeeded (and the run was not interrupted):
+// the result is still printed and saved, but a script must not take it for a measurement.
+constexpr int kExitAllRequestsFailed = 4;
 
 double parse_number(const std::string& flag, const std::string& text) {
   try {
@@ -257,6 +266,10 @@ client::BenchConfig to_config(const BenchFlags& f, const std::vector<std::string
   c.request_mode = client::parse_request_mode(f.request_mode);
   c.timeout_s = f.timeout;
   c.drain_timeout_s = f.drain_timeout;
+  c.idle_timeout_s = f.idle_timeout;
+  c.max_response_bytes = f.max_response_bytes;
+  c.max_output_chunks = f.max_output_chunks;
+  c.allow_all_failed = f.allow_all_failed;
   c.num_warmups = f.num_warmups;
   c.ready_check_timeout_s = f.ready_check_timeout_sec;
   c.percentile_metrics = split_csv(f.percentile_metrics);
@@ -355,13 +368,20 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
     const std::filesystem::path dir = config.result_dir.empty() ? "." : config.result_dir;
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
-    const std::filesystem::path html = dir / ("timeline-" + label + ".html");
+    const std::filesystem::path html = dir / ("timeline-" + safe_file_component(label) + ".html");
     scenario::TimelineOptions options;
     options.itl_thresholds_ms = timeline_itl_thresholds_ms(flags.parity);
     scenario::write_timeline_html(html, {scenario::live_timeline_arm(label, result)}, options);
     std::cerr << "encbench: timeline written to " << html.string() << "\n";
   }
-  return result.run.interrupted ? 130 : 0;
+  if (result.run.interrupted) return 130;
+  if (result.metrics.completed == 0 && !config.allow_all_failed) {
+    std::cerr << "encbench: error: every request failed (" << result.metrics.failed
+              << " of them; see the errors above); exit " << kExitAllRequestsFailed
+              << " (--allow-all-failed exits 0)\n";
+    return kExitAllRequestsFailed;
+  }
+  return 0;
 }
 
 struct SweepFlags {
@@ -395,7 +415,7 @@ int run_sweep(const BenchFlags& flags, const SweepFlags& sf, const std::vector<s
   const std::filesystem::path result = !sf.result.empty()
                                            ? std::filesystem::path(sf.result)
                                            : std::filesystem::path(config.result_dir.empty() ? "." : config.result_dir) /
-                                                 ("sweep-" + label + ".json");
+                                                 ("sweep-" + safe_file_component(label) + ".json");
   const auto run = scenario::run_live_sweep(config, w, result, argv, std::cout, std::cerr);
   return run.result.value("interrupted", false) ? 130 : 0;
 }
@@ -503,6 +523,21 @@ void add_serve_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_option("--request-mode", f.request_mode, "stream | non-stream (non-stream: TTFT = E2EL, no ITL)")->capture_default_str();
   serve->add_option("--timeout", f.timeout, "Per-request timeout in seconds (0 = none)")->capture_default_str();
   serve->add_option("--drain-timeout", f.drain_timeout, "After SIGINT: seconds to wait for in-flight requests")->capture_default_str();
+  serve->add_option("--idle-timeout", f.idle_timeout,
+                    "Per request: fail it (idle_timeout) after this many seconds with no byte received or sent, "
+                    "queue wait and prefill included (0 = none)")
+      ->capture_default_str();
+  serve->add_option("--max-response-bytes", f.max_response_bytes,
+                    "Per request: fail it (response_too_large) past this many bytes received, headers and body "
+                    "(256 MiB; a real 32 k-token stream is ~10 MB)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  serve->add_option("--max-output-chunks", f.max_output_chunks,
+                    "Per request: fail it (too_many_chunks) past this many choices events kept")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  serve->add_flag("--allow-all-failed", f.allow_all_failed,
+                  "Exit 0 even when every request failed (default: exit 4 then; the result is printed and saved either way)");
   add_parity_flags(serve, f.parity);
 }
 

@@ -1,3 +1,4 @@
+#include "harness/core/text_escape.hpp"
 #include "harness/client/bench.hpp"
 #include "harness/client/datasets_tokens.hpp"
 
@@ -61,6 +62,9 @@ void validate(const BenchConfig& c) {
   require(c.num_warmups >= 0, "--num-warmups must be >= 0");
   require(c.ready_check_timeout_s >= 0, "--ready-check-timeout-sec must be >= 0");
   require(c.timeout_s >= 0, "--timeout must be >= 0");
+  require(c.idle_timeout_s >= 0, "--idle-timeout must be >= 0 (0 = none)");
+  require(c.max_response_bytes >= 1, "--max-response-bytes must be >= 1");
+  require(c.max_output_chunks >= 1, "--max-output-chunks must be >= 1");
   require(c.port > 0 && c.port < 65536, "--port must be in 1..65535");
   require(c.dataset.num_prompts > 0, "--num-prompts must be > 0");
   for (double p : c.metric_percentiles) require(p >= 0 && p <= 100, "--metric-percentiles values must be in [0, 100]");
@@ -445,6 +449,9 @@ BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult
   engine.max_concurrency = config.max_concurrency;
   engine.max_connections = config.max_connections;
   engine.timeout_s = config.timeout_s;
+  engine.idle_timeout_s = config.idle_timeout_s;
+  engine.max_response_bytes = config.max_response_bytes;
+  engine.max_output_chunks = config.max_output_chunks;
   engine.stop_fd = config.stop_fd;
   engine.drain_timeout_s = config.drain_timeout_s;
   engine.strict_success = config.strict_success;
@@ -811,7 +818,11 @@ std::string result_filename(const BenchConfig& c, const BenchResult& r) {
   if (!c.result_filename.empty()) return c.result_filename;
   std::string model = r.model_id;
   if (auto slash = model.rfind('/'); slash != std::string::npos) model = model.substr(slash + 1);
-  const std::string label = !c.label.empty() ? c.label : !c.backend_name.empty() ? c.backend_name : std::string(to_string(c.backend));
+  // vllm's name, each part one safe path component: a --label of ../../x or a model id with a
+  // '\' or control characters stays inside --result-dir (issue 37).
+  model = safe_file_component(model, "model");
+  const std::string label = safe_file_component(
+      !c.label.empty() ? c.label : !c.backend_name.empty() ? c.backend_name : std::string(to_string(c.backend)), "bench");
   std::string name = c.ramp_up != RampUp::none
                          ? label + "-ramp-up-" + (c.ramp_up == RampUp::linear ? "linear" : "exponential") + "-" +
                                std::to_string(c.ramp_up_start_rps) + "qps-" + std::to_string(c.ramp_up_end_rps) + "qps"
@@ -901,6 +912,8 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
                   {"image_bytes_total", r.total_image_bytes}, {"seed", c.seed}};
   j["ignore_eos"] = r.ignore_eos;
   j["timeout_s"] = c.timeout_s;
+  j["response_bounds"] = {{"idle_timeout_s", c.idle_timeout_s}, {"max_response_bytes", c.max_response_bytes},
+                          {"max_output_chunks", c.max_output_chunks}};
   j["prepare_s"] = static_cast<double>(r.prepare_ns) / 1e9;
   j["ttft_from_intended_ms"] = summary_json(m.ttft_from_intended);
   j["e2el_from_intended_ms"] = summary_json(m.e2el_from_intended);

@@ -59,6 +59,11 @@ struct BenchConfig {
   std::string request_id_prefix;              // "" -> bench-<8 hex>-
   RequestMode request_mode = RequestMode::stream;
   double timeout_s = 21600;                   // per request (vllm's aiohttp session: 6 h)
+  // Per-request bounds against a misbehaving server (issue 37; EngineConfig says what each does).
+  double idle_timeout_s = kDefaultIdleTimeoutS;          // --idle-timeout (0 = none)
+  std::int64_t max_response_bytes = kDefaultMaxResponseBytes;  // --max-response-bytes
+  std::int64_t max_output_chunks = kDefaultMaxOutputChunks;    // --max-output-chunks
+  bool allow_all_failed = false;              // --allow-all-failed: exit 0 even when no request succeeded
   int num_warmups = 0;
   double ready_check_timeout_s = 0;
   bool strict_success = false;                // --strict-success: streams without [DONE] / with error events fail

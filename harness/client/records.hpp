@@ -66,7 +66,7 @@ struct RequestRecord {
   // "" on success, else one of: connection_refused, open_file_limit, ephemeral_ports_exhausted,
   // connect_failed, dns, connection_reset, empty_reply, truncated_response, timeout, tls,
   // transport_other, http_4xx, http_5xx, http_other, protocol, no_valid_chunk, strict_success,
-  // interrupted, client_internal.
+  // interrupted, client_internal, response_too_large, too_many_chunks, idle_timeout.
   std::string failure_kind;
 
   bool operator==(const RequestRecord&) const = default;  // field by field (shard round trips)

@@ -1,3 +1,4 @@
+#include "harness/core/text_escape.hpp"
 #include "harness/scenario/closed_loop.hpp"
 #include "harness/scenario/pooled.hpp"
 
@@ -96,7 +97,7 @@ namespace {
 ClosedLoopRun run_both_clocks(const ClosedLoopOptions& o, const std::vector<std::string>& argv, std::ostream& out,
                               std::ostream& progress) {
   const std::filesystem::path base =
-      o.result_file.empty() ? o.result_dir / ("closed-loop-" + o.name) : o.result_file.parent_path() / o.result_file.stem();
+      o.result_file.empty() ? o.result_dir / ("closed-loop-" + safe_file_component(o.name)) : o.result_file.parent_path() / o.result_file.stem();
   ClosedLoopOptions real = o, virt = o;
   real.clock = "real";
   real.result_file = base.string() + "-real.json";
@@ -184,7 +185,7 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
   if (o.clock == "both") return run_both_clocks(o, argv, out, progress);
   // Where the result goes is checked before the arms run, not after minutes of serving.
   const std::filesystem::path result_path =
-      o.result_file.empty() ? o.result_dir / ("closed-loop-" + o.presets[0] + "-vs-" + o.presets[1] + ".json")
+      o.result_file.empty() ? o.result_dir / ("closed-loop-" + safe_file_component(o.presets[0]) + "-vs-" + safe_file_component(o.presets[1]) + ".json")
                             : o.result_file;
   for (const auto& dir : {o.result_dir, result_path.parent_path()}) {
     std::error_code ec;
@@ -234,7 +235,7 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
       so.serving_model = o.serving_model;
       so.async_scheduling = o.async_scheduling;
       so.seed = o.seed;
-      so.profile_dir = o.result_dir / ("profile-" + preset + "-round" + std::to_string(round + 1));
+      so.profile_dir = o.result_dir / ("profile-" + safe_file_component(preset) + "-round" + std::to_string(round + 1));
       so.enable_profiling = o.profile;  // the endpoints exist only when asked for
       server::Server srv(server::build_server_config(so));
       const auto op_times = srv.config().measured_op_times;

@@ -210,7 +210,8 @@ TEST(CliHelp, EveryCommandListsItsFlags) {
       {"ab", {"--a", "--b", "--alpha", "--forwards", "--json"}},
       {"run", {"--scenario", "--rounds", "--request-rate", "--presets", "--result"}},
       {"serve", {"--port", "--encoder-preset", "--fail-rate", "--stall-ms"}},
-      {"bench serve", {"--max-connections", "--max-concurrency", "--request-rate"}},
+      {"bench serve", {"--max-connections", "--max-concurrency", "--request-rate", "--idle-timeout", "--max-response-bytes",
+                       "--max-output-chunks", "--allow-all-failed"}},
       {"bench ab", {"--arm", "--arm-env", "--arm-cwd", "--arm-port", "--rounds", "--ready-timeout", "--stop-grace",
                     "--plan", "--min-change", "--ab-dir", "--request-rate", "--dataset-name", "--num-prompts"}},
   };
