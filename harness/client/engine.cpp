@@ -125,6 +125,7 @@ class EventLoop {
   void begin_stop(Nanos now);
   void abort_in_flight(Nanos now);
   void abort_transfer(Transfer& t, Nanos now, const std::string& error, const std::string& kind);
+  void release_transfer(Transfer& t);
   void arm_idle_check(Nanos deadline_ns);
   void check_idle(Nanos now);
   bool done() const;
@@ -552,14 +553,7 @@ void EventLoop::finish(Transfer& t, CURLcode result) {
     }
   }
   t.handler.on_end(now, transport_error, transport_kind);
-  Shard& shard = *shards_[t.shard];
-  curl_multi_remove_handle(shard.multi, t.easy);
-  if (shard.in_flight-- == kTransfersPerCurlMulti) open_shards_.insert(shard.index);
-  free_easy_.push_back(t.easy);
-  t.easy = nullptr;
-  t.in_flight = false;
-  --in_flight_;
-  ++finished_;
+  release_transfer(t);
   ++profile_.completions;
   if (!stopping_) admit(now);
 }
@@ -587,7 +581,8 @@ void EventLoop::begin_stop(Nanos now) {
   armed_arrival_ns_ = drain_deadline_;
 }
 
-void EventLoop::abort_transfer(Transfer& t, Nanos now, const std::string& error, const std::string& kind) {
+// Gives the transfer's handle back to its shard and counts it finished (completed or aborted).
+void EventLoop::release_transfer(Transfer& t) {
   Shard& shard = *shards_[t.shard];
   curl_multi_remove_handle(shard.multi, t.easy);
   if (shard.in_flight-- == kTransfersPerCurlMulti) open_shards_.insert(shard.index);
@@ -596,6 +591,10 @@ void EventLoop::abort_transfer(Transfer& t, Nanos now, const std::string& error,
   t.in_flight = false;
   --in_flight_;
   ++finished_;
+}
+
+void EventLoop::abort_transfer(Transfer& t, Nanos now, const std::string& error, const std::string& kind) {
+  release_transfer(t);
   t.handler.on_end(now, error, kind);
 }
 

@@ -273,7 +273,11 @@ LiveAbRun report_live_ab(const LiveAbOptions& o, const std::vector<std::vector<L
     out << "\nA/B: " << o.arms[0].name << " (Before) vs " << o.arms[1].name << " (After), " << by_arm[0].size() << " + "
         << by_arm[1].size() << " round(s), interleaved ABBA, pooled\n";
     if (invalid.empty()) {
-      out << reports::render_terminal(*comparison);
+      // The table without compare's "Gate (...): PASS/FAIL" line: a gate's "regression" wording
+      // beside the A/B verdict below read as a second, contradicting verdict.
+      std::string table = reports::render_terminal(*comparison);
+      if (const auto gate_line = table.rfind("\nGate ("); gate_line != std::string::npos) table.erase(gate_line + 1);
+      out << table;
       print_verdicts(out, doc["verdicts"]);
     } else {
       out << "NO VERDICT: some rounds did not run cleanly:\n";
