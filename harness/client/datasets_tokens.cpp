@@ -8,7 +8,7 @@
 #include "harness/client/image.hpp"
 #include "harness/core/error.hpp"
 #include "harness/imaging/decode.hpp"
-#include "harness/server/vision_geometry.hpp"
+#include "harness/serving/vision_geometry.hpp"
 #include "harness/tokenizer/unicode.hpp"
 
 namespace encbench::client {

@@ -86,7 +86,7 @@ ModelConfig model_from_json(const nlohmann::json& doc, const std::string& origin
       "temporal_patch_size", "spatial_merge_size", "window_size", "fullatt_block_indexes",
       "intermediate_size", "mlp_kind", "norm", "deepstack_visual_indexes", "out_hidden_size",
       "image_min_pixels", "image_max_pixels", "video_min_pixels", "video_max_pixels",
-      "language_model"};  // read by the server (harness/server/lm_roofline.hpp), not the encoder
+      "language_model"};  // read by the server (harness/serving/lm_roofline.hpp), not the encoder
   for (const auto& item : doc.items()) {
     // A named copy, not a structured binding: clang 14 (the fuzz build) cannot capture those.
     const std::string& key = item.key();

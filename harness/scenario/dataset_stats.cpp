@@ -16,7 +16,7 @@
 #include "harness/device/sim_profile.hpp"
 #include "harness/imaging/decode.hpp"
 #include "harness/server/openai_request.hpp"
-#include "harness/server/vision_geometry.hpp"
+#include "harness/serving/vision_geometry.hpp"
 
 namespace encbench::scenario {
 namespace {

@@ -12,10 +12,10 @@
 
 #include "harness/scenario/closed_loop.hpp"
 #include "harness/scenario/op_time_report.hpp"
-#include "harness/scenario/virtual_loop.hpp"
+#include "harness/serving/virtual_loop.hpp"
 #include "harness/scenario/workload.hpp"
-#include "harness/server/serving_model.hpp"
-#include "harness/server/vision_geometry.hpp"
+#include "harness/serving/serving_model.hpp"
+#include "harness/serving/vision_geometry.hpp"
 
 namespace encbench::scenario {
 

@@ -14,7 +14,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
-#include "harness/engine/scheduler.hpp"
+#include "harness/serving/scheduler.hpp"
 
 namespace encbench::server {
 namespace {

@@ -1,5 +1,5 @@
 #pragma once
-// The serving engine on the real clock: vLLM V1's scheduler (harness/engine/scheduler.hpp, the
+// The serving engine on the real clock: vLLM V1's scheduler (harness/serving/scheduler.hpp, the
 // same state machine the virtual-time closed loop drives) on its own thread.
 //
 // Every step: the scheduler plans the step (running requests first, then waiting ones FCFS,
@@ -25,9 +25,9 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/clock.hpp"
-#include "harness/engine/step_cost.hpp"
+#include "harness/serving/step_cost.hpp"
 #include "harness/server/engine_timeline.hpp"
-#include "harness/server/vision_geometry.hpp"
+#include "harness/serving/vision_geometry.hpp"
 
 namespace encbench::server {
 
@@ -58,9 +58,9 @@ using EncoderHook = std::function<EncoderStepResult(const std::vector<GridTHW>&)
 // after work: where the encoder returns cached device memory above its high-water mark.
 using IdleHook = std::function<void()>;
 
-// Step cost of the language model and the engine core's host work (harness/engine/step_cost.hpp).
+// Step cost of the language model and the engine core's host work (harness/serving/step_cost.hpp).
 // With a sim device and a model preset that has a "language_model" block, serve derives it from a
-// roofline (harness/server/lm_roofline.hpp); defaults (no source) otherwise.
+// roofline (harness/serving/lm_roofline.hpp); defaults (no source) otherwise.
 using LmCostModel = engine::StepCostModel;
 
 // Reads {"lm_cost_model": {"base_ms", "per_seq_ms", "per_prefill_token_ms"}} from a device
@@ -104,7 +104,7 @@ struct EngineConfig {
   // Requests queued before admission; submit() refuses more (the server answers 503).
   std::int64_t max_waiting = 4096;
   // KV cache capacity in tokens (0: unlimited) and its block size: a full cache preempts the
-  // most recently admitted request (harness/engine/scheduler.hpp).
+  // most recently admitted request (harness/serving/scheduler.hpp).
   std::int64_t kv_capacity_tokens = 0;
   std::int64_t kv_block_tokens = 128;
   IdleHook on_idle;                 // optional

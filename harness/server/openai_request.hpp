@@ -20,7 +20,7 @@
 
 #include "harness/core/clock.hpp"
 #include "harness/server/image_input.hpp"
-#include "harness/server/vision_geometry.hpp"
+#include "harness/serving/vision_geometry.hpp"
 
 namespace encbench::server {
 

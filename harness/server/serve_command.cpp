@@ -2,7 +2,7 @@
 
 #include "harness/core/result_json.hpp"
 #include "harness/device/sim_profile.hpp"
-#include "harness/server/lm_roofline.hpp"
+#include "harness/serving/lm_roofline.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -21,8 +21,8 @@
 #include "harness/encoder/model_config.hpp"
 #include "harness/encoder/toggles.hpp"
 #include "harness/server/encoder_profiler.hpp"
-#include "harness/server/lm_roofline.hpp"
-#include "harness/server/serving_model.hpp"
+#include "harness/serving/lm_roofline.hpp"
+#include "harness/serving/serving_model.hpp"
 
 #include <optional>
 

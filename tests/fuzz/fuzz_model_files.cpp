@@ -15,7 +15,7 @@
 #include "harness/device/sim_profile.hpp"
 #include "harness/encoder/model_config.hpp"
 #include "harness/scenario/workload.hpp"
-#include "harness/server/serving_model.hpp"
+#include "harness/serving/serving_model.hpp"
 
 namespace {
 

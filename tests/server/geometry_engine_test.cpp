@@ -14,7 +14,7 @@
 #include "harness/server/openai_request.hpp"
 #include "harness/server/serve_command.hpp"
 #include "harness/server/server.hpp"
-#include "harness/server/vision_geometry.hpp"
+#include "harness/serving/vision_geometry.hpp"
 #include "tests/server/test_images.hpp"
 
 namespace encbench::server {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "harness/engine/grid.hpp"
+#include "harness/serving/grid.hpp"
 #include <vector>
 
 namespace encbench::server {

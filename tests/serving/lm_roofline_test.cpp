@@ -4,7 +4,7 @@
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
 #include "harness/device/sim_profile.hpp"
-#include "harness/server/lm_roofline.hpp"
+#include "harness/serving/lm_roofline.hpp"
 
 using namespace encbench;
 using namespace encbench::server;

@@ -1,4 +1,4 @@
-#include "harness/server/lm_roofline.hpp"
+#include "harness/serving/lm_roofline.hpp"
 
 #include <cmath>
 #include <sstream>

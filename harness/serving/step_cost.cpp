@@ -1,4 +1,4 @@
-#include "harness/engine/step_cost.hpp"
+#include "harness/serving/step_cost.hpp"
 
 #include <algorithm>
 

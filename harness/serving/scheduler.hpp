@@ -25,7 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "harness/engine/grid.hpp"
+#include "harness/serving/grid.hpp"
 
 namespace encbench::engine {
 

@@ -5,8 +5,8 @@
 #include <map>
 
 #include "harness/core/error.hpp"
-#include "harness/engine/scheduler.hpp"
-#include "harness/engine/step_cost.hpp"
+#include "harness/serving/scheduler.hpp"
+#include "harness/serving/step_cost.hpp"
 
 namespace encbench::engine {
 namespace {

@@ -16,8 +16,8 @@
 
 #include "harness/client/records.hpp"
 #include "harness/core/clock.hpp"
-#include "harness/engine/scheduler.hpp"
-#include "harness/engine/step_cost.hpp"
+#include "harness/serving/scheduler.hpp"
+#include "harness/serving/step_cost.hpp"
 #include "harness/server/engine.hpp"
 
 namespace encbench::scenario {

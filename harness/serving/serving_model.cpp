@@ -1,4 +1,4 @@
-#include "harness/server/serving_model.hpp"
+#include "harness/serving/serving_model.hpp"
 
 #include <cmath>
 #include <map>

@@ -4,8 +4,8 @@
 #include <sstream>
 
 #include "harness/core/error.hpp"
-#include "harness/server/lm_roofline.hpp"
-#include "harness/server/serving_model.hpp"
+#include "harness/serving/lm_roofline.hpp"
+#include "harness/serving/serving_model.hpp"
 
 namespace encbench::server {
 

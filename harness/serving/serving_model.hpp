@@ -21,8 +21,8 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/device/sim_profile.hpp"
-#include "harness/engine/step_cost.hpp"
-#include "harness/server/lm_roofline.hpp"
+#include "harness/serving/step_cost.hpp"
+#include "harness/serving/lm_roofline.hpp"
 
 namespace encbench::server {
 

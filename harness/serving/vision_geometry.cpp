@@ -1,4 +1,4 @@
-#include "harness/server/vision_geometry.hpp"
+#include "harness/serving/vision_geometry.hpp"
 
 #include <algorithm>
 #include <cmath>

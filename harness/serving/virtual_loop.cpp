@@ -1,4 +1,4 @@
-#include "harness/scenario/virtual_loop.hpp"
+#include "harness/serving/virtual_loop.hpp"
 
 #include <algorithm>
 #include <deque>

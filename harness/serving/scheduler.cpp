@@ -1,4 +1,4 @@
-#include "harness/engine/scheduler.hpp"
+#include "harness/serving/scheduler.hpp"
 
 #include <algorithm>
 #include <string>
