@@ -13,7 +13,7 @@
 
 #include "harness/micro/registry.hpp"
 #include "harness/server/encoder_profiler.hpp"
-#include "harness/server/serve_command.hpp"
+#include "harness/serving/encoder_step.hpp"
 
 namespace encbench::micro {
 namespace {
@@ -21,12 +21,12 @@ namespace {
 // mode: "none" = hook built without a profiler (no endpoints), "off" = profiler installed but not
 // started (the serving default), "on" = recording every forward.
 void hook_case(benchmark::State& state, const std::string& model, const std::string& device, const std::string& mode) {
-  server::ServeOptions o;
+  serving::EncoderStepOptions o;
   o.model = model;
   o.device = device;
   o.profiles_dir = "";  // device's default lookup
   auto profiler = std::make_shared<server::EncoderProfiler>(std::filesystem::temp_directory_path(), 8);
-  const server::EncoderHook hook = server::make_real_encoder(o, mode == "none" ? nullptr : profiler);
+  const serving::EncoderHook hook = serving::make_encoder_step(o, mode == "none" ? nullptr : profiler).hook;
   if (mode == "on") profiler->handle(server::ProfileAction::start);
   const std::vector<server::GridTHW> grids{{1, 16, 16}};
   (void)hook(grids);  // warm-up

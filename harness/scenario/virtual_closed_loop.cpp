@@ -29,7 +29,7 @@
 #include "harness/serving/virtual_loop.hpp"
 #include "harness/scenario/workload.hpp"
 #include "harness/serving/lm_roofline.hpp"
-#include "harness/server/serve_command.hpp"
+#include "harness/serving/encoder_step.hpp"
 #include "harness/serving/serving_model.hpp"
 #include "harness/serving/vision_geometry.hpp"
 #include "reports/compare.hpp"
@@ -185,7 +185,7 @@ struct VirtualExperiment::Impl {
   std::vector<std::string> argv;
   SharedModel shared;
   std::optional<WorkloadModel> workload;
-  std::vector<server::EncoderHook> encoders;  // one per arm, reused across seeds and loads
+  std::vector<serving::EncoderHook> encoders;  // one per arm, reused across seeds and loads
   std::vector<OpTimeTables> op_times;         // per arm: its trace device's table (trace: devices)
   // Request shapes per (seed, num_prompts): both arms, every load point and every capacity probe
   // of a seed send the same requests (the fixed sample costs a dataset file and JPEG encodes).
@@ -209,7 +209,7 @@ VirtualExperiment::VirtualExperiment(const ClosedLoopOptions& o, const std::vect
   impl_->shared = build_shared_model(o);
   if (!o.workload.empty()) impl_->workload = load_workload(o.workload);
   for (const std::string& preset : o.presets) {
-    server::ServeOptions so;
+    serving::EncoderStepOptions so;
     so.model = o.model;
     so.device = o.device;
     if (!o.profiles_dir.empty()) so.profiles_dir = o.profiles_dir;
@@ -217,10 +217,10 @@ VirtualExperiment::VirtualExperiment(const ClosedLoopOptions& o, const std::vect
     so.encoder_preset = preset;
     so.encoder_mlp = o.encoder_mlp;
     so.seed = o.seed;
-    so.encoder_virtual_clock = true;
-    so.encoder_dispatch_us = impl_->shared.serving.encoder_dispatch_us_per_op.value;
-    so.encoder_host_ms_per_step = impl_->shared.serving.encoder_host_ms_per_step.value;
-    server::RealEncoder real = server::make_real_encoder_with_idle(so);
+    so.virtual_clock = true;
+    so.dispatch_us_per_op = impl_->shared.serving.encoder_dispatch_us_per_op.value;
+    so.host_ms_per_step = impl_->shared.serving.encoder_host_ms_per_step.value;
+    serving::EncoderStep real = serving::make_encoder_step(so);
     impl_->encoders.push_back(std::move(real.hook));
     impl_->op_times.emplace_back();
     if (real.measured_op_times) impl_->op_times.back().push_back(real.measured_op_times);

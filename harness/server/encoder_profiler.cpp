@@ -34,7 +34,7 @@ void EncoderProfiler::keep_at_most_max_kept(std::filesystem::path trace_path, st
   }
 }
 
-void EncoderProfiler::record(ProfiledForward forward) {
+void EncoderProfiler::record(serving::ProfiledForward forward) {
   std::lock_guard lock(mutex_);
   if (!active_.load(std::memory_order_relaxed)) return;  // stopped while this forward ran
   ++forwards_;
@@ -118,7 +118,7 @@ ProfileReply EncoderProfiler::handle(ProfileAction action) {
     try {
       std::filesystem::create_directories(dir_);
       timeline::Timeline merged;
-      for (const ProfiledForward& f : ring_) {
+      for (const serving::ProfiledForward& f : ring_) {
         const timeline::Timeline& t = f.timeline;
         if (merged.streams.empty()) {
           merged.device_kind = t.device_kind;

@@ -22,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/clock.hpp"
+#include "harness/serving/encoder_step.hpp"
 #include "harness/server/engine_timeline.hpp"
 #include "harness/server/server.hpp"
 #include "harness/timeline/gaps.hpp"
@@ -29,19 +30,8 @@
 
 namespace encbench::server {
 
-struct ProfiledForward {
-  int images = 0;
-  Nanos device_busy_ns = 0;
-  Nanos device_idle_ns = 0;
-  std::size_t syncs = 0;
-  double lateness_p99_us = 0;  // sim on the real clock: p99 op lateness of this forward
-  std::uint64_t peak_device_bytes = 0;  // allocator peak in use during this forward
-  std::map<timeline::GapClass, Nanos> idle_ns_by_class;
-  std::map<timeline::GapClass, std::size_t> count_by_class;
-  timeline::Timeline timeline;  // this forward's recording
-};
-
-class EncoderProfiler {
+// The server's observer of the encoder step's forwards (serving/encoder_step.hpp).
+class EncoderProfiler final : public serving::ForwardObserver {
  public:
   // At most `max_kept` profiles (trace + summary) this profiler wrote stay in profile_dir: writing
   // one more deletes the oldest (files it did not write are never touched).
@@ -49,9 +39,9 @@ class EncoderProfiler {
                   std::shared_ptr<EngineTimelineRecorder> engine_timeline = nullptr,
                   std::size_t max_kept = 16);
 
-  bool active() const { return active_.load(std::memory_order_relaxed); }
+  bool active() const override { return active_.load(std::memory_order_relaxed); }
   // Engine thread, only while active.
-  void record(ProfiledForward forward);
+  void record(serving::ProfiledForward forward) override;
   // The ProfileHandler body: start -> 200 {"status":"started"} or 409 when already running;
   // stop -> 200 summary, or 400 without a start. Never throws.
   ProfileReply handle(ProfileAction action);
@@ -68,7 +58,7 @@ class EncoderProfiler {
   std::shared_ptr<EngineTimelineRecorder> engine_timeline_;  // started and stopped with the profile
   std::atomic<bool> active_{false};
   mutable std::mutex mutex_;
-  std::deque<ProfiledForward> ring_;
+  std::deque<serving::ProfiledForward> ring_;
   std::int64_t forwards_ = 0, images_ = 0, dropped_ = 0, sessions_ = 0;
   double lateness_p99_us_max_ = 0;
   std::uint64_t peak_device_bytes_ = 0;

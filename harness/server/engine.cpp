@@ -73,9 +73,9 @@ double EncoderCostModel::forward_ms(const GridTHW& grid) const {
   return per_forward_ms + per_patch_us * patches / 1e3 + per_patch_sq_ns * patches * patches / 1e6;
 }
 
-EncoderHook make_cost_model_encoder(EncoderCostModel model) {
+serving::EncoderHook make_cost_model_encoder(EncoderCostModel model) {
   return [model](const std::vector<GridTHW>& grids) {
-    EncoderStepResult result;
+    serving::EncoderStepResult result;
     double total_ms = 0;
     for (const GridTHW& grid : grids) total_ms += model.forward_ms(grid);
     const auto duration = std::chrono::nanoseconds(static_cast<Nanos>(total_ms * 1e6));
@@ -280,10 +280,10 @@ std::int64_t drop_cancelled(engine::Scheduler& scheduler, std::unordered_map<eng
 
 // Runs the encoder on the step's images and measures its wall time. On failure the requests
 // whose images were in the step fail; the others go on.
-EncoderStepResult run_encoder(const EncoderHook& hook, const engine::StepPlan& plan, engine::Scheduler& scheduler,
+serving::EncoderStepResult run_encoder(const serving::EncoderHook& hook, const engine::StepPlan& plan, engine::Scheduler& scheduler,
                               std::unordered_map<engine::RequestId, LiveRequest>& live, Outbox& outbox,
                               Nanos& wall_ns, std::int64_t& failed) {
-  EncoderStepResult encoded;
+  serving::EncoderStepResult encoded;
   wall_ns = 0;
   if (plan.grids.empty()) return encoded;
   const Nanos start = now_ns();
@@ -325,7 +325,7 @@ EngineRequestRecord first_token_record(const LiveRequest& r, Nanos first_token_n
 
 // The step as the timeline records it; the LM part is what follows the encoder part.
 EngineStepRecord step_record(std::int64_t step_number, const engine::StepPlan& plan, Nanos step_start,
-                             Nanos encoder_start, Nanos encoder_wall, const EncoderStepResult& encoded,
+                             Nanos encoder_start, Nanos encoder_wall, const serving::EncoderStepResult& encoded,
                              Nanos step_end) {
   EngineStepRecord r;
   r.step = step_number;
@@ -455,7 +455,7 @@ bool Engine::State::engine_step(const EngineConfig& config, Outbox& outbox, std:
   note_scheduling(plan, live, step_start, step_number);
   Nanos encoder_wall = 0;
   const Nanos encoder_start = now_ns();
-  const EncoderStepResult encoded = run_encoder(config.encoder, plan, scheduler, live, outbox, encoder_wall, failed);
+  const serving::EncoderStepResult encoded = run_encoder(config.encoder, plan, scheduler, live, outbox, encoder_wall, failed);
   // Modelled language-model step, slept on a condition variable so stop() is prompt.
   const double lm_ms = config.lm.step_ms(plan.sequences(), plan.prefill_tokens, plan.context_tokens);
   const Nanos lm_ns = static_cast<Nanos>(lm_ms * 1e6);

@@ -26,37 +26,11 @@
 
 #include "harness/core/clock.hpp"
 #include "harness/serving/step_cost.hpp"
+#include "harness/serving/encoder_step.hpp"
 #include "harness/server/engine_timeline.hpp"
 #include "harness/serving/vision_geometry.hpp"
 
 namespace encbench::server {
-
-// What one encoder invocation (all images admitted in one step) cost.
-struct EncoderStepResult {
-  bool ok = true;
-  std::string error;             // when !ok: every request in the step fails with it
-  bool out_of_memory = false;    // when !ok: the device ran out of memory (503, retry later)
-  int forwards = 0;              // encoder forwards run (one per image for per-image encoders)
-  Nanos device_busy_ns = 0;      // device time spent in ops (0 when the hook cannot tell)
-  Nanos device_idle_ns = 0;      // device idle inside the forward window
-  int syncs = 0;                 // host-device synchronisations
-  double lateness_p99_us = 0;    // sim on the real clock: worst forward's p99 op lateness
-  std::uint64_t peak_device_bytes = 0;  // allocator peak in use during the step's forward
-  // Modelled host pre-processing of the step (the serving model's encoder_host_ms_per_step): the
-  // real-clock engine waits it out with the LM step; the virtual loop adds it.
-  Nanos host_extra_ns = 0;
-  // Virtual-clock encoder: the forward's time on the virtual clock (0 on the real clock).
-  Nanos virtual_forward_ns = 0;
-  // Device idle inside the forward by gap class (host_wait, sync_stall, kernel_wait, other).
-  std::map<std::string, Nanos> idle_ns_by_class;
-};
-
-// Injected encoder path: called on the engine thread with the grids of newly admitted images.
-// The engine measures its wall time itself.
-using EncoderHook = std::function<EncoderStepResult(const std::vector<GridTHW>&)>;
-// Called on the engine thread each time the engine goes idle (no request waiting or running)
-// after work: where the encoder returns cached device memory above its high-water mark.
-using IdleHook = std::function<void()>;
 
 // Step cost of the language model and the engine core's host work (harness/serving/step_cost.hpp).
 // With a sim device and a model preset that has a "language_model" block, serve derives it from a
@@ -77,7 +51,7 @@ struct EncoderCostModel {
   double per_patch_sq_ns = 0.5;
   double forward_ms(const GridTHW& grid) const;
 };
-EncoderHook make_cost_model_encoder(EncoderCostModel model);
+serving::EncoderHook make_cost_model_encoder(EncoderCostModel model);
 
 enum class FinishReason { stop, length, error, aborted };
 std::string_view to_string(FinishReason reason);
@@ -107,10 +81,10 @@ struct EngineConfig {
   // most recently admitted request (harness/serving/scheduler.hpp).
   std::int64_t kv_capacity_tokens = 0;
   std::int64_t kv_block_tokens = 128;
-  IdleHook on_idle;                 // optional
+  serving::IdleHook on_idle;                 // optional
   LmCostModel lm;
   bool null_mode = false;           // no encoder, no modelled time, whole output at once
-  EncoderHook encoder;              // required unless null_mode
+  serving::EncoderHook encoder;              // required unless null_mode
   // Optional: records steps and requests while active (POST /start_profile../stop_profile).
   std::shared_ptr<EngineTimelineRecorder> timeline;
 };

@@ -73,13 +73,6 @@ void apply_mm_processor_kwargs(const std::string& text, VisionGeometry& geometry
 
 namespace {
 
-// The device and the runner live as long as the hook (the engine's copy of it): one runner per
-// device, called only on the engine thread, so no locking.
-struct RealEncoderPath {
-  std::unique_ptr<device::Device> device;
-  std::unique_ptr<encoder::EncoderRunner> runner;
-};
-
 // Server geometry: the built-in serving geometry when the model has one (it carries vLLM's serving
 // pixel cap), else the encoder model file's patch/merge/pixel limits (tiny test models, user files).
 VisionGeometry geometry_for_model(const std::string& model) {
@@ -98,125 +91,21 @@ VisionGeometry geometry_for_model(const std::string& model) {
 
 }  // namespace
 
-EncoderHook make_real_encoder(const ServeOptions& o, std::shared_ptr<EncoderProfiler> profiler) {
-  return make_real_encoder_with_idle(o, std::move(profiler)).hook;
-}
-
-RealEncoder make_real_encoder_with_idle(const ServeOptions& o, std::shared_ptr<EncoderProfiler> profiler) {
-  auto path = std::make_shared<RealEncoderPath>();
-  device::DeviceOptions device_options;
-  device_options.spec = o.device;
-  device_options.op_map = o.op_map;
-  device_options.device_threads = o.device_threads;
-  device_options.record = true;  // the forward's report (busy/idle/syncs) comes from the recording
-  // --device-memory-gb: the allocator's budget (0: the sim profile's HBM size, unlimited on cpu).
-  device_options.memory_budget_bytes = static_cast<std::uint64_t>(o.device_memory_gb * 1073741824.0);
-  device_options.launch_overhead_ns = static_cast<Nanos>(std::max(0.0, o.encoder_dispatch_us) * 1e3);
-  if (o.encoder_virtual_clock) {
-    // Virtual time: host time is modelled (the dispatch above + the host model's costs), never
-    // this machine's CPU time.
-    device_options.clock = device::ClockMode::virtual_time;
-    device_options.host_time = device::HostTime::model;
-  }
-  if (!o.profiles_dir.empty() && std::filesystem::is_directory(o.profiles_dir))
-    device_options.profiles_dir = o.profiles_dir;
-  if (o.encoder_virtual_clock) {
-    const auto dir = device_options.profiles_dir.empty() ? device::default_profiles_dir() : device_options.profiles_dir;
-    device_options.host_model =
-        std::make_shared<const device::HostModel>(device::load_host_model(o.encoder_host_model, dir));
-  }
-  path->device = device::make_device(device_options);
-  encoder::EncoderConfig cfg;
-  cfg.model = encoder::load_model(o.model);
-  cfg.toggles = encoder::parse_preset_spec(o.encoder_preset);
-  cfg.mlp = o.encoder_mlp;
-  cfg.seed = o.seed;
-  cfg.keep_host_weights = false;
-  // Weights (loaded by the runner) and the start-up dummy forward must fit the budget (vLLM
-  // profiles the encoder with a dummy batch before serving; here it also keeps one-time init work
-  // of the toggles and the allocator's first fills out of the first requests' TTFT).
-  const auto too_small = [&](const char* what) {
-    return InvalidInput("--device-memory-gb " + std::to_string(o.device_memory_gb) +
-                        " is too small for the encoder's weights and a 32x32-patch warm-up forward: " + what);
-  };
-  try {
-    path->runner = std::make_unique<encoder::EncoderRunner>(cfg, *path->device);
-    (void)path->runner->forward(std::vector<encoder::GridTHW>{{1, 32, 32}});
-  } catch (const encoder::OutOfDeviceMemoryAt& e) {
-    throw too_small(e.what());
-  } catch (const device::OutOfDeviceMemory& e) {
-    throw too_small(e.what());
-  }
-  RealEncoder real;
-  real.measured_op_times = path->device->info().measured_op_times;
-  // Engine idle: the device has finished every op (the engine ran no step since the last
-  // forward returned), so cached blocks above the high-water mark go back to the system and RSS
-  // falls back after a large request. Runs on the engine thread, like the forwards.
-  real.on_idle = [path, keep = static_cast<std::size_t>(o.device_cache_keep_mb * 1048576.0)] {
-    path->device->synchronize();
-    (void)path->device->allocator().trim(keep);
-  };
-  const Nanos host_per_step = static_cast<Nanos>(std::max(0.0, o.encoder_host_ms_per_step) * 1e6);
-  const bool virtual_clock = o.encoder_virtual_clock;
-  real.hook = [path, profiler, host_per_step, virtual_clock](const std::vector<GridTHW>& grids) {
-    EncoderStepResult step;
-    step.host_extra_ns = host_per_step;
-    std::vector<encoder::GridTHW> batch;
-    batch.reserve(grids.size());
-    for (const GridTHW& g : grids)
-      batch.push_back({static_cast<int>(g.t), static_cast<int>(g.h), static_cast<int>(g.w)});
-    try {
-      // All images admitted in one step go through one forward (one cu_seqlens segment each), as
-      // vLLM batches a step's multimodal inputs.
-      // Profiling off: one relaxed load, and the runner drops its timeline as usual.
-      const bool profiling = profiler && profiler->active();
-      path->runner->set_keep_timeline(profiling);
-      const encoder::ForwardReport report = path->runner->forward(batch);
-      if (profiling) {
-        ProfiledForward f;
-        f.images = static_cast<int>(batch.size());
-        f.device_busy_ns = report.device_busy_ns;
-        f.device_idle_ns = report.idle_ns;
-        f.syncs = report.syncs;
-        f.lateness_p99_us = report.lateness.p99_us;
-        f.peak_device_bytes = report.peak_bytes_in_use;
-        f.idle_ns_by_class = report.gaps.idle_ns_by_class;
-        f.count_by_class = report.gaps.count_by_class;
-        f.timeline = path->runner->last_timeline();
-        profiler->record(std::move(f));
-      }
-      step.forwards = 1;
-      if (virtual_clock) step.virtual_forward_ns = report.forward_ns;
-      for (const auto& [gap_class, ns] : report.gaps.idle_ns_by_class)
-        step.idle_ns_by_class[std::string(timeline::to_string(gap_class))] = ns;
-      step.device_busy_ns = report.device_busy_ns;
-      step.device_idle_ns = report.idle_ns;
-      step.syncs = static_cast<int>(report.syncs);
-      step.lateness_p99_us = report.lateness.p99_us;
-      step.peak_device_bytes = report.peak_bytes_in_use;
-    } catch (const encoder::OutOfDeviceMemoryAt& e) {
-      // The runner names the layer and allocation site of a device::OutOfDeviceMemory.
-      step.ok = false;
-      step.out_of_memory = true;
-      step.error = e.what();
-    } catch (const device::OutOfDeviceMemory& e) {
-      // Over the budget even after the allocator freed its cache and retried: the step's requests
-      // get 503, the runner and the server go on with the next step.
-      step.ok = false;
-      step.out_of_memory = true;
-      step.error = e.what();
-    } catch (const std::bad_alloc& e) {
-      // The host itself is out of memory (an address-space cap below the budget): the same answer.
-      step.ok = false;
-      step.out_of_memory = true;
-      step.error = std::string("out of device memory (a host allocation failed: ") + e.what() + ")";
-    } catch (const std::exception& e) {
-      step.ok = false;
-      step.error = std::string("encoder forward failed: ") + e.what();
-    }
-    return step;
-  };
-  return real;
+serving::EncoderStepOptions encoder_step_options(const ServeOptions& o) {
+  serving::EncoderStepOptions e;
+  e.model = o.model;
+  e.device = o.device;
+  e.profiles_dir = o.profiles_dir;
+  e.op_map = o.op_map;
+  e.encoder_preset = o.encoder_preset;
+  e.encoder_mlp = o.encoder_mlp;
+  e.device_threads = o.device_threads;
+  e.device_memory_gb = o.device_memory_gb;
+  e.device_cache_keep_mb = o.device_cache_keep_mb;
+  e.dispatch_us_per_op = o.encoder_dispatch_us;
+  e.host_ms_per_step = o.encoder_host_ms_per_step;
+  e.seed = o.seed;
+  return e;  // a live server: real clock (virtual_clock false)
 }
 
 ServerConfig build_server_config(const ServeOptions& options) {
@@ -351,7 +240,7 @@ ServerConfig build_server_config(const ServeOptions& options) {
       auto profiler = std::make_shared<EncoderProfiler>(
           o.profile_dir, static_cast<std::size_t>(o.profile_max_forwards), config.engine.timeline,
           static_cast<std::size_t>(o.profile_max_kept));
-      RealEncoder real = make_real_encoder_with_idle(o, profiler);
+      serving::EncoderStep real = serving::make_encoder_step(encoder_step_options(o), profiler);
       config.engine.encoder = std::move(real.hook);
       config.engine.on_idle = std::move(real.on_idle);
       config.measured_op_times = std::move(real.measured_op_times);

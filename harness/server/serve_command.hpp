@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "harness/server/server.hpp"
+#include "harness/serving/encoder_step.hpp"
 
 namespace encbench::server {
 
@@ -71,32 +72,13 @@ struct ServeOptions {
   // serving model's value, else 0): per device op dispatched, and per encoder step.
   double encoder_dispatch_us = -1;
   double encoder_host_ms_per_step = -1;
-  // The closed loop's virtual time: the encoder on the virtual-clock sim device, host time = the
-  // modelled costs above only (bit-reproducible). Not a serve flag: a live server runs on the
-  // real clock.
-  bool encoder_virtual_clock = false;
-  // The virtual-clock encoder's host model (device/host_model.hpp; a name in
-  // scenarios/devices/host-models or a path): "dispatch-only" charges nothing beyond the dispatch
-  // above, the cost the serving model was fitted with.
-  std::string encoder_host_model = "dispatch-only";
   std::filesystem::path result_json;       // summary written at shutdown when set
 };
 
-// The real encoder path: an encoder::EncoderRunner for --model with --encoder-preset's toggles on
-// --device; each engine step's newly admitted images run as one forward.
-// With a profiler, forwards are recorded while it is active (POST /start_profile../stop_profile).
-class EncoderProfiler;
-EncoderHook make_real_encoder(const ServeOptions& options, std::shared_ptr<EncoderProfiler> profiler = nullptr);
-// The same, with the hook the engine calls when it goes idle: it returns the allocator's cached
-// device memory above --device-cache-keep-mb.
-struct RealEncoder {
-  EncoderHook hook;
-  IdleHook on_idle;
-  // trace: devices: the op times the forwards take (counts read at shutdown). Null otherwise.
-  std::shared_ptr<const device::MeasuredOpTimes> measured_op_times;
-};
-RealEncoder make_real_encoder_with_idle(const ServeOptions& options,
-                                        std::shared_ptr<EncoderProfiler> profiler = nullptr);
+// The encoder step (serving/encoder_step.hpp) `encbench serve` runs: --model with
+// --encoder-preset's toggles on --device, on the real clock; each engine step's newly admitted
+// images run as one forward.
+serving::EncoderStepOptions encoder_step_options(const ServeOptions& options);
 
 // Validates and resolves (profile file, limits). Throws InvalidInput.
 ServerConfig build_server_config(const ServeOptions& options);

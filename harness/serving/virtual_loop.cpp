@@ -55,11 +55,11 @@ void record_failure(client::RequestRecord& rec, const std::string& error, Nanos 
 }
 
 // Encoder part of one step on the virtual clock; failed requests leave the scheduler.
-Nanos run_encoder_step(const server::EncoderHook& encoder, const engine::StepPlan& plan, engine::Scheduler& scheduler,
+Nanos run_encoder_step(const serving::EncoderHook& encoder, const engine::StepPlan& plan, engine::Scheduler& scheduler,
                        std::vector<client::RequestRecord>& records, Nanos now, VirtualEngineCounters& c,
                        VirtualStep* trace, std::size_t& failed_requests) {
   if (plan.grids.empty()) return 0;
-  const server::EncoderStepResult step = encoder(plan.grids);
+  const serving::EncoderStepResult step = encoder(plan.grids);
   ++c.encoder_steps;
   c.images += static_cast<std::int64_t>(plan.grids.size());
   const Nanos took = step.virtual_forward_ns + step.host_extra_ns;
@@ -128,7 +128,7 @@ class ClientSide {
 }  // namespace
 
 VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, const engine::SchedulerConfig& config,
-                                 const engine::StepCostModel& cost, const server::EncoderHook& encoder,
+                                 const engine::StepCostModel& cost, const serving::EncoderHook& encoder,
                                  const VirtualArmOptions& options) {
   VirtualArmResult out;
   out.records.reserve(requests.size());

@@ -1,6 +1,6 @@
 #pragma once
 // The closed loop in virtual time: arrivals, vLLM's scheduler (harness/engine, the same one the
-// live server runs), the encoder on the virtual-clock sim device (the server's own encoder hook)
+// live server runs), the encoder step (encoder_step.hpp) on the virtual-clock sim device
 // and the step cost model as one discrete-event simulation. No HTTP, no threads, no sleeping:
 // bit-reproducible, and what the client would have observed is written as the serving client's
 // own RequestRecords, so vLLM's metric definitions (client/metrics.cpp) are computed by the same
@@ -16,9 +16,9 @@
 
 #include "harness/client/records.hpp"
 #include "harness/core/clock.hpp"
+#include "harness/serving/encoder_step.hpp"
 #include "harness/serving/scheduler.hpp"
 #include "harness/serving/step_cost.hpp"
-#include "harness/server/engine.hpp"
 
 namespace encbench::scenario {
 
@@ -80,7 +80,7 @@ struct VirtualArmResult {
 // virtual_forward_ns); requests are in arrival order. Throws InvalidInput for a request the
 // scheduler can never run.
 VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, const engine::SchedulerConfig& scheduler,
-                                 const engine::StepCostModel& cost, const server::EncoderHook& encoder,
+                                 const engine::StepCostModel& cost, const serving::EncoderHook& encoder,
                                  const VirtualArmOptions& options = {});
 
 }  // namespace encbench::scenario

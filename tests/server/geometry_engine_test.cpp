@@ -109,7 +109,7 @@ TEST(Engine, RespectsSeatAndTokenBudgets) {
   config.encoder = [&](const std::vector<GridTHW>& grids) {
     std::lock_guard lock(encoded_mutex);
     encoded.insert(encoded.end(), grids.begin(), grids.end());
-    EncoderStepResult r;
+    serving::EncoderStepResult r;
     r.forwards = static_cast<int>(grids.size());
     r.device_busy_ns = 1000;
     r.device_idle_ns = 250;
@@ -164,7 +164,7 @@ TEST(Engine, RespectsSeatAndTokenBudgets) {
 TEST(Engine, EncoderFailureFailsOnlyRequestsWithImages) {
   EngineConfig config;
   config.lm = LmCostModel{0.01, 0, 0};
-  config.encoder = [](const std::vector<GridTHW>&) -> EncoderStepResult { throw std::runtime_error("device lost"); };
+  config.encoder = [](const std::vector<GridTHW>&) -> serving::EncoderStepResult { throw std::runtime_error("device lost"); };
   Engine engine(config);
   engine.start();
   Collected c;
@@ -194,7 +194,7 @@ TEST(Engine, CancelledRequestsLeaveTheBatch) {
   EngineConfig config;
   config.max_num_seqs = 1;
   config.lm = LmCostModel{1.0, 0, 0};
-  config.encoder = [](const std::vector<GridTHW>&) { return EncoderStepResult{}; };
+  config.encoder = [](const std::vector<GridTHW>&) { return serving::EncoderStepResult{}; };
   Engine engine(config);
   engine.start();
   std::atomic<int> events{0};
@@ -377,7 +377,7 @@ TEST(Engine, EncoderBudgetBoundsEveryStep) {
     std::int64_t tokens = 0;
     for (const GridTHW& g : grids) tokens += g.patches() / 4;
     step_tokens.push_back(tokens);
-    return EncoderStepResult{};
+    return serving::EncoderStepResult{};
   };
   Engine engine(config);
   constexpr int kRequests = 12;
@@ -414,7 +414,7 @@ TEST(Engine, WaitingQueueIsBoundedAndIdleHookRuns) {
   config.lm = LmCostModel{0.01, 0, 0};
   std::atomic<int> idle_calls{0};
   config.on_idle = [&] { ++idle_calls; };
-  config.encoder = [](const std::vector<GridTHW>&) { return EncoderStepResult{}; };
+  config.encoder = [](const std::vector<GridTHW>&) { return serving::EncoderStepResult{}; };
   Engine engine(config);
   std::atomic<int> finished{0};
   EngineRequest r;
@@ -440,7 +440,7 @@ TEST(Engine, OutOfMemoryIsMarkedOnTheFailedRequestsOnly) {
   config.lm = LmCostModel{0.01, 0, 0};
   std::atomic<int> calls{0};
   config.encoder = [&](const std::vector<GridTHW>&) {
-    EncoderStepResult r;
+    serving::EncoderStepResult r;
     if (calls++ == 0) {
       r.ok = false;
       r.out_of_memory = true;

@@ -506,7 +506,7 @@ TEST_F(ServerTest, OutOfDeviceMemoryIs503AndTheServerKeepsServing) {
   ServerConfig config = test_config();
   auto calls = std::make_shared<std::atomic<int>>(0);
   config.engine.encoder = [calls](const std::vector<GridTHW>&) {
-    EncoderStepResult r;
+    serving::EncoderStepResult r;
     if ((*calls)++ == 0) {  // the first step's device allocation fails; later ones fit
       r.ok = false;
       r.out_of_memory = true;
