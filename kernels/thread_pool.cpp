@@ -2,8 +2,9 @@
 
 namespace encbench::kernels {
 
-ThreadPool::ThreadPool(unsigned workers)
-    : workers_(workers ? workers : std::max(1u, std::thread::hardware_concurrency())) {
+unsigned ThreadPool::default_workers() { return std::max(1u, std::thread::hardware_concurrency()); }
+
+ThreadPool::ThreadPool(unsigned workers) : workers_(workers ? workers : default_workers()) {
   helpers_.reserve(workers_ - 1);
   for (unsigned w = 1; w < workers_; ++w) helpers_.emplace_back([this, w] { helper_loop(w); });
 }
@@ -55,6 +56,7 @@ void ThreadPool::run(std::size_t num_items,
     for (std::size_t i = 0; i < num_items; ++i) fn(i, 0);
     return;
   }
+  const std::lock_guard<std::mutex> run_lock(run_mutex_);
   {
     std::lock_guard<std::mutex> lock(mutex_);
     job_ = &fn;

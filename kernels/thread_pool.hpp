@@ -1,7 +1,9 @@
 #pragma once
 // A WorkerPool backed by persistent std::threads: the calling thread works as worker 0, the
-// others wait on a condition variable between run() calls. Used by benchmarks and `encbench
-// peak`; the device's CPU backend may use it as its kernel pool.
+// others wait on a condition variable between run() calls, so a kernel uses exactly num_workers()
+// cores. One kernel runs on the pool at a time: concurrent callers (several streams of one device)
+// take turns, like kernels sharing the cores of one device. The project's one thread pool: the
+// devices' kernel pool, benchmarks and `encbench peak`.
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
@@ -16,8 +18,9 @@ namespace encbench::kernels {
 
 class ThreadPool final : public WorkerPool {
  public:
-  // workers == 0: one per hardware thread.
+  // workers == 0: default_workers().
   explicit ThreadPool(unsigned workers = 0);
+  static unsigned default_workers();  // one per hardware thread (at least 1)
   ~ThreadPool() override;
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;
@@ -33,6 +36,7 @@ class ThreadPool final : public WorkerPool {
 
   unsigned workers_;
   std::vector<std::thread> helpers_;
+  std::mutex run_mutex_;  // one kernel on the pool at a time
   std::mutex mutex_;
   std::condition_variable wake_;
   std::condition_variable done_;

@@ -11,7 +11,7 @@
 #include "harness/device/op_name_map.hpp"
 #include "harness/device/queue_device.hpp"
 #include "harness/device/sim_profile.hpp"
-#include "harness/device/thread_pool.hpp"
+#include "kernels/thread_pool.hpp"
 #include "harness/device/virtual_device.hpp"
 
 namespace encbench::device {
@@ -154,7 +154,7 @@ std::unique_ptr<Device> make_device(const DeviceOptions& options) {
     case DeviceSpec::Backend::cpu: {
       DeviceInfo info;
       info.kind = "cpu";
-      const unsigned threads = options.device_threads == 0 ? default_device_threads() : options.device_threads;
+      const unsigned threads = options.device_threads == 0 ? kernels::ThreadPool::default_workers() : options.device_threads;
       info.name = "CPU, " + std::to_string(threads) + " device threads";
       info.modelled = false;
       info.computes_results = true;

@@ -13,7 +13,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/device/allocator.hpp"
-#include "harness/device/thread_pool.hpp"
+#include "kernels/thread_pool.hpp"
 
 namespace encbench::device {
 
@@ -121,7 +121,7 @@ struct DeviceShared {
   DeviceOptions options;
   ExecutionModel model;
   Recorder recorder;
-  DeviceThreadPool pool;
+  kernels::ThreadPool pool;
   Nanos host_wakeup_ns = 0;
 
   DeviceShared(const DeviceOptions& opts, ExecutionModel m, unsigned pool_threads)

@@ -3,7 +3,7 @@
 //
 // Each stream is a FIFO of commands executed by its own device thread (never the host thread),
 // so host and device overlap for real and a host wait really blocks. Kernel bodies run on the
-// device's DeviceThreadPool. What differs between backends is the ExecutionModel:
+// device's kernels::ThreadPool. What differs between backends is the ExecutionModel:
 //   cpu   ops take as long as they take; start/end are measured on the device thread;
 //   sim   (real clock) each op's start = max(submit, previous op's end, waited events), end =
 //         start + modelled duration (sim_profile.hpp); the device thread sleeps/spins until that

@@ -13,7 +13,7 @@
 #include "harness/core/instrument.hpp"
 #include "harness/device/allocator.hpp"
 #include "harness/device/event_rules.hpp"
-#include "harness/device/thread_pool.hpp"
+#include "kernels/thread_pool.hpp"
 
 namespace encbench::device {
 
@@ -103,7 +103,7 @@ struct VirtualShared {
   SimProfile profile;
   timeline::Recorder recorder;
   VirtualHostClock clock;
-  std::unique_ptr<DeviceThreadPool> pool;  // verify only: kernel bodies
+  std::unique_ptr<kernels::ThreadPool> pool;  // verify only: kernel bodies
   std::mutex call_mutex;                   // serialises device calls
   std::exception_ptr error;                // first failed body; rethrown at the next host wait
 
@@ -113,7 +113,7 @@ struct VirtualShared {
 
   VirtualShared(const DeviceOptions& opts, SimProfile p)
       : options(opts), profile(std::move(p)), clock(host_clock_of(opts)), host_costs(host_costs_of(opts)) {
-    if (options.verify) pool = std::make_unique<DeviceThreadPool>(options.device_threads);
+    if (options.verify) pool = std::make_unique<kernels::ThreadPool>(options.device_threads);
   }
   static std::function<Nanos()> host_clock_of(const DeviceOptions& opts) {
     if (opts.host_time != HostTime::measured) return [] { return Nanos{0}; };  // no machine clock read

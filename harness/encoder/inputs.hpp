@@ -8,6 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/encoder/grid.hpp"
 #include "harness/encoder/model_config.hpp"
 
 namespace encbench::encoder {
@@ -29,17 +30,13 @@ inline constexpr long long kMaxInputPixels = 2LL * 89'478'485;
 inline constexpr double kMaxAspectRatio = 200.0;
 
 struct ResizedSize { long long height = 0, width = 0; };
-// transformers' Qwen2-VL smart_resize: round(h/f)*f (Python round: half to even), then scale
-// down (floor) above max_pixels or up (ceil) below min_pixels. Throws InvalidInput for sizes
-// below the factor, non-positive sizes or aspect ratios above 200.
+// transformers' Qwen2-VL smart_resize, its current rules: round(h/f)*f (Python round: half to
+// even), then scale down (floor, at least one factor) above max_pixels or up (ceil) below
+// min_pixels. Throws InvalidInput for non-positive sizes, an aspect ratio above 200, or limits
+// outside 0 < min_pixels <= max_pixels. The one smart_resize: the server's geometry uses it too.
 ResizedSize smart_resize(long long height, long long width, long long factor, long long min_pixels,
                          long long max_pixels);
 
-struct GridTHW {
-  int t = 1, h = 0, w = 0;  // in patches
-  long long patches() const { return static_cast<long long>(t) * h * w; }
-  bool operator==(const GridTHW&) const = default;
-};
 // Resizes one input for `model` (images use image_*_pixels, videos video_*_pixels; a video's
 // frames are padded to a multiple of temporal_patch_size by repeating the last frame, as the
 // processors do, so t = ceil(frames / temporal_patch_size)).

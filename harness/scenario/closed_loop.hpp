@@ -52,7 +52,7 @@ struct ClosedLoopOptions {
   // Request shapes: a workload distribution file (workload.hpp), or "" for the fixed sample
   // (image_width x image_height, output_len tokens with ignore_eos).
   std::filesystem::path workload;
-  std::filesystem::path serving_model;      // server/serving_model.hpp; "" = the LM roofline
+  std::filesystem::path serving_model;      // serving/serving_model.hpp; "" = the LM roofline
   std::string model_set;                    // name=value overrides of the serving model
   bool async_scheduling = true;
   // vLLM's encoder budget per step; 0 = max(max_num_batched_tokens, tokens of the largest image).

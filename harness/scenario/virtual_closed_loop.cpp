@@ -142,7 +142,7 @@ std::vector<VirtualRequest> request_shapes(const ClosedLoopOptions& o, const Sha
     r.client_prompt_tokens = w.text_tokens;  // vLLM's client counts the question text only
     std::int64_t image_tokens = 0;
     if (w.image_width > 0) {
-      const server::GridTHW grid = server::image_grid(m.geometry, w.image_height, w.image_width);
+      const encoder::GridTHW grid = server::image_grid(m.geometry, w.image_height, w.image_width);
       image_tokens = server::image_token_count(m.geometry, grid);
       r.request.images.push_back(grid);
     }
@@ -158,11 +158,11 @@ std::vector<VirtualRequest> request_shapes(const ClosedLoopOptions& o, const Sha
 }  // namespace
 
 nlohmann::json engine_json(const VirtualEngineCounters& c) {
-  return {{"steps", c.steps},
-          {"preemptions", c.preemptions},
-          {"max_running", c.max_running},
-          {"max_waiting", c.max_waiting},
-          {"max_kv_blocks_used", c.max_kv_blocks_used},
+  return {{"steps", c.scheduler.steps},
+          {"preemptions", c.scheduler.preemptions},
+          {"max_running", c.scheduler.max_running},
+          {"max_waiting", c.scheduler.max_waiting},
+          {"max_kv_blocks_used", c.scheduler.max_kv_blocks_used},
           {"images", c.images},
           {"encoder_steps", c.encoder_steps},
           {"encoder_failures", c.encoder_failures},

@@ -35,15 +35,6 @@ std::uint64_t mix64(std::uint64_t x) {  // splitmix64 finaliser: cheap, well-spr
   return x ^ (x >> 31);
 }
 
-double require_non_negative(const nlohmann::json& object, const char* key, double fallback,
-                            const std::string& where) {
-  const auto it = object.find(key);
-  if (it == object.end()) return fallback;
-  require(it->is_number() && it->get<double>() >= 0,
-          where + ": lm_cost_model." + key + " must be a non-negative number");
-  return it->get<double>();
-}
-
 }  // namespace
 
 std::string_view to_string(FinishReason reason) {
@@ -56,28 +47,16 @@ std::string_view to_string(FinishReason reason) {
   return "unknown";
 }
 
-LmCostModel lm_cost_model_from_profile(const nlohmann::json& profile, const std::string& origin) {
-  LmCostModel model;
-  const auto it = profile.find("lm_cost_model");
-  if (it == profile.end()) return model;
-  require(it->is_object(), origin + ": lm_cost_model must be an object");
-  model.base_ms = require_non_negative(*it, "base_ms", model.base_ms, origin);
-  model.per_seq_ms = require_non_negative(*it, "per_seq_ms", model.per_seq_ms, origin);
-  model.per_prefill_token_ms = require_non_negative(*it, "per_prefill_token_ms",
-                                                    model.per_prefill_token_ms, origin);
-  return model;
-}
-
-double EncoderCostModel::forward_ms(const GridTHW& grid) const {
+double EncoderCostModel::forward_ms(const encoder::GridTHW& grid) const {
   const double patches = static_cast<double>(grid.patches());
   return per_forward_ms + per_patch_us * patches / 1e3 + per_patch_sq_ns * patches * patches / 1e6;
 }
 
 serving::EncoderHook make_cost_model_encoder(EncoderCostModel model) {
-  return [model](const std::vector<GridTHW>& grids) {
+  return [model](const std::vector<encoder::GridTHW>& grids) {
     serving::EncoderStepResult result;
     double total_ms = 0;
-    for (const GridTHW& grid : grids) total_ms += model.forward_ms(grid);
+    for (const encoder::GridTHW& grid : grids) total_ms += model.forward_ms(grid);
     const auto duration = std::chrono::nanoseconds(static_cast<Nanos>(total_ms * 1e6));
     std::this_thread::sleep_for(duration);
     result.forwards = static_cast<int>(grids.size());
@@ -418,7 +397,7 @@ void Engine::State::null_step(std::deque<Submission>& fresh, std::int64_t aborte
     queued -= count;
     stats.waiting = queued;
     stats.running = 0;
-    ++stats.steps;
+    ++stats.scheduler.steps;
   }
   fresh.clear();
   deliver(outbox);
@@ -438,12 +417,8 @@ bool Engine::State::engine_step(const EngineConfig& config, Outbox& outbox, std:
     queued = static_cast<std::int64_t>(inbox.size() + scheduler.waiting());
     stats.waiting = queued;
     stats.running = static_cast<std::int64_t>(scheduler.running());
-    stats.max_running_seen = std::max(stats.max_running_seen, stats.running);
-    stats.max_step_tokens_seen = std::max(stats.max_step_tokens_seen, plan.tokens());
-    stats.max_step_encoder_tokens_seen = std::max(stats.max_step_encoder_tokens_seen, plan.encoder_tokens);
-    stats.preemptions += static_cast<std::int64_t>(plan.preempted.size());
-    if (!plan.empty()) ++stats.steps;
-    step_number = stats.steps;
+    stats.scheduler = scheduler.counters();
+    step_number = stats.scheduler.steps;
   }
   if (plan.empty()) {
     // Nothing can run until something changes (only new submissions can change it here).

@@ -5,8 +5,8 @@
 // Every step: the scheduler plans the step (running requests first, then waiting ones FCFS,
 // chunked prefill, whole-image encoder budget, KV blocks with preemption); the encoder hook runs
 // on the images the plan encodes (its time is real: whatever the encoder took); then the
-// language-model step costs a modelled time (LmCostModel = engine::StepCostModel, waited out on
-// the real clock). A request whose prefill completes in a step emits its first token at the end
+// language-model step costs a modelled time (engine::StepCostModel, harness/serving/step_cost.hpp,
+// waited out on the real clock). A request whose prefill completes in a step emits its first token at the end
 // of that step; decoding requests emit one token per step.
 //
 // Output goes to a per-request sink called on the engine thread; the HTTP layer forwards it to the
@@ -27,20 +27,11 @@
 #include "harness/core/clock.hpp"
 #include "harness/serving/step_cost.hpp"
 #include "harness/serving/encoder_step.hpp"
+#include "harness/serving/scheduler.hpp"
 #include "harness/server/engine_timeline.hpp"
 #include "harness/serving/vision_geometry.hpp"
 
 namespace encbench::server {
-
-// Step cost of the language model and the engine core's host work (harness/serving/step_cost.hpp).
-// With a sim device and a model preset that has a "language_model" block, serve derives it from a
-// roofline (harness/serving/lm_roofline.hpp); defaults (no source) otherwise.
-using LmCostModel = engine::StepCostModel;
-
-// Reads {"lm_cost_model": {"base_ms", "per_seq_ms", "per_prefill_token_ms"}} from a device
-// profile's JSON (`origin` names it in errors); keys that are absent keep the defaults above.
-// Throws InvalidInput when a present key is not a non-negative number.
-LmCostModel lm_cost_model_from_profile(const nlohmann::json& profile, const std::string& origin);
 
 // Stand-in encoder until the real encoder path is wired: sleeps for
 //     per_forward_ms + per_patch_us * patches + per_patch_sq_ns * sum(patches_i^2) / 1000
@@ -49,7 +40,7 @@ struct EncoderCostModel {
   double per_forward_ms = 1.0;
   double per_patch_us = 2.0;
   double per_patch_sq_ns = 0.5;
-  double forward_ms(const GridTHW& grid) const;
+  double forward_ms(const encoder::GridTHW& grid) const;
 };
 serving::EncoderHook make_cost_model_encoder(EncoderCostModel model);
 
@@ -82,7 +73,10 @@ struct EngineConfig {
   std::int64_t kv_capacity_tokens = 0;
   std::int64_t kv_block_tokens = 128;
   serving::IdleHook on_idle;                 // optional
-  LmCostModel lm;
+  // The LM step and the engine core's host work (harness/serving/step_cost.hpp): with a sim device
+  // and a model preset that has a "language_model" block, serve derives it from a roofline
+  // (harness/serving/lm_roofline.hpp); defaults (no source) otherwise.
+  engine::StepCostModel lm;
   bool null_mode = false;           // no encoder, no modelled time, whole output at once
   serving::EncoderHook encoder;              // required unless null_mode
   // Optional: records steps and requests while active (POST /start_profile../stop_profile).
@@ -110,7 +104,7 @@ struct RequestTag {
 struct EngineRequest {
   RequestTag tag;
   std::int64_t prompt_tokens = 0;
-  std::vector<GridTHW> images;
+  std::vector<encoder::GridTHW> images;
   std::int64_t encoder_tokens = 0;   // multimodal tokens of `images` (counts against the encoder budget)
   OutputPlan plan;
 };
@@ -129,16 +123,16 @@ class RequestHandle {
 struct EngineStats {
   std::int64_t waiting = 0;
   std::int64_t running = 0;
-  std::int64_t steps = 0;
+  // The scheduler's counters (steps, preemptions, largest batch, tokens and encoder tokens in one
+  // step, KV blocks, waiting queue); in null mode only `steps` counts, one per batch of admissions.
+  engine::SchedulerCounters scheduler;
   std::int64_t requests_admitted = 0;
   std::int64_t requests_finished = 0;     // stop or length
   std::int64_t requests_aborted = 0;      // cancelled by the client side
   std::int64_t requests_failed = 0;       // encoder error
   std::int64_t requests_rejected = 0;     // refused by submit(): waiting queue full
-  std::int64_t preemptions = 0;           // KV cache full: a running request went back to waiting
   std::int64_t encoder_oom = 0;           // encoder steps that ran out of device memory
   std::int64_t idle_trims = 0;            // on_idle calls
-  std::int64_t max_step_encoder_tokens_seen = 0;  // never above the encoder budget
   std::int64_t prompt_tokens = 0;         // of admitted requests
   std::int64_t generation_tokens = 0;     // emitted
   std::int64_t images = 0;                // encoded
@@ -157,8 +151,6 @@ struct EngineStats {
   Nanos step_lateness_sum_ns = 0;
   Nanos step_lateness_max_ns = 0;
   std::int64_t timed_steps = 0;           // steps whose lateness was measured
-  std::int64_t max_running_seen = 0;      // never above max_num_seqs
-  std::int64_t max_step_tokens_seen = 0;  // never above max_num_batched_tokens
   Nanos uptime_ns = 0;
 };
 

@@ -46,7 +46,7 @@ struct RequestOptions {
 struct ImageInput {
   int width = 0;
   int height = 0;
-  GridTHW grid;
+  encoder::GridTHW grid;
   std::int64_t tokens = 0;                // patches / merge^2
 };
 

@@ -191,7 +191,7 @@ ServerConfig build_server_config(const ServeOptions& options) {
     if (profile.extension() != ".json") profile = dir / (profile.string() + ".json");
     require(std::filesystem::exists(profile), "device profile not found: " + profile.string());
     const nlohmann::json profile_doc = read_json_file(profile);
-    config.engine.lm = lm_cost_model_from_profile(profile_doc, profile.string());
+    config.engine.lm = engine::step_cost_from_profile(profile_doc, profile.string());
     // The LM step from a roofline of the model's published dimensions on this device, unless the
     // profile states its own lm_cost_model (lm_roofline.hpp).
     // (null mode has no LM step, and its --model need not name a preset.)
@@ -278,7 +278,7 @@ nlohmann::json summary_json(const Server& server) {
             {"usage_completion_tokens", h.completion_tokens_sent},
             {"faults", {{"fail", h.faults_failed}, {"disconnect", h.faults_disconnected}, {"stall", h.faults_stalled}}}}},
           {"engine",
-           {{"steps", e.steps},
+           {{"steps", e.scheduler.steps},
             {"requests_admitted", e.requests_admitted},
             {"requests_finished", e.requests_finished},
             {"requests_aborted", e.requests_aborted},
@@ -292,8 +292,8 @@ nlohmann::json summary_json(const Server& server) {
             {"encoder_device_idle_s", ns_to_s(e.encoder_device_idle_ns)},
             {"encoder_lateness_p99_us_sum", e.encoder_lateness_p99_us_sum},
             {"lm_modelled_s", ns_to_s(e.lm_modelled_ns)},
-            {"max_running_seen", e.max_running_seen},
-            {"max_step_tokens_seen", e.max_step_tokens_seen},
+            {"max_running_seen", e.scheduler.max_running},
+            {"max_step_tokens_seen", e.scheduler.max_step_tokens},
             {"uptime_s", ns_to_s(e.uptime_ns)}}}};
 }
 

@@ -63,7 +63,7 @@ struct ServeOptions {
   double lm_per_prefill_token_ms = -1;
   double lm_per_context_token_ms = -1;
   double lm_fixed_ms = 2.0;  // the roofline's fixed per-step cost (an estimate)
-  // --serving-model FILE (server/serving_model.hpp): LM step, engine-core host, encoder host and
+  // --serving-model FILE (serving/serving_model.hpp): LM step, engine-core host, encoder host and
   // KV coefficients with their sources; the --lm-* overrides still apply on top.
   std::filesystem::path serving_model;
   bool async_scheduling = true;            // vLLM >= 0.14 default; --no-async-scheduling

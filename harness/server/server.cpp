@@ -1059,14 +1059,14 @@ std::string Server::Impl::metrics_text() const {
   metric("encbench:request_rejected_total", "counter", "Generations refused with 503: waiting queue full (--max-waiting).", e.requests_rejected);
   metric("encbench:encoder_out_of_memory_total", "counter", "Encoder steps that ran out of device memory (their requests got 503).", e.encoder_oom);
   metric("encbench:engine_idle_trims_total", "counter", "Times the engine went idle and returned cached device memory.", e.idle_trims);
-  metric("encbench:engine_max_step_encoder_tokens_seen", "gauge", "Most multimodal tokens encoded in one step (<= max_num_encoder_input_tokens).", e.max_step_encoder_tokens_seen);
+  metric("encbench:engine_max_step_encoder_tokens_seen", "gauge", "Most multimodal tokens encoded in one step (<= max_num_encoder_input_tokens).", e.scheduler.max_step_encoder_tokens);
   metric("encbench:prompt_tokens_total", "counter", "Prompt tokens of admitted requests.", e.prompt_tokens);
   metric("encbench:generation_tokens_total", "counter", "Output tokens generated.", e.generation_tokens);
   metric("encbench:usage_prompt_tokens_total", "counter", "usage.prompt_tokens of completed responses.", h.prompt_tokens_served);
   metric("encbench:usage_completion_tokens_total", "counter", "usage.completion_tokens of completed responses.", h.completion_tokens_sent);
-  metric("encbench:engine_steps_total", "counter", "Scheduler steps.", e.steps);
-  metric("encbench:engine_max_running_seen", "gauge", "Largest running batch so far (<= max_num_seqs).", e.max_running_seen);
-  metric("encbench:engine_max_step_tokens_seen", "gauge", "Most tokens scheduled in one step (<= max_num_batched_tokens).", e.max_step_tokens_seen);
+  metric("encbench:engine_steps_total", "counter", "Scheduler steps.", e.scheduler.steps);
+  metric("encbench:engine_max_running_seen", "gauge", "Largest running batch so far (<= max_num_seqs).", e.scheduler.max_running);
+  metric("encbench:engine_max_step_tokens_seen", "gauge", "Most tokens scheduled in one step (<= max_num_batched_tokens).", e.scheduler.max_step_tokens);
   metric("encbench:lm_modelled_seconds_total", "counter", "Modelled language-model step time.", ns_to_s(e.lm_modelled_ns));
   metric("encbench:encoder_images_total", "counter", "Images encoded.", e.images);
   metric("encbench:encoder_peak_device_memory_bytes", "gauge",

@@ -104,13 +104,9 @@ void fail(EncoderStepResult& step, std::string error, bool out_of_memory) {
 
 // One step's forward. A failure fails the step's requests (the runner and the engine go on).
 EncoderStepResult run_forward(EncoderPath& path, ForwardObserver* observer, Nanos host_per_step, bool virtual_clock,
-                              const std::vector<engine::GridTHW>& grids) {
+                              const std::vector<encoder::GridTHW>& batch) {
   EncoderStepResult step;
   step.host_extra_ns = host_per_step;
-  std::vector<encoder::GridTHW> batch;
-  batch.reserve(grids.size());
-  for (const engine::GridTHW& g : grids)
-    batch.push_back({static_cast<int>(g.t), static_cast<int>(g.h), static_cast<int>(g.w)});
   try {
     // All images admitted in one step go through one forward (one cu_seqlens segment each), as
     // vLLM batches a step's multimodal inputs.
@@ -152,7 +148,7 @@ EncoderStep make_encoder_step(const EncoderStepOptions& o, std::shared_ptr<Forwa
     (void)path->device->allocator().trim(keep);
   };
   const Nanos host_per_step = static_cast<Nanos>(std::max(0.0, o.host_ms_per_step) * 1e6);
-  step.hook = [path, observer, host_per_step, virtual_clock = o.virtual_clock](const std::vector<engine::GridTHW>& grids) {
+  step.hook = [path, observer, host_per_step, virtual_clock = o.virtual_clock](const std::vector<encoder::GridTHW>& grids) {
     return run_forward(*path, observer.get(), host_per_step, virtual_clock, grids);
   };
   return step;

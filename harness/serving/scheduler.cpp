@@ -161,6 +161,7 @@ void Scheduler::schedule_waiting(Budget& budget) {
 }
 
 const StepPlan& Scheduler::schedule() {
+  counters_.max_waiting = std::max(counters_.max_waiting, static_cast<std::int64_t>(waiting_.size()));
   plan_ = StepPlan{};
   Budget budget{config_.max_num_batched_tokens, config_.encoder_budget_tokens};
   schedule_running(budget);

@@ -25,7 +25,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "harness/serving/grid.hpp"
+#include "harness/encoder/grid.hpp"
 
 namespace encbench::engine {
 
@@ -46,7 +46,7 @@ struct SchedRequest {
   std::int64_t prompt_tokens = 1;   // everything prefilled: text, template and image tokens
   std::int64_t image_offset = 0;    // position of the first image token in the prompt
   std::int64_t encoder_tokens = 0;  // image tokens (0: text only)
-  std::vector<GridTHW> images;      // what the encoder runs on
+  std::vector<encoder::GridTHW> images;      // what the encoder runs on
   std::int64_t output_tokens = 1;   // tokens generated before it finishes
 };
 
@@ -60,7 +60,7 @@ struct ScheduledItem {
 struct StepPlan {
   std::vector<ScheduledItem> items;
   std::vector<RequestId> encoded;   // requests whose images run through the encoder this step
-  std::vector<GridTHW> grids;       // their images, in that order
+  std::vector<encoder::GridTHW> grids;       // their images, in that order
   std::vector<RequestId> admitted;  // left the waiting queue this step (first time or resumed)
   std::vector<RequestId> preempted; // sent back to the waiting queue this step
   std::int64_t prefill_tokens = 0;
@@ -78,13 +78,16 @@ struct EmittedToken {
   bool finished = false;
 };
 
+// The one set of engine-core counters: the scheduler fills it, and the live engine's stats
+// (server::EngineStats) and the virtual loop's counters (VirtualEngineCounters) hold it.
 struct SchedulerCounters {
-  std::int64_t steps = 0;
+  std::int64_t steps = 0;           // steps that scheduled something
   std::int64_t preemptions = 0;
   std::int64_t max_running = 0;
   std::int64_t max_step_tokens = 0;
   std::int64_t max_step_encoder_tokens = 0;
   std::int64_t max_kv_blocks_used = 0;
+  std::int64_t max_waiting = 0;     // longest waiting queue at the start of a step
 };
 
 class Scheduler {

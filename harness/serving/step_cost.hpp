@@ -15,6 +15,8 @@
 #include <cstdint>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 namespace encbench::engine {
 
 struct StepCostModel {
@@ -39,5 +41,10 @@ struct StepCostModel {
   // The step without its encoder part.
   double step_ms(std::int64_t sequences, std::int64_t prefill_tokens, std::int64_t context_tokens = 0) const;
 };
+
+// Reads {"lm_cost_model": {"base_ms", "per_seq_ms", "per_prefill_token_ms"}} from a device
+// profile's JSON (`origin` names it in errors); keys that are absent keep the defaults above.
+// Throws InvalidInput when a present key is not a non-negative number.
+StepCostModel step_cost_from_profile(const nlohmann::json& profile, const std::string& origin);
 
 }  // namespace encbench::engine

@@ -148,7 +148,6 @@ VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, co
       now = client.next_arrival();  // idle until the next arrival
       continue;
     }
-    c.max_waiting = std::max(c.max_waiting, static_cast<std::int64_t>(scheduler.waiting()));
     const engine::StepPlan& plan = scheduler.schedule();
     if (plan.empty()) {
       require(client.arrivals_left(), "the scheduler can make no progress with " +
@@ -179,11 +178,7 @@ VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, co
     }
     client.finished(finished);
   }
-  const engine::SchedulerCounters& sc = scheduler.counters();
-  c.steps = sc.steps;
-  c.preemptions = sc.preemptions;
-  c.max_running = sc.max_running;
-  c.max_kv_blocks_used = sc.max_kv_blocks_used;
+  c.scheduler = scheduler.counters();
   out.start_ns = kOrigin;
   out.end_ns = kOrigin + now;
   if (options.keep_steps)

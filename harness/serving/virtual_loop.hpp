@@ -28,12 +28,9 @@ struct VirtualRequest {
   engine::SchedRequest request;       // what the engine schedules
 };
 
+// The scheduler's counters and what the virtual loop adds: the encoder's and the LM's time.
 struct VirtualEngineCounters {
-  std::int64_t steps = 0;
-  std::int64_t preemptions = 0;
-  std::int64_t max_running = 0;
-  std::int64_t max_waiting = 0;
-  std::int64_t max_kv_blocks_used = 0;
+  engine::SchedulerCounters scheduler;
   std::int64_t images = 0;
   std::int64_t encoder_steps = 0;
   std::int64_t encoder_syncs = 0;

@@ -28,25 +28,25 @@ TEST(SmartResize, MatchesTransformersReference) {
                         {42, 70, 56, 56},       {480, 640, 476, 644},    {1, 150, 28, 700},
                         {14, 2800, 28, 812},    {2048, 2048, 980, 980},  {98, 126, 112, 112}};
   for (const Case& c : cases) {
-    const ResizedSize r = smart_resize(c.h, c.w, 28, 3136, 1003520);
+    const encoder::ResizedSize r = encoder::smart_resize(c.h, c.w, 28, 3136, 1003520);
     EXPECT_EQ(r.height, c.eh) << c.h << "x" << c.w;
     EXPECT_EQ(r.width, c.ew) << c.h << "x" << c.w;
   }
   // Qwen3-VL: factor 32, min 65536, max 16777216.
-  EXPECT_EQ(smart_resize(3000, 4000, 32, 65536, 16777216).height, 3008);
-  EXPECT_EQ(smart_resize(100, 100, 32, 65536, 16777216).width, 256);
+  EXPECT_EQ(encoder::smart_resize(3000, 4000, 32, 65536, 16777216).height, 3008);
+  EXPECT_EQ(encoder::smart_resize(100, 100, 32, 65536, 16777216).width, 256);
 }
 
 TEST(SmartResize, RejectsExtremeAspectAndEmpty) {
-  EXPECT_THROW(smart_resize(1, 201, 28, 3136, 1003520), InvalidInput);
-  EXPECT_THROW(smart_resize(0, 10, 28, 3136, 1003520), InvalidInput);
+  EXPECT_THROW(encoder::smart_resize(1, 201, 28, 3136, 1003520), InvalidInput);
+  EXPECT_THROW(encoder::smart_resize(0, 10, 28, 3136, 1003520), InvalidInput);
   EXPECT_THROW(vision_geometry_for("llava"), InvalidInput);
 }
 
 TEST(ImageGrid, TokensArePatchesOverMergeSquared) {
   const VisionGeometry g = vision_geometry_for("qwen2.5-vl-7b");
-  const GridTHW grid = image_grid(g, 480, 640);  // resized 476 x 644
-  EXPECT_EQ(grid, (GridTHW{1, 34, 46}));
+  const encoder::GridTHW grid = image_grid(g, 480, 640);  // resized 476 x 644
+  EXPECT_EQ(grid, (encoder::GridTHW{1, 34, 46}));
   EXPECT_EQ(image_token_count(g, grid), 34 * 46 / 4);
 }
 
@@ -100,13 +100,13 @@ struct Collected {
 };
 
 TEST(Engine, RespectsSeatAndTokenBudgets) {
-  std::vector<GridTHW> encoded;
+  std::vector<encoder::GridTHW> encoded;
   std::mutex encoded_mutex;
   EngineConfig config;
   config.max_num_seqs = 3;
   config.max_num_batched_tokens = 150;
-  config.lm = LmCostModel{0.05, 0.0, 0.0};
-  config.encoder = [&](const std::vector<GridTHW>& grids) {
+  config.lm = engine::StepCostModel{0.05, 0.0, 0.0};
+  config.encoder = [&](const std::vector<encoder::GridTHW>& grids) {
     std::lock_guard lock(encoded_mutex);
     encoded.insert(encoded.end(), grids.begin(), grids.end());
     serving::EncoderStepResult r;
@@ -123,7 +123,7 @@ TEST(Engine, RespectsSeatAndTokenBudgets) {
   for (int i = 0; i < kRequests; ++i) {
     EngineRequest r;
     r.prompt_tokens = 100 + i;  // two steps of prefill each when budget is shared
-    r.images = {GridTHW{1, 2, static_cast<std::int64_t>(i + 1)}};
+    r.images = {encoder::GridTHW{1, 2, static_cast<int>(i + 1)}};
     r.plan = OutputPlan{4 + i % 3, FinishReason::length};
     engine.submit(r, [&c, i](EngineEvent e) {
       std::lock_guard lock(c.mutex);
@@ -138,9 +138,9 @@ TEST(Engine, RespectsSeatAndTokenBudgets) {
   }
   const EngineStats stats = engine.stats();
   engine.stop();
-  EXPECT_LE(stats.max_running_seen, 3);
-  EXPECT_GE(stats.max_running_seen, 2);
-  EXPECT_LE(stats.max_step_tokens_seen, 150);
+  EXPECT_LE(stats.scheduler.max_running, 3);
+  EXPECT_GE(stats.scheduler.max_running, 2);
+  EXPECT_LE(stats.scheduler.max_step_tokens, 150);
   EXPECT_EQ(stats.requests_finished, kRequests);
   EXPECT_EQ(stats.images, kRequests);
   EXPECT_EQ(stats.encoder_forwards, kRequests);
@@ -163,8 +163,8 @@ TEST(Engine, RespectsSeatAndTokenBudgets) {
 
 TEST(Engine, EncoderFailureFailsOnlyRequestsWithImages) {
   EngineConfig config;
-  config.lm = LmCostModel{0.01, 0, 0};
-  config.encoder = [](const std::vector<GridTHW>&) -> serving::EncoderStepResult { throw std::runtime_error("device lost"); };
+  config.lm = engine::StepCostModel{0.01, 0, 0};
+  config.encoder = [](const std::vector<encoder::GridTHW>&) -> serving::EncoderStepResult { throw std::runtime_error("device lost"); };
   Engine engine(config);
   engine.start();
   Collected c;
@@ -172,7 +172,7 @@ TEST(Engine, EncoderFailureFailsOnlyRequestsWithImages) {
   for (int i = 0; i < 2; ++i) {
     EngineRequest r;
     r.prompt_tokens = 10;
-    if (i == 0) r.images = {GridTHW{1, 4, 4}};
+    if (i == 0) r.images = {encoder::GridTHW{1, 4, 4}};
     r.plan = OutputPlan{3, FinishReason::length};
     engine.submit(r, [&c, i](EngineEvent e) {
       std::lock_guard lock(c.mutex);
@@ -193,8 +193,8 @@ TEST(Engine, EncoderFailureFailsOnlyRequestsWithImages) {
 TEST(Engine, CancelledRequestsLeaveTheBatch) {
   EngineConfig config;
   config.max_num_seqs = 1;
-  config.lm = LmCostModel{1.0, 0, 0};
-  config.encoder = [](const std::vector<GridTHW>&) { return serving::EncoderStepResult{}; };
+  config.lm = engine::StepCostModel{1.0, 0, 0};
+  config.encoder = [](const std::vector<encoder::GridTHW>&) { return serving::EncoderStepResult{}; };
   Engine engine(config);
   engine.start();
   std::atomic<int> events{0};
@@ -327,8 +327,8 @@ TEST(RequestLimits, MmProcessorKwargsOverrideThePixelLimits) {
   EXPECT_EQ(g.max_pixels, 262144);
   EXPECT_EQ(g.min_pixels, 4096);
   // 4096x4096 now resizes to 512x512 -> 32x32 patches -> 256 tokens (16384 with the preset's cap).
-  const GridTHW grid = image_grid(g, 4096, 4096);
-  EXPECT_EQ(grid, (GridTHW{1, 32, 32}));
+  const encoder::GridTHW grid = image_grid(g, 4096, 4096);
+  EXPECT_EQ(grid, (encoder::GridTHW{1, 32, 32}));
   EXPECT_EQ(image_token_count(g, grid), 256);
   EXPECT_EQ(image_token_count(vision_geometry_for("qwen3-vl-8b"), image_grid(vision_geometry_for("qwen3-vl-8b"), 4096, 4096)),
             16384);
@@ -371,11 +371,11 @@ TEST(Engine, EncoderBudgetBoundsEveryStep) {
   config.max_num_seqs = 64;
   config.max_num_batched_tokens = 100000;
   config.max_num_encoder_input_tokens = 1000;
-  config.lm = LmCostModel{0.05, 0.0, 0.0};
-  config.encoder = [&](const std::vector<GridTHW>& grids) {
+  config.lm = engine::StepCostModel{0.05, 0.0, 0.0};
+  config.encoder = [&](const std::vector<encoder::GridTHW>& grids) {
     std::lock_guard lock(mutex);
     std::int64_t tokens = 0;
-    for (const GridTHW& g : grids) tokens += g.patches() / 4;
+    for (const encoder::GridTHW& g : grids) tokens += g.patches() / 4;
     step_tokens.push_back(tokens);
     return serving::EncoderStepResult{};
   };
@@ -386,7 +386,7 @@ TEST(Engine, EncoderBudgetBoundsEveryStep) {
   for (int i = 0; i < kRequests; ++i) {
     EngineRequest r;
     r.prompt_tokens = 320;
-    r.images = {GridTHW{1, 40, 30}};  // 1200 patches = 300 tokens
+    r.images = {encoder::GridTHW{1, 40, 30}};  // 1200 patches = 300 tokens
     r.encoder_tokens = 300;
     r.plan = OutputPlan{2, FinishReason::length};
     ASSERT_NE(engine.submit(r, [&c](EngineEvent e) {
@@ -404,17 +404,17 @@ TEST(Engine, EncoderBudgetBoundsEveryStep) {
   // 3 requests (900 tokens) per step, never 4 (1200): 4 encoder calls of 900, 900, 900, 900.
   ASSERT_EQ(step_tokens.size(), 4u);
   for (const std::int64_t t : step_tokens) EXPECT_EQ(t, 900);
-  EXPECT_EQ(stats.max_step_encoder_tokens_seen, 900);
+  EXPECT_EQ(stats.scheduler.max_step_encoder_tokens, 900);
   EXPECT_EQ(stats.images, kRequests);
 }
 
 TEST(Engine, WaitingQueueIsBoundedAndIdleHookRuns) {
   EngineConfig config;
   config.max_waiting = 3;
-  config.lm = LmCostModel{0.01, 0, 0};
+  config.lm = engine::StepCostModel{0.01, 0, 0};
   std::atomic<int> idle_calls{0};
   config.on_idle = [&] { ++idle_calls; };
-  config.encoder = [](const std::vector<GridTHW>&) { return serving::EncoderStepResult{}; };
+  config.encoder = [](const std::vector<encoder::GridTHW>&) { return serving::EncoderStepResult{}; };
   Engine engine(config);
   std::atomic<int> finished{0};
   EngineRequest r;
@@ -437,9 +437,9 @@ TEST(Engine, WaitingQueueIsBoundedAndIdleHookRuns) {
 
 TEST(Engine, OutOfMemoryIsMarkedOnTheFailedRequestsOnly) {
   EngineConfig config;
-  config.lm = LmCostModel{0.01, 0, 0};
+  config.lm = engine::StepCostModel{0.01, 0, 0};
   std::atomic<int> calls{0};
-  config.encoder = [&](const std::vector<GridTHW>&) {
+  config.encoder = [&](const std::vector<encoder::GridTHW>&) {
     serving::EncoderStepResult r;
     if (calls++ == 0) {
       r.ok = false;
@@ -453,7 +453,7 @@ TEST(Engine, OutOfMemoryIsMarkedOnTheFailedRequestsOnly) {
   c.events.resize(2);
   EngineRequest r;
   r.prompt_tokens = 10;
-  r.images = {GridTHW{1, 4, 4}};
+  r.images = {encoder::GridTHW{1, 4, 4}};
   r.encoder_tokens = 4;
   r.plan = OutputPlan{2, FinishReason::length};
   for (int i = 0; i < 2; ++i) {

@@ -47,7 +47,7 @@ ServerConfig test_config() {
   config.port = 0;
   config.request.served_model_name = kModel;
   config.request.geometry = vision_geometry_for(kModel);
-  config.engine.lm = LmCostModel{0.2, 0.0, 0.0};
+  config.engine.lm = engine::StepCostModel{0.2, 0.0, 0.0};
   config.engine.encoder = make_cost_model_encoder(EncoderCostModel{0.1, 0.0, 0.0});
   return config;
 }

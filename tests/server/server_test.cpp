@@ -36,7 +36,7 @@ ServerConfig test_config() {
   config.header_timeout_ns = 400'000'000;  // short, so the slowloris test is quick
   config.engine.max_num_seqs = 4;
   config.engine.max_num_batched_tokens = 2048;
-  config.engine.lm = LmCostModel{0.2, 0.0, 0.0};
+  config.engine.lm = engine::StepCostModel{0.2, 0.0, 0.0};
   config.engine.encoder = make_cost_model_encoder(EncoderCostModel{0.1, 0.0, 0.0});
   return config;
 }
@@ -367,7 +367,7 @@ TEST_F(ServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
 
 TEST_F(ServerTest, ClientDisconnectMidStreamFreesEverything) {
   ServerConfig config = test_config();
-  config.engine.lm = LmCostModel{2.0, 0, 0};
+  config.engine.lm = engine::StepCostModel{2.0, 0, 0};
   start(config);
   for (const bool abortive : {false, true}) {
     RawConnection c(server_->port());
@@ -487,7 +487,7 @@ TEST_F(ServerTest, NullModeServesManyConcurrentStreams) {
 
 TEST_F(ServerTest, StopWithOpenStreamsDoesNotHang) {
   ServerConfig config = test_config();
-  config.engine.lm = LmCostModel{5.0, 0, 0};
+  config.engine.lm = engine::StepCostModel{5.0, 0, 0};
   start(config);
   std::vector<std::unique_ptr<RawConnection>> clients;
   json body = user_text("x", 10000);
@@ -505,7 +505,7 @@ TEST_F(ServerTest, StopWithOpenStreamsDoesNotHang) {
 TEST_F(ServerTest, OutOfDeviceMemoryIs503AndTheServerKeepsServing) {
   ServerConfig config = test_config();
   auto calls = std::make_shared<std::atomic<int>>(0);
-  config.engine.encoder = [calls](const std::vector<GridTHW>&) {
+  config.engine.encoder = [calls](const std::vector<encoder::GridTHW>&) {
     serving::EncoderStepResult r;
     if ((*calls)++ == 0) {  // the first step's device allocation fails; later ones fit
       r.ok = false;
@@ -531,7 +531,7 @@ TEST_F(ServerTest, FullWaitingQueueIs503) {
   ServerConfig config = test_config();
   config.engine.max_num_seqs = 1;
   config.engine.max_waiting = 1;
-  config.engine.lm = LmCostModel{5.0, 0.0, 0.0};
+  config.engine.lm = engine::StepCostModel{5.0, 0.0, 0.0};
   start(config);
   // One running (1000 tokens of 5 ms), one waiting: the third is refused at once.
   RawConnection running(server_->port()), waiting(server_->port());

@@ -23,7 +23,7 @@ SchedRequest with_image(std::int64_t text_before, std::int64_t image_tokens, std
   r.prompt_tokens = text_before + image_tokens + after;
   r.image_offset = text_before;
   r.encoder_tokens = image_tokens;
-  r.images.push_back({1, 2, image_tokens * 2});  // any grid: the scheduler only carries it
+  r.images.push_back({1, 2, static_cast<int>(image_tokens * 2)});  // any grid: the scheduler only carries it
   r.output_tokens = output;
   return r;
 }
