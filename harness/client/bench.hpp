@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "harness/client/dataset.hpp"
-#include "harness/client/engine.hpp"
+#include "harness/client/send_loop.hpp"
 #include "harness/client/metrics.hpp"
 #include "harness/client/records.hpp"
 #include "harness/client/schedule.hpp"

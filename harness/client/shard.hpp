@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/client/engine.hpp"
+#include "harness/client/send_loop.hpp"
 #include "harness/client/records.hpp"
 
 namespace encbench::client {

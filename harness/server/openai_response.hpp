@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "harness/server/engine.hpp"
+#include "harness/server/engine_core_thread.hpp"
 #include "harness/server/openai_request.hpp"
 
 namespace encbench::server {

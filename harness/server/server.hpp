@@ -20,7 +20,7 @@
 #include <string>
 
 #include "harness/core/clock.hpp"
-#include "harness/server/engine.hpp"
+#include "harness/server/engine_core_thread.hpp"
 #include "harness/server/openai_request.hpp"
 
 namespace encbench::device {

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/client/engine.hpp"
+#include "harness/client/send_loop.hpp"
 #include "harness/client/request_builder.hpp"
 #include "tests/support/test_server.hpp"
 

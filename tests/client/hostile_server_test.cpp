@@ -20,7 +20,7 @@
 #include <thread>
 #include <vector>
 
-#include "harness/client/engine.hpp"
+#include "harness/client/send_loop.hpp"
 #include "harness/client/metrics.hpp"
 #include "tests/client/client_test_util.hpp"
 

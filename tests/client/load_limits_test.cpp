@@ -10,7 +10,7 @@
 #include <cstdio>
 #include <string>
 
-#include "harness/client/engine.hpp"
+#include "harness/client/send_loop.hpp"
 #include "harness/client/metrics.hpp"
 #include "harness/core/error.hpp"
 #include "tests/client/client_test_util.hpp"

@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "harness/core/error.hpp"
-#include "harness/server/engine.hpp"
+#include "harness/server/engine_core_thread.hpp"
 #include "harness/server/image_input.hpp"
 #include "harness/server/api_error.hpp"
 #include "harness/server/openai_request.hpp"

@@ -1,4 +1,4 @@
-#include "harness/client/engine.hpp"
+#include "harness/client/send_loop.hpp"
 
 #include <curl/curl.h>
 #include <sys/epoll.h>

@@ -1,4 +1,4 @@
-#include "harness/server/engine.hpp"
+#include "harness/server/engine_core_thread.hpp"
 
 #include <nlohmann/json.hpp>
 
