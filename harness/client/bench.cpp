@@ -441,7 +441,7 @@ BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult
   // One connection cache for the ready check, the warm-ups and the measured run (vLLM's one
   // aiohttp ClientSession): the run reuses the warm-ups' connections.
   ConnectionShare connections;
-  EngineConfig engine;
+  SendLoopConfig engine;
   engine.connections = &connections;
   engine.url = result.api_url;
   engine.backend = config.backend;
@@ -532,7 +532,7 @@ BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult
     const double bound = config.timeout_s > 0 ? schedule_s + config.timeout_s + config.drain_timeout_s + 300 : 0;
     const auto parts = co->gather(encode_shard(result.run, mine), bound);
     if (!root) return result;
-    std::vector<EngineResult> shards;
+    std::vector<SendLoopResult> shards;
     nlohmann::json per_rank = nlohmann::json::array();
     for (const auto& part : parts) {
       auto [run, summary] = decode_shard(part);
@@ -732,7 +732,7 @@ void print_vllm_block(std::ostream& out, const BenchConfig& c, const BenchResult
 
 void print_client_block(std::ostream& out, const BenchConfig& c, const BenchResult& r) {
   const ServingMetrics& m = r.metrics;
-  const EngineResult& run = r.run;
+  const SendLoopResult& run = r.run;
   out << centered(" encbench client (beyond vllm) ", 50, '=') << "\n";
   out << line_str("Request mode:", c.request_mode == RequestMode::stream ? "stream"
                                                                          : "non-stream (TTFT = E2EL, no ITL)") << "\n";

@@ -48,7 +48,7 @@ struct BenchConfig {
   RampUp ramp_up = RampUp::none;              // --ramp-up-strategy (needs --request-rate inf)
   int ramp_up_start_rps = -1, ramp_up_end_rps = -1;  // -1 = not given
   int max_concurrency = 0;                    // 0 = unset
-  int max_connections = 0;                    // 0 = from the open-file limit (EngineConfig)
+  int max_connections = 0;                    // 0 = from the open-file limit (SendLoopConfig)
   std::uint64_t seed = 0;
   bool ignore_eos = false;
   std::optional<int> logprobs;                // --logprobs (completions payload)
@@ -59,7 +59,7 @@ struct BenchConfig {
   std::string request_id_prefix;              // "" -> bench-<8 hex>-
   RequestMode request_mode = RequestMode::stream;
   double timeout_s = 21600;                   // per request (vllm's aiohttp session: 6 h)
-  // Per-request bounds against a misbehaving server (issue 37; EngineConfig says what each does).
+  // Per-request bounds against a misbehaving server (issue 37; SendLoopConfig says what each does).
   double idle_timeout_s = kDefaultIdleTimeoutS;          // --idle-timeout (0 = none)
   std::int64_t max_response_bytes = kDefaultMaxResponseBytes;  // --max-response-bytes
   std::int64_t max_output_chunks = kDefaultMaxOutputChunks;    // --max-output-chunks
@@ -101,7 +101,7 @@ struct BenchResult {
   std::string tokenizer_file;                 // the tokenizer.json used ("" : prompt lengths are words)
   std::vector<std::int64_t> text_tokens, vision_tokens;  // per request index (-1: unknown)
   bool ignore_eos = false;
-  EngineResult run;
+  SendLoopResult run;
   ServingMetrics metrics;
   Nanos prepare_ns = 0;                       // dataset + request building (outside the timed run)
   // --profile: the server's /stop_profile JSON (encbench servers: the encoder summary); null when

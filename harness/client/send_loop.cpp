@@ -77,7 +77,7 @@ void arm_timer_abs(int fd, Nanos deadline_ns) {
 
 class EventLoop {
  public:
-  EventLoop(const EngineConfig& config, const std::vector<PreparedRequest>& requests, const std::vector<Nanos>& offsets,
+  EventLoop(const SendLoopConfig& config, const std::vector<PreparedRequest>& requests, const std::vector<Nanos>& offsets,
             const ConnectionBudget& budget, std::size_t connection_limit)
       : config_(config), requests_(requests), offsets_(offsets), connection_limit_(connection_limit) {
     result_.loop.connection_limit = connection_limit;
@@ -87,7 +87,7 @@ class EventLoop {
   EventLoop(const EventLoop&) = delete;
   EventLoop& operator=(const EventLoop&) = delete;
 
-  EngineResult run();
+  SendLoopResult run();
 
  private:
   // One curl multi handle and what the loop knows of it; callbacks get a pointer to it.
@@ -133,10 +133,10 @@ class EventLoop {
   void draw_progress(bool final_line);
   CURL* take_easy();
 
-  const EngineConfig& config_;
+  const SendLoopConfig& config_;
   const std::vector<PreparedRequest>& requests_;
   const std::vector<Nanos>& offsets_;
-  EngineResult result_;
+  SendLoopResult result_;
   std::vector<std::unique_ptr<Transfer>> transfers_;
   std::vector<CURL*> free_easy_;
   std::deque<std::size_t> concurrency_queue_;  // due, waiting for --max-concurrency (vLLM's semaphore)
@@ -659,7 +659,7 @@ void EventLoop::draw_progress(bool final_line) {
   std::fflush(stderr);
 }
 
-EngineResult EventLoop::run() {
+SendLoopResult EventLoop::run() {
   require(offsets_.size() == requests_.size(), "schedule and request counts differ");
   setup();
   if (config_.start_at_ns > 0) {
@@ -866,7 +866,7 @@ std::size_t resolve_connection_limit(int max_connections, ConnectionBudget* budg
   return wanted > 0 ? wanted : budget.max_connections;
 }
 
-EngineResult run_requests(const EngineConfig& config, const std::vector<PreparedRequest>& requests,
+SendLoopResult run_requests(const SendLoopConfig& config, const std::vector<PreparedRequest>& requests,
                           const std::vector<Nanos>& offsets_ns) {
   require(!config.url.empty(), "no URL to send requests to");
   require(config.max_concurrency >= 0, "--max-concurrency must be >= 0");

@@ -30,7 +30,7 @@ inline constexpr double kDefaultIdleTimeoutS = 1800;
 inline constexpr std::int64_t kDefaultMaxResponseBytes = std::int64_t{256} << 20;
 inline constexpr std::int64_t kDefaultMaxOutputChunks = 1'000'000;
 
-struct EngineConfig {
+struct SendLoopConfig {
   std::string url;                       // full API URL (base + endpoint)
   Backend backend = Backend::openai_chat;
   RequestMode mode = RequestMode::stream;
@@ -123,7 +123,7 @@ struct LoopStats {
   SlowestIteration slowest;
 };
 
-struct EngineResult {
+struct SendLoopResult {
   std::vector<RequestRecord> records;    // one per prepared request, same order
   Nanos start_ns = 0;                    // schedule origin (just before the first arrival)
   Nanos end_ns = 0;                      // last request finished
@@ -134,7 +134,7 @@ struct EngineResult {
 
 // Sends requests[i] at start + offsets_ns[i] (offsets non-decreasing). Never throws for anything
 // a server does: failures are recorded per request. Throws InvalidInput for bad arguments.
-EngineResult run_requests(const EngineConfig& config, const std::vector<PreparedRequest>& requests,
+SendLoopResult run_requests(const SendLoopConfig& config, const std::vector<PreparedRequest>& requests,
                           const std::vector<Nanos>& offsets_ns);
 
 // Bound of the loop's work per iteration (see the header comment).

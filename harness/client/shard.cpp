@@ -178,7 +178,7 @@ std::vector<RequestRecord> decode_records(const std::string& bytes) {
   return out;
 }
 
-std::string encode_shard(const EngineResult& run, const nlohmann::json& summary) {
+std::string encode_shard(const SendLoopResult& run, const nlohmann::json& summary) {
   Writer w;
   w.put<std::uint32_t>(kShardMagic);
   w.put_str(summary.dump());
@@ -205,12 +205,12 @@ std::string encode_shard(const EngineResult& run, const nlohmann::json& summary)
   return w.take();
 }
 
-std::pair<EngineResult, nlohmann::json> decode_shard(const std::string& bytes) {
+std::pair<SendLoopResult, nlohmann::json> decode_shard(const std::string& bytes) {
   Reader in(bytes);
   require(in.get<std::uint32_t>() == kShardMagic, "shard data: not an encbench shard (bad magic)");
   auto summary = nlohmann::json::parse(in.get_str(), nullptr, false);
   require(!summary.is_discarded(), "shard data: the rank summary is not JSON");
-  EngineResult run;
+  SendLoopResult run;
   run.start_ns = in.get<Nanos>();
   run.end_ns = in.get<Nanos>();
   run.interrupted = in.get<std::uint8_t>() != 0;
@@ -235,7 +235,7 @@ std::pair<EngineResult, nlohmann::json> decode_shard(const std::string& bytes) {
   return {std::move(run), std::move(summary)};
 }
 
-void shift_times(EngineResult& run, Nanos delta) {
+void shift_times(SendLoopResult& run, Nanos delta) {
   auto shift = [delta](Nanos& t) {
     if (t != 0) t -= delta;
   };
@@ -274,7 +274,7 @@ std::string first_disagreement(const std::vector<std::string>& fingerprints) {
   return "";
 }
 
-nlohmann::json rank_summary(int rank, const std::string& host, const EngineResult& run, const CommonStart& start) {
+nlohmann::json rank_summary(int rank, const std::string& host, const SendLoopResult& run, const CommonStart& start) {
   std::vector<double> lag_ms;
   std::size_t completed = 0, sent = 0;
   for (const auto& r : run.records) {
@@ -304,8 +304,8 @@ nlohmann::json rank_summary(int rank, const std::string& host, const EngineResul
           {"align_ms", static_cast<double>(start.align_ns) / 1e6}};
 }
 
-EngineResult merge_shards(std::vector<EngineResult> shards, Nanos start_ns) {
-  EngineResult out;
+SendLoopResult merge_shards(std::vector<SendLoopResult> shards, Nanos start_ns) {
+  SendLoopResult out;
   out.start_ns = start_ns;
   std::size_t total = 0;
   for (const auto& s : shards) total += s.records.size();

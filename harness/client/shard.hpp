@@ -70,23 +70,23 @@ std::uint64_t fnv1a64(const std::string& bytes, std::uint64_t seed = 0xcbf29ce48
 // truncated or malformed buffer.
 std::string encode_records(const std::vector<RequestRecord>& records);
 std::vector<RequestRecord> decode_records(const std::string& bytes);
-// One rank's whole shard: its EngineResult (times already on rank 0's clock) and its summary.
-std::string encode_shard(const EngineResult& run, const nlohmann::json& summary);
-std::pair<EngineResult, nlohmann::json> decode_shard(const std::string& bytes);
+// One rank's whole shard: its SendLoopResult (times already on rank 0's clock) and its summary.
+std::string encode_shard(const SendLoopResult& run, const nlohmann::json& summary);
+std::pair<SendLoopResult, nlohmann::json> decode_shard(const std::string& bytes);
 // Every non-zero time of the run (records, start, end) moved by -delta: to rank 0's clock when
 // delta is this rank's clock offset.
-void shift_times(EngineResult& run, Nanos delta);
+void shift_times(SendLoopResult& run, Nanos delta);
 
 // Agreement: rank 0 compares every rank's fingerprint (lines "key=value") with its own and
 // returns "" or the first disagreement, e.g. "rank 1 differs from rank 0 in argv: --seed 1 vs --seed 0".
 std::string first_disagreement(const std::vector<std::string>& fingerprints);
 
 // One rank's own figures, sent to rank 0 with its records (JSON object; see docs/client.md).
-nlohmann::json rank_summary(int rank, const std::string& host, const EngineResult& run, const CommonStart& start);
+nlohmann::json rank_summary(int rank, const std::string& host, const SendLoopResult& run, const CommonStart& start);
 
-// Rank 0: the per-rank shards merged into one EngineResult in global index order, on rank 0's
+// Rank 0: the per-rank shards merged into one SendLoopResult in global index order, on rank 0's
 // clock. start_ns is rank 0's common start; end_ns the latest end; CPU the sum over ranks; loop
 // samples concatenated; peak_in_flight the sum of the ranks' peaks (an upper bound).
-EngineResult merge_shards(std::vector<EngineResult> shards, Nanos start_ns);
+SendLoopResult merge_shards(std::vector<SendLoopResult> shards, Nanos start_ns);
 
 }  // namespace encbench::client

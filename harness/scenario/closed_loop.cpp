@@ -30,7 +30,7 @@ namespace {
 
 // What the server's own counters say about one arm (engine stats after - before): the encoder
 // forwards and their device time in exactly the benchmark's window.
-nlohmann::json engine_delta(const server::EngineStats& a, const server::EngineStats& b) {
+nlohmann::json engine_delta(const server::EngineCoreStats& a, const server::EngineCoreStats& b) {
   const std::int64_t forwards = b.encoder_forwards - a.encoder_forwards;
   const Nanos busy = b.encoder_device_busy_ns - a.encoder_device_busy_ns;
   const Nanos idle = b.encoder_device_idle_ns - a.encoder_device_idle_ns;
@@ -253,9 +253,9 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
       bc.scrape_metrics = true;
       client::validate(bc);
 
-      const server::EngineStats before = srv.engine_stats();
+      const server::EngineCoreStats before = srv.engine_stats();
       const client::BenchResult result = client::run_benchmark(bc);
-      const server::EngineStats after = srv.engine_stats();
+      const server::EngineCoreStats after = srv.engine_stats();
       srv.stop();
 
       ArmRound arm;

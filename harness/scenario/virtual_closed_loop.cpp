@@ -109,7 +109,7 @@ std::vector<VirtualRequest> fixed_sample_requests(const ClosedLoopOptions& o, co
   ro.model = o.model;
   ro.ignore_eos = true;
   const std::vector<client::PreparedRequest> prepared = client::prepare_requests(client::load_dataset(dc).samples, ro);
-  server::RequestOptions parse;
+  server::RequestParseOptions parse;
   parse.served_model_name = o.model;
   parse.geometry = m.geometry;
   std::vector<VirtualRequest> out(prepared.size());

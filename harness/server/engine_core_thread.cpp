@@ -118,7 +118,7 @@ engine::SchedRequest to_sched_request(const EngineRequest& r) {
   return s;
 }
 
-engine::SchedulerConfig scheduler_config(const EngineConfig& c) {
+engine::SchedulerConfig scheduler_config(const EngineCoreConfig& c) {
   engine::SchedulerConfig s;
   s.max_num_seqs = c.null_mode ? std::numeric_limits<int>::max() : c.max_num_seqs;
   s.max_num_batched_tokens = c.max_num_batched_tokens;
@@ -130,15 +130,15 @@ engine::SchedulerConfig scheduler_config(const EngineConfig& c) {
 
 }  // namespace
 
-struct Engine::State {
-  explicit State(const EngineConfig& config) : scheduler(scheduler_config(config)) {}
+struct EngineCoreThread::State {
+  explicit State(const EngineCoreConfig& config) : scheduler(scheduler_config(config)) {}
   mutable std::mutex mutex;
   std::condition_variable wake;
   std::deque<Submission> inbox;   // guarded by mutex
   std::int64_t queued = 0;        // guarded by mutex: inbox + the scheduler's waiting queue
   bool stopping = false;          // guarded by mutex
   bool started = false;
-  EngineStats stats;              // guarded by mutex
+  EngineCoreStats stats;              // guarded by mutex
   Nanos started_ns = 0;
   std::thread thread;
   // Engine thread only:
@@ -149,7 +149,7 @@ struct Engine::State {
   // Null mode: every request's whole output at once, no scheduler, no encoder, no modelled time.
   void null_step(std::deque<Submission>& fresh, std::int64_t aborted);
   // One scheduled step: plan, encoder, modelled LM time, tokens. False when stop() came during it.
-  bool engine_step(const EngineConfig& config, Outbox& outbox, std::int64_t failed, std::int64_t aborted);
+  bool engine_step(const EngineCoreConfig& config, Outbox& outbox, std::int64_t failed, std::int64_t aborted);
   // Counts first-time admissions of the plan (resumed requests were counted before).
   void count_admissions(const engine::StepPlan& plan);
   static void deliver(Outbox& outbox) {
@@ -157,7 +157,7 @@ struct Engine::State {
   }
 };
 
-Engine::Engine(EngineConfig config) : config_(std::move(config)) {
+EngineCoreThread::EngineCoreThread(EngineCoreConfig config) : config_(std::move(config)) {
   require(config_.max_num_seqs >= 1, "--max-num-seqs must be at least 1");
   require(config_.max_num_batched_tokens >= 1, "--max-num-batched-tokens must be at least 1");
   require(config_.max_num_encoder_input_tokens >= 0, "--max-num-encoder-input-tokens must not be negative");
@@ -169,9 +169,9 @@ Engine::Engine(EngineConfig config) : config_(std::move(config)) {
   state_ = std::make_unique<State>(config_);
 }
 
-Engine::~Engine() { stop(); }
+EngineCoreThread::~EngineCoreThread() { stop(); }
 
-void Engine::start() {
+void EngineCoreThread::start() {
   std::lock_guard lock(state_->mutex);
   if (state_->started) return;
   state_->started = true;
@@ -180,7 +180,7 @@ void Engine::start() {
   state_->thread = std::thread([this] { run(); });
 }
 
-void Engine::stop() {
+void EngineCoreThread::stop() {
   {
     std::lock_guard lock(state_->mutex);
     if (!state_->started) return;
@@ -198,7 +198,7 @@ void Engine::stop() {
   state_->stats.running = 0;
 }
 
-std::shared_ptr<RequestHandle> Engine::submit(EngineRequest request, EngineSink sink) {
+std::shared_ptr<RequestHandle> EngineCoreThread::submit(EngineRequest request, EngineSink sink) {
   auto handle = std::make_shared<RequestHandle>();
   request.prompt_tokens = std::max<std::int64_t>(1, request.prompt_tokens);  // BOS at least
   request.plan.tokens = std::max<std::int64_t>(1, request.plan.tokens);
@@ -217,9 +217,9 @@ std::shared_ptr<RequestHandle> Engine::submit(EngineRequest request, EngineSink 
   return handle;
 }
 
-EngineStats Engine::stats() const {
+EngineCoreStats EngineCoreThread::stats() const {
   std::lock_guard lock(state_->mutex);
-  EngineStats copy = state_->stats;
+  EngineCoreStats copy = state_->stats;
   copy.uptime_ns = state_->started ? now_ns() - state_->started_ns : 0;
   return copy;
 }
@@ -327,7 +327,7 @@ EngineStepRecord step_record(std::int64_t step_number, const engine::StepPlan& p
 
 }  // namespace
 
-void Engine::run() {
+void EngineCoreThread::run() {
   State& s = *state_;
   std::deque<Submission> fresh;
   bool worked = false;  // since the last on_idle call
@@ -369,7 +369,7 @@ void Engine::run() {
   }
 }
 
-void Engine::State::count_admissions(const engine::StepPlan& plan) {
+void EngineCoreThread::State::count_admissions(const engine::StepPlan& plan) {
   for (const engine::RequestId id : plan.admitted) {
     LiveRequest& request = live.at(id);
     if (request.admitted_once) continue;
@@ -379,7 +379,7 @@ void Engine::State::count_admissions(const engine::StepPlan& plan) {
   }
 }
 
-void Engine::State::null_step(std::deque<Submission>& fresh, std::int64_t aborted) {
+void EngineCoreThread::State::null_step(std::deque<Submission>& fresh, std::int64_t aborted) {
   Outbox outbox;
   std::int64_t tokens = 0;
   for (Submission& q : fresh) {
@@ -403,7 +403,7 @@ void Engine::State::null_step(std::deque<Submission>& fresh, std::int64_t aborte
   deliver(outbox);
 }
 
-bool Engine::State::engine_step(const EngineConfig& config, Outbox& outbox, std::int64_t failed,
+bool EngineCoreThread::State::engine_step(const EngineCoreConfig& config, Outbox& outbox, std::int64_t failed,
                                 std::int64_t aborted) {
   const Nanos step_start = now_ns();
   const engine::StepPlan& plan = scheduler.schedule();

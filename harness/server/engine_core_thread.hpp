@@ -1,6 +1,7 @@
 #pragma once
-// The serving engine on the real clock: vLLM V1's scheduler (harness/serving/scheduler.hpp, the
-// same state machine the virtual-time closed loop drives) on its own thread.
+// The live server's engine-core thread (vLLM's EngineCore loop) on the real clock: vLLM V1's
+// scheduler (harness/serving/scheduler.hpp, the same state machine the virtual loop drives) on its
+// own thread.
 //
 // Every step: the scheduler plans the step (running requests first, then waiting ones FCFS,
 // chunked prefill, whole-image encoder budget, KV blocks with preemption); the encoder hook runs
@@ -60,7 +61,7 @@ OutputPlan plan_output(std::uint64_t seed, std::int64_t max_tokens, bool ignore_
 // (" lorem", " ipsum", ...: a leading space, ASCII letters only, safe in JSON).
 std::string_view pseudo_word(std::uint64_t seed, std::int64_t index);
 
-struct EngineConfig {
+struct EngineCoreConfig {
   int max_num_seqs = 256;
   std::int64_t max_num_batched_tokens = 8192;
   // vLLM's --max-num-encoder-input-tokens: multimodal tokens (patches / merge^2) one step may
@@ -120,7 +121,7 @@ class RequestHandle {
   std::atomic<bool> cancelled_{false};
 };
 
-struct EngineStats {
+struct EngineCoreStats {
   std::int64_t waiting = 0;
   std::int64_t running = 0;
   // The scheduler's counters (steps, preemptions, largest batch, tokens and encoder tokens in one
@@ -154,12 +155,12 @@ struct EngineStats {
   Nanos uptime_ns = 0;
 };
 
-class Engine {
+class EngineCoreThread {
  public:
-  explicit Engine(EngineConfig config);  // throws InvalidInput for bad limits
-  ~Engine();                              // stops and joins
-  Engine(const Engine&) = delete;
-  Engine& operator=(const Engine&) = delete;
+  explicit EngineCoreThread(EngineCoreConfig config);  // throws InvalidInput for bad limits
+  ~EngineCoreThread();                              // stops and joins
+  EngineCoreThread(const EngineCoreThread&) = delete;
+  EngineCoreThread& operator=(const EngineCoreThread&) = delete;
 
   void start();
   void stop();  // drops waiting and running requests without calling their sinks
@@ -167,13 +168,13 @@ class Engine {
   // Thread-safe. The sink is called on the engine thread. Returns nullptr (and never calls the
   // sink) when max_waiting requests are already waiting.
   std::shared_ptr<RequestHandle> submit(EngineRequest request, EngineSink sink);
-  EngineStats stats() const;
-  const EngineConfig& config() const { return config_; }
+  EngineCoreStats stats() const;
+  const EngineCoreConfig& config() const { return config_; }
 
  private:
   struct State;
   void run();
-  EngineConfig config_;
+  EngineCoreConfig config_;
   std::unique_ptr<State> state_;
 };
 

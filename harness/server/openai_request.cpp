@@ -94,7 +94,7 @@ void check_optional_number(const json& body, const char* field) {
     throw wrong_type(field, "a number", *it);
 }
 
-std::string model_field(const json& body, const RequestOptions& options) {
+std::string model_field(const json& body, const RequestParseOptions& options) {
   const auto it = body.find("model");
   // vLLM serves its one model when the field is omitted; so do we.
   if (it == body.end() || it->is_null()) return options.served_model_name;
@@ -120,7 +120,7 @@ std::string image_url_of(const json& part) {
 }
 
 struct PromptCounter {
-  const RequestOptions& options;
+  const RequestParseOptions& options;
   GenerationRequest& request;
   const ParseContext& context;
 
@@ -215,7 +215,7 @@ struct PromptCounter {
   }
 };
 
-void parse_chat_messages(const json& body, const RequestOptions& options, const ParseContext& context,
+void parse_chat_messages(const json& body, const RequestParseOptions& options, const ParseContext& context,
                          GenerationRequest& request) {
   const auto it = body.find("messages");
   if (it == body.end()) throw bad_request("'messages' is required", "messages", "missing_field");
@@ -272,7 +272,7 @@ std::int64_t approx_text_tokens(std::string_view text) {
 }
 
 GenerationRequest parse_generation_request(Endpoint endpoint, std::string_view body_text,
-                                           const RequestOptions& options, const ParseContext& context) {
+                                           const RequestParseOptions& options, const ParseContext& context) {
   if (!nesting_within(body_text, kMaxJsonDepth))
     throw bad_request("request JSON is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels",
                       "", "invalid_json");

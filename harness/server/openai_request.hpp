@@ -31,7 +31,7 @@ inline constexpr std::int64_t kChatAssistantPrefixTokens = 3;
 inline constexpr std::int64_t kImageWrapperTokens = 2;
 std::int64_t approx_text_tokens(std::string_view text);
 
-struct RequestOptions {
+struct RequestParseOptions {
   std::string served_model_name;          // the only model this server answers to
   VisionGeometry geometry;
   int limit_images_per_prompt = 16;
@@ -84,7 +84,7 @@ class ImagesNeedDecodeLane : public std::exception {
 // Parses and validates; decodes every image (the budget checked from each image's header
 // first). Throws ApiException, or ImagesNeedDecodeLane (context.images_allowed false).
 GenerationRequest parse_generation_request(Endpoint endpoint, std::string_view body,
-                                           const RequestOptions& options,
+                                           const RequestParseOptions& options,
                                            const ParseContext& context = {});
 
 }  // namespace encbench::server

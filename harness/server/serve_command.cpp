@@ -258,7 +258,7 @@ ServerConfig build_server_config(const ServeOptions& options) {
 namespace {
 
 nlohmann::json summary_json(const Server& server) {
-  const EngineStats e = server.engine_stats();
+  const EngineCoreStats e = server.engine_stats();
   const HttpStats h = server.http_stats();
   nlohmann::json requests = nlohmann::json::object();
   for (const auto& [route, by_status] : h.requests)

@@ -174,7 +174,7 @@ class Server::Impl {
   HttpStats stats_;
   std::mutex sessions_mutex_;
   std::unordered_map<Session*, std::weak_ptr<Session>> sessions_;
-  std::unique_ptr<Engine> engine_;
+  std::unique_ptr<EngineCoreThread> engine_;
   std::atomic<std::uint64_t> request_counter_{0};
   // Request bytes held now against --max-inflight-bytes (io thread reserves, decode threads
   // release): an atomic so that neither waits on the other.
@@ -936,7 +936,7 @@ Server::Impl::Impl(ServerConfig config) : config_(std::move(config)) {
   require(config_.eos_mean_tokens >= 1, "--eos-mean-tokens must be at least 1");
   if (!config_.engine.null_mode && !config_.engine.encoder)
     config_.engine.encoder = make_cost_model_encoder(EncoderCostModel{});
-  engine_ = std::make_unique<Engine>(config_.engine);
+  engine_ = std::make_unique<EngineCoreThread>(config_.engine);
 }
 
 Server::Impl::~Impl() { stop(); }
@@ -1034,7 +1034,7 @@ void write_op_time_metrics(std::ostream& out, const device::OpTimeCounts& c) {
 }  // namespace
 
 std::string Server::Impl::metrics_text() const {
-  const EngineStats e = engine_->stats();
+  const EngineCoreStats e = engine_->stats();
   HttpStats h;
   {
     std::lock_guard lock(stats_mutex_);
@@ -1123,7 +1123,7 @@ HttpStats Server::http_stats() const {
   stats.decode_queue = impl_->decode_queued_.load();
   return stats;
 }
-EngineStats Server::engine_stats() const { return impl_->engine_->stats(); }
+EngineCoreStats Server::engine_stats() const { return impl_->engine_->stats(); }
 std::string Server::metrics_text() const { return impl_->metrics_text(); }
 const ServerConfig& Server::config() const { return impl_->config_; }
 

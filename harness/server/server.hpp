@@ -1,6 +1,6 @@
 #pragma once
 // `encbench serve`: an OpenAI-compatible HTTP/1.1 server (Boost.Beast/Asio) in front of the
-// continuous-batching Engine.
+// continuous-batching engine-core thread (engine_core_thread.hpp).
 //
 // Threads: one io_context thread owns every socket (thousands of keep-alive connections and SSE
 // streams, no thread per connection); one text-lane thread parses requests without images, and
@@ -51,8 +51,8 @@ inline constexpr std::int64_t kMaxModelLen = std::int64_t{1} << 24;
 struct ServerConfig {
   std::string host = "127.0.0.1";
   std::uint16_t port = 8000;               // 0 = any free port (read it back with port())
-  RequestOptions request;                  // served model name, geometry, image limits
-  EngineConfig engine;
+  RequestParseOptions request;                  // served model name, geometry, image limits
+  EngineCoreConfig engine;
   std::int64_t eos_mean_tokens = 128;      // natural stop length spread (see plan_output)
   std::uint64_t seed = 0;                  // output lengths and words
   std::size_t max_body_bytes = 32u << 20;  // 413 above this
@@ -82,7 +82,7 @@ struct ServerConfig {
   std::shared_ptr<const device::MeasuredOpTimes> measured_op_times;
 };
 
-// Counters of the HTTP layer (the engine keeps its own, see EngineStats).
+// Counters of the HTTP layer (the engine keeps its own, see EngineCoreStats).
 struct HttpStats {
   std::map<std::string, std::map<int, std::int64_t>> requests;  // route -> status -> count
   std::int64_t connections_open = 0;
@@ -120,7 +120,7 @@ class Server {
   std::string base_url() const;  // http://host:port
 
   HttpStats http_stats() const;
-  EngineStats engine_stats() const;
+  EngineCoreStats engine_stats() const;
   std::string metrics_text() const;  // what GET /metrics returns
   const ServerConfig& config() const;
 

@@ -79,7 +79,7 @@ struct EmittedToken {
 };
 
 // The one set of engine-core counters: the scheduler fills it, and the live engine's stats
-// (server::EngineStats) and the virtual loop's counters (VirtualEngineCounters) hold it.
+// (server::EngineCoreStats) and the virtual loop's counters (VirtualEngineCounters) hold it.
 struct SchedulerCounters {
   std::int64_t steps = 0;           // steps that scheduled something
   std::int64_t preemptions = 0;

@@ -26,8 +26,8 @@ inline std::vector<PreparedRequest> text_requests(std::size_t n, int output_len,
   return prepare_requests(samples, o);
 }
 
-inline EngineConfig engine_for(const encbench::testing::TestServer& server, Backend backend = Backend::openai_chat) {
-  EngineConfig c;
+inline SendLoopConfig engine_for(const encbench::testing::TestServer& server, Backend backend = Backend::openai_chat) {
+  SendLoopConfig c;
   c.url = server.base_url() + (backend == Backend::openai_chat ? "/v1/chat/completions" : "/v1/completions");
   c.backend = backend;
   c.timeout_s = 20;
@@ -45,7 +45,7 @@ inline std::unique_ptr<encbench::testing::TestServer> started_server_with_ttft(d
   return server;
 }
 
-inline std::size_t failed_count(const EngineResult& r) {
+inline std::size_t failed_count(const SendLoopResult& r) {
   std::size_t n = 0;
   for (const auto& rec : r.records) n += rec.success ? 0 : 1;
   return n;

@@ -24,21 +24,21 @@ using encbench::testing::TestServer;
 
 namespace {
 // Every second request uses `fault`, the others succeed.
-EngineResult run_with_fault(Script faulty, std::size_t n = 6, double timeout_s = 20) {
+SendLoopResult run_with_fault(Script faulty, std::size_t n = 6, double timeout_s = 20) {
   ServerConfig sc;
   sc.scripts = {Script{}, faulty};
   TestServer server(sc);
   server.start();
   auto cfg = engine_for(server);
   cfg.timeout_s = timeout_s;
-  EngineResult r = run_requests(cfg, text_requests(n, 4), std::vector<Nanos>(n, 0));
+  SendLoopResult r = run_requests(cfg, text_requests(n, 4), std::vector<Nanos>(n, 0));
   server.stop();
   return r;
 }
 
 // Every second request failed with `text` in its error and the failure kind `kind`; the others
 // succeeded with no kind.
-void expect_half_failed_with(const EngineResult& r, const std::string& text, const std::string& kind) {
+void expect_half_failed_with(const SendLoopResult& r, const std::string& text, const std::string& kind) {
   ASSERT_EQ(failed_count(r), r.records.size() / 2);
   for (std::size_t i = 0; i < r.records.size(); ++i) {
     if (i % 2 == 0) {
@@ -103,7 +103,7 @@ TEST(Faults, VllmSuccessRulesUnderFaults) {
     server.start();
     auto cfg = engine_for(server);
     cfg.strict_success = strict;
-    const EngineResult r = run_requests(cfg, text_requests(20, 4), std::vector<Nanos>(20, 0));
+    const SendLoopResult r = run_requests(cfg, text_requests(20, 4), std::vector<Nanos>(20, 0));
     server.stop();
     MetricsOptions mo;
     const ServingMetrics m = calculate_metrics(r.records, r.end_ns - r.start_ns, mo);
@@ -169,7 +169,7 @@ TEST(Faults, UnreachableServerFailsFastWithUrlAndCurlError) {
   cfg.dataset.random.input_len = 4;
   EXPECT_THROW(run_benchmark(cfg), ServerUnreachable);
   // Requests to a dead server (e.g. it died mid-run) are failures with the curl error, not a crash.
-  EngineConfig ec;
+  SendLoopConfig ec;
   ec.url = base + "/v1/chat/completions";
   const auto r = run_requests(ec, text_requests(3, 2), {0, 0, 0});
   EXPECT_EQ(failed_count(r), 3u);
@@ -220,7 +220,7 @@ TEST(Faults, StopSendsNoMoreDrainsThenAbortsInFlight) {
     const std::uint64_t one = 1;
     [[maybe_unused]] auto w = write(stop, &one, sizeof one);
   });
-  const EngineResult r = run_requests(cfg, text_requests(20, 4), offsets);
+  const SendLoopResult r = run_requests(cfg, text_requests(20, 4), offsets);
   stopper.join();
   server.stop();
   close(stop);

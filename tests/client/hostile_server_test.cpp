@@ -153,8 +153,8 @@ std::int64_t status_bytes(const std::string& field) {
 // Resets the peak RSS (VmHWM) to the current RSS, so a test measures its own peak.
 void reset_peak_rss() { std::ofstream("/proc/self/clear_refs") << "5"; }
 
-EngineResult run_one(const std::string& url, const EngineConfig& base, int output_len = 8) {
-  EngineConfig cfg = base;
+SendLoopResult run_one(const std::string& url, const SendLoopConfig& base, int output_len = 8) {
+  SendLoopConfig cfg = base;
   cfg.url = url;
   cfg.backend = Backend::openai_chat;
   return run_requests(cfg, text_requests(1, output_len), std::vector<Nanos>(1, 0));
@@ -165,7 +165,7 @@ double seconds(Nanos ns) { return static_cast<double>(ns) / 1e9; }
 // The loop ended with its last request, not at a later timer: curl finishes a transfer the
 // client stopped on a 0 ms timeout, and the loop once slept after it until --timeout (seen 4 in
 // 10 runs of `bench serve` against endless 10 MB events).
-::testing::AssertionResult run_ended_with_its_request(const EngineResult& r) {
+::testing::AssertionResult run_ended_with_its_request(const SendLoopResult& r) {
   Nanos last = 0;
   for (const auto& rec : r.records) last = std::max(last, rec.end_ns);
   if (seconds(r.end_ns - last) < 10.0) return ::testing::AssertionSuccess();
@@ -180,12 +180,12 @@ TEST(HostileServer, EndlessHugeEventsStopAtTheByteBoundWithBoundedMemory) {
   // well inside the bound checked. Each is a valid choices event: without a bound every byte
   // would be kept as generated text.
   HostileServer server(endless(content_event(std::string(2u << 20, 'x'))));
-  EngineConfig cfg;
+  SendLoopConfig cfg;
   cfg.timeout_s = 120;  // far beyond what the bound needs: the bound must end it, not the timeout
   cfg.max_response_bytes = 16 << 20;
   reset_peak_rss();
   const std::int64_t rss_before = status_bytes("VmRSS:");
-  const EngineResult r = run_one(server.url(), cfg);
+  const SendLoopResult r = run_one(server.url(), cfg);
   const std::int64_t growth = status_bytes("VmHWM:") - rss_before;
   std::cout << "RSS before " << (rss_before >> 20) << " MiB, peak growth " << (growth >> 20) << " MiB\n";
   ASSERT_EQ(r.records.size(), 1u);
@@ -207,10 +207,10 @@ TEST(HostileServer, EndlessHugeEventsStopAtTheByteBoundWithBoundedMemory) {
 
 TEST(HostileServer, EndlessTinyTokensStopAtTheChunkBound) {
   HostileServer server(endless(content_event("a")));
-  EngineConfig cfg;
+  SendLoopConfig cfg;
   cfg.timeout_s = 120;
   cfg.max_output_chunks = 5000;
-  const EngineResult r = run_one(server.url(), cfg);
+  const SendLoopResult r = run_one(server.url(), cfg);
   const RequestRecord& rec = r.records[0];
   EXPECT_FALSE(rec.success);
   EXPECT_EQ(rec.failure_kind, "too_many_chunks") << rec.error;
@@ -238,11 +238,11 @@ TEST(HostileServer, TenMillionTokensWhenEightWereAskedFailWithANamedReason) {
     }
     send_all(fd, "data: [DONE]\n\n", stop);
   });
-  EngineConfig cfg;
+  SendLoopConfig cfg;
   cfg.timeout_s = 300;
   EXPECT_EQ(cfg.max_output_chunks, kDefaultMaxOutputChunks);
   cfg.max_response_bytes = 8 << 20;
-  const EngineResult r = run_one(server.url(), cfg, 8);
+  const SendLoopResult r = run_one(server.url(), cfg, 8);
   const RequestRecord& rec = r.records[0];
   EXPECT_FALSE(rec.success);
   EXPECT_EQ(rec.failure_kind, "response_too_large") << rec.error;
@@ -258,10 +258,10 @@ TEST(HostileServer, EndlessHeadersCountAgainstTheByteBound) {
     while (send_all(fd, header, stop)) {
     }
   });
-  EngineConfig cfg;
+  SendLoopConfig cfg;
   cfg.timeout_s = 120;
   cfg.max_response_bytes = 64 << 10;  // below any header limit curl itself may have
-  const EngineResult r = run_one(server.url(), cfg);
+  const SendLoopResult r = run_one(server.url(), cfg);
   const RequestRecord& rec = r.records[0];
   EXPECT_FALSE(rec.success);
   EXPECT_EQ(rec.failure_kind, "response_too_large") << rec.error;
@@ -272,10 +272,10 @@ TEST(HostileServer, SilenceAfterTheFirstEventEndsAtTheIdleTimeoutNotTheTotalOne)
   HostileServer server([](int fd, const std::atomic<bool>& stop) {
     if (send_all(fd, kStreamHeaders, stop) && send_all(fd, content_event("hi"), stop)) wait_for_close(fd, stop);
   });
-  EngineConfig cfg;
+  SendLoopConfig cfg;
   cfg.timeout_s = 300;
   cfg.idle_timeout_s = 0.5;
-  const EngineResult r = run_one(server.url(), cfg);
+  const SendLoopResult r = run_one(server.url(), cfg);
   const RequestRecord& rec = r.records[0];
   EXPECT_FALSE(rec.success);
   EXPECT_EQ(rec.failure_kind, "idle_timeout") << rec.error;
@@ -290,10 +290,10 @@ TEST(HostileServer, SilenceAfterTheFirstEventEndsAtTheIdleTimeoutNotTheTotalOne)
 
 TEST(HostileServer, NoHeadersAtAllEndsAtTheIdleTimeout) {
   HostileServer server([](int fd, const std::atomic<bool>& stop) { wait_for_close(fd, stop); });
-  EngineConfig cfg;
+  SendLoopConfig cfg;
   cfg.timeout_s = 300;
   cfg.idle_timeout_s = 0.3;
-  const EngineResult r = run_one(server.url(), cfg);
+  const SendLoopResult r = run_one(server.url(), cfg);
   const RequestRecord& rec = r.records[0];
   EXPECT_EQ(rec.failure_kind, "idle_timeout") << rec.error;
   EXPECT_EQ(rec.http_status, 0);
@@ -312,10 +312,10 @@ TEST(HostileServer, ASlowButSteadyStreamIsNotIdle) {
     }
     send_all(fd, "data: [DONE]\n\n", stop);
   });
-  EngineConfig cfg;
+  SendLoopConfig cfg;
   cfg.timeout_s = 300;
   cfg.idle_timeout_s = 0.6;
-  const EngineResult r = run_one(server.url(), cfg);
+  const SendLoopResult r = run_one(server.url(), cfg);
   const RequestRecord& rec = r.records[0];
   EXPECT_TRUE(rec.success) << rec.error;
   EXPECT_EQ(rec.generated_text, std::string(12, 'w'));
@@ -328,10 +328,10 @@ TEST(HostileServer, UsageOfInt64MaxTwiceGivesSaturatedTotalsNotNegativeOnes) {
                            "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":9223372036854775807,"
                            "\"completion_tokens\":9223372036854775807}}\n\ndata: [DONE]\n\n";
   HostileServer server([&body](int fd, const std::atomic<bool>& stop) { send_all(fd, body, stop); });
-  EngineConfig cfg;
+  SendLoopConfig cfg;
   cfg.url = server.url();
   cfg.timeout_s = 60;
-  const EngineResult r = run_requests(cfg, text_requests(2, 8), std::vector<Nanos>(2, 0));
+  const SendLoopResult r = run_requests(cfg, text_requests(2, 8), std::vector<Nanos>(2, 0));
   ASSERT_EQ(failed_count(r), 0u) << r.records[0].error;
   EXPECT_EQ(r.records[0].usage_completion_tokens, INT64_MAX);
   const auto m = calculate_metrics(r.records, r.end_ns - r.start_ns, MetricsOptions{});

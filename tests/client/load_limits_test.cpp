@@ -27,7 +27,7 @@ TEST(LoadLimits, ConnectionLimitQueuesInTheClientAndIsTheClientsLag) {
   TestServer& server = *owned_server;
   auto cfg = engine_for(server);
   cfg.max_connections = 8;
-  const EngineResult run = run_requests(cfg, text_requests(40, 2), std::vector<Nanos>(40, 0));
+  const SendLoopResult run = run_requests(cfg, text_requests(40, 2), std::vector<Nanos>(40, 0));
   server.stop();
   EXPECT_EQ(failed_count(run), 0u);
   EXPECT_EQ(run.loop.connection_limit, 8u);
@@ -57,7 +57,7 @@ TEST(LoadLimits, ConcurrencyCapAndConnectionLimitTogether) {
   auto cfg = engine_for(server);
   cfg.max_concurrency = 6;
   cfg.max_connections = 3;
-  const EngineResult run = run_requests(cfg, text_requests(18, 2), std::vector<Nanos>(18, 0));
+  const SendLoopResult run = run_requests(cfg, text_requests(18, 2), std::vector<Nanos>(18, 0));
   server.stop();
   EXPECT_EQ(failed_count(run), 0u);
   EXPECT_EQ(run.loop.peak_in_flight, 3u);
@@ -77,7 +77,7 @@ TEST(LoadLimits, SendsPerIterationAreBoundedWhenEverythingIsDue) {
   sc.no_delay = true;
   TestServer server(sc);
   server.start();
-  const EngineResult run = run_requests(engine_for(server), text_requests(600, 2), std::vector<Nanos>(600, 0));
+  const SendLoopResult run = run_requests(engine_for(server), text_requests(600, 2), std::vector<Nanos>(600, 0));
   server.stop();
   EXPECT_EQ(failed_count(run), 0u);
   EXPECT_EQ(run.loop.profile.dispatches, 600);
@@ -120,10 +120,10 @@ TEST(LoadLimits, DefaultConnectionLimitKeepsAnFdStarvedClientFromFailingItself) 
     if (code == 0) {
       try {
         const ConnectionBudget budget = connection_budget();
-        EngineConfig cfg;
+        SendLoopConfig cfg;
         cfg.url = url;
         cfg.timeout_s = 20;
-        const EngineResult run = run_requests(cfg, text_requests(200, 2), std::vector<Nanos>(200, 0));
+        const SendLoopResult run = run_requests(cfg, text_requests(200, 2), std::vector<Nanos>(200, 0));
         std::size_t failed = 0;
         std::string first_error;
         for (const auto& r : run.records) {
@@ -181,7 +181,7 @@ TEST(LoadLimits, ConnectionBudgetArithmetic) {
 }
 
 TEST(LoadLimits, MoreConnectionsThanTheFileLimitAllowsIsRefused) {
-  EngineConfig cfg;
+  SendLoopConfig cfg;
   cfg.url = "http://127.0.0.1:9/v1/chat/completions";
   cfg.max_connections = 1 << 30;
   try {
@@ -222,7 +222,7 @@ TEST(LoadLimits, ManyTransfersSpreadOverBoundedCurlMultisAndKeepTheirConnections
   ConnectionShare connections;
   auto cfg = engine_for(server);
   cfg.connections = &connections;
-  const EngineResult first = run_requests(cfg, text_requests(300, 1), std::vector<Nanos>(300, 0));
+  const SendLoopResult first = run_requests(cfg, text_requests(300, 1), std::vector<Nanos>(300, 0));
   EXPECT_EQ(failed_count(first), 0u);
   ASSERT_GT(first.loop.peak_in_flight, kTransfersPerCurlMulti);
   const std::size_t shards_needed = (first.loop.peak_in_flight + kTransfersPerCurlMulti - 1) / kTransfersPerCurlMulti;
@@ -230,7 +230,7 @@ TEST(LoadLimits, ManyTransfersSpreadOverBoundedCurlMultisAndKeepTheirConnections
   EXPECT_EQ(connections.multis().size(), shards_needed);
   const std::size_t accepted = server.connections_accepted();
   EXPECT_LE(accepted, first.loop.peak_in_flight);
-  const EngineResult second = run_requests(cfg, text_requests(100, 1), std::vector<Nanos>(100, 0));
+  const SendLoopResult second = run_requests(cfg, text_requests(100, 1), std::vector<Nanos>(100, 0));
   server.stop();
   EXPECT_EQ(failed_count(second), 0u);
   EXPECT_EQ(server.connections_accepted(), accepted);  // every request of phase 2 on a kept connection

@@ -49,7 +49,7 @@ TimingAgreement measure_timing_agreement() {
   const std::size_t n = 8;
   const auto requests = text_requests(n, 6);
   const auto offsets = arrival_offsets_ns(n, 50, 1, 1);
-  const EngineResult run = run_requests(engine_for(server), requests, offsets);
+  const SendLoopResult run = run_requests(engine_for(server), requests, offsets);
   server.stop();
   const auto served = server.served();
   EXPECT_EQ(served.size(), n);
@@ -121,7 +121,7 @@ TEST(Engine, UsageAndTokenTotalsAreExact) {
     body["max_completion_tokens"] = len;
     requests[i].body = body.dump();
   }
-  const EngineResult run = run_requests(engine_for(server), requests, std::vector<Nanos>(10, 0));
+  const SendLoopResult run = run_requests(engine_for(server), requests, std::vector<Nanos>(10, 0));
   const auto m = calculate_metrics(run.records, run.end_ns - run.start_ns, MetricsOptions{});
   EXPECT_EQ(m.completed, 10);
   EXPECT_EQ(m.total_input, 770);
@@ -143,7 +143,7 @@ TEST(Engine, MaxConcurrencyIsAnExplicitQueueOnKeptAliveConnections) {
   server.start();
   auto cfg = engine_for(server);
   cfg.max_concurrency = 2;
-  const EngineResult run = run_requests(cfg, text_requests(8, 4), std::vector<Nanos>(8, 0));
+  const SendLoopResult run = run_requests(cfg, text_requests(8, 4), std::vector<Nanos>(8, 0));
   server.stop();
   EXPECT_EQ(failed_count(run), 0u);
   EXPECT_EQ(run.loop.peak_in_flight, 2u);
@@ -166,7 +166,7 @@ TEST(Engine, LargeBodiesAreSentWithoutExpect100) {
     body["padding"] = std::string(1'500'000, 'x');  // > curl's 1 MiB Expect threshold
     r.body = body.dump();
   }
-  const EngineResult run = run_requests(engine_for(server), requests, {0, 0});
+  const SendLoopResult run = run_requests(engine_for(server), requests, {0, 0});
   server.stop();
   EXPECT_EQ(failed_count(run), 0u);
   for (const auto& sr : server.served()) {
@@ -189,7 +189,7 @@ TEST(Engine, FramingQuirksEndToEnd) {
   sc.scripts = {crlf, split, bare};
   TestServer server(sc);
   server.start();
-  const EngineResult run = run_requests(engine_for(server), text_requests(6, 5), std::vector<Nanos>(6, 0));
+  const SendLoopResult run = run_requests(engine_for(server), text_requests(6, 5), std::vector<Nanos>(6, 0));
   server.stop();
   for (const auto& r : run.records) {
     ASSERT_TRUE(r.success) << r.request_id << ": " << r.error;
@@ -210,7 +210,7 @@ TEST(Engine, NonStreamModeAndCompletionsBackend) {
   server.start();
   auto cfg = engine_for(server);
   cfg.mode = RequestMode::non_stream;
-  const EngineResult run = run_requests(cfg, text_requests(3, 4, Backend::openai_chat, RequestMode::non_stream), {0, 0, 0});
+  const SendLoopResult run = run_requests(cfg, text_requests(3, 4, Backend::openai_chat, RequestMode::non_stream), {0, 0, 0});
   MetricsOptions mo;
   mo.mode = RequestMode::non_stream;
   const auto m = calculate_metrics(run.records, run.end_ns - run.start_ns, mo);
@@ -221,7 +221,7 @@ TEST(Engine, NonStreamModeAndCompletionsBackend) {
   EXPECT_GE(m.latency.at("ttft").mean_ms, 13.0);
 
   auto completions = engine_for(server, Backend::openai);
-  const EngineResult c = run_requests(completions, text_requests(2, 3, Backend::openai), {0, 0});
+  const SendLoopResult c = run_requests(completions, text_requests(2, 3, Backend::openai), {0, 0});
   server.stop();
   for (const auto& r : c.records) {
     ASSERT_TRUE(r.success) << r.error;

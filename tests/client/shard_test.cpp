@@ -82,7 +82,7 @@ TEST(Shard, RecordsSurviveTheBinaryFormExactly) {
 
 TEST(Shard, ShardCarriesLoopFiguresAndSummary) {
   std::mt19937_64 rng(9);
-  EngineResult run;
+  SendLoopResult run;
   run.start_ns = 1000;
   run.end_ns = 99'000;
   run.interrupted = true;
@@ -117,7 +117,7 @@ TEST(Shard, ShardCarriesLoopFiguresAndSummary) {
 }
 
 TEST(Shard, ShiftMovesOnlyRecordedTimes) {
-  EngineResult run;
+  SendLoopResult run;
   run.start_ns = 500;
   run.end_ns = 900;
   RequestRecord r;
@@ -134,7 +134,7 @@ TEST(Shard, ShiftMovesOnlyRecordedTimes) {
 }
 
 TEST(Shard, MergeOrdersByGlobalIndexAndSumsCost) {
-  EngineResult a, b;
+  SendLoopResult a, b;
   for (std::size_t i : {0, 2, 4}) a.records.push_back(RequestRecord{.index = i});
   for (std::size_t i : {1, 3}) b.records.push_back(RequestRecord{.index = i});
   a.end_ns = 50;

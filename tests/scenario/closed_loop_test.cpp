@@ -145,7 +145,7 @@ TEST(ClosedLoop, BenchServeTotalsAgreeWithServerMetrics) {
   bc.dataset.output_len = 4;
   bc.scrape_metrics = true;
   const client::BenchResult r = client::run_benchmark(bc);
-  const server::EngineStats e = srv.engine_stats();
+  const server::EngineCoreStats e = srv.engine_stats();
   const server::HttpStats h = srv.http_stats();
   srv.stop();
   ASSERT_EQ(r.metrics.completed, 7);

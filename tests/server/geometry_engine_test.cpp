@@ -65,7 +65,7 @@ TEST(TextTokens, DocumentedApproximation) {
   EXPECT_EQ(approx_text_tokens(""), 0);
   EXPECT_EQ(approx_text_tokens("abcd"), 1);
   EXPECT_EQ(approx_text_tokens("abcde"), 2);
-  RequestOptions options;
+  RequestParseOptions options;
   options.served_model_name = "m";
   options.geometry = vision_geometry_for("qwen2.5-vl-7b");
   const GenerationRequest r = parse_generation_request(
@@ -102,7 +102,7 @@ struct Collected {
 TEST(Engine, RespectsSeatAndTokenBudgets) {
   std::vector<encoder::GridTHW> encoded;
   std::mutex encoded_mutex;
-  EngineConfig config;
+  EngineCoreConfig config;
   config.max_num_seqs = 3;
   config.max_num_batched_tokens = 150;
   config.lm = engine::StepCostModel{0.05, 0.0, 0.0};
@@ -115,7 +115,7 @@ TEST(Engine, RespectsSeatAndTokenBudgets) {
     r.device_idle_ns = 250;
     return r;
   };
-  Engine engine(config);
+  EngineCoreThread engine(config);
   engine.start();
   constexpr int kRequests = 10;
   Collected c;
@@ -136,7 +136,7 @@ TEST(Engine, RespectsSeatAndTokenBudgets) {
     std::unique_lock lock(c.mutex);
     ASSERT_TRUE(c.done.wait_for(lock, std::chrono::seconds(30), [&] { return c.finished == kRequests; }));
   }
-  const EngineStats stats = engine.stats();
+  const EngineCoreStats stats = engine.stats();
   engine.stop();
   EXPECT_LE(stats.scheduler.max_running, 3);
   EXPECT_GE(stats.scheduler.max_running, 2);
@@ -162,10 +162,10 @@ TEST(Engine, RespectsSeatAndTokenBudgets) {
 }
 
 TEST(Engine, EncoderFailureFailsOnlyRequestsWithImages) {
-  EngineConfig config;
+  EngineCoreConfig config;
   config.lm = engine::StepCostModel{0.01, 0, 0};
   config.encoder = [](const std::vector<encoder::GridTHW>&) -> serving::EncoderStepResult { throw std::runtime_error("device lost"); };
-  Engine engine(config);
+  EngineCoreThread engine(config);
   engine.start();
   Collected c;
   c.events.resize(2);
@@ -191,11 +191,11 @@ TEST(Engine, EncoderFailureFailsOnlyRequestsWithImages) {
 }
 
 TEST(Engine, CancelledRequestsLeaveTheBatch) {
-  EngineConfig config;
+  EngineCoreConfig config;
   config.max_num_seqs = 1;
   config.lm = engine::StepCostModel{1.0, 0, 0};
   config.encoder = [](const std::vector<encoder::GridTHW>&) { return serving::EncoderStepResult{}; };
-  Engine engine(config);
+  EngineCoreThread engine(config);
   engine.start();
   std::atomic<int> events{0};
   EngineRequest r;
@@ -217,8 +217,8 @@ TEST(Engine, CancelledRequestsLeaveTheBatch) {
 
 // ----------------------------------------------------------------- limits (issue #14)
 
-RequestOptions qwen3_options() {
-  RequestOptions o;
+RequestParseOptions qwen3_options() {
+  RequestParseOptions o;
   o.served_model_name = "qwen3-vl-8b";
   o.geometry = vision_geometry_for("qwen3-vl-8b");
   o.max_model_len = 32768;
@@ -226,7 +226,7 @@ RequestOptions qwen3_options() {
   return o;
 }
 
-ApiError parse_error(const std::string& body, const RequestOptions& options) {
+ApiError parse_error(const std::string& body, const RequestParseOptions& options) {
   try {
     (void)parse_generation_request(Endpoint::chat_completions, body, options);
   } catch (const ApiException& e) {
@@ -241,7 +241,7 @@ std::string chat_with(const std::string& extra, const std::string& content = "\"
 }
 
 TEST(RequestLimits, HugeMaxTokensIsA400WithVllmWording) {
-  const RequestOptions o = qwen3_options();
+  const RequestParseOptions o = qwen3_options();
   for (const char* value : {"9223372036854775807", "9223372036854775806", "32768", "32761"}) {
     const ApiError e = parse_error(chat_with(std::string(",\"max_tokens\":") + value), o);
     EXPECT_EQ(e.status, 400);
@@ -264,7 +264,7 @@ TEST(RequestLimits, HugeMaxTokensIsA400WithVllmWording) {
 }
 
 TEST(RequestLimits, LongPromptIsA400WithVllmWording) {
-  RequestOptions o = qwen3_options();
+  RequestParseOptions o = qwen3_options();
   o.max_model_len = 100;
   const ApiError e = parse_error(chat_with("", "\"" + std::string(400, 'a') + "\""), o);
   EXPECT_EQ(e.status, 400);
@@ -282,7 +282,7 @@ std::string image_content(const std::vector<std::string>& urls) {
 }
 
 TEST(RequestLimits, ImagesOverTheEncoderBudgetAreA400) {
-  RequestOptions o = qwen3_options();
+  RequestParseOptions o = qwen3_options();
   // 448x448 on qwen3-vl-8b (factor 32, min_pixels 65536): 448x448 -> 28x28 patches -> 196 tokens.
   const std::string url = testing::data_url(448, 448, false);
   o.max_num_encoder_input_tokens = 196;
@@ -305,7 +305,7 @@ TEST(RequestLimits, ImagesOverTheEncoderBudgetAreA400) {
 // Found by tests/fuzz/fuzz_openai_request: nlohmann throws out_of_range (not parse_error) for a
 // number beyond double, which escaped as a 500.
 TEST(RequestLimits, NumberBeyondDoubleIsA400NotA500) {
-  const RequestOptions o = qwen3_options();
+  const RequestParseOptions o = qwen3_options();
   for (const char* number : {"1e400", "-1e+309223372036854775808"}) {
     const ApiError e = parse_error(std::string(R"({"model": "qwen3-vl-8b", "prompt": "a", "max_tokens": )") + number + "}", o);
     EXPECT_EQ(e.status, 400) << number;
@@ -314,7 +314,7 @@ TEST(RequestLimits, NumberBeyondDoubleIsA400NotA500) {
 }
 
 TEST(RequestLimits, ExtremeAspectRatioIsA400) {
-  const RequestOptions o = qwen3_options();
+  const RequestParseOptions o = qwen3_options();
   const ApiError e = parse_error(chat_with("", image_content({testing::data_url(4096, 1, false)})), o);
   EXPECT_EQ(e.status, 400);
   EXPECT_EQ(e.code, "invalid_image");
@@ -367,7 +367,7 @@ TEST(ServeConfig, EncoderBudgetDefaultsClampAndLimits) {
 TEST(Engine, EncoderBudgetBoundsEveryStep) {
   std::mutex mutex;
   std::vector<std::int64_t> step_tokens;  // multimodal tokens per encoder call
-  EngineConfig config;
+  EngineCoreConfig config;
   config.max_num_seqs = 64;
   config.max_num_batched_tokens = 100000;
   config.max_num_encoder_input_tokens = 1000;
@@ -379,7 +379,7 @@ TEST(Engine, EncoderBudgetBoundsEveryStep) {
     step_tokens.push_back(tokens);
     return serving::EncoderStepResult{};
   };
-  Engine engine(config);
+  EngineCoreThread engine(config);
   constexpr int kRequests = 12;
   Collected c;
   c.events.resize(kRequests);
@@ -399,7 +399,7 @@ TEST(Engine, EncoderBudgetBoundsEveryStep) {
     std::unique_lock lock(c.mutex);
     ASSERT_TRUE(c.done.wait_for(lock, std::chrono::seconds(30), [&] { return c.finished == kRequests; }));
   }
-  const EngineStats stats = engine.stats();
+  const EngineCoreStats stats = engine.stats();
   engine.stop();
   // 3 requests (900 tokens) per step, never 4 (1200): 4 encoder calls of 900, 900, 900, 900.
   ASSERT_EQ(step_tokens.size(), 4u);
@@ -409,13 +409,13 @@ TEST(Engine, EncoderBudgetBoundsEveryStep) {
 }
 
 TEST(Engine, WaitingQueueIsBoundedAndIdleHookRuns) {
-  EngineConfig config;
+  EngineCoreConfig config;
   config.max_waiting = 3;
   config.lm = engine::StepCostModel{0.01, 0, 0};
   std::atomic<int> idle_calls{0};
   config.on_idle = [&] { ++idle_calls; };
   config.encoder = [](const std::vector<encoder::GridTHW>&) { return serving::EncoderStepResult{}; };
-  Engine engine(config);
+  EngineCoreThread engine(config);
   std::atomic<int> finished{0};
   EngineRequest r;
   r.prompt_tokens = 5;
@@ -436,7 +436,7 @@ TEST(Engine, WaitingQueueIsBoundedAndIdleHookRuns) {
 }
 
 TEST(Engine, OutOfMemoryIsMarkedOnTheFailedRequestsOnly) {
-  EngineConfig config;
+  EngineCoreConfig config;
   config.lm = engine::StepCostModel{0.01, 0, 0};
   std::atomic<int> calls{0};
   config.encoder = [&](const std::vector<encoder::GridTHW>&) {
@@ -448,7 +448,7 @@ TEST(Engine, OutOfMemoryIsMarkedOnTheFailedRequestsOnly) {
     }
     return r;
   };
-  Engine engine(config);
+  EngineCoreThread engine(config);
   Collected c;
   c.events.resize(2);
   EngineRequest r;

@@ -692,7 +692,7 @@ TEST(ServerDeviceMemory, BudgetExhaustionIs503AndServingGoesOn) {
   EXPECT_NE(message.find("out of device memory"), std::string::npos) << message;
   EXPECT_NE(message.find("budget"), std::string::npos) << message;
   EXPECT_EQ(chat_image(448).status, 200);
-  const EngineStats stats = server.engine_stats();
+  const EngineCoreStats stats = server.engine_stats();
   EXPECT_EQ(stats.encoder_oom, 1);
   EXPECT_EQ(stats.requests_failed, 1);
   EXPECT_GE(stats.idle_trims, 1);
