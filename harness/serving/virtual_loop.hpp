@@ -1,7 +1,7 @@
 #pragma once
-// The closed loop in virtual time: arrivals, vLLM's scheduler (harness/engine, the same one the
-// live server runs), the encoder step (encoder_step.hpp) on the virtual-clock sim device
-// and the step cost model as one discrete-event simulation. No HTTP, no threads, no sleeping:
+// One arm in virtual time: arrivals, vLLM's scheduler (scheduler.hpp, the same one the live
+// server's engine-core thread runs), the encoder step (encoder_step.hpp) on the virtual-clock sim
+// device and the step cost model as one discrete-event simulation. No HTTP, no threads, no sleeping:
 // bit-reproducible, and what the client would have observed is written as the serving client's
 // own RequestRecords, so vLLM's metric definitions (client/metrics.cpp) are computed by the same
 // code as for a live run.
