@@ -62,6 +62,11 @@ float init_bound(std::size_t fan_in) { return std::sqrt(3.0f / static_cast<float
 
 std::size_t fsize(std::size_t count) { return count * sizeof(float); }
 
+// Bytes per element in the device cost model: the encoder runs in bf16 on the NPU/GPU (vLLM
+// --dtype bfloat16), although this C++ path computes in fp32 where it computes at all. Only the
+// sim's roofline reads it; buffers and memory accounting keep their fp32 sizes.
+constexpr double kCostBytes = 2.0;
+
 // A host-side step of the encoder (scale, pad decision, cumsum, a per-call allocation, input
 // preparation): recorded as a host span, and charged to the device's virtual clock as its op
 // class's cost in the host model (Device::host_work) before the span ends, so the step costs
@@ -364,14 +369,36 @@ struct EncoderRunner::Impl {
   }
 
   void launch(std::string name, int layer, OpCost cost, std::function<void(kernels::WorkerPool&)> body) {
+    torch_call(name, layer);
     stream.launch(KernelLaunch{std::move(name), cost, layer, std::move(body)});
   }
 
-  static OpCost gemm_cost(std::size_t m, std::size_t k, std::size_t n) {
-    return {2.0 * m * k * n, 4.0 * (m * k + k * n + m * n + n)};
+  // The eager framework's part of one torch call from Python (interpreter, ATen, the op queue),
+  // before the runtime launch that the device charges itself (issue 35: the host model's
+  // torch_dispatch; 0 in dispatch-only, where the serving model's per-op dispatch holds it).
+  void torch_call(const std::string& op, int layer) {
+    const HostStep span(dev, rec, op + " (torch)", HostSpanKind::work, HostOpClass::torch_dispatch, layer);
   }
-  static OpCost copy_cost(std::size_t floats_in, std::size_t floats_out) {
-    return {0.0, 4.0 * (floats_in + floats_out)};
+  // `count` Python-level view ops (view, chunk, unbind, a slice, a rearrange that needs no copy).
+  void view_ops(const char* name, int layer, int count) {
+    const ScopedHostSpan span(rec, name, HostSpanKind::work, layer);
+    for (int i = 0; i < count; ++i) dev.host_work(HostOpClass::tensor_view);
+  }
+  // `count` host steps of one class under one span (the small CPU-side ops of the input stage).
+  void host_steps(const char* name, HostOpClass op_class, int count) {
+    const ScopedHostSpan span(rec, name, HostSpanKind::work, -1);
+    for (int i = 0; i < count; ++i) dev.host_work(op_class);
+  }
+  void copy_h2d_call(const Buffer& dst, const void* src, std::size_t bytes, const char* label) {
+    torch_call(label, -1);
+    stream.copy_h2d(dst, 0, src, bytes, label);
+  }
+
+  static OpCost gemm_cost(std::size_t m, std::size_t k, std::size_t n) {
+    return {2.0 * m * k * n, kCostBytes * (m * k + k * n + m * n + n)};
+  }
+  static OpCost copy_cost(std::size_t elements_in, std::size_t elements_out) {
+    return {0.0, kCostBytes * (elements_in + elements_out)};
   }
 
   void gemm_op(const char* name, int layer, const Buffer& a, const Buffer& w,
@@ -441,7 +468,7 @@ struct EncoderRunner::Impl {
     else norm_op((prefix + "_norm").c_str(), -1, ws.hidden, B.norm_gamma, B.norm_beta, ws.norm_out, T, hidden);
     gemm_op((prefix + "_fc1").c_str(), -1, ws.norm_out, B.fc1_w, B.fc1_b, ws.merge_mid, rows, merged, merged);
     float* a = ws.merge_mid.as<float>();
-    launch(prefix + "_gelu", -1, {8.0 * rows * merged, 8.0 * rows * merged},
+    launch(prefix + "_gelu", -1, {8.0 * rows * merged, 2.0 * kCostBytes * rows * merged},
            [=](kernels::WorkerPool& pool) { math::gelu_erf(pool, a, rows * merged); });
     gemm_op((prefix + "_fc2").c_str(), -1, ws.merge_mid, B.fc2_w, B.fc2_b, out, rows, merged,
             static_cast<std::size_t>(m.out_hidden_size));
@@ -487,6 +514,7 @@ struct EncoderRunner::Impl {
     });
     // ... then .to("cpu"): waits for everything queued before it.
     std::vector<std::int32_t> lengths(n);
+    torch_call("seq_lens_d2h", layer);
     stream.copy_d2h(lengths.data(), ws.lengths_dev, 0, n * sizeof(std::int32_t), "seq_lens_d2h", layer);
     ++fs.syncs;
     // A sim device without verify computes nothing; use what the device would have returned.
@@ -592,6 +620,8 @@ struct EncoderRunner::Impl {
       cumulative.push_back(0);
       for (std::int32_t len : lengths) cumulative.push_back(cumulative.back() + len);
     }
+    // _reshape_qkv_to_3d (after the seq_lens work in forward_oot): three .view calls
+    view_ops("reshape_qkv_to_3d", layer, 3);
     info.lengths_used = lengths;
     info.used_full_set = lengths == lengths_from_cumulative(plan.cu_seqlens);
     info.used_window_set = lengths == lengths_from_cumulative(plan.cu_window_seqlens);
@@ -625,6 +655,7 @@ struct EncoderRunner::Impl {
         launch("pad_stacked", layer, copy_cost(3 * n, 3 * T * heads * Dp), [=](kernels::WorkerPool& pool) {
           math::copy_heads(pool, s, heads * D, 0, D, p, heads * Dp, Dp, 3 * T, heads, D);
         });
+        view_ops("unbind", layer, 1);
         q = &per_call[pi];  // unbind: k and v are views at offsets into the same buffer
         k = nullptr;  // offsets below
         v = nullptr;
@@ -655,6 +686,7 @@ struct EncoderRunner::Impl {
     const std::size_t out_bytes = fsize(T * heads * stride);
     const Buffer* out = nullptr;
     if (tg.out_buffer == OutBuffer::alloc_per_call) {
+      torch_call("empty_like", layer);  // torch.empty_like(q) from Python, then the allocator
       const HostStep span(dev, rec, "alloc attn_out", HostSpanKind::api, HostOpClass::allocation, layer);
       site = {layer, "alloc attn_out"};
       per_call.push_back(allocate_call(out_bytes));
@@ -675,14 +707,19 @@ struct EncoderRunner::Impl {
     double sum_sq = 0;
     for (std::int32_t len : lengths) sum_sq += static_cast<double>(len) * len;
     const OpCost cost{4.0 * sum_sq * static_cast<double>(heads * stride),
-                      4.0 * 4.0 * static_cast<double>(T * heads * stride)};
+                      4.0 * kCostBytes * static_cast<double>(T * heads * stride)};
     const int H = m.num_heads;
     const int model_dim = m.head_dim;
     const int layout_dim = static_cast<int>(stride);
     kernels::Workspace* scratch = &attention_scratch;  // ops of one stream never overlap
+    // Each kernel variant its own op name (issue 35), so the sim profile gives it its own
+    // efficiency and a trace: device its own measured time.
+    const std::string kernel_name = std::string(tg.kernel == KernelKind::flash_unpad ? "attention_flash_unpad"
+                                                                                     : "attention_fusion") +
+                                    (stride != D ? "_pad128" : "");
     if (tg.kernel == KernelKind::flash_unpad) {
       // _npu_flash_attention_unpad(seq_len = per-sequence host lengths, out = padded buffer)
-      launch("attention", layer, cost, [=, lens = lengths](kernels::WorkerPool& pool) {
+      launch(kernel_name, layer, cost, [=, lens = lengths](kernels::WorkerPool& pool) {
         kernels::FlashUnpadArgs a;
         a.q = qp;
         a.k = kp;
@@ -704,7 +741,7 @@ struct EncoderRunner::Impl {
       // kernel runs over the layout's head_dim with the original-head_dim scale.
       const std::int32_t* cu_dev = device_cu ? cu_now.as<std::int32_t>() : nullptr;
       const std::size_t n_cu = device_cu ? cu_now_host.size() : cumulative.size();
-      launch("attention", layer, cost, [=, cu_host = cumulative](kernels::WorkerPool& pool) {
+      launch(kernel_name, layer, cost, [=, cu_host = cumulative](kernels::WorkerPool& pool) {
         kernels::VarlenAttentionArgs a;
         a.q = qp;
         a.k = kp;
@@ -722,7 +759,9 @@ struct EncoderRunner::Impl {
     }
 
     if (stride != qkv_stride) {
-      // slice [..., :head_dim] + contiguous: one more copy into a fresh tensor.
+      // slice [..., :head_dim] (a view), then einops.rearrange(...).contiguous(): one more copy
+      // into a fresh tensor.
+      view_ops("slice head_dim", layer, 1);
       {
         const HostStep span(dev, rec, "alloc unpad_out", HostSpanKind::api, HostOpClass::allocation, layer);
         site = {layer, "alloc unpad_out"};
@@ -734,7 +773,48 @@ struct EncoderRunner::Impl {
       });
       return {&per_call.back(), D};
     }
+    view_ops("rearrange (b s) h d", layer, 1);  // contiguous already: a view
     return {out, stride};
+  }
+
+  // ---- the host work before the blocks (issue 35) -------------------------------------------
+  // vLLM's vision tower forward (qwen2_5_vl.py, qwen3_vl.py, v0.15-v0.16) before its blocks, in
+  // eager mode: each torch call on a CPU tensor one host step of its class. Per image: rot_pos_emb
+  // builds row/column ids (arange, expand, reshape, permute, flatten, stack: host_tensor); the
+  // window models' get_window_index pads and reshapes an index grid per image (about ten CPU ops:
+  // host_math) and unique_consecutive's the window bounds; every model builds cu_seqlens
+  // (repeat_interleave, cumsum, F.pad: host_math) and max_seqlen (diff + max: host_math).
+  void input_index_host_ops(const InputPlan& plan) {
+    const int images = static_cast<int>(plan.grids.size());
+    host_steps("rot_pos_ids", HostOpClass::host_tensor, 6 * images);
+    if (cfg.model.has_windows()) {
+      host_steps("get_window_index", HostOpClass::host_math, 10 * images);
+      host_steps("cu_window_seqlens", HostOpClass::host_math, 2);
+    }
+    host_steps("cu_seqlens", HostOpClass::host_math, 3);
+    host_steps("max_seqlen", HostOpClass::host_math, 2);
+  }
+
+  // The device side of the same stage: the rotary cos/sin tables (inv_freq outer product on the
+  // largest grid, then an index per position: 3 ops) and, for Qwen3-VL (learned position
+  // embeddings, the models with deepstack mergers), fast_pos_embed_interpolate: per image about
+  // twenty tiny index/weight ops (linspace, floor, clamp, sub, mul, stack on [h] and [w]), then
+  // the embedding gather of 4 corners, the weighted sum, a permute copy and the add to hidden.
+  void pre_block_device_ops(const InputPlan& plan) {
+    const ModelConfig& m = cfg.model;
+    const std::size_t T = static_cast<std::size_t>(plan.num_patches);
+    const std::size_t hidden = static_cast<std::size_t>(m.hidden_size);
+    const std::size_t D = static_cast<std::size_t>(m.head_dim);
+    for (const char* op : {"rotary_table_freqs", "rotary_table_cos", "rotary_table_sin"})
+      launch(op, -1, {2.0 * T * D, kCostBytes * 2.0 * T * D}, [](kernels::WorkerPool&) {});
+    if (m.deepstack_visual_indexes.empty()) return;
+    for (std::size_t image = 0; image < plan.grids.size(); ++image)
+      for (int i = 0; i < 20; ++i) launch("pos_embed_index", -1, {1e3, 8e3}, [](kernels::WorkerPool&) {});
+    launch("pos_embed_gather", -1, copy_cost(4 * T * hidden, 4 * T * hidden), [](kernels::WorkerPool&) {});
+    launch("pos_embed_weighted_sum", -1, {8.0 * T * hidden, kCostBytes * 5.0 * T * hidden}, [](kernels::WorkerPool&) {});
+    view_ops("pos_embed split/permute views", -1, 4 * static_cast<int>(plan.grids.size()));
+    launch("pos_embed_permute", -1, copy_cost(T * hidden, T * hidden), [](kernels::WorkerPool&) {});
+    launch("pos_embed_add", -1, {1.0 * T * hidden, 3.0 * kCostBytes * T * hidden}, [](kernels::WorkerPool&) {});
   }
 
   // ---- the forward ------------------------------------------------------------------------
@@ -784,15 +864,16 @@ struct EncoderRunner::Impl {
         }
     }
     const std::size_t pix_bytes = fsize(T * static_cast<std::size_t>(host.patch_dim));
-    stream.copy_h2d(ws.pixels, 0, pixels_host.data(), pix_bytes, "pixels_h2d");
-    stream.copy_h2d(ws.cu_full, 0, plan.cu_seqlens.data(), plan.cu_seqlens.size() * 4, "cu_seqlens_h2d");
+    input_index_host_ops(plan);
+    copy_h2d_call(ws.pixels, pixels_host.data(), pix_bytes, "pixels_h2d");
+    copy_h2d_call(ws.cu_full, plan.cu_seqlens.data(), plan.cu_seqlens.size() * 4, "cu_seqlens_h2d");
     if (m.has_windows())
-      stream.copy_h2d(ws.cu_window, 0, plan.cu_window_seqlens.data(), plan.cu_window_seqlens.size() * 4,
-                      "cu_window_seqlens_h2d");
+      copy_h2d_call(ws.cu_window, plan.cu_window_seqlens.data(), plan.cu_window_seqlens.size() * 4,
+                    "cu_window_seqlens_h2d");
     ++cu_version;  // the host wrote the cu_seqlens tensors again
-    stream.copy_h2d(ws.window_index, 0, plan.window_index.data(), plan.window_index.size() * 4, "window_index_h2d");
-    stream.copy_h2d(ws.pos_h, 0, pos_h.data(), T * 4, "rotary_pos_h2d");
-    stream.copy_h2d(ws.pos_w, 0, pos_w.data(), T * 4, "rotary_pos_h2d");
+    copy_h2d_call(ws.window_index, plan.window_index.data(), plan.window_index.size() * 4, "window_index_h2d");
+    copy_h2d_call(ws.pos_h, pos_h.data(), T * 4, "rotary_pos_h2d");
+    copy_h2d_call(ws.pos_w, pos_w.data(), T * 4, "rotary_pos_h2d");
 
     if (tg.seq_lens == SeqLensMode::host_precomputed) {
       // PR #7104 done right: both sets, once per forward, from host data.
@@ -809,6 +890,7 @@ struct EncoderRunner::Impl {
     const Buffer& embed_dst = m.has_windows() ? ws.embed : ws.hidden;
     gemm_op("patch_embed", -1, ws.pixels, patch_w, Buffer(),
             embed_dst, T, static_cast<std::size_t>(host.patch_dim), hidden);
+    pre_block_device_ops(plan);
     if (m.has_windows()) {
       const float* src = ws.embed.as<float>();
       float* dst = ws.hidden.as<float>();
@@ -853,6 +935,10 @@ struct EncoderRunner::Impl {
                              heads * qkv_stride, qkv_stride, T, heads, qkv_stride);
         });
       }
+      // vLLM's Qwen2_5_VisionAttention: qkv.chunk(3) + view per part, then torch.cat([q, k]) for
+      // one rotary call and torch.chunk back (views cost the host, the cat a device copy).
+      view_ops("split_qkv views", layer, 4);
+      launch("qk_cat", layer, copy_cost(2 * T * heads * D, 2 * T * heads * D), [](kernels::WorkerPool&) {});
       // vision 2D rotary on q and k
       {
         float* qp = ws.q.as<float>();
@@ -860,14 +946,16 @@ struct EncoderRunner::Impl {
         const std::int32_t* ph = ws.pos_h.as<std::int32_t>();
         const std::int32_t* pw = ws.pos_w.as<std::int32_t>();
         const double theta = cfg.faults.rotary_theta;
-        launch("rotary", layer, {12.0 * T * heads * D, 4.0 * 4.0 * T * heads * qkv_stride},
+        launch("rotary", layer, {12.0 * T * heads * D, 4.0 * kCostBytes * T * heads * qkv_stride},
                [=](kernels::WorkerPool& pool) {
                  math::rotary_2d(pool, qp, heads * qkv_stride, qkv_stride, T, heads, D, ph, pw, theta);
                  math::rotary_2d(pool, kp, heads * qkv_stride, qkv_stride, T, heads, D, ph, pw, theta);
                });
       }
+      view_ops("qk_chunk", layer, 1);
       // the attention op with its toggles
       auto [attn_out, out_stride] = attention(layer, fs, qkv_stride, per_call);
+      view_ops("rearrange context", layer, 1);  // "b s h d -> s b (h d)" with b = 1: no copy
       // output projection (padded weights consume the padded layout), then the residual
       const bool proj_padded = out_stride != D;
       gemm_op("out_proj", layer, *attn_out, proj_padded ? L.proj_w_padded : L.proj_w,
@@ -970,7 +1058,7 @@ struct EncoderRunner::Impl {
     float* op = out.as<float>();
     const bool rms = cfg.model.norm == NormKind::rms;
     const double eps = cfg.faults.norm_eps;
-    launch(name, layer, {8.0 * rows * dim, 8.0 * rows * dim}, [=](kernels::WorkerPool& pool) {
+    launch(name, layer, {8.0 * rows * dim, 2.0 * kCostBytes * rows * dim}, [=](kernels::WorkerPool& pool) {
       if (rms) math::rms_norm(pool, xp, gp, op, rows, dim, eps);
       else math::layer_norm(pool, xp, gp, bp, op, rows, dim, eps);
     });
@@ -979,7 +1067,7 @@ struct EncoderRunner::Impl {
   void add_op(const char* name, int layer, const Buffer& x, const Buffer& y, std::size_t count) {
     float* xp = x.as<float>();
     const float* yp = y.as<float>();
-    launch(name, layer, {1.0 * count, 12.0 * count},
+    launch(name, layer, {1.0 * count, 3.0 * kCostBytes * count},
            [=](kernels::WorkerPool& pool) { math::add(pool, xp, yp, xp, count); });
   }
 
@@ -992,14 +1080,14 @@ struct EncoderRunner::Impl {
       gemm_op("mlp_gate_up", layer, ws.norm_out, L.fc1_w, L.fc1_b, ws.mlp_a, T, hidden, 2 * inter);
       const float* a = ws.mlp_a.as<float>();
       float* b = ws.mlp_b.as<float>();
-      launch("mlp_act", layer, {4.0 * T * inter, 12.0 * T * inter},
+      launch("mlp_act", layer, {4.0 * T * inter, 3.0 * kCostBytes * T * inter},
              [=](kernels::WorkerPool& pool) { math::silu_mul(pool, a, b, T, inter); });
       gemm_op("mlp_down", layer, ws.mlp_b, L.fc2_w, L.fc2_b, ws.proj_out, T, inter, hidden);
     } else {
       gemm_op("mlp_fc1", layer, ws.norm_out, L.fc1_w, L.fc1_b, ws.mlp_a, T, hidden, inter);
       float* a = ws.mlp_a.as<float>();
       const bool quick = m.mlp_kind == MlpKind::quick_gelu;
-      launch("mlp_act", layer, {8.0 * T * inter, 8.0 * T * inter}, [=](kernels::WorkerPool& pool) {
+      launch("mlp_act", layer, {8.0 * T * inter, 2.0 * kCostBytes * T * inter}, [=](kernels::WorkerPool& pool) {
         if (quick) math::quick_gelu(pool, a, T * inter);
         else math::gelu_tanh(pool, a, T * inter);
       });
