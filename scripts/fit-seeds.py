@@ -1,18 +1,21 @@
 #!/usr/bin/env python3
 """Fits the serving model's free coefficients to the calibration set, and nothing else.
 
-Calibration set: the #7104 Before and After tables (scenarios/seeds/pr7104.json, "role":
-"calibration"). Every other published table (scenarios/seeds/*.json with "role": "prediction") is
-a prediction: this script never reads them.
+Calibration set (issue 35): the #7104 and #6204 Before and After tables
+(scenarios/seeds/pr7104.json and pr6204.json, "role": "calibration"). Every other published table
+(scenarios/seeds/*.json with "role": "prediction") is a prediction: this script refuses them.
 
-Free coefficients (log-space Nelder-Mead): achieved_flops_fraction, host_base_ms, host_per_seq_ms,
-encoder_dispatch_us_per_op. The others keep the values and sources in the serving-model file.
-Loss: squared log errors of throughput, duration, mean and median TTFT, mean TPOT and peak
-concurrency on both arms (concurrency at half weight), plus the After-vs-Before change of mean TTFT
-(2 points off costs as much as a 10 % error). Each evaluation is one
-`encbench run --clock virtual --scenario ... --model-set ...` (virtual time: deterministic).
+Free coefficients (log-space Nelder-Mead): achieved_flops_fraction, host_base_ms, host_per_seq_ms.
+The encoder's host cost is not fitted: it is the eager host model the serving model names
+(encoder_host_model, each class with its source). The others keep the values and sources in the
+serving-model file. Loss, summed over the calibration scenarios: squared log errors of
+throughput, duration, mean and median TTFT, mean TPOT and peak concurrency on both arms
+(concurrency at half weight), plus the After-vs-Before change of mean TTFT (2 points off costs as
+much as a 10 % error). Each evaluation is one `encbench run --scenario ... --model-set ...` per
+scenario (virtual time: deterministic).
 
-  scripts/fit-seeds.py [--encbench build/harness/cli/encbench] [--seeds 2] [--max-evals 60] [--write]
+  scripts/fit-seeds.py [--encbench build/harness/cli/encbench] [--calibration A.json,B.json]
+                       [--seeds 2] [--max-evals 60] [--write]
 
 --write stores the fitted values, with their source, in the serving-model file.
 """
@@ -24,7 +27,7 @@ import subprocess
 import sys
 import tempfile
 
-FREE = ["achieved_flops_fraction", "host_base_ms", "host_per_seq_ms", "encoder_dispatch_us_per_op"]
+FREE = ["achieved_flops_fraction", "host_base_ms", "host_per_seq_ms"]
 BOUNDS = {"achieved_flops_fraction": (0.02, 1.0), "host_base_ms": (0.0, 500.0),
           "host_per_seq_ms": (0.0, 20.0), "encoder_dispatch_us_per_op": (0.0, 2000.0)}
 WEIGHTS = {"request_throughput": 1.0, "duration": 1.0, "mean_ttft_ms": 1.0, "median_ttft_ms": 1.0,
@@ -32,11 +35,11 @@ WEIGHTS = {"request_throughput": 1.0, "duration": 1.0, "mean_ttft_ms": 1.0, "med
 FLOOR = {"host_base_ms": 0.01, "host_per_seq_ms": 0.001, "encoder_dispatch_us_per_op": 0.1}
 
 
-def run_model(args, values):
+def run_model(args, values, scenario):
     model_set = ",".join(f"{k}={v:.6g}" for k, v in values.items())
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "r.json")
-        cmd = [args.encbench, "run", "--scenario", args.scenario, "--seeds", str(args.seeds),
+        cmd = [args.encbench, "run", "--scenario", scenario, "--seeds", str(args.seeds),
                "--model-set", model_set, "--result", out, "--result-dir", tmp]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         with open(out) as f:
@@ -103,16 +106,23 @@ def nelder_mead(f, x0, step, max_evals):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--encbench", default="build/harness/cli/encbench")
-    ap.add_argument("--scenario", default="scenarios/seeds/pr7104.json")
+    ap.add_argument("--calibration", default="scenarios/seeds/pr7104.json,scenarios/seeds/pr6204.json",
+                    help="comma-separated calibration scenarios (published.role = calibration)")
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--max-evals", type=int, default=60)
     ap.add_argument("--write", action="store_true", help="store the fit in the serving-model file")
     args = ap.parse_args()
-    with open(args.scenario) as f:
-        scenario = json.load(f)
-    if scenario.get("published", {}).get("role") != "calibration":
-        sys.exit(f"{args.scenario} is not a calibration scenario (published.role != calibration)")
-    model_path = scenario["serving_model"]
+    scenarios = [s for s in args.calibration.split(",") if s]
+    model_paths = set()
+    for path in scenarios:
+        with open(path) as f:
+            scenario = json.load(f)
+        if scenario.get("published", {}).get("role") != "calibration":
+            sys.exit(f"{path} is not a calibration scenario (published.role != calibration)")
+        model_paths.add(scenario["serving_model"])
+    if len(model_paths) != 1:
+        sys.exit("the calibration scenarios must share one serving model, got: " + ", ".join(sorted(model_paths)))
+    model_path = model_paths.pop()
     with open(model_path) as f:
         serving = json.load(f)
     start = {n: serving[n]["value"] for n in FREE}
@@ -120,7 +130,7 @@ def main():
 
     def objective(x):
         values = to_params(x)
-        loss = loss_of(run_model(args, values))
+        loss = sum(loss_of(run_model(args, values, path)) for path in scenarios)
         history.append((loss, values))
         print(f"[fit] {len(history):3d} loss {loss:.5f} " + " ".join(f"{k}={v:.4g}" for k, v in values.items()),
               flush=True)
@@ -128,16 +138,17 @@ def main():
 
     best_x, best_loss = nelder_mead(objective, from_params(start), 0.5, args.max_evals)
     best = to_params(best_x)
-    doc = run_model(args, best)
     print("[fit] best loss %.5f after %d evaluations" % (best_loss, len(history)))
-    for r in doc["published_comparison"]["rows"]:
-        b, a = r.get("before"), r.get("after")
-        if b and a:
-            print(f"  {r['metric']:26s} before {b['published']:10.2f} model {b['model']:10.2f} ({b['error_pct']:+6.1f} %)"
-                  f"  after {a['published']:10.2f} model {a['model']:10.2f} ({a['error_pct']:+6.1f} %)")
+    for path in scenarios:
+        print(f"[fit] {path}")
+        for r in run_model(args, best, path)["published_comparison"]["rows"]:
+            b, a = r.get("before"), r.get("after")
+            if b and a:
+                print(f"  {r['metric']:26s} before {b['published']:10.2f} model {b['model']:10.2f} ({b['error_pct']:+6.1f} %)"
+                      f"  after {a['published']:10.2f} model {a['model']:10.2f} ({a['error_pct']:+6.1f} %)")
     if args.write:
-        source = (f"fit: scripts/fit-seeds.py --seeds {args.seeds} --max-evals {args.max_evals} on {args.scenario} "
-                  f"(#7104 Before and After only; loss {best_loss:.4f})")
+        source = (f"fit: scripts/fit-seeds.py --seeds {args.seeds} --max-evals {args.max_evals} on {args.calibration} "
+                  f"(#7104 and #6204 Before and After only; loss {best_loss:.4f})")
         for name, value in best.items():
             serving[name] = {"value": float(f"{value:.4g}"), "source": source}
         with open(model_path, "w") as f:

@@ -227,6 +227,8 @@ ServerConfig build_server_config(const ServeOptions& options) {
     serving = load_serving_model(o.serving_model);
     if (o.encoder_dispatch_us < 0) o.encoder_dispatch_us = serving->encoder_dispatch_us_per_op.value;
     if (o.encoder_host_ms_per_step < 0) o.encoder_host_ms_per_step = serving->encoder_host_ms_per_step.value;
+    // The serving model's encoder host model unless the command line named one.
+    if (o.encoder_host_model == ServeOptions{}.encoder_host_model) o.encoder_host_model = serving->encoder_host_model;
   }
   require(o.encoder_dispatch_us <= 1e5, "--encoder-dispatch-us must be at most 1e5");
   require(o.encoder_host_ms_per_step <= 1e4, "--encoder-host-ms-per-step must be at most 1e4");
