@@ -86,6 +86,21 @@ class HostStep {
   HostOpClass op_class_;
 };
 
+// One eager torch call from Python (issue 35): the framework's part (interpreter, ATen, the op
+// queue: the host model's torch_dispatch) charged first, and the span encloses the runtime call
+// the op then makes, as aten::<op> encloses its launch in a torch profiler trace (so a trace
+// what-if that drops the launch drops the call's host work with it).
+class TorchCall {
+ public:
+  TorchCall(device::Device& dev, timeline::Recorder* rec, const std::string& op, int layer)
+      : span_(rec, op + " (torch)", HostSpanKind::work, layer) {
+    dev.host_work(HostOpClass::torch_dispatch);
+  }
+
+ private:
+  ScopedHostSpan span_;
+};
+
 }  // namespace
 
 HostWeights make_weights(const ModelConfig& m, std::uint64_t seed, bool with_mlp) {
@@ -369,15 +384,8 @@ struct EncoderRunner::Impl {
   }
 
   void launch(std::string name, int layer, OpCost cost, std::function<void(kernels::WorkerPool&)> body) {
-    torch_call(name, layer);
+    const TorchCall call(dev, rec, name, layer);
     stream.launch(KernelLaunch{std::move(name), cost, layer, std::move(body)});
-  }
-
-  // The eager framework's part of one torch call from Python (interpreter, ATen, the op queue),
-  // before the runtime launch that the device charges itself (issue 35: the host model's
-  // torch_dispatch; 0 in dispatch-only, where the serving model's per-op dispatch holds it).
-  void torch_call(const std::string& op, int layer) {
-    const HostStep span(dev, rec, op + " (torch)", HostSpanKind::work, HostOpClass::torch_dispatch, layer);
   }
   // `count` Python-level view ops (view, chunk, unbind, a slice, a rearrange that needs no copy).
   void view_ops(const char* name, int layer, int count) {
@@ -390,7 +398,7 @@ struct EncoderRunner::Impl {
     for (int i = 0; i < count; ++i) dev.host_work(op_class);
   }
   void copy_h2d_call(const Buffer& dst, const void* src, std::size_t bytes, const char* label) {
-    torch_call(label, -1);
+    const TorchCall call(dev, rec, label, -1);
     stream.copy_h2d(dst, 0, src, bytes, label);
   }
 
@@ -514,7 +522,9 @@ struct EncoderRunner::Impl {
     });
     // ... then .to("cpu"): waits for everything queued before it.
     std::vector<std::int32_t> lengths(n);
-    torch_call("seq_lens_d2h", layer);
+    // The call's framework part before the copy (its span does not enclose the blocking wait, which
+    // is the device's time, not host work).
+    { const TorchCall call(dev, rec, "seq_lens_d2h", layer); }
     stream.copy_d2h(lengths.data(), ws.lengths_dev, 0, n * sizeof(std::int32_t), "seq_lens_d2h", layer);
     ++fs.syncs;
     // A sim device without verify computes nothing; use what the device would have returned.
@@ -686,7 +696,7 @@ struct EncoderRunner::Impl {
     const std::size_t out_bytes = fsize(T * heads * stride);
     const Buffer* out = nullptr;
     if (tg.out_buffer == OutBuffer::alloc_per_call) {
-      torch_call("empty_like", layer);  // torch.empty_like(q) from Python, then the allocator
+      const TorchCall call(dev, rec, "empty_like", layer);  // torch.empty_like(q): the call, then the allocator
       const HostStep span(dev, rec, "alloc attn_out", HostSpanKind::api, HostOpClass::allocation, layer);
       site = {layer, "alloc attn_out"};
       per_call.push_back(allocate_call(out_bytes));
