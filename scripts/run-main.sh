@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds the CLI only, and runs encbench's main job: the seeds' #7104
 # experiment (baseline vs pr7104 on the calibrated serving model, 500 vision-arena prompts at
-# 10 req/s, 3 seeds) in virtual time with the published table beside it, then one scaled-down
+# 10 req/s, 10 seeds, each published change with its one-run interval) in virtual time with the published table beside it, then one scaled-down
 # live-server round of the same arms with its agreement to the virtual clock.
-# Extra arguments go to the first (virtual) run, e.g. --seeds 10.
+# Extra arguments go to the first (virtual) run, e.g. --seeds 20.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
