@@ -8,15 +8,13 @@
 #include <vector>
 
 #include "harness/core/error.hpp"
+#include "kernels/blocking.hpp"
 #include "kernels/cpu/dispatch.hpp"
 
 namespace encbench::kernels {
 namespace {
 
 using detail::round_up;
-
-constexpr int kDefaultBlockQ = 128;
-constexpr int kDefaultBlockKv = 256;
 
 struct Segment {
   std::int64_t start = 0;
@@ -111,7 +109,7 @@ void run_flash(const FlashProblem& p, const std::vector<Segment>& segs, WorkerPo
                Workspace* workspace, AttentionTiling tiling) {
   const Isa resolved = resolve_isa(isa);
   const detail::IsaOps& ops = detail::ops_for(resolved);
-  const AttentionTiling tile = resolve_tiling(tiling);
+  const AttentionTiling tile = resolve_tiling(tiling, p.head_dim);
   const int D = p.head_dim;
   const int Dp = static_cast<int>(round_up(D, detail::kKeyPad));
   const int G = detail::kAttnRowGroup;
@@ -161,17 +159,18 @@ void run_flash(const FlashProblem& p, const std::vector<Segment>& segs, WorkerPo
   // zero-padded.
   auto pack_block = [&](int kvh, const Segment& seg, int key0, int n, float* kt, float* vp) {
     const int n_pad = static_cast<int>(round_up(n, detail::kKeyPad));
+    const std::size_t token0 = static_cast<std::size_t>(seg.start + key0);
+    // K^T with the ISA's 8x8 transposes (the scalar strided copy was a hot spot of the
+    // 64-token windows).
+    ops.pack_transposed(p.k + token0 * kv_stride + static_cast<std::size_t>(kvh) * D, kv_stride, n,
+                        D, n_pad, kt);
     for (int j = 0; j < n_pad; ++j) {
       float* vrow = vp + static_cast<std::size_t>(j) * Dp;
       if (j < n) {
-        const std::size_t token = static_cast<std::size_t>(seg.start + key0 + j);
-        const float* krow = p.k + token * kv_stride + static_cast<std::size_t>(kvh) * D;
-        const float* vsrc = p.v + token * kv_stride + static_cast<std::size_t>(kvh) * D;
-        for (int d = 0; d < D; ++d) kt[static_cast<std::size_t>(d) * n_pad + j] = krow[d];
+        const float* vsrc = p.v + (token0 + j) * kv_stride + static_cast<std::size_t>(kvh) * D;
         std::copy(vsrc, vsrc + D, vrow);
         std::fill(vrow + D, vrow + Dp, 0.0f);
       } else {
-        for (int d = 0; d < D; ++d) kt[static_cast<std::size_t>(d) * n_pad + j] = 0.0f;
         std::fill(vrow, vrow + Dp, 0.0f);
       }
     }
@@ -258,12 +257,13 @@ void run_flash(const FlashProblem& p, const std::vector<Segment>& segs, WorkerPo
 
 int npu_padded_head_dim(int head_dim) { return head_dim > 64 && head_dim < 128 ? 128 : head_dim; }
 
-AttentionTiling resolve_tiling(AttentionTiling requested) {
+AttentionTiling resolve_tiling(AttentionTiling requested, int head_dim) {
   require(requested.block_q >= 0 && requested.block_kv >= 0, "attention tiling must be >= 0");
+  const AttentionTiling fallback = attention_default_tiling(head_dim);
   AttentionTiling t;
-  t.block_q = requested.block_q > 0 ? requested.block_q : kDefaultBlockQ;
+  t.block_q = requested.block_q > 0 ? requested.block_q : fallback.block_q;
   t.block_kv = static_cast<int>(
-      round_up(requested.block_kv > 0 ? requested.block_kv : kDefaultBlockKv, detail::kKeyPad));
+      round_up(requested.block_kv > 0 ? requested.block_kv : fallback.block_kv, detail::kKeyPad));
   return t;
 }
 

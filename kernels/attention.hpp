@@ -30,7 +30,8 @@
 
 namespace encbench::kernels {
 
-// Block sizes of the tiled kernels; 0 picks the tuned default.
+// Block sizes of the tiled kernels; 0 picks the default for this machine's caches
+// (attention_default_tiling, kernels/blocking.hpp).
 struct AttentionTiling {
   int block_q = 0;   // query rows per work item
   int block_kv = 0;  // keys per KV block (rounded up to a multiple of 16)
@@ -84,7 +85,8 @@ void fused_varlen(const VarlenAttentionArgs& args, WorkerPool& pool, Isa isa = I
 void flash_unpad(const FlashUnpadArgs& args, WorkerPool& pool, Isa isa = Isa::best,
                  Workspace* workspace = nullptr, AttentionTiling tiling = {});
 
-// The tiling a call with these arguments uses (defaults resolved), e.g. for reports.
-AttentionTiling resolve_tiling(AttentionTiling requested);
+// The tiling a call with these arguments uses (defaults resolved for head_dim, the width the
+// kernel computes: head_dim_padded for flash_unpad), e.g. for reports.
+AttentionTiling resolve_tiling(AttentionTiling requested, int head_dim);
 
 }  // namespace encbench::kernels

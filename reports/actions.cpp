@@ -91,6 +91,9 @@ static int run_compare_impl(const CompareOptions& o, std::ostream& out) {
   } else {
     c = compare_runs(load_results_merged(baseline), next, gate);
   }
+  std::vector<AcceptedChange> accepted;
+  for (const auto& spec : o.accept) accepted.push_back(parse_accepted_change(spec, "--accept"));
+  apply_accepted_changes(c, accepted);
   if (!o.quiet) out << render_terminal(c);
   if (!o.markdown_file.empty()) write_text_file(o.markdown_file, render_markdown(c));
   if (!o.junit_file.empty()) write_text_file(o.junit_file, render_junit(c));

@@ -19,6 +19,7 @@ struct CompareOptions {
   bool record = false;       // record NEW into the history after comparing
   std::string git_sha;       // overrides NEW's git sha when recording
   bool quiet = false;        // no terminal table
+  std::vector<std::string> accept;  // --accept GLOB=REASON (reports::AcceptedChange)
   std::vector<std::string> argv;
 };
 int run_compare(const CompareOptions& options, std::ostream& out);

@@ -500,6 +500,38 @@ void toggle_notes(Comparison& c, const RunResult& base, const RunResult& next) {
 
 }  // namespace
 
+AcceptedChange parse_accepted_change(const std::string& spec, const std::string& flag) {
+  const auto eq = spec.find('=');
+  require(eq != std::string::npos && eq > 0 && eq + 1 < spec.size(),
+          flag + " '" + spec + "': expected GLOB=REASON (a metric glob and why the change is intended)");
+  return {spec.substr(0, eq), spec.substr(eq + 1)};
+}
+
+std::size_t apply_accepted_changes(Comparison& comparison, const std::vector<AcceptedChange>& accepted) {
+  auto match = [&](const std::string& metric) -> const AcceptedChange* {
+    for (const auto& a : accepted)
+      if (glob_match(a.match, metric)) return &a;
+    return nullptr;
+  };
+  std::size_t n = 0;
+  for (auto& r : comparison.rows) {
+    const AcceptedChange* a = r.regression ? match(r.name) : nullptr;
+    if (!a) continue;
+    r.regression = false;
+    r.accepted = a->reason;
+    ++n;
+  }
+  for (auto& e : comparison.exact) {
+    const AcceptedChange* a = (e.applicable && !e.passed) ? match(e.metric) : nullptr;
+    if (!a) continue;
+    e.passed = true;
+    e.accepted = a->reason;
+    ++n;
+  }
+  for (const auto& a : accepted) comparison.notes.push_back("accepted change " + a.match + ": " + a.reason);
+  return n;
+}
+
 std::size_t Comparison::regression_count() const {
   std::size_t n = 0;
   for (const auto& r : rows) n += r.regression ? 1 : 0;
@@ -659,6 +691,7 @@ json to_json(const Comparison& c) {
                 {"alpha", r.rule.alpha},
                 {"regression", r.regression},
                 {"reason", r.reason}};
+    if (!r.accepted.empty()) row["accepted"] = r.accepted;
     row["deterministic"] = r.deterministic;
     if (r.method == "deterministic") row["sample_range_relative"] = r.noise_floor_used;
     if (r.method == "threshold+noise-floor") row["noise_floor_relative"] = r.noise_floor_used;
@@ -667,15 +700,13 @@ json to_json(const Comparison& c) {
     rows.push_back(std::move(row));
   }
   json exact = json::array();
-  for (const auto& e : c.exact)
-    exact.push_back({{"metric", e.metric},
-                     {"label", e.label},
-                     {"before", e.before},
-                     {"after", e.after},
-                     {"expectation", e.expectation},
-                     {"applicable", e.applicable},
-                     {"passed", e.passed},
-                     {"reason", e.reason}});
+  for (const auto& e : c.exact) {
+    json check = {{"metric", e.metric},       {"label", e.label},   {"before", e.before},
+                  {"after", e.after},         {"expectation", e.expectation},
+                  {"applicable", e.applicable}, {"passed", e.passed}, {"reason", e.reason}};
+    if (!e.accepted.empty()) check["accepted"] = e.accepted;
+    exact.push_back(std::move(check));
+  }
   return {{"kind", to_string(c.kind)},
           {"base", c.base_source},
           {"new", c.new_source},

@@ -89,7 +89,8 @@ struct MetricComparison {
   Verdict verdict = Verdict::none;
   MetricRule rule;
   bool regression = false;
-  std::string reason;  // one line: why this verdict
+  std::string reason;    // one line: why this verdict
+  std::string accepted;  // non-empty: a declared, intended change (the reason given); not a regression
 };
 
 struct ExactCheck {
@@ -99,6 +100,7 @@ struct ExactCheck {
   bool applicable = true;
   bool passed = true;
   std::string reason;
+  std::string accepted;  // as MetricComparison::accepted
 };
 
 struct Comparison {
@@ -117,6 +119,20 @@ struct Comparison {
   bool passed() const { return regression_count() == 0; }
   int exit_code() const { return passed() ? 0 : 1; }
 };
+
+// A change its author declared intended (compare --accept GLOB=REASON; scripts/ci-gate.sh reads
+// them from `Gate-Accept: GLOB=REASON` lines in the commit messages under test). A regression or
+// violated exact check on a matching metric is shown as ACCEPTED with the reason and does not fail
+// the gate: a model or kernel change that moves a deterministic figure on purpose must be able to
+// land, and the waiver stays visible in the commit, the table and the JSON.
+struct AcceptedChange {
+  std::string match;   // glob on metric names, as in gate files
+  std::string reason;  // why the change is intended (required)
+};
+// Parses "GLOB=REASON". Throws InvalidInput naming `flag` when either part is empty.
+AcceptedChange parse_accepted_change(const std::string& spec, const std::string& flag);
+// Marks the regressions and violated exact checks that match an accepted change; returns how many.
+std::size_t apply_accepted_changes(Comparison& comparison, const std::vector<AcceptedChange>& accepted);
 
 Comparison compare_runs(const RunResult& base, const RunResult& next, const Gate& gate);
 // `history` holds earlier runs (oldest first) of the same series; each metric's baseline is the

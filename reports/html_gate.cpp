@@ -398,7 +398,9 @@ Section verdict_section(const ReportContent& c) {
         << "</td><td>" << esc(get_s(e, "expectation")) << "</td><td>exact check"
         << (e.value("passed", true) ? "" : ": " + esc(get_s(e, "reason"))) << "</td>";
     }
-    t << "<td>" << metric_kind_name(det) << "</td><td>" << verdict_badge(r.verdict, r.regression) << "</td>";
+    const std::string accepted = get_s(r.metric ? *r.metric : *r.exact, "accepted");
+    t << "<td>" << metric_kind_name(det) << "</td><td>" << verdict_badge(r.verdict, r.regression)
+      << (accepted.empty() ? "" : " <span class=\"badge noisy\">ACCEPTED: " + esc(accepted) + "</span>") << "</td>";
     if (with_link)
       t << "<td>" << (r.evidence_id.empty() ? "" : "<a href=\"#" + r.evidence_id + "\">evidence</a>") << "</td>";
     t << "</tr>\n";

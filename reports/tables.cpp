@@ -6,6 +6,8 @@
 #include <sstream>
 #include <vector>
 
+#include "harness/core/text_escape.hpp"
+
 namespace encbench::reports {
 
 std::string format_number(double value) {
@@ -76,6 +78,7 @@ std::string verdict_cell(const MetricComparison& r, bool markdown) {
   else if (r.interval_low) cell += " (PI " + format_number(*r.interval_low) + ".." + format_number(*r.interval_high) + ")";
   else if (r.method == "deterministic") cell += " (deterministic)";
   if (r.regression) cell += markdown ? " **REGRESSION**" : " REGRESSION";
+  if (!r.accepted.empty()) cell += (markdown ? " **ACCEPTED**: " : " ACCEPTED: ") + r.accepted;
   return cell;
 }
 
@@ -102,7 +105,9 @@ std::vector<Row> table_rows(const Comparison& c, bool markdown) {
       for (const auto& e : c.exact) {
         if (!e.applicable) continue;
         group.push_back({e.label, e.before, e.after, e.expectation,
-                         e.passed ? "OK" : (markdown ? "**VIOLATED**" : "VIOLATED")});
+                         !e.accepted.empty() ? (markdown ? "**ACCEPTED**: " : "ACCEPTED: ") + e.accepted
+                         : e.passed          ? "OK"
+                                             : (markdown ? "**VIOLATED**" : "VIOLATED")});
       }
       // numeric exact-group metrics already listed above get their check beside them
     }
@@ -125,19 +130,26 @@ std::string pad(const std::string& s, std::size_t width) {
   return s + std::string(width > w ? width - w : 0, ' ');
 }
 
-std::string summary_line(const Comparison& c) {
+// `text` is applied to every name and reason taken from the compared files (Markdown escapes
+// them; the terminal shows them as they are).
+std::string summary_line(const Comparison& c, std::string (*text)(std::string_view) = nullptr) {
+  const auto shown = [text](const std::string& s) { return text != nullptr ? text(s) : s; };
   std::ostringstream out;
   const std::size_t n = c.regression_count();
+  std::size_t accepted = 0;
+  for (const auto& r : c.rows) accepted += r.accepted.empty() ? 0 : 1;
+  for (const auto& e : c.exact) accepted += e.accepted.empty() ? 0 : 1;
   if (n == 0) {
-    out << "Gate (" << c.gate_name << "): PASS";
+    out << "Gate (" << shown(c.gate_name) << "): PASS";
+    if (accepted) out << " (" << accepted << " intended change" << (accepted > 1 ? "s" : "") << " accepted)";
   } else {
-    out << "Gate (" << c.gate_name << "): FAIL, " << n << " regression" << (n > 1 ? "s" : "") << ":";
+    out << "Gate (" << shown(c.gate_name) << "): FAIL, " << n << " regression" << (n > 1 ? "s" : "") << ":";
     for (const auto& r : c.rows)
       if (r.regression)
-        out << "\n  - " << r.label << " " << format_change(r.relative_change) << " " << to_string(r.verdict)
-            << " (" << r.reason << ")";
+        out << "\n  - " << shown(r.label) << " " << format_change(r.relative_change) << " " << to_string(r.verdict)
+            << " (" << shown(r.reason) << ")";
     for (const auto& e : c.exact)
-      if (e.applicable && !e.passed) out << "\n  - " << e.label << ": " << e.reason;
+      if (e.applicable && !e.passed) out << "\n  - " << shown(e.label) << ": " << shown(e.reason);
   }
   return out.str();
 }
@@ -202,10 +214,9 @@ std::string render_terminal(const Comparison& c) {
 std::string render_markdown(const Comparison& c) {
   // Verdict first, then only what moved; the full table (mostly SAME) is folded.
   std::ostringstream out;
-  const std::string summary = summary_line(c);
-  const auto nl = summary.find('\n');
-  out << "**" << (c.passed() ? "PASS" : "REGRESSION") << "** \u2014 " << summary.substr(0, nl)
-      << (nl == std::string::npos ? "" : summary.substr(nl)) << "\n\n";
+  // Names, reasons and gate names come from the files compared: escaped (no line breaks left).
+  const std::string summary = summary_line(c, &markdown_text);
+  out << "**" << (c.passed() ? "PASS" : "REGRESSION") << "** \u2014 " << summary << "\n\n";
   std::vector<Row> moved;
   std::size_t same = 0, noisy = 0;
   for (const auto& r : c.rows) {
@@ -216,12 +227,13 @@ std::string render_markdown(const Comparison& c) {
       return e.applicable && e.metric == r.name;
     });
     if (exact) continue;
-    moved.push_back({r.label, format_number(r.before), format_number(r.after), format_change(r.relative_change),
+    moved.push_back({markdown_text(r.label), format_number(r.before), format_number(r.after), format_change(r.relative_change),
                      verdict_cell(r, true) + " | " + metric_kind_name(is_deterministic_metric(r.name))});
   }
   for (const auto& e : c.exact)
     if (e.applicable && !e.passed)
-      moved.push_back({e.label, e.before, e.after, e.expectation, "**VIOLATED** | deterministic"});
+      moved.push_back({markdown_text(e.label), markdown_text(e.before), markdown_text(e.after), markdown_text(e.expectation),
+                       "**VIOLATED** | deterministic"});
   // Regressions first, then improvements.
   std::stable_partition(moved.begin(), moved.end(), [](const Row& r) {
     return r.verdict.find("REGRESSION") != std::string::npos || r.verdict.find("VIOLATED") != std::string::npos;
@@ -237,7 +249,7 @@ std::string render_markdown(const Comparison& c) {
   } else {
     out << "No metric moved beyond noise.\n\n";
   }
-  for (const auto& w : c.warnings) out << "> WARNING: " << w << "\n";
+  for (const auto& w : c.warnings) out << "> WARNING: " << markdown_text(w) << "\n";
   if (!c.warnings.empty()) out << "\n";
   out << "<details><summary>All " << c.rows.size() << " metrics (" << same << " SAME, " << noisy
       << " NOISY) and exact checks</summary>\n\n";
@@ -246,11 +258,11 @@ std::string render_markdown(const Comparison& c) {
   out << "| :----- | :----- | :---- | :--------- | :------ |\n";
   for (const auto& r : table_rows(c, true)) {
     if (r.group_header) out << "| **" << r.metric << "** | | | | |\n";
-    else out << "| " << r.metric << " | " << r.before << " | " << r.after << " | " << r.change
-             << " | " << r.verdict << " |\n";
+    else out << "| " << markdown_text(r.metric) << " | " << markdown_text(r.before) << " | " << markdown_text(r.after)
+             << " | " << r.change << " | " << r.verdict << " |\n";
   }
   out << "\n</details>\n\n";
-  out << "BASE: `" << c.base_source << "`, NEW: `" << c.new_source << "`, alpha " << c.alpha
+  out << "BASE: " << markdown_code(c.base_source) << ", NEW: " << markdown_code(c.new_source) << ", alpha " << c.alpha
       << ", U test two-sided (scipy-compatible).\n";
   return out.str();
 }

@@ -35,6 +35,10 @@
 #                       entries with DIR's objects
 #   --keep              keep the temporary worktrees and builds
 #
+# A commit that moves a gated figure on purpose declares it in its message, one line per metric
+# glob: "Gate-Accept: GLOB=REASON" (e.g. "Gate-Accept: *virtual*=host time is now modelled").
+# Every such line in BASE..HEAD becomes compare --accept: the metric is shown ACCEPTED, not failed.
+#
 # A side that is built here is configured like --head-build when one is given (build type, CUDA
 # option and architectures) and compiled through ccache when it is installed, so the translation
 # units BASE shares with HEAD are cache hits (cmake/EncbenchCcache.cmake).
@@ -83,6 +87,15 @@ if [[ -z "$base_ref" ]]; then
 fi
 base_sha=$(git rev-parse --verify "$base_ref^{commit}") || { echo "ci-gate: bad --base $base_ref" >&2; exit 2; }
 head_sha=$(git rev-parse --verify "$head_ref^{commit}") || { echo "ci-gate: bad --head $head_ref" >&2; exit 2; }
+# Intended changes: a commit under test (BASE..HEAD) that moves a gated figure on purpose says so
+# in its message, one line each: "Gate-Accept: GLOB=REASON" (compare --accept). The waiver is
+# printed, kept in the compare JSON and shown as ACCEPTED; it never hides an unrelated metric.
+accept_args=()
+while IFS= read -r line; do
+  [[ -n "$line" ]] || continue
+  accept_args+=(--accept "$line")
+  echo "ci-gate: accepted change declared by a commit under test: $line"
+done < <(git log --format=%B "$base_sha..$head_sha" | sed -n 's/^Gate-Accept:[[:space:]]*//p')
 
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
@@ -228,7 +241,7 @@ done
 status=0
 judge() {  # judge NAME BASE_DIR HEAD_DIR
   local name=$1 rc=0
-  "$encbench_head" compare "$2" "$3" --gate "$gate" --junit "$out/$name-junit.xml" \
+  "$encbench_head" compare "$2" "$3" --gate "$gate" ${accept_args[@]+"${accept_args[@]}"} --junit "$out/$name-junit.xml" \
     --markdown "$out/$name.md" --json "$out/$name-compare.json" | tee "$out/$name.txt" || rc=${PIPESTATUS[0]}
   echo "ci-gate: $name: exit $rc"
   ((rc > status)) && status=$rc

@@ -25,7 +25,7 @@ dict_for() {  # the dictionary that helps a target, if any
   case "$1" in
     fuzz_image_decode) echo tests/fuzz/image.dict ;;
     fuzz_sse) echo tests/fuzz/sse.dict ;;
-    fuzz_openai_request|fuzz_chunk_json|fuzz_trace_import|fuzz_result_json|fuzz_scenario_json|fuzz_model_files|fuzz_dataset)
+    fuzz_openai_request|fuzz_chunk_json|fuzz_trace_import|fuzz_result_json|fuzz_scenario_json|fuzz_model_files|fuzz_dataset|fuzz_tokenizer_json)
       echo tests/fuzz/json.dict ;;
   esac
 }

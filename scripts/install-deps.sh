@@ -8,6 +8,7 @@ want=(cmake g++ make git pkg-config libbenchmark-dev libgtest-dev libgmock-dev n
       libcli11-dev libcurl4-openssl-dev libboost-dev libboost-system-dev
       libturbojpeg0-dev libpng-dev libwebp-dev  # harness/imaging: image decoders for untrusted data
       libsqlite3-dev zlib1g-dev ca-certificates ccache openmpi-bin libopenmpi-dev
+      libblis-dev  # BLIS: encbench-micro's kernels/gemm_vs_blis reference (optional in CMake)
       valgrind)  # callgrind.h and the CI gate's instruction counts (encbench-instr)
 if [[ "${1:-}" == "--test" ]]; then
   want+=(chromium python3-torch python3-numpy)

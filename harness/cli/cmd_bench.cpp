@@ -13,6 +13,9 @@
 #include <sstream>
 #include <tuple>
 
+#include "harness/cli/bench_parity_flags.hpp"
+#include "harness/cli/cmd_bench_ab.hpp"
+#include "harness/core/text_escape.hpp"
 #include "harness/cli/command.hpp"
 #include "harness/scenario/sweep.hpp"
 #include "harness/scenario/timeline_page.hpp"
@@ -67,7 +70,16 @@ struct BenchFlags {
   // beyond vllm
   std::string request_mode = "stream";
   double timeout = 21600, drain_timeout = 10;
+  ParityFlags parity;  // the rest of vllm's flags (bench_parity_flags.hpp)
+  double idle_timeout = client::kDefaultIdleTimeoutS;
+  std::int64_t max_response_bytes = client::kDefaultMaxResponseBytes;
+  std::int64_t max_output_chunks = client::kDefaultMaxOutputChunks;
+  bool allow_all_failed = false;
 };
+
+// `bench serve`'s exit code when not one request succeeded (and the run was not interrupted):
+// the result is still printed and saved, but a script must not take it for a measurement.
+constexpr int kExitAllRequestsFailed = 4;
 
 double parse_number(const std::string& flag, const std::string& text) {
   try {
@@ -131,8 +143,6 @@ int parse_mm_image_limit(const std::string& text) {
 // Flags a vllm script passes that change nothing here: one line each saying what they do in vllm.
 std::vector<std::string> accepted_flag_notes(const BenchFlags& f) {
   std::vector<std::string> notes;
-  if (!f.tokenizer.empty())
-    notes.push_back("--tokenizer: vllm tokenizes prompts/outputs client-side with it; no tokenizer runs here (stored as tokenizer_id)");
   if (!f.tokenizer_mode.empty()) notes.push_back("--tokenizer-mode: selects vllm's client-side tokenizer; no effect here");
   if (f.trust_remote_code) notes.push_back("--trust-remote-code: lets vllm load tokenizer/dataset code from the Hub; no effect here");
   if (!f.chat_template_kwargs.empty())
@@ -144,6 +154,7 @@ std::vector<std::string> accepted_flag_notes(const BenchFlags& f) {
   if (f.random_batch_size != 1) notes.push_back("--random-batch-size: only used by vllm's embeddings benchmark; ignored");
   if (f.custom_ensure_client_side_data)
     notes.push_back("--custom-ensure-client-side-data: custom_image files are always sent as data URLs here");
+  for (auto& n : check_parity_flags(f.parity, f.dataset_name)) notes.push_back(std::move(n));
   return notes;
 }
 
@@ -156,6 +167,25 @@ client::BenchConfig to_config(const BenchFlags& f, const std::vector<std::string
     c.backend = client::parse_backend(f.backend);
   }
   c.tokenizer = f.tokenizer;
+  c.skip_tokenizer_init = f.parity.skip_tokenizer_init;
+  // vllm main_async: --output-len overrides every dataset's own output flag.
+  c.dataset.vllm_text.sharegpt_output_len = f.output_len ? f.output_len : f.parity.sharegpt_output_len;
+  {
+    auto& v = c.dataset.vllm_text;
+    v.num_prefixes = f.parity.prefix_repetition_num_prefixes.value_or(v.num_prefixes);
+    v.prefix_len = f.parity.prefix_repetition_prefix_len.value_or(v.prefix_len);
+    v.suffix_len = f.parity.prefix_repetition_suffix_len.value_or(v.suffix_len);
+    v.output_len = f.output_len.value_or(f.parity.prefix_repetition_output_len.value_or(v.output_len));
+    v.chunk_hash_size = f.parity.timed_trace_chunk_hash_size.value_or(v.chunk_hash_size);
+    v.sec_multiplier = f.parity.timed_trace_sec_multiplier.value_or(v.sec_multiplier);
+    for (auto [flag, target] : {std::pair{&f.parity.timed_trace_label_timestamp, &v.label_timestamp},
+                                std::pair{&f.parity.timed_trace_label_input_length, &v.label_input_length},
+                                std::pair{&f.parity.timed_trace_label_output_length, &v.label_output_length},
+                                std::pair{&f.parity.timed_trace_label_hash_ids, &v.label_hash_ids}})
+      if (!flag->empty()) *target = *flag;
+    v.self_timed = !f.parity.no_self_timed;
+  }
+  check_parity_flags(f.parity, f.dataset_name);  // refusals before any dataset or server work
   c.logprobs = f.logprobs;
   c.insecure = f.insecure;
   c.strict_success = f.strict_success;
@@ -236,6 +266,10 @@ client::BenchConfig to_config(const BenchFlags& f, const std::vector<std::string
   c.request_mode = client::parse_request_mode(f.request_mode);
   c.timeout_s = f.timeout;
   c.drain_timeout_s = f.drain_timeout;
+  c.idle_timeout_s = f.idle_timeout;
+  c.max_response_bytes = f.max_response_bytes;
+  c.max_output_chunks = f.max_output_chunks;
+  c.allow_all_failed = f.allow_all_failed;
   c.num_warmups = f.num_warmups;
   c.ready_check_timeout_s = f.ready_check_timeout_sec;
   c.percentile_metrics = split_csv(f.percentile_metrics);
@@ -334,11 +368,20 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
     const std::filesystem::path dir = config.result_dir.empty() ? "." : config.result_dir;
     std::error_code ec;
     std::filesystem::create_directories(dir, ec);
-    const std::filesystem::path html = dir / ("timeline-" + label + ".html");
-    scenario::write_timeline_html(html, {scenario::live_timeline_arm(label, result)}, scenario::TimelineOptions{});
+    const std::filesystem::path html = dir / ("timeline-" + safe_file_component(label) + ".html");
+    scenario::TimelineOptions options;
+    options.itl_thresholds_ms = timeline_itl_thresholds_ms(flags.parity);
+    scenario::write_timeline_html(html, {scenario::live_timeline_arm(label, result)}, options);
     std::cerr << "encbench: timeline written to " << html.string() << "\n";
   }
-  return result.run.interrupted ? 130 : 0;
+  if (result.run.interrupted) return 130;
+  if (result.metrics.completed == 0 && !config.allow_all_failed) {
+    std::cerr << "encbench: error: every request failed (" << result.metrics.failed
+              << " of them; see the errors above); exit " << kExitAllRequestsFailed
+              << " (--allow-all-failed exits 0)\n";
+    return kExitAllRequestsFailed;
+  }
+  return 0;
 }
 
 struct SweepFlags {
@@ -372,7 +415,7 @@ int run_sweep(const BenchFlags& flags, const SweepFlags& sf, const std::vector<s
   const std::filesystem::path result = !sf.result.empty()
                                            ? std::filesystem::path(sf.result)
                                            : std::filesystem::path(config.result_dir.empty() ? "." : config.result_dir) /
-                                                 ("sweep-" + label + ".json");
+                                                 ("sweep-" + safe_file_component(label) + ".json");
   const auto run = scenario::run_live_sweep(config, w, result, argv, std::cout, std::cerr);
   return run.result.value("interrupted", false) ? 130 : 0;
 }
@@ -390,7 +433,7 @@ void add_serve_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_option("--model", f.model, "Model name (default: first id from GET /v1/models)");
   serve->add_option("--served-model-name", f.served_model_name, "Model name sent in requests (default: --model)");
   serve->add_option("--label", f.label, "Label used in the result file name instead of the backend");
-  serve->add_option("--dataset-name", f.dataset_name, "hf | vision-arena | random-mm | random | custom | custom_image")->capture_default_str();
+  serve->add_option("--dataset-name", f.dataset_name, "hf | vision-arena | random-mm | random | custom | custom_image | sharegpt | prefix_repetition | timed_trace (the last three need --tokenizer)")->capture_default_str();
   serve->add_option("--dataset-path", f.dataset_path,
                     "Local dataset file or directory (a Hugging Face id prints how to export a local copy)");
   serve->add_option("--hf-split", f.hf_split, "Split name used to pick a file inside a dataset directory")->capture_default_str();
@@ -406,7 +449,7 @@ void add_serve_flags(CLI::App* serve, BenchFlags& f) {
                   "Accepted (custom_image files are always sent as data URLs here)");
   serve->add_flag("--skip-chat-template", f.skip_chat_template, "Accepted (no chat template is ever applied client-side here)");
   serve->add_option("--chat-template-kwargs", f.chat_template_kwargs, "Accepted JSON object (for vllm's client-side chat template; none here)");
-  serve->add_option("--tokenizer", f.tokenizer, "Accepted; stored as tokenizer_id (no tokenizer runs client-side)");
+  serve->add_option("--tokenizer", f.tokenizer, "Tokenizer for prompt lengths and random prompts: a tokenizer.json, a directory holding one, or a hub id in the local hub cache (default: --model)");
   serve->add_option("--tokenizer-mode", f.tokenizer_mode, "Accepted (vllm's client-side tokenizer mode; no effect)");
   serve->add_flag("--trust-remote-code", f.trust_remote_code, "Accepted (no Hub code is loaded here)");
   serve->add_option("--logprobs", f.logprobs, "Completions: logprobs sent per request (vllm sends null when unset)");
@@ -480,6 +523,22 @@ void add_serve_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_option("--request-mode", f.request_mode, "stream | non-stream (non-stream: TTFT = E2EL, no ITL)")->capture_default_str();
   serve->add_option("--timeout", f.timeout, "Per-request timeout in seconds (0 = none)")->capture_default_str();
   serve->add_option("--drain-timeout", f.drain_timeout, "After SIGINT: seconds to wait for in-flight requests")->capture_default_str();
+  serve->add_option("--idle-timeout", f.idle_timeout,
+                    "Per request: fail it (idle_timeout) after this many seconds with no byte received or sent, "
+                    "queue wait and prefill included (0 = none)")
+      ->capture_default_str();
+  serve->add_option("--max-response-bytes", f.max_response_bytes,
+                    "Per request: fail it (response_too_large) past this many bytes received, headers and body "
+                    "(256 MiB; a real 32 k-token stream is ~10 MB)")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  serve->add_option("--max-output-chunks", f.max_output_chunks,
+                    "Per request: fail it (too_many_chunks) past this many choices events kept")
+      ->capture_default_str()
+      ->check(CLI::PositiveNumber);
+  serve->add_flag("--allow-all-failed", f.allow_all_failed,
+                  "Exit 0 even when every request failed (default: exit 4 then; the result is printed and saved either way)");
+  add_parity_flags(serve, f.parity);
 }
 
 void add_bench_command(CLI::App& app, CommandContext& ctx) {
@@ -512,6 +571,19 @@ void add_bench_command(CLI::App& app, CommandContext& ctx) {
                                                          "the HTML page goes beside it)");
   sweep->callback([&ctx, sweep_flags, sweep_only] {
     ctx.action = [&ctx, sweep_flags, sweep_only] { return run_sweep(*sweep_flags, *sweep_only, ctx.argv); };
+  });
+
+  // bench ab (cmd_bench_ab.cpp): two servers in interleaved rounds, every bench serve workload flag.
+  auto* ab = bench->add_subcommand(
+      "ab", "A/B of two OpenAI-compatible servers in interleaved ABBA rounds, each on a freshly started server "
+            "(--arm NAME=COMMAND with {port}, or NAME=URL): pooled Before/After table, verdict, minimum detectable "
+            "effect, --plan; every bench serve workload flag; versioned JSON + HTML (docs/ab.md)");
+  auto ab_flags = std::make_shared<BenchFlags>();
+  add_serve_flags(ab, *ab_flags);
+  auto ab_only = std::make_shared<BenchAbFlags>();
+  add_bench_ab_flags(ab, *ab_only);
+  ab->callback([&ctx, ab, ab_flags, ab_only] {
+    ctx.action = [&ctx, ab, ab_flags, ab_only] { return run_bench_ab(to_config(*ab_flags, ctx.argv), *ab_only, *ab, ctx.argv); };
   });
 }
 

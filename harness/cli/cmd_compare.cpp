@@ -29,6 +29,10 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
                   "(default for --record/history:N: $XDG_DATA_HOME/encbench/history.sqlite)");
   sub->add_flag("--record", opts->record, "record NEW into the history (default path unless --history)");
   sub->add_option("--git-sha", opts->git_sha, "git sha to record for NEW (default: the result's own)");
+  sub->add_option("--accept", opts->accept,
+                  "GLOB=REASON: a regression of a metric matching GLOB is an intended change: shown as "
+                  "ACCEPTED with REASON and not failed (repeatable; scripts/ci-gate.sh passes the "
+                  "'Gate-Accept: GLOB=REASON' lines of the commits under test)");
   sub->add_flag("-q,--quiet", opts->quiet, "do not print the table");
   sub->callback([&ctx, opts] {
     opts->argv = ctx.argv;

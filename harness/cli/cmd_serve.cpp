@@ -31,6 +31,11 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   sub->add_option("--encoder-mlp", o.encoder_mlp, "Run norm2 + MLP in every encoder layer (true|false)")
       ->capture_default_str();
+  sub->add_flag("--enable-profiling", o.enable_profiling,
+                "Serve POST /start_profile and /stop_profile (off: both 404, as on vLLM without a profiler)");
+  sub->add_option("--profile-max-kept", o.profile_max_kept,
+                  "Profiles (trace + summary) kept in --profile-dir; older ones this server wrote are deleted")
+      ->capture_default_str();
   sub->add_option("--profile-dir", o.profile_dir,
                   "Where POST /stop_profile writes the encoder Chrome trace and idle-gap summary")
       ->capture_default_str();
@@ -75,13 +80,26 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
                   "Directory from which file:// image URLs may be read (default: none)");
   sub->add_option("--max-body-bytes", o.max_body_bytes, "Largest request body (413 above)")->capture_default_str();
   sub->add_option("--max-inflight-bytes", o.max_inflight_bytes,
-                  "Request body bytes held at once, server-wide, from header until the request is parsed "
-                  "(images decoded); a request beyond it gets 503 with Retry-After (at least --max-body-bytes)")
+                  "Request body bytes held at once, server-wide, counted as they arrive until the request is "
+                  "parsed (images decoded); a request beyond it gets 503 with Retry-After (at least "
+                  "--max-body-bytes)")
       ->capture_default_str();
   sub->add_option("--header-timeout-s", o.header_timeout_s,
                   "Time allowed for a request header, also the keep-alive idle limit")
       ->capture_default_str();
-  sub->add_option("--decode-threads", o.decode_threads, "Threads parsing requests and decoding images")
+  sub->add_option("--decode-threads", o.decode_threads,
+                  "Threads parsing requests with images and decoding them (text-only requests have a lane "
+                  "of their own)")
+      ->capture_default_str();
+  sub->add_option("--max-decode-queue", o.max_decode_queue,
+                  "Requests with images queued or decoding at once (503 decode_queue_full beyond)")
+      ->capture_default_str();
+  sub->add_option("--decode-timeout-s", o.decode_timeout_s,
+                  "Time a request's images may take from entering the decode queue (503 decode_timeout after)")
+      ->capture_default_str();
+  sub->add_option("--max-unsent-bytes", o.max_unsent_bytes,
+                  "Per connection: response bytes formatted but not yet sent; a stream pauses there until the "
+                  "client reads (one that reads nothing for 60 s is dropped)")
       ->capture_default_str();
   sub->add_option("--eos-mean-tokens", o.eos_mean_tokens,
                   "Mean natural output length without ignore_eos (uniform 1..2N-1, capped by max_tokens)")

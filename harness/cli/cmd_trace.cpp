@@ -50,6 +50,14 @@ void add_analyze(CLI::App* trace, CommandContext& ctx) {
       ->capture_default_str();
   analyze->add_option("--forward-end", config->forward_end, "Glob of the wait that closes a forward (no markers)")
       ->capture_default_str();
+  analyze->add_option("--max-events", config->limits.max_events,
+                      "Stop with exit 2 past this many events kept (device/host spans, flows, metadata names); "
+                      "peak memory is ~480 B per kept event (docs/trace.md); 0 = no limit")
+      ->capture_default_str();
+  analyze->add_option("--max-decompressed-bytes", config->limits.max_decompressed_bytes,
+                      "Stop with exit 2 past this many bytes of JSON text after gunzip (a gzip bomb costs time, "
+                      "not memory); 0 = no limit")
+      ->capture_default_str();
   analyze->callback([&ctx, config] {
     ctx.action = [&ctx, config] { return trace::run_analyze_command(*config, ctx.argv, std::cout, std::cerr); };
   });

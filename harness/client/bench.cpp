@@ -1,4 +1,6 @@
+#include "harness/core/text_escape.hpp"
 #include "harness/client/bench.hpp"
+#include "harness/client/datasets_tokens.hpp"
 
 #include <curl/curl.h>
 #include <unistd.h>
@@ -60,6 +62,9 @@ void validate(const BenchConfig& c) {
   require(c.num_warmups >= 0, "--num-warmups must be >= 0");
   require(c.ready_check_timeout_s >= 0, "--ready-check-timeout-sec must be >= 0");
   require(c.timeout_s >= 0, "--timeout must be >= 0");
+  require(c.idle_timeout_s >= 0, "--idle-timeout must be >= 0 (0 = none)");
+  require(c.max_response_bytes >= 1, "--max-response-bytes must be >= 1");
+  require(c.max_output_chunks >= 1, "--max-output-chunks must be >= 1");
   require(c.port > 0 && c.port < 65536, "--port must be in 1..65535");
   require(c.dataset.num_prompts > 0, "--num-prompts must be > 0");
   for (double p : c.metric_percentiles) require(p >= 0 && p <= 100, "--metric-percentiles values must be in [0, 100]");
@@ -233,6 +238,8 @@ std::pair<long, std::string> post_empty(const std::string& url, double timeout_s
   return http_call(url, true, timeout_s);
 }
 
+std::pair<long, std::string> get_url(const std::string& url, double timeout_s) { return http_call(url, false, timeout_s); }
+
 std::map<std::string, double> parse_prometheus_text(const std::string& text) {
   std::map<std::string, double> samples;
   std::istringstream in(text);
@@ -281,7 +288,12 @@ void prepare_run(const BenchConfig& config, int ranks, const std::string& prefix
           "--max-concurrency " + std::to_string(config.max_concurrency) + " is split across the " + std::to_string(ranks) +
               " MPI ranks: give at least one slot per rank");
   // Dataset first: a bad file is the user's error (exit 2) whether or not a server is up.
-  Dataset dataset = load_dataset(config.dataset);
+  // Tokenized here, before the run (harness/client/datasets_tokens.hpp); said once on stderr.
+  TokenizedDataset loaded = load_tokenized_dataset(config.dataset, config.tokenizer, config.model, config.skip_tokenizer_init);
+  Dataset& dataset = loaded.dataset;
+  const DatasetTokens& tokens = loaded.tokens;
+  std::fprintf(stderr, "bench serve: %s\n", tokens.note.c_str());
+  result.tokenizer_file = tokens.tokenizer_file;
   result.dataset_layout = dataset.layout;
   result.dataset_rows = dataset.source_rows;
   result.oversampled = dataset.oversampled;
@@ -309,7 +321,16 @@ void prepare_run(const BenchConfig& config, int ranks, const std::string& prefix
   options.headers = header_lines(config);
   options.request_id_prefix = prefix;
   requests = prepare_requests(dataset.samples, options);
-  for (const auto& r : requests) result.total_image_bytes += r.image_bytes;
+  for (const auto& r : requests) {
+    result.total_image_bytes += r.image_bytes;
+    result.text_tokens.push_back(r.text_tokens);
+    result.vision_tokens.push_back(r.vision_tokens);
+  }
+  // timed_trace (self-timed): the trace's timestamps are the schedule (datasets_vllm.hpp).
+  if (!dataset.arrival_s.empty() && config.dataset.vllm_text.self_timed) {
+    offsets = to_offsets_ns(dataset.arrival_s);
+    return;
+  }
   offsets = config.ramp_up == RampUp::none
                 ? arrival_offsets_ns(requests.size(), config.request_rate, config.burstiness, config.seed)
                 : to_offsets_ns(ramp_up_offsets_s(requests.size(), config.ramp_up, config.ramp_up_start_rps,
@@ -428,6 +449,9 @@ BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult
   engine.max_concurrency = config.max_concurrency;
   engine.max_connections = config.max_connections;
   engine.timeout_s = config.timeout_s;
+  engine.idle_timeout_s = config.idle_timeout_s;
+  engine.max_response_bytes = config.max_response_bytes;
+  engine.max_output_chunks = config.max_output_chunks;
   engine.stop_fd = config.stop_fd;
   engine.drain_timeout_s = config.drain_timeout_s;
   engine.strict_success = config.strict_success;
@@ -794,7 +818,11 @@ std::string result_filename(const BenchConfig& c, const BenchResult& r) {
   if (!c.result_filename.empty()) return c.result_filename;
   std::string model = r.model_id;
   if (auto slash = model.rfind('/'); slash != std::string::npos) model = model.substr(slash + 1);
-  const std::string label = !c.label.empty() ? c.label : !c.backend_name.empty() ? c.backend_name : std::string(to_string(c.backend));
+  // vllm's name, each part one safe path component: a --label of ../../x or a model id with a
+  // '\' or control characters stays inside --result-dir (issue 37).
+  model = safe_file_component(model, "model");
+  const std::string label = safe_file_component(
+      !c.label.empty() ? c.label : !c.backend_name.empty() ? c.backend_name : std::string(to_string(c.backend)), "bench");
   std::string name = c.ramp_up != RampUp::none
                          ? label + "-ramp-up-" + (c.ramp_up == RampUp::linear ? "linear" : "exponential") + "-" +
                                std::to_string(c.ramp_up_start_rps) + "qps-" + std::to_string(c.ramp_up_end_rps) + "qps"
@@ -877,11 +905,15 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
   j["error_events"] = m.error_events;
   j["not_sent"] = m.not_sent;
   j["api_url"] = r.api_url;
+  j["prompt_tokens_counted_by"] = r.tokenizer_file.empty() ? "words" : "tokenizer";
+  j["tokenizer_file"] = r.tokenizer_file;
   j["dataset"] = {{"name", c.dataset.name}, {"layout", r.dataset_layout}, {"path", c.dataset.path},
                   {"source_rows", r.dataset_rows}, {"oversampled", r.oversampled},
                   {"image_bytes_total", r.total_image_bytes}, {"seed", c.seed}};
   j["ignore_eos"] = r.ignore_eos;
   j["timeout_s"] = c.timeout_s;
+  j["response_bounds"] = {{"idle_timeout_s", c.idle_timeout_s}, {"max_response_bytes", c.max_response_bytes},
+                          {"max_output_chunks", c.max_output_chunks}};
   j["prepare_s"] = static_cast<double>(r.prepare_ns) / 1e9;
   j["ttft_from_intended_ms"] = summary_json(m.ttft_from_intended);
   j["e2el_from_intended_ms"] = summary_json(m.e2el_from_intended);
@@ -971,6 +1003,15 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
       lag_ms.push_back(rec.sent_ns ? static_cast<double>(rec.sent_ns - rec.intended_ns) / 1e6 : 0.0);
     }
     j["request_ids"] = ids;
+    // The prompt's split, per request as request_ids: tokenizer text tokens, the model's image tokens.
+    std::vector<std::int64_t> text, vision;
+    for (const auto& rec : r.run.records) {
+      if (!rec.dispatched || rec.index >= r.text_tokens.size()) continue;
+      text.push_back(r.text_tokens[rec.index]);
+      vision.push_back(r.vision_tokens[rec.index]);
+    }
+    j["input_text_tokens"] = text;
+    j["input_vision_tokens"] = vision;
     j["intended_times"] = seconds_since(r.run.records, &RequestRecord::intended_ns);
     j["sent_times"] = seconds_since(r.run.records, &RequestRecord::sent_ns);
     j["dispatch_lags_ms"] = lag_ms;

@@ -39,7 +39,8 @@ struct BenchConfig {
   std::string model;                          // "" -> first id from GET /v1/models
   std::string served_model_name;
   std::string label;
-  std::string tokenizer;                      // --tokenizer: only the result's tokenizer_id (no tokenizer runs)
+  std::string tokenizer;                      // --tokenizer: a tokenizer.json, its directory or a cached hub id
+  bool skip_tokenizer_init = false;           // --skip-tokenizer-init: no tokenizer (word counts)
   // ---- workload
   DatasetConfig dataset;
   double request_rate = INFINITY;
@@ -58,6 +59,11 @@ struct BenchConfig {
   std::string request_id_prefix;              // "" -> bench-<8 hex>-
   RequestMode request_mode = RequestMode::stream;
   double timeout_s = 21600;                   // per request (vllm's aiohttp session: 6 h)
+  // Per-request bounds against a misbehaving server (issue 37; EngineConfig says what each does).
+  double idle_timeout_s = kDefaultIdleTimeoutS;          // --idle-timeout (0 = none)
+  std::int64_t max_response_bytes = kDefaultMaxResponseBytes;  // --max-response-bytes
+  std::int64_t max_output_chunks = kDefaultMaxOutputChunks;    // --max-output-chunks
+  bool allow_all_failed = false;              // --allow-all-failed: exit 0 even when no request succeeded
   int num_warmups = 0;
   double ready_check_timeout_s = 0;
   bool strict_success = false;                // --strict-success: streams without [DONE] / with error events fail
@@ -92,6 +98,8 @@ struct BenchResult {
   std::vector<std::pair<int, std::string>> rps_change_events;
   std::string dataset_layout;
   std::size_t dataset_rows = 0, oversampled = 0, total_image_bytes = 0;
+  std::string tokenizer_file;                 // the tokenizer.json used ("" : prompt lengths are words)
+  std::vector<std::int64_t> text_tokens, vision_tokens;  // per request index (-1: unknown)
   bool ignore_eos = false;
   EngineResult run;
   ServingMetrics metrics;
@@ -115,6 +123,8 @@ struct BenchResult {
 
 // POST {base}{path} with an empty JSON body; returns (HTTP status, body). Status 0: unreachable.
 std::pair<long, std::string> post_empty(const std::string& url, double timeout_s = 30);
+// GET url; returns (HTTP status, body). Status 0: unreachable (body: curl's reason).
+std::pair<long, std::string> get_url(const std::string& url, double timeout_s = 30);
 // GET {base}/metrics; parses "name{labels} value" lines (comments skipped) into a flat map.
 std::map<std::string, double> parse_prometheus_text(const std::string& text);
 // The "Encoder device (server side)" and "Server metrics" sections (when present).

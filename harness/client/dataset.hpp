@@ -38,6 +38,18 @@ struct RandomDatasetConfig {
   std::vector<ImageBucket> buckets{{256, 256, 0.5}, {720, 1280, 0.5}};  // --random-mm-bucket-config
 };
 
+// vLLM's tokenizer-made text datasets (datasets_vllm.hpp).
+struct VllmTextDatasetConfig {
+  std::optional<int> sharegpt_output_len;  // --sharegpt-output-len (else the completion's tokens)
+  int prefix_len = 256, suffix_len = 256, num_prefixes = 10, output_len = 128;  // --prefix-repetition-*
+  // timed_trace (--timed-trace-*, vLLM's defaults); self_timed: the trace's timestamps are the schedule
+  int chunk_hash_size = 16;
+  double sec_multiplier = 1.0;
+  std::string label_timestamp = "timestamp", label_input_length = "input_length",
+              label_output_length = "output_length", label_hash_ids = "hash_ids";
+  bool self_timed = true;
+};
+
 struct DatasetConfig {
   std::string name = "random";       // hf | vision-arena | random-mm | random | custom
   std::string path;                  // --dataset-path
@@ -50,13 +62,16 @@ struct DatasetConfig {
   bool oversample = true;            // --no-oversample turns it off
   bool transcode_images = true;      // false: rows' images keep their own bytes, undecoded (dataset stats)
   RandomDatasetConfig random;
+  VllmTextDatasetConfig vllm_text;
 };
 
 struct SampleRequest {
   std::string prompt;
   std::vector<std::string> image_urls;  // data:image/jpeg;base64,... or a passed-through URL
   int output_len = 128;
-  std::int64_t prompt_len = 0;          // whitespace-separated words (no tokenizer client-side)
+  std::int64_t prompt_len = 0;          // tokens with --tokenizer (datasets_tokens.hpp), else whitespace words
+  std::int64_t text_tokens = -1;        // prompt tokens by the tokenizer (-1: none loaded)
+  std::int64_t vision_tokens = -1;      // image tokens by the model's rule (-1: unknown; 0: no image)
   std::size_t source_row = 0;           // row in the dataset file (or generated index)
 };
 
@@ -67,6 +82,7 @@ struct Dataset {
   std::size_t oversampled = 0;          // samples that duplicate another row
   bool multimodal = false;
   bool ignore_eos_default = false;      // random datasets turn ignore_eos on (as vllm)
+  std::vector<double> arrival_s;        // timed_trace: each sample's send time (s from the first), else empty
   std::filesystem::path file;           // the file actually read ("" for generated datasets)
 };
 

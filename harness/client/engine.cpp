@@ -31,14 +31,15 @@ namespace {
 constexpr std::uint64_t kTagCurlTimer = 1ull << 61;
 constexpr std::uint64_t kTagArrival = 2ull << 61;
 constexpr std::uint64_t kTagStop = 3ull << 61;
+constexpr std::uint64_t kTagIdle = 4ull << 61;
 constexpr Nanos kProgressIntervalNs = 200'000'000;
 // An arrival closer than this is polled for (the loop looks again without sleeping) instead of
 // arming the timerfd: a timer that expires at once costs more than the poll (see on_timer).
 constexpr Nanos kArrivalPollNs = 30'000;
 
 struct Transfer {
-  Transfer(Backend backend, RequestMode mode, RequestRecord& record, bool strict)
-      : record(record), handler(backend, mode, record, strict) {}
+  Transfer(Backend backend, RequestMode mode, RequestRecord& record, bool strict, ResponseLimits limits)
+      : record(record), handler(backend, mode, record, strict, limits) {}
   RequestRecord& record;
   ResponseHandler handler;
   const PreparedRequest* request = nullptr;
@@ -47,6 +48,8 @@ struct Transfer {
   char error_buffer[CURL_ERROR_SIZE] = {};
   bool in_flight = false;
   std::size_t shard = 0;      // the curl multi it runs on while in flight
+  Nanos last_activity_ns = 0; // dispatch, the request leaving, or the last byte received
+  curl_off_t uploaded = 0;    // request bytes sent when the idle check last looked
   double* parse_s = nullptr;  // the loop's LoopProfile::parse_s
 };
 
@@ -121,6 +124,10 @@ class EventLoop {
   void finish(Transfer& t, CURLcode result);
   void begin_stop(Nanos now);
   void abort_in_flight(Nanos now);
+  void abort_transfer(Transfer& t, Nanos now, const std::string& error, const std::string& kind);
+  void release_transfer(Transfer& t);
+  void arm_idle_check(Nanos deadline_ns);
+  void check_idle(Nanos now);
   bool done() const;
   bool arrival_due(Nanos now) const;
   void draw_progress(bool final_line);
@@ -143,7 +150,8 @@ class EventLoop {
   std::vector<std::size_t> shards_to_run_;      // timeout_now set
   std::vector<std::size_t> shards_running_;     // scratch for run_curl_timeouts
   Nanos armed_curl_deadline_ = 0;
-  int epoll_fd_ = -1, curl_timer_fd_ = -1, arrival_fd_ = -1;
+  int epoll_fd_ = -1, curl_timer_fd_ = -1, arrival_fd_ = -1, idle_fd_ = -1;
+  Nanos armed_idle_ns_ = 0;  // the idle check's next run (0: not armed)
   std::size_t next_arrival_ = 0;
   std::size_t in_flight_ = 0;
   std::size_t finished_ = 0;
@@ -214,6 +222,7 @@ size_t EventLoop::on_write(char* data, size_t size, size_t count, void* userp) {
   auto* t = static_cast<Transfer*>(userp);
   const size_t bytes = size * count;
   const Nanos now = now_ns();
+  t->last_activity_ns = now;
   t->handler.on_body(std::string_view(data, bytes), now);
   *t->parse_s += static_cast<double>(now_ns() - now) / 1e9;
   // A protocol error fails the request: stop reading instead of draining a broken stream.
@@ -223,6 +232,9 @@ size_t EventLoop::on_write(char* data, size_t size, size_t count, void* userp) {
 size_t EventLoop::on_header(char* data, size_t size, size_t count, void* userp) {
   auto* t = static_cast<Transfer*>(userp);
   const size_t bytes = size * count;
+  t->last_activity_ns = now_ns();
+  // An endless or huge header section counts against --max-response-bytes like a body does.
+  if (!t->handler.on_header_bytes(bytes)) return 0;
   std::string_view line(data, bytes);
   if (line.rfind("HTTP/", 0) == 0) {
     const auto space = line.find(' ');
@@ -239,6 +251,7 @@ size_t EventLoop::on_header(char* data, size_t size, size_t count, void* userp) 
 int EventLoop::on_prereq(void* userp, char*, char*, int, int) {
   auto* t = static_cast<Transfer*>(userp);
   if (t->record.sent_ns == 0) t->record.sent_ns = now_ns();
+  t->last_activity_ns = now_ns();
   return CURL_PREREQFUNC_OK;
 }
 
@@ -246,7 +259,8 @@ void EventLoop::setup() {
   epoll_fd_ = epoll_create1(EPOLL_CLOEXEC);
   curl_timer_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
   arrival_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-  if (epoll_fd_ < 0 || curl_timer_fd_ < 0 || arrival_fd_ < 0)
+  idle_fd_ = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+  if (epoll_fd_ < 0 || curl_timer_fd_ < 0 || arrival_fd_ < 0 || idle_fd_ < 0)
     throw std::runtime_error(std::string("cannot create epoll/timerfd: ") + std::strerror(errno));
   epoll_event ev{};
   ev.events = EPOLLIN;
@@ -254,6 +268,8 @@ void EventLoop::setup() {
   epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, curl_timer_fd_, &ev);
   ev.data.u64 = kTagArrival;
   epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, arrival_fd_, &ev);
+  ev.data.u64 = kTagIdle;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, idle_fd_, &ev);
   if (config_.stop_fd >= 0) {
     ev.data.u64 = kTagStop;
     epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, config_.stop_fd, &ev);
@@ -273,7 +289,8 @@ void EventLoop::setup() {
     rec.index = requests_[i].index;
     rec.request_id = requests_[i].request_id;
     rec.prompt_len_client = requests_[i].prompt_len_client;
-    auto t = std::make_unique<Transfer>(config_.backend, config_.mode, rec, config_.strict_success);
+    auto t = std::make_unique<Transfer>(config_.backend, config_.mode, rec, config_.strict_success,
+                                        ResponseLimits{config_.max_response_bytes, config_.max_output_chunks});
     t->request = &requests_[i];
     t->parse_s = &profile_.parse_s;
     // Header lists built now, not in the loop. An empty "Expect:" stops curl's 100-continue
@@ -303,7 +320,7 @@ void EventLoop::cleanup() {
     curl_multi_setopt(shard->multi, CURLMOPT_TIMERDATA, nullptr);
   }
   shards_.clear();
-  for (int* fd : {&epoll_fd_, &curl_timer_fd_, &arrival_fd_})
+  for (int* fd : {&epoll_fd_, &curl_timer_fd_, &arrival_fd_, &idle_fd_})
     if (*fd >= 0) close(*fd), *fd = -1;
 }
 
@@ -347,6 +364,8 @@ void EventLoop::dispatch(std::size_t index, Nanos now) {
   curl_easy_setopt(t.easy, CURLOPT_ERRORBUFFER, t.error_buffer);
   t.record.dispatched = true;
   t.record.dispatch_ns = now;
+  t.last_activity_ns = now;
+  t.uploaded = 0;
   ++profile_.dispatches;
   Shard& shard = shard_for_new_transfer();
   if (const CURLMcode added = curl_multi_add_handle(shard.multi, t.easy); added != CURLM_OK) {
@@ -364,6 +383,8 @@ void EventLoop::dispatch(std::size_t index, Nanos now) {
   mark_to_run(shard);  // start it now (connect / send), not one loop round trip later
   ++in_flight_;
   result_.loop.peak_in_flight = std::max(result_.loop.peak_in_flight, in_flight_);
+  // Later dispatches are due later: an armed check already comes first.
+  if (config_.idle_timeout_s > 0 && armed_idle_ns_ == 0) arm_idle_check(now + static_cast<Nanos>(config_.idle_timeout_s * 1e9));
 }
 
 EventLoop::Shard& EventLoop::attach_shard(CURLM* multi) {
@@ -532,14 +553,7 @@ void EventLoop::finish(Transfer& t, CURLcode result) {
     }
   }
   t.handler.on_end(now, transport_error, transport_kind);
-  Shard& shard = *shards_[t.shard];
-  curl_multi_remove_handle(shard.multi, t.easy);
-  if (shard.in_flight-- == kTransfersPerCurlMulti) open_shards_.insert(shard.index);
-  free_easy_.push_back(t.easy);
-  t.easy = nullptr;
-  t.in_flight = false;
-  --in_flight_;
-  ++finished_;
+  release_transfer(t);
   ++profile_.completions;
   if (!stopping_) admit(now);
 }
@@ -567,20 +581,67 @@ void EventLoop::begin_stop(Nanos now) {
   armed_arrival_ns_ = drain_deadline_;
 }
 
+// Gives the transfer's handle back to its shard and counts it finished (completed or aborted).
+void EventLoop::release_transfer(Transfer& t) {
+  Shard& shard = *shards_[t.shard];
+  curl_multi_remove_handle(shard.multi, t.easy);
+  if (shard.in_flight-- == kTransfersPerCurlMulti) open_shards_.insert(shard.index);
+  free_easy_.push_back(t.easy);
+  t.easy = nullptr;
+  t.in_flight = false;
+  --in_flight_;
+  ++finished_;
+}
+
+void EventLoop::abort_transfer(Transfer& t, Nanos now, const std::string& error, const std::string& kind) {
+  release_transfer(t);
+  t.handler.on_end(now, error, kind);
+}
+
 void EventLoop::abort_in_flight(Nanos now) {
   for (auto& t : transfers_) {
     if (!t->in_flight) continue;
-    Shard& shard = *shards_[t->shard];
-    curl_multi_remove_handle(shard.multi, t->easy);
-    if (shard.in_flight-- == kTransfersPerCurlMulti) open_shards_.insert(shard.index);
-    free_easy_.push_back(t->easy);
-    t->easy = nullptr;
-    t->in_flight = false;
-    --in_flight_;
-    ++finished_;
-    t->handler.on_end(now, "interrupted: still in flight after the " + seconds_text(config_.drain_timeout_s) +
-                               " s drain timeout", "interrupted");
+    abort_transfer(*t, now, "interrupted: still in flight after the " + seconds_text(config_.drain_timeout_s) + " s drain timeout",
+                   "interrupted");
   }
+}
+
+void EventLoop::arm_idle_check(Nanos deadline_ns) {
+  arm_timer_abs(idle_fd_, deadline_ns);  // 0 disarms
+  armed_idle_ns_ = deadline_ns;
+}
+
+void EventLoop::check_idle(Nanos now) {
+  // Runs when the earliest possible idle deadline has come: aborts every transfer with no byte
+  // moving for --idle-timeout, then arms the check for the earliest deadline left. Request bytes
+  // still leaving (a large body to a slow server) count as activity: curl's upload counter is
+  // read only here, for transfers that look idle, and only a body not yet fully sent that moved
+  // since the last look counts (a finished upload says nothing about when its last byte left).
+  const Nanos idle_ns = static_cast<Nanos>(config_.idle_timeout_s * 1e9);
+  Nanos next = 0;
+  for (auto& t : transfers_) {
+    if (!t->in_flight) continue;
+    if (now - t->last_activity_ns >= idle_ns) {
+      curl_off_t uploaded = 0;
+      curl_easy_getinfo(t->easy, CURLINFO_SIZE_UPLOAD_T, &uploaded);
+      const auto body_bytes = static_cast<curl_off_t>(t->request->body.size());
+      if (uploaded < body_bytes && uploaded != t->uploaded) {
+        t->uploaded = uploaded;
+        t->last_activity_ns = now;
+      } else {
+        ++profile_.completions;
+        abort_transfer(*t, now,
+                       "idle_timeout: no byte received or sent for " + seconds_text(config_.idle_timeout_s) +
+                           " s (--idle-timeout); " + std::to_string(t->handler.bytes_received()) + " bytes received before",
+                       "idle_timeout");
+        continue;
+      }
+    }
+    const Nanos deadline = t->last_activity_ns + idle_ns;
+    if (next == 0 || deadline < next) next = deadline;
+  }
+  arm_idle_check(next);
+  if (!stopping_) admit(now);
 }
 
 bool EventLoop::done() const {
@@ -617,6 +678,9 @@ EngineResult EventLoop::run() {
     // sleeping, then send more.
     run_curl_timeouts();
     pump_sends();
+    // The last transfer may have ended just now (curl finishes an aborted transfer on a 0 ms
+    // timeout): sleeping then would wait for the next timer, up to --timeout.
+    if (done()) break;
     const bool sendable = !send_queue_.empty() && in_flight_ < connection_limit_;
     const int timeout_ms = sendable || !shards_to_run_.empty() || (arrival_poll_ && !stopping_) ? 0 : (config_.progress ? 200 : -1);
     const int n = epoll_wait(epoll_fd_, events.data(), static_cast<int>(events.size()), timeout_ms);
@@ -641,6 +705,9 @@ EngineResult EventLoop::run() {
         } else {
           release_if_due();  // the arrival may already have gone out between socket events
         }
+      } else if (tag == kTagIdle) {
+        std::uint64_t expirations;
+        if (read(idle_fd_, &expirations, sizeof expirations) > 0) check_idle(now_ns());
       } else if (tag == kTagStop) {
         char drain[256];
         while (read(config_.stop_fd, drain, sizeof drain) > 0) {
@@ -804,6 +871,9 @@ EngineResult run_requests(const EngineConfig& config, const std::vector<Prepared
   require(!config.url.empty(), "no URL to send requests to");
   require(config.max_concurrency >= 0, "--max-concurrency must be >= 0");
   require(config.timeout_s >= 0, "--timeout must be >= 0");
+  require(config.idle_timeout_s >= 0, "--idle-timeout must be >= 0 (0 = none)");
+  require(config.max_response_bytes >= 1, "--max-response-bytes must be >= 1");
+  require(config.max_output_chunks >= 1, "--max-output-chunks must be >= 1");
   for (std::size_t i = 1; i < offsets_ns.size(); ++i) require(offsets_ns[i] >= offsets_ns[i - 1], "arrival offsets must be sorted");
   global_curl_init();
   ConnectionBudget budget;

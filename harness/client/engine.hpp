@@ -14,12 +14,21 @@
 // waits in the send queue (as dispatch lag, said plainly) instead of piling up as open
 // connections whose responses nobody reads; every iteration then costs the same however many
 // requests are due or in flight.
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "harness/client/records.hpp"
 
 namespace encbench::client {
+
+// Defaults of the per-request bounds: far above what a real server sends (32 k tokens of
+// ~300-byte chunks are ~10 MB and 32 k chunks), low enough that a server that never stops is cut
+// off before it exhausts the client. --idle-timeout allows long queue waits of an overloaded
+// server (no byte comes before the first token).
+inline constexpr double kDefaultIdleTimeoutS = 1800;
+inline constexpr std::int64_t kDefaultMaxResponseBytes = std::int64_t{256} << 20;
+inline constexpr std::int64_t kDefaultMaxOutputChunks = 1'000'000;
 
 struct EngineConfig {
   std::string url;                       // full API URL (base + endpoint)
@@ -31,6 +40,14 @@ struct EngineConfig {
   // margin (connection_budget()). An explicit value above that budget is refused (InvalidInput).
   int max_connections = 0;
   double timeout_s = 0;                  // per request, from dispatch; 0 = none
+  // Bounds against a misbehaving server (issue 37), each failing the request with its own
+  // failure kind: the longest time with no byte moving either way (idle_timeout; 0 = none), the
+  // bytes received (headers + body: response_too_large) and the choices events kept
+  // (too_many_chunks). Everything a request keeps grows with one of these, so a server streaming
+  // without end costs at most about the byte bound per request in flight.
+  double idle_timeout_s = kDefaultIdleTimeoutS;
+  std::int64_t max_response_bytes = kDefaultMaxResponseBytes;
+  std::int64_t max_output_chunks = kDefaultMaxOutputChunks;
   int stop_fd = -1;                      // readable => stop sending, drain, then abort
   double drain_timeout_s = 10;           // bounded wait for in-flight requests after a stop
   bool progress = false;                 // progress bar on stderr

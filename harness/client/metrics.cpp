@@ -188,8 +188,10 @@ ServingMetrics calculate_metrics(const std::vector<RequestRecord>& records, Nano
     }
     ++m.completed;
     queue_ms.push_back(ns_ms(queue));  // vllm: client queue time over successful requests only
-    m.total_input += prompt_len;
-    m.total_output += output_len;
+    // Token counts come from the server (usage): saturating sums, so two streams claiming 2^63-1
+    // tokens give INT64_MAX, never a negative total or throughput.
+    m.total_input = saturating_add(m.total_input, prompt_len);
+    m.total_output = saturating_add(m.total_output, output_len);
     ttfts_ms.push_back(ns_ms(ttft));
     e2els_ms.push_back(ns_ms(latency));
     if (options.finite_rate) e2el_queue_ms.push_back(ns_ms(latency + queue));
@@ -211,7 +213,7 @@ ServingMetrics calculate_metrics(const std::vector<RequestRecord>& records, Nano
     }
     if (!any_success || st < min_start) min_start = st;
     any_success = true;
-    total_chunks += r.content_chunks;
+    total_chunks = saturating_add(total_chunks, r.content_chunks);
     if (r.content_chunks > 0) {
       tokens_per_chunk_sum += static_cast<double>(output_len) / static_cast<double>(r.content_chunks);
       ++tokens_per_chunk_n;
@@ -222,7 +224,7 @@ ServingMetrics calculate_metrics(const std::vector<RequestRecord>& records, Nano
   const double duration = m.duration_s > 0 ? m.duration_s : 1e-9;
   m.request_throughput = static_cast<double>(m.completed) / duration;
   m.output_throughput = static_cast<double>(m.total_output) / duration;
-  m.total_token_throughput = static_cast<double>(m.total_input + m.total_output) / duration;
+  m.total_token_throughput = (static_cast<double>(m.total_input) + static_cast<double>(m.total_output)) / duration;
   if (!options.goodput_slo_ms.empty()) {
     std::int64_t good = 0;
     for (std::size_t i = 0; i < ttfts_ms.size(); ++i) {

@@ -27,6 +27,13 @@ struct MetricsOptions {
   RequestMode mode = RequestMode::stream;
 };
 
+// a + b clamped to [INT64_MIN, INT64_MAX]: token totals sum what servers claim (usage).
+inline std::int64_t saturating_add(std::int64_t a, std::int64_t b) {
+  std::int64_t sum = 0;
+  if (!__builtin_add_overflow(a, b, &sum)) return sum;
+  return b > 0 ? INT64_MAX : INT64_MIN;
+}
+
 // Names accepted by --percentile-metrics, in vllm's print order.
 const std::vector<std::string>& known_percentile_metrics();
 

@@ -23,7 +23,8 @@ struct PreparedRequest {
   std::string request_id;             // sent as x-request-id
   std::string body;                   // JSON body, built before the run
   std::vector<std::string> headers;   // extra header lines ("Name: value") besides the common ones
-  std::int64_t prompt_len_client = 0; // client-side prompt length estimate (no tokenizer)
+  std::int64_t prompt_len_client = 0; // client-side prompt length (tokens with --tokenizer, else words)
+  std::int64_t text_tokens = -1, vision_tokens = -1;  // the sample's split (-1: unknown)
   int output_len = 0;                 // max_completion_tokens / max_tokens sent
   std::size_t image_count = 0;
   std::size_t image_bytes = 0;        // bytes of the image data URLs in the body
@@ -65,7 +66,7 @@ struct RequestRecord {
   // "" on success, else one of: connection_refused, open_file_limit, ephemeral_ports_exhausted,
   // connect_failed, dns, connection_reset, empty_reply, truncated_response, timeout, tls,
   // transport_other, http_4xx, http_5xx, http_other, protocol, no_valid_chunk, strict_success,
-  // interrupted, client_internal.
+  // interrupted, client_internal, response_too_large, too_many_chunks, idle_timeout.
   std::string failure_kind;
 
   bool operator==(const RequestRecord&) const = default;  // field by field (shard round trips)

@@ -47,6 +47,8 @@ std::vector<PreparedRequest> prepare_requests(const std::vector<SampleRequest>& 
     r.headers = options.headers;
     r.headers.push_back("x-request-id: " + r.request_id);
     r.prompt_len_client = samples[i].prompt_len;
+    r.text_tokens = samples[i].text_tokens;
+    r.vision_tokens = samples[i].vision_tokens;
     r.output_len = samples[i].output_len;
     r.image_count = samples[i].image_urls.size();
     for (const auto& url : samples[i].image_urls) r.image_bytes += url.size();

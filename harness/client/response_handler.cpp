@@ -38,23 +38,39 @@ std::string excerpt(std::string_view text, std::size_t max_bytes) {
 
 namespace {
 constexpr std::size_t kMaxErrorBody = 512;
-constexpr std::size_t kMaxNonStreamBody = 256u << 20;
 
 }  // namespace
 
+void ResponseHandler::fail_on_limit(std::string error, const char* kind) {
+  if (!stream_error_.empty()) return;
+  stream_error_ = std::move(error);
+  limit_kind_ = kind;
+}
+
+bool ResponseHandler::count_bytes(std::size_t bytes) {
+  const std::int64_t n = static_cast<std::int64_t>(std::min<std::size_t>(bytes, INT64_MAX));
+  bytes_received_ = n > INT64_MAX - bytes_received_ ? INT64_MAX : bytes_received_ + n;
+  if (bytes_received_ <= limits_.max_bytes) return true;
+  fail_on_limit("response_too_large: more than " + std::to_string(limits_.max_bytes) +
+                    " bytes received (--max-response-bytes); the transfer was stopped",
+                "response_too_large");
+  return false;
+}
+
+bool ResponseHandler::on_header_bytes(std::size_t bytes) {
+  return count_bytes(bytes) && limit_kind_ == nullptr;
+}
+
 void ResponseHandler::on_body(std::string_view bytes, Nanos now) {
   if (record_.headers_ns == 0) record_.headers_ns = now;
+  if (!count_bytes(bytes.size())) return;
   if (record_.http_status != 200) {
     if (error_body_.size() < kMaxErrorBody)
       error_body_.append(bytes.substr(0, kMaxErrorBody - error_body_.size()));
     return;
   }
   if (mode_ == RequestMode::non_stream) {
-    if (error_body_.size() + bytes.size() > kMaxNonStreamBody) {
-      if (stream_error_.empty()) stream_error_ = "response body larger than 256 MiB";
-      return;
-    }
-    error_body_.append(bytes);
+    if (stream_error_.empty()) error_body_.append(bytes);  // within the byte bound (count_bytes)
     return;
   }
   if (!stream_error_.empty()) return;
@@ -97,6 +113,13 @@ void ResponseHandler::on_json_payload(std::string_view payload, Nanos now, bool 
     }
   }
   if (msg->has_choices) {
+    if (static_cast<std::int64_t>(record_.choices_ns.size()) >= limits_.max_chunks) {
+      fail_on_limit("too_many_chunks: more than " + std::to_string(limits_.max_chunks) +
+                        " choices events (--max-output-chunks; " + std::to_string(record_.choices_ns.size()) +
+                        " kept); the transfer was stopped",
+                    "too_many_chunks");
+      return;
+    }
     if (record_.first_choices_ns == 0) record_.first_choices_ns = now;
     record_.last_choices_ns = now;
     record_.choices_ns.push_back(now);
@@ -137,7 +160,13 @@ void ResponseHandler::on_end(Nanos now, const std::string& transport_error, cons
     record_.failure_kind = s >= 500 && s < 600 ? "http_5xx" : s >= 400 && s < 500 ? "http_4xx" : "http_other";
   } else if (!stream_error_.empty()) {
     record_.error = stream_error_;
-    record_.failure_kind = "protocol";
+    record_.failure_kind = limit_kind_ != nullptr ? limit_kind_ : "protocol";
+    if (limit_kind_ != nullptr) {
+      // Up to the byte bound of text nobody will read (vllm keeps no text of a failed request):
+      // freed now, not copied into the metrics and the result.
+      record_.error += " (" + std::to_string(record_.generated_text.size()) + " bytes of text dropped)";
+      std::string().swap(record_.generated_text);
+    }
   } else if (record_.first_choices_ns == 0) {
     // vllm's wording (sic, no space after the period), so tooling matching on it still works.
     record_.error =

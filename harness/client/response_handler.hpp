@@ -15,11 +15,22 @@
 
 namespace encbench::client {
 
+// What one response may cost (issue 37): bytes received (headers + body) and choices events
+// kept. Past either, the request fails with failure kind response_too_large / too_many_chunks
+// and the transfer is stopped, so a server that never stops cannot exhaust the client.
+struct ResponseLimits {
+  std::int64_t max_bytes = std::int64_t{256} << 20;
+  std::int64_t max_chunks = 1'000'000;
+};
+
 class ResponseHandler {
  public:
-  ResponseHandler(Backend backend, RequestMode mode, RequestRecord& record, bool strict = false)
-      : backend_(backend), mode_(mode), strict_(strict), record_(record) {}
+  ResponseHandler(Backend backend, RequestMode mode, RequestRecord& record, bool strict = false,
+                  ResponseLimits limits = {})
+      : backend_(backend), mode_(mode), strict_(strict), limits_(limits), record_(record) {}
 
+  // Header bytes received; false once the response is over its byte bound (stop reading).
+  bool on_header_bytes(std::size_t bytes);
   // Body bytes received at `now` (one timestamp per network read, applied to every event that
   // read completes).
   void on_body(std::string_view bytes, Nanos now);
@@ -29,14 +40,20 @@ class ResponseHandler {
   void on_end(Nanos now, const std::string& transport_error, const std::string& transport_kind = "transport_other");
 
   bool failed() const { return !stream_error_.empty(); }
+  std::int64_t bytes_received() const { return bytes_received_; }
 
  private:
   void on_event(SseEvent&& event, Nanos now);
   void on_json_payload(std::string_view payload, Nanos now, bool streamed);
+  bool count_bytes(std::size_t bytes);
+  void fail_on_limit(std::string error, const char* kind);
 
   Backend backend_;
   RequestMode mode_;
   bool strict_;
+  ResponseLimits limits_;
+  std::int64_t bytes_received_ = 0;
+  const char* limit_kind_ = nullptr;  // set when a ResponseLimits bound ended the response
   RequestRecord& record_;
   SseParser parser_;
   std::string error_body_;      // start of a non-200 body, or the whole non-stream body

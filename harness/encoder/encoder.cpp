@@ -10,6 +10,7 @@
 #include <numeric>
 
 #include "harness/core/error.hpp"
+#include "harness/core/instrument.hpp"
 #include "harness/encoder/host_math.hpp"
 #include "harness/timeline/recorder.hpp"
 #include "kernels/attention.hpp"
@@ -71,12 +72,17 @@ constexpr double kCostBytes = 2.0;
 // preparation): recorded as a host span, and charged to the device's virtual clock as its op
 // class's cost in the host model (Device::host_work) before the span ends, so the step costs
 // virtual time that no machine can move. Other devices take the step's real time.
+// The charge is the simulator's bookkeeping, not the encoder's host code: encbench-instr's counts
+// exclude it (as they exclude the device calls' own bookkeeping).
 class HostStep {
  public:
-  HostStep(device::Device& dev, timeline::Recorder* rec, std::string name, HostSpanKind kind, HostOpClass op_class,
+  HostStep(device::Device& dev, timeline::Recorder* rec, const char* name, HostSpanKind kind, HostOpClass op_class,
            int layer = -1)
-      : span_(rec, std::move(name), kind, layer), dev_(dev), op_class_(op_class) {}
-  ~HostStep() { dev_.host_work(op_class_); }  // members are destroyed after this: the span ends last
+      : span_(rec, name, kind, layer), dev_(dev), op_class_(op_class) {}
+  ~HostStep() {  // members are destroyed after this: the span ends last
+    const instrument::Paused pause;
+    dev_.host_work(op_class_);
+  }
   HostStep(const HostStep&) = delete;
   HostStep& operator=(const HostStep&) = delete;
 

@@ -13,6 +13,9 @@ void jpeg_decode(const std::uint8_t* data, std::size_t size, const ImageInfo& in
 
 ImageInfo png_info(const std::uint8_t* data, std::size_t size);
 void png_decode(const std::uint8_t* data, std::size_t size, const ImageInfo& info, std::uint8_t* rgb);
+// Decodes a non-interlaced PNG one row at a time into one row of scratch, the pixels dropped;
+// false (nothing decoded) for an interlaced one, which needs the whole image (png_decode).
+bool png_verify_by_rows(const std::uint8_t* data, std::size_t size);
 
 ImageInfo webp_info(const std::uint8_t* data, std::size_t size);
 void webp_decode(const std::uint8_t* data, std::size_t size, const ImageInfo& info, std::uint8_t* rgb);

@@ -1,6 +1,7 @@
 #include "harness/imaging/decode.hpp"
 
 #include <cstring>
+#include <memory>
 
 #include "harness/imaging/codecs.hpp"
 
@@ -79,15 +80,39 @@ ImageInfo read_info(const std::uint8_t* data, std::size_t size) {
                     what + "; accepted formats: " + std::string(kAcceptedFormats));
 }
 
-RgbImage decode_rgb(const std::uint8_t* data, std::size_t size, const Limits& limits) {
-  RgbImage image{read_info(data, size), {}};
-  const ImageInfo& info = image.info;
+namespace {
+
+void check_pixel_limit(const ImageInfo& info, const Limits& limits) {
   if (static_cast<std::int64_t>(info.width) * info.height > limits.max_pixels) {
     throw DecodeError(DecodeError::Kind::too_large,
                       "image is " + std::to_string(info.width) + "x" + std::to_string(info.height) +
                           " pixels, over the limit of " + std::to_string(limits.max_pixels) +
                           " pixels");
   }
+}
+
+}  // namespace
+
+ImageInfo verify_decodes(const std::uint8_t* data, std::size_t size, const Limits& limits) {
+  const ImageInfo info = read_info(data, size);
+  check_pixel_limit(info, limits);
+  if (info.format == Format::png && detail::png_verify_by_rows(data, size)) return info;
+  // Default-initialised: the decoder writes every byte it needs, so no page is touched twice.
+  const std::unique_ptr<std::uint8_t[]> scratch(
+      new std::uint8_t[static_cast<std::size_t>(info.width) * static_cast<std::size_t>(info.height) * 4]);
+  switch (info.format) {
+    case Format::jpeg: detail::jpeg_decode(data, size, info, scratch.get()); break;
+    case Format::png: detail::png_decode(data, size, info, scratch.get()); break;
+    case Format::webp: detail::webp_decode(data, size, info, scratch.get()); break;
+    case Format::unknown: detail::corrupt("unknown format");  // read_info threw already
+  }
+  return info;
+}
+
+RgbImage decode_rgb(const std::uint8_t* data, std::size_t size, const Limits& limits) {
+  RgbImage image{read_info(data, size), {}};
+  const ImageInfo& info = image.info;
+  check_pixel_limit(info, limits);
   // Room for RGBA: the PNG and WebP paths decode alpha in place before compositing it away.
   image.rgb.resize(static_cast<std::size_t>(info.width) * static_cast<std::size_t>(info.height) * 4);
   switch (info.format) {

@@ -65,6 +65,13 @@ ImageInfo read_info(const std::uint8_t* data, std::size_t size);
 // limits.max_pixels, said before allocating), corrupt (truncated or malformed data).
 RgbImage decode_rgb(const std::uint8_t* data, std::size_t size, const Limits& limits);
 
+// Decodes in full only to prove that the data decodes (truncated or corrupt data throws as in
+// decode_rgb) and returns the header's info; the pixels are dropped. For callers that need the
+// size and the verdict, not the pixels (the server). Peak memory: one row for a non-interlaced
+// PNG, else width * height * 4 bytes, written by the decoder and never zero-filled or copied
+// (decode_rgb peaks at 7 bytes per pixel: its zeroed RGBA buffer and the RGB copy it shrinks to).
+ImageInfo verify_decodes(const std::uint8_t* data, std::size_t size, const Limits& limits);
+
 // Encoders for the project's own images (datasets, tests): JPEG from RGB at PIL's default quality
 // (75) and subsampling; PNG from grey (1), RGB (3) or RGBA (4) pixels. Throw std::runtime_error.
 std::string encode_jpeg(const std::uint8_t* rgb, int width, int height, int quality = 75);

@@ -90,6 +90,13 @@ bool read_header(png_structp png, png_infop info, bool decode, int* channels_in_
   return true;
 }
 
+// One row at a time into `row` (each row overwrites the last). False on a libpng error.
+bool read_rows_into_one(png_structp png, png_uint_32 height, png_bytep row) {
+  if (setjmp(png_jmpbuf(png))) return false;
+  for (png_uint_32 y = 0; y < height; ++y) png_read_row(png, row, nullptr);
+  return true;
+}
+
 bool read_rows(png_structp png, png_bytepp rows) {
   if (setjmp(png_jmpbuf(png))) return false;
   png_read_image(png, rows);
@@ -140,6 +147,17 @@ void png_decode(const std::uint8_t* data, std::size_t size, const ImageInfo& inf
   if (rgba) composite_on_white(rgb, width * rows.size(), rgb);
 }
 
+bool png_verify_by_rows(const std::uint8_t* data, std::size_t size) {
+  PngReader reader(data, size);
+  int channels = 0;
+  if (!read_header(reader.png(), reader.info(), true, &channels))
+    corrupt("invalid PNG header: " + reader.message());
+  if (png_get_interlace_type(reader.png(), reader.info()) != PNG_INTERLACE_NONE) return false;
+  std::vector<png_byte> row(png_get_rowbytes(reader.png(), reader.info()));
+  if (!read_rows_into_one(reader.png(), png_get_image_height(reader.png(), reader.info()), row.data()))
+    corrupt("could not decode PNG: " + reader.message());
+  return true;
+}
 
 }  // namespace encbench::imaging::detail
 

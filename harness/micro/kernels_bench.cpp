@@ -4,7 +4,10 @@
 #include <benchmark/benchmark.h>
 #include <time.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <functional>
 #include <memory>
 #include <random>
 #include <string>
@@ -12,8 +15,10 @@
 #include <vector>
 
 #include "harness/core/clock.hpp"
+#include "harness/micro/blis_sgemm.hpp"
 #include "harness/micro/registry.hpp"
 #include "kernels/attention.hpp"
+#include "kernels/blocking.hpp"
 #include "kernels/cost.hpp"
 #include "kernels/ops.hpp"
 #include "kernels/peak.hpp"
@@ -151,7 +156,7 @@ void run_attention(benchmark::State& state, AttnKernel kernel, int head_dim, Att
   set_rate_counters(state, cost.flops, peak, cpu_seconds);
   state.counters["head_dim_computed"] = width;
   state.counters["threads"] = threads;
-  const AttentionTiling used = resolve_tiling(tiling);
+  const AttentionTiling used = resolve_tiling(tiling, width);
   state.counters["block_q"] = used.block_q;
   state.counters["block_kv"] = used.block_kv;
 }
@@ -174,6 +179,107 @@ void run_gemm(benchmark::State& state, std::int64_t m, std::int64_t n, std::int6
   state.counters["threads"] = threads;
 }
 
+// Ours and BLIS on the same operands, alternately in one process (the order flips every
+// iteration), so machine load and clock drift hit both alike: the ratios are the figure, the
+// absolute rates are only as good as the machine's quietness. No bias on either side.
+struct SideBySide {
+  double ours_s = 0, blis_s = 0, ours_cpu_s = 0, blis_cpu_s = 0;
+  std::vector<double> ratios;  // per iteration: BLIS time / our time (> 1: ours is faster)
+};
+
+void time_one(SideBySide& r, bool ours, const std::function<void()>& call) {
+  const std::int64_t cpu0 = process_cpu_ns(), t0 = encbench::now_ns();
+  call();
+  const double wall = static_cast<double>(encbench::now_ns() - t0) / 1e9;
+  const double cpu = static_cast<double>(process_cpu_ns() - cpu0) / 1e9;
+  (ours ? r.ours_s : r.blis_s) += wall;
+  (ours ? r.ours_cpu_s : r.blis_cpu_s) += cpu;
+}
+
+double percentile(std::vector<double> v, double q) {
+  std::sort(v.begin(), v.end());
+  return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
+}
+
+void run_gemm_vs_blis(benchmark::State& state, std::int64_t m, std::int64_t n, std::int64_t k,
+                      unsigned threads, Peak peak) {
+  if (const std::string why = blis_unavailable_reason(); !why.empty()) {
+    state.SkipWithError(why.c_str());
+    for (auto _ : state) {
+    }
+    return;
+  }
+  ThreadPool pool(threads);
+  blis_set_threads(threads);
+  Workspace workspace;
+  const auto x = random_floats(m * k, 1), w = random_floats(n * k, 2);
+  std::vector<float> out(m * n), ref(m * n);
+  const GemmArgs args{x.data(), w.data(), nullptr, out.data(), m, n, k};
+  // Warm both (page faults, packing buffers, BLIS's thread team) outside the timing.
+  gemm(args, pool, Isa::best, &workspace);
+  blis_sgemm_nt(x.data(), w.data(), ref.data(), m, n, k);
+  SideBySide r;
+  bool ours_first = true;
+  for (auto _ : state) {
+    const double ours0 = r.ours_s, blis0 = r.blis_s;
+    auto ours = [&] { gemm(args, pool, Isa::best, &workspace); };
+    auto blis = [&] { blis_sgemm_nt(x.data(), w.data(), ref.data(), m, n, k); };
+    if (ours_first) time_one(r, true, ours), time_one(r, false, blis);
+    else time_one(r, false, blis), time_one(r, true, ours);
+    ours_first = !ours_first;
+    r.ratios.push_back((r.blis_s - blis0) / (r.ours_s - ours0));
+    state.SetIterationTime(r.ours_s - ours0);
+    benchmark::DoNotOptimize(out.data());
+    benchmark::DoNotOptimize(ref.data());
+  }
+  const double gflop = 2.0 * m * n * k * static_cast<double>(r.ratios.size()) / 1e9;
+  state.counters["ours_GFLOP/s"] = gflop / r.ours_s;
+  state.counters["blis_GFLOP/s"] = gflop / r.blis_s;
+  state.counters["ratio"] = r.blis_s / r.ours_s;
+  state.counters["ratio_min"] = percentile(r.ratios, 0.0);
+  state.counters["ratio_median"] = percentile(r.ratios, 0.5);
+  state.counters["ratio_max"] = percentile(r.ratios, 1.0);
+  if (peak.core_gflops > 0) {
+    state.counters["ours_core_peak_fraction"] = gflop / r.ours_cpu_s / peak.core_gflops;
+    state.counters["blis_core_peak_fraction"] = gflop / r.blis_cpu_s / peak.core_gflops;
+  }
+  state.counters["threads"] = threads;
+  // Same result within fp32 reassociation: a wrong fast kernel must not look like a win.
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    num += (static_cast<double>(out[i]) - ref[i]) * (static_cast<double>(out[i]) - ref[i]);
+    den += static_cast<double>(ref[i]) * ref[i];
+  }
+  state.counters["rel_diff_vs_blis"] = std::sqrt(num / den);
+}
+
+// The machine and the choices the kernels made on it, in the benchmark context.
+void add_kernel_context(unsigned threads) {
+  const Isa isa = resolve_isa(Isa::best);
+  const DetectedCaches caches = detect_cache_sizes();
+  benchmark::AddCustomContext("kernels_isa_forced_by_env",
+                              std::getenv(kIsaEnvVar) ? std::getenv(kIsaEnvVar) : "");
+  benchmark::AddCustomContext("cpu_features", describe(detect_cpu_features()));
+  std::string cache_text = "L1d " + std::to_string(caches.sizes.l1d) +
+                           " L2 " + std::to_string(caches.sizes.l2) +
+                           " L3 " + std::to_string(caches.sizes.l3);
+  if (!caches.reported) cache_text += " (defaults: not all reported)";
+  benchmark::AddCustomContext("cache_sizes", cache_text);
+  const GemmBlocking g = gemm_blocking_for(isa);
+  benchmark::AddCustomContext(
+      "gemm_tile", std::to_string(g.mr) + "x" + std::to_string(g.nr) + " kc " +
+                       std::to_string(g.kc) + " mc " + std::to_string(g.mc) + " nc " +
+                       std::to_string(g.nc));
+  const AttentionTiling t = resolve_tiling({}, 80);
+  benchmark::AddCustomContext("attention_default_tile_d80", "block_q " + std::to_string(t.block_q) +
+                                                                " block_kv " +
+                                                                std::to_string(t.block_kv));
+  benchmark::AddCustomContext("blis", blis_unavailable_reason().empty()
+                                          ? blis_description() + ", " + std::to_string(threads) +
+                                                " threads"
+                                          : blis_unavailable_reason());
+}
+
 }  // namespace
 
 void register_kernels_benchmarks() {
@@ -191,6 +297,7 @@ void register_kernels_benchmarks() {
   benchmark::AddCustomContext("fma_peak_gflops_1_thread", std::to_string(one.gflops_per_s));
   benchmark::AddCustomContext("fma_peak_gflops_per_core_s", std::to_string(one.gflops_per_core_s));
   const Peak peak{all.gflops_per_s, one.gflops_per_core_s};
+  add_kernel_context(threads);
 
   for (AttnKernel kernel : {AttnKernel::reference, AttnKernel::flash_unpad, AttnKernel::fused_varlen}) {
     for (int head_dim : {64, 72, 80, 128}) {
@@ -235,6 +342,18 @@ void register_kernels_benchmarks() {
                                  })
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
+    // Arg: threads of both (all cores, and 1: a single thread is what a loaded 2-core host can
+    // still compare fairly). Time = our GEMM's; counters hold BLIS's and the ratios.
+    benchmark::RegisterBenchmark((std::string("kernels/gemm_vs_blis/") + s.name).c_str(),
+                                 [=](benchmark::State& state) {
+                                   run_gemm_vs_blis(state, s.m, s.n, s.k,
+                                                    static_cast<unsigned>(state.range(0)), peak);
+                                 })
+        ->ArgName("threads")
+        ->Arg(threads)
+        ->Arg(1)
+        ->Unit(benchmark::kMillisecond)
+        ->UseManualTime();
   }
 }
 

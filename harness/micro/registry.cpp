@@ -7,6 +7,7 @@ void register_all() {
   register_trace_benchmarks();
   register_encoder_benchmarks();
   register_scenario_benchmarks();
+  register_tokenizer_benchmarks();
 #ifdef ENCBENCH_HAVE_CUDA
   register_cuda_benchmarks();
 #endif

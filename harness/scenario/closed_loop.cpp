@@ -1,3 +1,4 @@
+#include "harness/core/text_escape.hpp"
 #include "harness/scenario/closed_loop.hpp"
 #include "harness/scenario/pooled.hpp"
 
@@ -96,7 +97,7 @@ namespace {
 ClosedLoopRun run_both_clocks(const ClosedLoopOptions& o, const std::vector<std::string>& argv, std::ostream& out,
                               std::ostream& progress) {
   const std::filesystem::path base =
-      o.result_file.empty() ? o.result_dir / ("closed-loop-" + o.name) : o.result_file.parent_path() / o.result_file.stem();
+      o.result_file.empty() ? o.result_dir / ("closed-loop-" + safe_file_component(o.name)) : o.result_file.parent_path() / o.result_file.stem();
   ClosedLoopOptions real = o, virt = o;
   real.clock = "real";
   real.result_file = base.string() + "-real.json";
@@ -130,18 +131,22 @@ ClosedLoopRun run_both_clocks(const ClosedLoopOptions& o, const std::vector<std:
 
 }  // namespace
 
+reports::RunResult pool_repeats(const std::vector<nlohmann::json>& serving, const std::vector<std::string>& names) {
+  std::vector<reports::RunResult> runs;
+  for (std::size_t k = 0; k < serving.size(); ++k) runs.push_back(reports::parse_result(serving[k], names[k]));
+  return runs.size() == 1 ? runs.front() : reports::merge_runs(runs);
+}
+
 reports::Comparison compare_pooled_arms(const std::vector<std::vector<nlohmann::json>>& serving_by_arm,
-                                        const std::vector<std::vector<std::string>>& repeat_names) {
+                                        const std::vector<std::vector<std::string>>& repeat_names,
+                                        const reports::Gate& gate) {
   require(serving_by_arm.size() == 2, "a closed-loop comparison needs two arms");
   std::vector<reports::RunResult> pooled;
   for (std::size_t a = 0; a < serving_by_arm.size(); ++a) {
     require(!serving_by_arm[a].empty(), "arm " + std::to_string(a) + " has no finished repeat to compare");
-    std::vector<reports::RunResult> runs;
-    for (std::size_t k = 0; k < serving_by_arm[a].size(); ++k)
-      runs.push_back(reports::parse_result(serving_by_arm[a][k], repeat_names[a][k]));
-    pooled.push_back(runs.size() == 1 ? runs.front() : reports::merge_runs(runs));
+    pooled.push_back(pool_repeats(serving_by_arm[a], repeat_names[a]));
   }
-  return reports::compare_runs(pooled[0], pooled[1], reports::default_gate());
+  return reports::compare_runs(pooled[0], pooled[1], gate);
 }
 
 bool stop_requested(int fd) {
@@ -180,7 +185,7 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
   if (o.clock == "both") return run_both_clocks(o, argv, out, progress);
   // Where the result goes is checked before the arms run, not after minutes of serving.
   const std::filesystem::path result_path =
-      o.result_file.empty() ? o.result_dir / ("closed-loop-" + o.presets[0] + "-vs-" + o.presets[1] + ".json")
+      o.result_file.empty() ? o.result_dir / ("closed-loop-" + safe_file_component(o.presets[0]) + "-vs-" + safe_file_component(o.presets[1]) + ".json")
                             : o.result_file;
   for (const auto& dir : {o.result_dir, result_path.parent_path()}) {
     std::error_code ec;
@@ -230,7 +235,8 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
       so.serving_model = o.serving_model;
       so.async_scheduling = o.async_scheduling;
       so.seed = o.seed;
-      so.profile_dir = o.result_dir / ("profile-" + preset + "-round" + std::to_string(round + 1));
+      so.profile_dir = o.result_dir / ("profile-" + safe_file_component(preset) + "-round" + std::to_string(round + 1));
+      so.enable_profiling = o.profile;  // the endpoints exist only when asked for
       server::Server srv(server::build_server_config(so));
       const auto op_times = srv.config().measured_op_times;
       srv.start();

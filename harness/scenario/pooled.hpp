@@ -12,8 +12,12 @@
 
 namespace encbench::scenario {
 
+// One arm's repeats pooled (one repeat: itself; more: reports::merge_runs).
+reports::RunResult pool_repeats(const std::vector<nlohmann::json>& serving, const std::vector<std::string>& names);
+
 // serving_by_arm[a][k]: arm a's k-th repeat (vLLM result keys); repeat_names[a][k] labels it.
 reports::Comparison compare_pooled_arms(const std::vector<std::vector<nlohmann::json>>& serving_by_arm,
-                                        const std::vector<std::vector<std::string>>& repeat_names);
+                                        const std::vector<std::vector<std::string>>& repeat_names,
+                                        const reports::Gate& gate = reports::default_gate());
 
 }  // namespace encbench::scenario

@@ -1,3 +1,4 @@
+#include "harness/core/text_escape.hpp"
 #include "harness/scenario/sweep.hpp"
 
 #include <algorithm>
@@ -316,7 +317,7 @@ ClosedLoopRun run_virtual_sweep(const ClosedLoopOptions& o, const SweepOptions& 
                                 "`encbench bench sweep`)");
   require(!w.sweep.values.empty() || !w.slo.empty(), "nothing to do: give --sweep, --slo or both");
   const std::filesystem::path result_path =
-      o.result_file.empty() ? o.result_dir / ("sweep-" + o.name + ".json") : o.result_file;
+      o.result_file.empty() ? o.result_dir / ("sweep-" + safe_file_component(o.name) + ".json") : o.result_file;
   std::error_code ec;
   if (!result_path.parent_path().empty()) std::filesystem::create_directories(result_path.parent_path(), ec);
   require(!ec, "cannot create directory " + result_path.parent_path().string() + ": " + ec.message());

@@ -9,6 +9,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "harness/core/text_escape.hpp"
 #include "harness/client/bench.hpp"
 #include "harness/client/dataset.hpp"
 #include "harness/client/request_builder.hpp"
@@ -325,7 +326,7 @@ nlohmann::json print_published_comparison(std::ostream& out, const nlohmann::jso
 ClosedLoopRun run_virtual_closed_loop(const ClosedLoopOptions& o, const std::vector<std::string>& argv,
                                       std::ostream& out, std::ostream& progress) {
   const std::filesystem::path result_path =
-      o.result_file.empty() ? o.result_dir / ("closed-loop-" + o.name + "-virtual.json") : o.result_file;
+      o.result_file.empty() ? o.result_dir / ("closed-loop-" + safe_file_component(o.name) + "-virtual.json") : o.result_file;
   std::error_code ec;
   if (!result_path.parent_path().empty()) std::filesystem::create_directories(result_path.parent_path(), ec);
   require(!ec, "cannot create directory " + result_path.parent_path().string() + " for the results: " + ec.message());

@@ -18,10 +18,21 @@ ProfileReply error_reply(int status, const std::string& message) {
 }  // namespace
 
 EncoderProfiler::EncoderProfiler(std::filesystem::path profile_dir, std::size_t max_forwards,
-                                 std::shared_ptr<EngineTimelineRecorder> engine_timeline)
+                                 std::shared_ptr<EngineTimelineRecorder> engine_timeline, std::size_t max_kept)
     : dir_(std::move(profile_dir)),
+      max_kept_(max_kept == 0 ? 1 : max_kept),
       max_forwards_(max_forwards == 0 ? 1 : max_forwards),
       engine_timeline_(std::move(engine_timeline)) {}
+
+void EncoderProfiler::keep_at_most_max_kept(std::filesystem::path trace_path, std::filesystem::path summary_path) {
+  written_.emplace_back(std::move(trace_path), std::move(summary_path));
+  while (written_.size() > max_kept_) {
+    std::error_code ignored;  // already gone: nothing to keep bounded
+    std::filesystem::remove(written_.front().first, ignored);
+    std::filesystem::remove(written_.front().second, ignored);
+    written_.pop_front();
+  }
+}
 
 void EncoderProfiler::record(ProfiledForward forward) {
   std::lock_guard lock(mutex_);
@@ -124,6 +135,7 @@ ProfileReply EncoderProfiler::handle(ProfileAction action) {
       summary["trace_path"] = trace_path.string();
       summary["summary_path"] = summary_path.string();
       write_json_file(summary_path, summary);
+      keep_at_most_max_kept(trace_path, summary_path);
     } catch (const std::exception& e) {
       summary["trace_path"] = nullptr;
       summary["error"] = "cannot write the profile under --profile-dir '" + dir_.string() + "': " + e.what();

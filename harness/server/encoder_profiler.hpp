@@ -43,8 +43,11 @@ struct ProfiledForward {
 
 class EncoderProfiler {
  public:
+  // At most `max_kept` profiles (trace + summary) this profiler wrote stay in profile_dir: writing
+  // one more deletes the oldest (files it did not write are never touched).
   EncoderProfiler(std::filesystem::path profile_dir, std::size_t max_forwards,
-                  std::shared_ptr<EngineTimelineRecorder> engine_timeline = nullptr);
+                  std::shared_ptr<EngineTimelineRecorder> engine_timeline = nullptr,
+                  std::size_t max_kept = 16);
 
   bool active() const { return active_.load(std::memory_order_relaxed); }
   // Engine thread, only while active.
@@ -57,7 +60,10 @@ class EncoderProfiler {
 
  private:
   nlohmann::json summary_locked() const;
+  void keep_at_most_max_kept(std::filesystem::path trace_path, std::filesystem::path summary_path);
   std::filesystem::path dir_;
+  std::size_t max_kept_;
+  std::deque<std::pair<std::filesystem::path, std::filesystem::path>> written_;  // oldest first
   std::size_t max_forwards_;
   std::shared_ptr<EngineTimelineRecorder> engine_timeline_;  // started and stopped with the profile
   std::atomic<bool> active_{false};

@@ -1,11 +1,17 @@
 #include "harness/server/image_input.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
-#include <fstream>
+#include <cerrno>
 #include <limits>
 #include <memory>
 #include <system_error>
+
+#include "harness/core/clock.hpp"
 
 #include "harness/imaging/decode.hpp"
 #include "harness/server/api_error.hpp"
@@ -61,7 +67,47 @@ std::string percent_decode(std::string_view text) {
   return out;
 }
 
-DecodedImage load_local_file(std::string_view url, const ImagePolicy& policy) {
+// Closes the descriptor wherever the read ends.
+struct FileDescriptor {
+  int fd = -1;
+  ~FileDescriptor() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+// Opened without blocking (a FIFO with no writer would block open() itself) and without
+// following a last-component symlink swapped in after the path was checked; then only a regular
+// file is read (a FIFO, device or socket could block a decode thread forever), within the size
+// limit and the read deadline.
+std::vector<unsigned char> read_regular_file(const std::filesystem::path& path, const ImagePolicy& policy) {
+  FileDescriptor file{::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC)};
+  if (file.fd < 0) throw bad_request("cannot read local image file", "messages", "invalid_image_url");
+  struct stat st {};
+  if (::fstat(file.fd, &st) != 0 || !S_ISREG(st.st_mode))
+    throw bad_request("local image path is not a regular file (FIFOs, devices and sockets are refused)",
+                      "messages", "invalid_image_url");
+  if (st.st_size <= 0 || st.st_size > policy.max_file_bytes)
+    throw bad_request("local image file is empty or larger than the limit of " +
+                          std::to_string(policy.max_file_bytes) + " bytes",
+                      "messages", "invalid_image_url");
+  std::vector<unsigned char> bytes(static_cast<std::size_t>(st.st_size));
+  const Nanos deadline = now_ns() + policy.local_read_timeout_ms * 1'000'000;
+  std::size_t done = 0;
+  while (done < bytes.size()) {
+    if (now_ns() > deadline)
+      throw bad_request("reading the local image file took longer than " +
+                            std::to_string(policy.local_read_timeout_ms) + " ms",
+                        "messages", "invalid_image_url");
+    const std::size_t want = std::min<std::size_t>(bytes.size() - done, 1u << 20);
+    const ssize_t n = ::read(file.fd, bytes.data() + done, want);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw bad_request("cannot read local image file (it changed while read)", "messages", "invalid_image_url");
+    done += static_cast<std::size_t>(n);
+  }
+  return bytes;
+}
+
+DecodedImage load_local_file(std::string_view url, const ImagePolicy& policy, const BeforeDecode& before_decode) {
   if (!policy.allowed_local_media_path) {
     throw bad_request(
         "file:// image URLs are not allowed; start the server with --allowed-local-media-path "
@@ -83,18 +129,8 @@ DecodedImage load_local_file(std::string_view url, const ImagePolicy& policy) {
     throw bad_request("file:// path is outside --allowed-local-media-path (" + root.string() + ")",
                       "messages", "local_media_not_allowed");
   }
-  std::ifstream in(requested, std::ios::binary);
-  if (!in) throw bad_request("cannot read local image file", "messages", "invalid_image_url");
-  in.seekg(0, std::ios::end);
-  const std::streamoff size = in.tellg();
-  if (size <= 0 || size > policy.max_file_bytes)
-    throw bad_request("local image file is empty or larger than the limit", "messages",
-                      "invalid_image_url");
-  in.seekg(0);
-  std::vector<unsigned char> bytes(static_cast<std::size_t>(size));
-  in.read(reinterpret_cast<char*>(bytes.data()), size);
-  if (!in) throw bad_request("cannot read local image file", "messages", "invalid_image_url");
-  return decode_image_bytes(bytes.data(), bytes.size(), policy);
+  const std::vector<unsigned char> bytes = read_regular_file(requested, policy);
+  return decode_image_bytes(bytes.data(), bytes.size(), policy, before_decode);
 }
 
 }  // namespace
@@ -122,13 +158,17 @@ std::optional<std::vector<unsigned char>> base64_decode(std::string_view text) {
 }
 
 DecodedImage decode_image_bytes(const unsigned char* data, std::size_t size,
-                                const ImagePolicy& policy) {
-  // The pixels are decoded in full (and dropped): only a full decode catches truncated or corrupt
-  // data, which vLLM's PIL would refuse too. The decoder checks the header's size against the
-  // limit before it allocates anything.
+                                const ImagePolicy& policy, const BeforeDecode& before_decode) {
+  // The header first: the pixel limit and the caller's budget are checked from its size, before
+  // a pixel is decoded. Then the pixels are decoded in full (and dropped): only a full decode
+  // catches truncated or corrupt data, which vLLM's PIL would refuse too.
   try {
-    const imaging::RgbImage image = imaging::decode_rgb(data, size, imaging::Limits{policy.max_image_pixels});
-    return DecodedImage{image.info.width, image.info.height, image.info.channels_in_file, size};
+    const imaging::Limits limits{policy.max_image_pixels};
+    const imaging::ImageInfo header = imaging::read_info(data, size);
+    if (static_cast<std::int64_t>(header.width) * header.height <= limits.max_pixels && before_decode)
+      before_decode(header.width, header.height);
+    const imaging::ImageInfo info = imaging::verify_decodes(data, size, limits);
+    return DecodedImage{info.width, info.height, info.channels_in_file, size};
   } catch (const imaging::DecodeError& e) {
     const char* code = e.kind() == imaging::DecodeError::Kind::unsupported_format ? "unsupported_image_format"
                        : e.kind() == imaging::DecodeError::Kind::too_large       ? "image_too_large"
@@ -137,14 +177,15 @@ DecodedImage decode_image_bytes(const unsigned char* data, std::size_t size,
   }
 }
 
-DecodedImage load_image_from_url(std::string_view url, const ImagePolicy& policy) {
+DecodedImage load_image_from_url(std::string_view url, const ImagePolicy& policy,
+                                 const BeforeDecode& before_decode) {
   if (starts_with_icase(url, "http://") || starts_with_icase(url, "https://")) {
     throw bad_request(
         "remote image URLs are not fetched by encbench serve (it never accesses the network); "
         "send the image inline as a data URL (data:image/jpeg;base64,...)",
         "messages", "remote_media_not_supported");
   }
-  if (starts_with_icase(url, "file://")) return load_local_file(url, policy);
+  if (starts_with_icase(url, "file://")) return load_local_file(url, policy, before_decode);
   if (!starts_with_icase(url, "data:")) throw bad_request(std::string(kAccepted), "messages", "invalid_image_url");
   const std::size_t comma = url.find(',');
   if (comma == std::string_view::npos)
@@ -157,7 +198,7 @@ DecodedImage load_image_from_url(std::string_view url, const ImagePolicy& policy
     throw bad_request("data URL must be base64-encoded (';base64,')", "messages", "invalid_image_url");
   const auto bytes = base64_decode(url.substr(comma + 1));
   if (!bytes) throw bad_request("image data URL holds invalid base64", "messages", "invalid_image");
-  return decode_image_bytes(bytes->data(), bytes->size(), policy);
+  return decode_image_bytes(bytes->data(), bytes->size(), policy, before_decode);
 }
 
 }  // namespace encbench::server

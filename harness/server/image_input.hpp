@@ -5,6 +5,7 @@
 // http(s) URLs are rejected because the server never fetches from the network.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,7 +18,15 @@ struct ImagePolicy {
   std::optional<std::filesystem::path> allowed_local_media_path;
   std::int64_t max_image_pixels = 50'000'000;  // refuse to decode anything larger
   std::int64_t max_file_bytes = 64 << 20;      // file:// size limit
+  // file:// reads give up after this long (a slow network mount); FIFOs, devices and sockets are
+  // refused before any read (they could block forever).
+  std::int64_t local_read_timeout_ms = 5000;
 };
+
+// Called with the header's size once its pixel count passed policy.max_image_pixels and before
+// the pixels are decoded: the caller refuses an image its budget cannot take (or a request whose
+// decode deadline has passed) by throwing, so that refusal never pays for a decode.
+using BeforeDecode = std::function<void(int width, int height)>;
 
 struct DecodedImage {
   int width = 0;
@@ -31,11 +40,12 @@ std::optional<std::vector<unsigned char>> base64_decode(std::string_view text);
 
 // Decodes the image behind `url` fully (so truncated files are caught) and returns its size.
 // Throws ApiException (400) with a message that says what is wrong and what is accepted.
-DecodedImage load_image_from_url(std::string_view url, const ImagePolicy& policy);
+DecodedImage load_image_from_url(std::string_view url, const ImagePolicy& policy,
+                                 const BeforeDecode& before_decode = {});
 
 // Decodes encoded JPEG/PNG/WebP bytes; throws ApiException (400) for any other format (named,
 // with the accepted ones), an image over policy.max_image_pixels, or corrupt/truncated data.
 DecodedImage decode_image_bytes(const unsigned char* data, std::size_t size,
-                                const ImagePolicy& policy);
+                                const ImagePolicy& policy, const BeforeDecode& before_decode = {});
 
 }  // namespace encbench::server

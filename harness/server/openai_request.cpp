@@ -108,35 +108,36 @@ std::string model_field(const json& body, const RequestOptions& options) {
   return model;
 }
 
+std::string image_url_of(const json& part) {
+  const auto it = part.find("image_url");
+  if (it == part.end()) throw bad_request("image_url part is missing 'image_url'", "messages", "missing_field");
+  if (it->is_string()) return it->get<std::string>();
+  if (!it->is_object()) throw wrong_type("image_url", "an object with 'url'", *it);
+  const auto url_it = it->find("url");
+  if (url_it == it->end() || !url_it->is_string())
+    throw bad_request("image_url.url must be a string", "messages", "invalid_type");
+  return url_it->get<std::string>();
+}
+
 struct PromptCounter {
   const RequestOptions& options;
   GenerationRequest& request;
+  const ParseContext& context;
 
-  void add_image(const json& part) {
-    const auto it = part.find("image_url");
-    if (it == part.end()) throw bad_request("image_url part is missing 'image_url'", "messages", "missing_field");
-    std::string url;
-    if (it->is_string()) {
-      url = it->get<std::string>();
-    } else if (it->is_object()) {
-      const auto url_it = it->find("url");
-      if (url_it == it->end() || !url_it->is_string())
-        throw bad_request("image_url.url must be a string", "messages", "invalid_type");
-      url = url_it->get<std::string>();
-    } else {
-      throw wrong_type("image_url", "an object with 'url'", *it);
+  // An image's grid and tokens from its size, with the encoder budget checked (per image and
+  // for the request so far). Called from the image's header, before its pixels are decoded.
+  ImageInput plan_image(int width, int height) const {
+    if (context.decode_deadline_ns > 0 && now_ns() > context.decode_deadline_ns) {
+      throw ApiException(ApiError{503, "server_error",
+                                  "the request's images were not decoded within the server's decode deadline "
+                                  "(--decode-timeout-s); retry later",
+                                  "", "decode_timeout"});
     }
-    if (static_cast<int>(request.images.size()) >= options.limit_images_per_prompt) {
-      throw bad_request("At most " + std::to_string(options.limit_images_per_prompt) +
-                            " image(s) may be provided in one prompt (--limit-mm-per-prompt).",
-                        "messages", "too_many_images");
-    }
-    const DecodedImage decoded = load_image_from_url(url, options.image_policy);
     ImageInput image;
-    image.width = decoded.width;
-    image.height = decoded.height;
+    image.width = width;
+    image.height = height;
     try {
-      image.grid = image_grid(options.geometry, decoded.height, decoded.width);
+      image.grid = image_grid(options.geometry, height, width);
     } catch (const InvalidInput& e) {
       throw bad_request(std::string("image cannot be processed: ") + e.what(), "messages", "invalid_image");
     }
@@ -151,16 +152,33 @@ struct PromptCounter {
                             "--max-num-encoder-input-tokens at startup.",
                         "messages", "mm_item_too_large");
     }
-    add_tokens(request.image_tokens, image.tokens, "messages");
-    if (budget > 0 && request.image_tokens > budget) {
+    std::int64_t total = request.image_tokens;
+    add_tokens(total, image.tokens, "messages");
+    if (budget > 0 && total > budget) {
       throw bad_request("The decoder prompt contains " + std::to_string(request.images.size() + 1) +
-                            " image items with " + std::to_string(request.image_tokens) +
+                            " image items with " + std::to_string(total) +
                             " multimodal tokens in all, which exceeds the encoder budget of one step (" +
                             std::to_string(budget) +
                             "); a request's images are encoded in one step. Please send fewer or smaller "
                             "images or increase --max-num-encoder-input-tokens at startup.",
                         "messages", "mm_item_too_large");
     }
+    return image;
+  }
+
+  void add_image(const json& part) {
+    const std::string url = image_url_of(part);
+    if (static_cast<int>(request.images.size()) >= options.limit_images_per_prompt) {
+      throw bad_request("At most " + std::to_string(options.limit_images_per_prompt) +
+                            " image(s) may be provided in one prompt (--limit-mm-per-prompt).",
+                        "messages", "too_many_images");
+    }
+    if (!context.images_allowed) throw ImagesNeedDecodeLane();
+    std::optional<ImageInput> planned;
+    const DecodedImage decoded = load_image_from_url(
+        url, options.image_policy, [&](int width, int height) { planned = plan_image(width, height); });
+    const ImageInput image = planned ? *planned : plan_image(decoded.width, decoded.height);
+    add_tokens(request.image_tokens, image.tokens, "messages");
     add_tokens(request.text_tokens, kImageWrapperTokens, "messages");
     request.images.push_back(image);
   }
@@ -197,12 +215,13 @@ struct PromptCounter {
   }
 };
 
-void parse_chat_messages(const json& body, const RequestOptions& options, GenerationRequest& request) {
+void parse_chat_messages(const json& body, const RequestOptions& options, const ParseContext& context,
+                         GenerationRequest& request) {
   const auto it = body.find("messages");
   if (it == body.end()) throw bad_request("'messages' is required", "messages", "missing_field");
   if (!it->is_array()) throw wrong_type("messages", "an array", *it);
   if (it->empty()) throw bad_request("'messages' must not be empty", "messages", "invalid_value");
-  PromptCounter counter{options, request};
+  PromptCounter counter{options, request, context};
   for (const json& message : *it) {
     if (!message.is_object()) throw bad_request("each message must be an object", "messages", "invalid_type");
     const auto role = message.find("role");
@@ -253,7 +272,7 @@ std::int64_t approx_text_tokens(std::string_view text) {
 }
 
 GenerationRequest parse_generation_request(Endpoint endpoint, std::string_view body_text,
-                                           const RequestOptions& options) {
+                                           const RequestOptions& options, const ParseContext& context) {
   if (!nesting_within(body_text, kMaxJsonDepth))
     throw bad_request("request JSON is nested deeper than " + std::to_string(kMaxJsonDepth) + " levels",
                       "", "invalid_json");
@@ -299,7 +318,7 @@ GenerationRequest parse_generation_request(Endpoint endpoint, std::string_view b
   if (max_tokens && *max_tokens < 1)
     throw bad_request(std::string("'") + max_field + "' must be at least 1", max_field, "invalid_value");
 
-  if (endpoint == Endpoint::chat_completions) parse_chat_messages(body, options, request);
+  if (endpoint == Endpoint::chat_completions) parse_chat_messages(body, options, context, request);
   else parse_completion_prompt(body, request);
 
   std::int64_t prompt = request.text_tokens;

@@ -12,11 +12,13 @@
 // The constants mirror a ChatML template: <|im_start|>role\n ... <|im_end|>\n around a message and
 // <|vision_start|> ... <|vision_end|> around an image.
 #include <cstdint>
+#include <exception>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "harness/core/clock.hpp"
 #include "harness/server/image_input.hpp"
 #include "harness/server/vision_geometry.hpp"
 
@@ -63,8 +65,26 @@ struct GenerationRequest {
   std::int64_t prompt_tokens() const { return text_tokens + image_tokens; }
 };
 
-// Parses and validates; decodes every image. Throws ApiException.
+// How one parse may spend its time: the server parses text-only requests on a lane of their own,
+// so that they never wait behind image decodes, and bounds each image request's decoding.
+struct ParseContext {
+  // false (the text lane): an image part throws ImagesNeedDecodeLane before anything of it is
+  // decoded, and the server parses the request again on the image lane.
+  bool images_allowed = true;
+  // now_ns() after which no further image is decoded (503 decode_timeout); 0 = none.
+  Nanos decode_deadline_ns = 0;
+};
+
+// Not an error: the request holds an image and was parsed on the text lane.
+class ImagesNeedDecodeLane : public std::exception {
+ public:
+  const char* what() const noexcept override { return "the request holds images"; }
+};
+
+// Parses and validates; decodes every image (the budget checked from each image's header
+// first). Throws ApiException, or ImagesNeedDecodeLane (context.images_allowed false).
 GenerationRequest parse_generation_request(Endpoint endpoint, std::string_view body,
-                                           const RequestOptions& options);
+                                           const RequestOptions& options,
+                                           const ParseContext& context = {});
 
 }  // namespace encbench::server

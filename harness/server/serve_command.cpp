@@ -256,6 +256,12 @@ ServerConfig build_server_config(const ServeOptions& options) {
   require(o.header_timeout_s > 0, "--header-timeout-s must be positive");
   config.header_timeout_ns = static_cast<Nanos>(o.header_timeout_s * 1e9);
   config.decode_threads = o.decode_threads;
+  config.max_decode_queue = o.max_decode_queue;
+  require(o.decode_timeout_s > 0 && o.decode_timeout_s <= 86400, "--decode-timeout-s must be in (0, 86400]");
+  config.decode_timeout_ns = static_cast<Nanos>(o.decode_timeout_s * 1e9);
+  require(o.max_unsent_bytes >= 1024 && o.max_unsent_bytes <= (std::int64_t{1} << 32),
+          "--max-unsent-bytes must be in [1024, 4294967296]");
+  config.max_unsent_bytes = static_cast<std::size_t>(o.max_unsent_bytes);
   config.eos_mean_tokens = o.eos_mean_tokens;
   config.seed = o.seed;
   config.faults = FaultConfig{o.fail_rate, o.disconnect_rate, o.stall_ms, o.seed};
@@ -343,13 +349,18 @@ ServerConfig build_server_config(const ServeOptions& options) {
               "--profile-max-steps and --profile-max-requests must be at least 1");
       config.engine.timeline = std::make_shared<EngineTimelineRecorder>(
           static_cast<std::size_t>(o.profile_max_steps), static_cast<std::size_t>(o.profile_max_requests));
+      require(o.profile_max_kept >= 1, "--profile-max-kept must be at least 1");
       auto profiler = std::make_shared<EncoderProfiler>(
-          o.profile_dir, static_cast<std::size_t>(o.profile_max_forwards), config.engine.timeline);
+          o.profile_dir, static_cast<std::size_t>(o.profile_max_forwards), config.engine.timeline,
+          static_cast<std::size_t>(o.profile_max_kept));
       RealEncoder real = make_real_encoder_with_idle(o, profiler);
       config.engine.encoder = std::move(real.hook);
       config.engine.on_idle = std::move(real.on_idle);
       config.measured_op_times = std::move(real.measured_op_times);
-      config.profile = [profiler](ProfileAction action) { return profiler->handle(action); };
+      // vLLM's practice: the profiler endpoints exist only when asked for (anyone who can reach
+      // the port could otherwise fill the profile directory).
+      if (o.enable_profiling)
+        config.profile = [profiler](ProfileAction action) { return profiler->handle(action); };
     } else {
       config.engine.encoder = make_cost_model_encoder(EncoderCostModel{});
     }
@@ -373,6 +384,9 @@ nlohmann::json summary_json(const Server& server) {
             {"write_timeouts", h.write_timeouts},
             {"client_disconnects", h.client_disconnects},
             {"malformed_requests", h.malformed_requests},
+            {"inflight_rejections", h.inflight_rejections},
+            {"decode_queue_rejections", h.decode_queue_rejections},
+            {"stream_backpressure_waits", h.stream_backpressure_waits},
             {"usage_prompt_tokens", h.prompt_tokens_served},
             {"usage_completion_tokens", h.completion_tokens_sent},
             {"faults", {{"fail", h.faults_failed}, {"disconnect", h.faults_disconnected}, {"stall", h.faults_stalled}}}}},
@@ -438,6 +452,11 @@ int run_serve(const ServeOptions& options, const std::vector<std::string>& argv,
                         {"max_num_batched_tokens", options.max_num_batched_tokens},
                         {"max_num_encoder_input_tokens", config.engine.max_num_encoder_input_tokens},
                         {"max_waiting", options.max_waiting},
+                        {"max_inflight_bytes", options.max_inflight_bytes},
+                        {"max_unsent_bytes", options.max_unsent_bytes},
+                        {"max_decode_queue", options.max_decode_queue},
+                        {"decode_timeout_s", options.decode_timeout_s},
+                        {"enable_profiling", options.enable_profiling},
                         {"min_pixels", config.request.geometry.min_pixels},
                         {"max_pixels", config.request.geometry.max_pixels},
                         {"lm_cost_model",

@@ -26,6 +26,8 @@ struct ServeOptions {
   std::string encoder = "real";            // real (EncoderRunner on --device) | cost-model
   bool encoder_mlp = true;                 // norm2 + MLP per layer (realistic encoder time)
   unsigned device_threads = 0;             // cpu device kernel pool (0 = all cores)
+  bool enable_profiling = false;           // /start_profile, /stop_profile (404 without: vLLM's practice)
+  std::int64_t profile_max_kept = 16;      // profiles kept in profile_dir (older ones deleted)
   std::filesystem::path profile_dir = "encbench-profile";  // /stop_profile writes trace + summary here
   std::int64_t profile_max_forwards = 256; // ring of forwards kept for the trace (older: dropped)
   // Engine timeline of a profile window: the first steps / requests kept (later: dropped, counted).
@@ -46,6 +48,9 @@ struct ServeOptions {
   std::int64_t max_inflight_bytes = 512ll << 20;  // request bytes held server-wide (503 beyond)
   double header_timeout_s = 10;
   int decode_threads = 1;
+  int max_decode_queue = 64;               // image requests queued or decoding (503 beyond)
+  double decode_timeout_s = 30;            // per image request, from entering the decode queue
+  std::int64_t max_unsent_bytes = 256ll << 10;  // per connection: formatted, not yet sent
   std::int64_t eos_mean_tokens = 128;
   std::uint64_t seed = 0;
   double fail_rate = 0;

@@ -104,32 +104,58 @@ std::string chunk_frame(std::string_view payload) {
 
 }  // namespace
 
-// A request's share of --max-inflight-bytes, held from its header until its parse is done (the
-// body and the decoded images freed) and given back by the destructor wherever the request ends:
-// answered, refused, or its connection dropped.
+// A request's share of --max-inflight-bytes: the body bytes that have arrived, grown as they
+// arrive (so a declared but unsent body holds nothing), held until its parse is done (the body and
+// the decoded images freed) and given back by the destructor wherever the request ends: answered,
+// refused, or its connection dropped.
 class InflightReservation {
  public:
-  // Reserves `bytes` unless that would pass `limit`; check held() after.
-  InflightReservation(std::atomic<std::int64_t>& counter, std::int64_t bytes, std::int64_t limit)
-      : counter_(counter) {
-    std::int64_t now = counter_.load();
-    while (now + bytes <= limit) {
-      if (counter_.compare_exchange_weak(now, now + bytes)) {
-        bytes_ = bytes;
-        return;
-      }
-    }
-  }
+  InflightReservation(std::atomic<std::int64_t>& counter, std::int64_t limit)
+      : counter_(counter), limit_(limit) {}
   ~InflightReservation() {
     if (bytes_ > 0) counter_.fetch_sub(bytes_);
   }
   InflightReservation(const InflightReservation&) = delete;
   InflightReservation& operator=(const InflightReservation&) = delete;
-  bool held() const { return bytes_ > 0; }
+  // Holds `total` bytes in all; false (nothing more held) when that would pass the limit.
+  bool grow_to(std::int64_t total) {
+    const std::int64_t more = total - bytes_;
+    if (more <= 0) return true;
+    std::int64_t now = counter_.load();
+    while (now + more <= limit_) {
+      if (counter_.compare_exchange_weak(now, now + more)) {
+        bytes_ = total;
+        return true;
+      }
+    }
+    return false;
+  }
 
  private:
   std::atomic<std::int64_t>& counter_;
+  std::int64_t limit_;
   std::int64_t bytes_ = 0;
+};
+
+// One request handed to a parse lane (owned by the lambdas that carry it between threads).
+struct ParseJob {
+  Endpoint endpoint = Endpoint::chat_completions;
+  std::uint64_t number = 0;
+  bool disconnect = false;
+  std::string body;
+  std::shared_ptr<InflightReservation> reservation;
+};
+
+// Counts an image request from entering the image lane until its parse ends (--max-decode-queue).
+class DecodeSlot {
+ public:
+  explicit DecodeSlot(std::atomic<int>& queued) : queued_(queued) {}
+  ~DecodeSlot() { queued_.fetch_sub(1); }
+  DecodeSlot(const DecodeSlot&) = delete;
+  DecodeSlot& operator=(const DecodeSlot&) = delete;
+
+ private:
+  std::atomic<int>& queued_;
 };
 
 class Server::Impl {
@@ -153,11 +179,13 @@ class Server::Impl {
   // Request bytes held now against --max-inflight-bytes (io thread reserves, decode threads
   // release): an atomic so that neither waits on the other.
   std::atomic<std::int64_t> inflight_bytes_{0};
+  std::atomic<int> decode_queued_{0};  // image requests queued or decoding (--max-decode-queue)
 
   asio::io_context io_{1};
   tcp::acceptor acceptor_{io_};
   asio::steady_timer accept_retry_{io_};
-  std::unique_ptr<asio::thread_pool> decode_pool_;
+  std::unique_ptr<asio::thread_pool> decode_pool_;  // image lane: requests with images
+  std::unique_ptr<asio::thread_pool> text_pool_;    // text lane: never waits behind a decode
   std::thread io_thread_;
   std::uint16_t bound_port_ = 0;
   bool running_ = false;
@@ -192,6 +220,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     server_.with_stats([&](HttpStats& s) {
       --s.connections_open;
       if (streaming_active_) --s.streams_active;
+      if (backpressured_) --s.streams_backpressured;
     });
   }
 
@@ -246,6 +275,14 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
   bool stalled_ = false;
   bool streaming_active_ = false;
   bool lingering_ = false;           // response sent, waiting for the client to close
+
+  // Stream output owed but not formatted yet (pump_stream).
+  std::string role_chunk_;           // goes out with the first token
+  std::int64_t owed_first_ = 0;      // index of the first owed token
+  std::int64_t owed_tokens_ = 0;
+  bool owed_finished_ = false;       // the engine is done: the last owed token ends the stream
+  FinishReason owed_finish_ = FinishReason::length;
+  bool backpressured_ = false;       // waiting for the client to read (--max-unsent-bytes)
 
   // Output.
   std::string pending_;
@@ -318,41 +355,67 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     read_body();
   }
 
-  // Holds the body's bytes against --max-inflight-bytes before reading it: the declared length,
-  // or --max-body-bytes for a chunked body (its length is unknown until read). False: refused
-  // with 503 + Retry-After, the body never read.
+  // Before the body is read: refused with 503 + Retry-After (the body never read) when its
+  // declared length (a chunked body: --max-body-bytes) would not fit beside the bytes that have
+  // arrived for other requests. Its own bytes are held as they arrive (hold_arrived_bytes).
   bool reserve_body_bytes() {
     const auto& config = server_.config_;
-    const bool chunked = parser_->chunked();
     const std::uint64_t declared =
-        chunked ? config.max_body_bytes : parser_->content_length().value_or(0);
+        parser_->chunked() ? config.max_body_bytes : parser_->content_length().value_or(0);
     if (declared == 0) return true;  // GET, /health, ...: never refused for memory
-    reservation_ = std::make_shared<InflightReservation>(
-        server_.inflight_bytes_, static_cast<std::int64_t>(declared),
-        static_cast<std::int64_t>(config.max_inflight_bytes));
-    if (reservation_->held()) return true;
+    reservation_ = std::make_shared<InflightReservation>(server_.inflight_bytes_,
+                                                         static_cast<std::int64_t>(config.max_inflight_bytes));
+    if (static_cast<std::int64_t>(declared) + server_.inflight_bytes_.load() <=
+        static_cast<std::int64_t>(config.max_inflight_bytes))
+      return true;
+    refuse_busy();
+    return false;
+  }
+
+  // The bytes of this body that have arrived (parsed, or waiting in the buffer) are held against
+  // --max-inflight-bytes; false: over it, refused with 503 and the connection closed.
+  bool hold_arrived_bytes() {
+    if (!reservation_) return true;
+    const auto arrived = static_cast<std::int64_t>(parser_->get().body().size() + buffer_.size());
+    if (reservation_->grow_to(arrived)) return true;
+    refuse_busy();
+    return false;
+  }
+
+  void refuse_busy() {
     reservation_.reset();
     server_.with_stats([](HttpStats& s) { ++s.inflight_rejections; });
     keep_alive_ = false;
     const ApiError busy{503, "server_error",
-                        "the server holds its limit of " + std::to_string(config.max_inflight_bytes) +
+                        "the server holds its limit of " + std::to_string(server_.config_.max_inflight_bytes) +
                             " request bytes in flight (--max-inflight-bytes); retry later",
                         "", "server_busy"};
     send_response(503, "application/json", error_body(busy), "retry-after: 1\r\n");
-    return false;
   }
 
+  // The body is read piece by piece so that its bytes are held as they arrive.
   void read_body() {
     if (closed_) return;
     phase_ = Phase::body;
     arm_deadline(server_.config_.body_timeout_ns, Phase::body);
-    http::async_read(socket_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                       self->deadline_.cancel();
-                       if (self->closed_) return;
-                       if (ec) return self->on_read_error(ec);
-                       self->handle_request();
-                     });
+    read_body_some();
+  }
+
+  void read_body_some() {
+    if (!hold_arrived_bytes()) return void(deadline_.cancel());
+    if (parser_->is_done()) {
+      deadline_.cancel();
+      return handle_request();
+    }
+    http::async_read_some(socket_, buffer_, *parser_,
+                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
+                            if (self->closed_) return;
+                            if (ec) {
+                              self->deadline_.cancel();
+                              return self->on_read_error(ec);
+                            }
+                            self->read_body_some();
+                          });
   }
 
   void on_read_error(beast::error_code ec) {
@@ -442,27 +505,80 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
         faults.disconnect_rate > 0 && unit_from(mix64(fault_bits + 1)) < faults.disconnect_rate;
     stall_pending_ = faults.stall_ms > 0;
     watch_connection();
-    std::string body = std::move(parser_->get().body());
-    asio::post(*server_.decode_pool_, [self = shared_from_this(), endpoint, number, disconnect,
-                                       body = std::move(body),
-                                       reservation = std::move(reservation_)]() mutable {
+    auto job = std::make_shared<ParseJob>(
+        ParseJob{endpoint, number, disconnect, std::move(parser_->get().body()), std::move(reservation_)});
+    // A body that names no image_url goes to the text lane (which sends it on to the image lane
+    // if it holds an image after all, e.g. a key spelt with a JSON escape).
+    if (job->body.find("image_url") == std::string::npos) return parse_on_text_lane(std::move(job));
+    parse_on_image_lane(std::move(job));
+  }
+
+  void parse_on_text_lane(std::shared_ptr<ParseJob> job) {
+    asio::post(*server_.text_pool_, [self = shared_from_this(), job = std::move(job)]() mutable {
+      ParseContext context;
+      context.images_allowed = false;
       std::optional<GenerationRequest> parsed;
       std::optional<ApiError> error;
       try {
-        parsed = parse_generation_request(endpoint, body, self->server_.config_.request);
+        parsed = parse_generation_request(job->endpoint, job->body, self->server_.config_.request, context);
+      } catch (const ImagesNeedDecodeLane&) {
+        asio::post(self->server_.io_, [self, job = std::move(job)]() mutable {
+          if (!self->closed_) self->parse_on_image_lane(std::move(job));
+        });
+        return;
       } catch (const ApiException& e) {
         error = e.error();
       } catch (const std::exception& e) {
         error = ApiError{500, "server_error", std::string("internal error: ") + e.what(), "", ""};
       }
-      body = std::string();  // freed, not just emptied: then the bytes are no longer in flight
-      reservation.reset();
-      asio::post(self->server_.io_, [self, parsed = std::move(parsed), error = std::move(error),
-                                     number, disconnect]() mutable {
-        if (self->closed_) return;
-        if (error) return self->send_error(*error);
-        self->submit(std::move(*parsed), number, disconnect);
-      });
+      self->finish_parse(std::move(job), std::move(parsed), std::move(error));
+    });
+  }
+
+  // At most --max-decode-queue image requests wait or decode at once; each may decode images
+  // until its deadline (--decode-timeout-s from entering the queue).
+  void parse_on_image_lane(std::shared_ptr<ParseJob> job) {
+    if (server_.decode_queued_.fetch_add(1) >= server_.config_.max_decode_queue) {
+      server_.decode_queued_.fetch_sub(1);
+      server_.with_stats([](HttpStats& s) { ++s.decode_queue_rejections; });
+      const ApiError full{503, "server_error",
+                          std::to_string(server_.config_.max_decode_queue) +
+                              " requests with images are already waiting to be decoded (--max-decode-queue); "
+                              "retry later",
+                          "", "decode_queue_full"};
+      return send_response(503, "application/json", error_body(full), "retry-after: 1\r\n");
+    }
+    auto slot = std::make_shared<DecodeSlot>(server_.decode_queued_);
+    const Nanos deadline = now_ns() + server_.config_.decode_timeout_ns;
+    asio::post(*server_.decode_pool_, [self = shared_from_this(), job = std::move(job), slot, deadline]() mutable {
+      ParseContext context;
+      context.decode_deadline_ns = deadline;
+      std::optional<GenerationRequest> parsed;
+      std::optional<ApiError> error;
+      try {
+        parsed = parse_generation_request(job->endpoint, job->body, self->server_.config_.request, context);
+      } catch (const ApiException& e) {
+        error = e.error();
+      } catch (const std::exception& e) {
+        error = ApiError{500, "server_error", std::string("internal error: ") + e.what(), "", ""};
+      }
+      slot.reset();
+      self->finish_parse(std::move(job), std::move(parsed), std::move(error));
+    });
+  }
+
+  // On a lane thread: frees the body (then its bytes are no longer in flight) and hands the
+  // result to the io thread.
+  void finish_parse(std::shared_ptr<ParseJob> job, std::optional<GenerationRequest> parsed,
+                    std::optional<ApiError> error) {
+    const std::uint64_t number = job->number;
+    const bool disconnect = job->disconnect;
+    job.reset();
+    asio::post(server_.io_, [self = shared_from_this(), parsed = std::move(parsed), error = std::move(error),
+                             number, disconnect]() mutable {
+      if (self->closed_) return;
+      if (error) return self->send_error(*error);
+      self->submit(std::move(*parsed), number, disconnect);
     });
   }
 
@@ -490,6 +606,10 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     formatter_.emplace(request_.endpoint, id, unix_seconds(), request_.model);
     text_.clear();
     tokens_sent_ = 0;
+    role_chunk_.clear();
+    owed_tokens_ = 0;
+    owed_finished_ = false;
+    set_backpressured(false);
     auto sink = [weak = weak_from_this(), &io = server_.io_](EngineEvent event) {
       asio::post(io, [weak, event = std::move(event)]() mutable {
         if (auto self = weak.lock()) self->on_engine_event(std::move(event));
@@ -520,8 +640,11 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
           return send_error(ApiError{503, "server_error", event.error, "", "out_of_device_memory"});
         return send_error(ApiError{500, "server_error", event.error, "", "engine_error"});
       }
-      std::string sse;
-      if (!streaming_active_) begin_stream(sse);
+      // Tokens still owed are dropped: the error ends the stream.
+      std::string sse = std::move(role_chunk_);
+      role_chunk_.clear();
+      owed_tokens_ = 0;
+      owed_finished_ = false;
       fmt.append_error_event(sse, event.error);
       ResponseFormatter::append_done(sse);
       return finish_stream(std::move(sse));
@@ -537,31 +660,71 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
       record_usage(usage);
       return send_response(200, "application/json", fmt.final_body(text_, event.finish, usage));
     }
-    std::string sse;
-    if (!streaming_active_) begin_stream(sse);
-    for (std::int64_t i = 0; i < event.token_count; ++i) {
-      const bool last = event.finished && i + 1 == event.token_count;
-      fmt.append_token_chunk(sse, pseudo_word(word_seed_, event.first_token + i), last, event.finish);
+    on_stream_tokens(event);
+  }
+
+  // Stream tokens are owed as a count and formatted by pump_stream while the connection's unsent
+  // output is under --max-unsent-bytes, so a client that does not read costs a counter, not a
+  // buffer of the whole answer.
+  void on_stream_tokens(const EngineEvent& event) {
+    if (!streaming_active_) begin_stream(role_chunk_);  // sent with the first token, as vLLM does
+    if (owed_tokens_ == 0) owed_first_ = event.first_token;
+    owed_tokens_ += event.token_count;
+    if (event.finished) {
+      owed_finished_ = true;
+      owed_finish_ = event.finish;
+      engine_handle_.reset();
     }
-    tokens_sent_ += event.token_count;
-    if (disconnect_at_token_ >= 0 && tokens_sent_ >= disconnect_at_token_ && !event.finished) {
+    pump_stream();
+  }
+
+  std::size_t unsent_bytes() const { return pending_.size() + writing_.size(); }
+
+  void set_backpressured(bool paused) {
+    if (paused == backpressured_) return;
+    backpressured_ = paused;
+    server_.with_stats([paused](HttpStats& s) {
+      if (paused) ++s.stream_backpressure_waits;
+      s.streams_backpressured += paused ? 1 : -1;
+    });
+  }
+
+  void pump_stream() {
+    if (closed_ || response_complete_ || abort_after_write_ || !formatter_ || !streaming_active_) return;
+    constexpr std::int64_t kTokensPerFrame = 64;
+    const ResponseFormatter& fmt = *formatter_;
+    while (owed_tokens_ > 0 || owed_finished_) {
+      if (unsent_bytes() >= server_.config_.max_unsent_bytes) return set_backpressured(true);
+      set_backpressured(false);
+      std::string sse = std::move(role_chunk_);
+      role_chunk_.clear();
+      const std::int64_t n = std::min(owed_tokens_, kTokensPerFrame);
+      const bool final_frame = owed_finished_ && n == owed_tokens_;
+      for (std::int64_t i = 0; i < n; ++i)
+        fmt.append_token_chunk(sse, pseudo_word(word_seed_, owed_first_ + i), final_frame && i + 1 == n,
+                               owed_finish_);
+      owed_first_ += n;
+      owed_tokens_ -= n;
+      tokens_sent_ += n;
+      if (final_frame) return end_stream(std::move(sse));
       queue_raw(chunk_frame(sse));
-      abort_after_write_ = true;
-      server_.with_stats([](HttpStats& s) { ++s.faults_disconnected; });
-      if (engine_handle_) engine_handle_->cancel();
-      return;
-    }
-    if (!event.finished) {
-      queue_raw(chunk_frame(sse));
+      if (disconnect_at_token_ >= 0 && tokens_sent_ >= disconnect_at_token_) {
+        abort_after_write_ = true;
+        server_.with_stats([](HttpStats& s) { ++s.faults_disconnected; });
+        if (engine_handle_) engine_handle_->cancel();
+        return;
+      }
       if (stall_pending_) {
         stall_pending_ = false;
         start_stall();
       }
-      return;
     }
-    engine_handle_.reset();
+  }
+
+  void end_stream(std::string sse) {
+    owed_finished_ = false;
     const Usage usage{request_.prompt_tokens(), tokens_sent_};
-    if (request_.include_usage) fmt.append_usage_chunk(sse, usage);
+    if (request_.include_usage) formatter_->append_usage_chunk(sse, usage);
     ResponseFormatter::append_done(sse);
     record_usage(usage);
     finish_stream(std::move(sse));
@@ -708,6 +871,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
                             self->server_.with_stats([](HttpStats& s) { ++s.client_disconnects; });
                           return self->close();
                         }
+                        self->pump_stream();
                         self->flush();
                       });
   }
@@ -762,6 +926,9 @@ Server::Impl::Impl(ServerConfig config) : config_(std::move(config)) {
           "--max-inflight-bytes must be at least --max-body-bytes (" +
               std::to_string(config_.max_body_bytes) + ")");
   require(config_.decode_threads >= 1, "--decode-threads must be at least 1");
+  require(config_.max_decode_queue >= 1, "--max-decode-queue must be at least 1");
+  require(config_.decode_timeout_ns > 0, "--decode-timeout-s must be positive");
+  require(config_.max_unsent_bytes >= 1024, "--max-unsent-bytes must be at least 1024");
   require(config_.faults.fail_rate >= 0 && config_.faults.fail_rate <= 1, "--fail-rate must be in [0, 1]");
   require(config_.faults.disconnect_rate >= 0 && config_.faults.disconnect_rate <= 1,
           "--disconnect-rate must be in [0, 1]");
@@ -792,6 +959,7 @@ void Server::Impl::start() {
   }
   bound_port_ = acceptor_.local_endpoint().port();
   decode_pool_ = std::make_unique<asio::thread_pool>(static_cast<std::size_t>(config_.decode_threads));
+  text_pool_ = std::make_unique<asio::thread_pool>(1);
   engine_->start();
   accept_next();
   io_thread_ = std::thread([this] {
@@ -821,6 +989,7 @@ void Server::Impl::stop() {
   });
   if (io_thread_.joinable()) io_thread_.join();
   decode_pool_->join();
+  text_pool_->join();
 }
 
 void Server::Impl::accept_next() {
@@ -923,6 +1092,10 @@ std::string Server::Impl::metrics_text() const {
   metric("encbench:http_client_disconnects_total", "counter", "Clients gone while a response was in progress.", h.client_disconnects);
   metric("encbench:http_malformed_requests_total", "counter", "Requests rejected at the HTTP level.", h.malformed_requests);
   metric("encbench:inflight_rejections_total", "counter", "Requests refused with 503: over --max-inflight-bytes.", h.inflight_rejections);
+  metric("encbench:decode_queue_rejections_total", "counter", "Requests with images refused with 503: --max-decode-queue already queued.", h.decode_queue_rejections);
+  metric("encbench:stream_backpressure_waits_total", "counter", "Times a stream paused for a client that did not read (--max-unsent-bytes).", h.stream_backpressure_waits);
+  metric("encbench:streams_backpressured", "gauge", "Streams paused now for a client that does not read.", h.streams_backpressured);
+  metric("encbench:decode_queue", "gauge", "Requests with images queued or decoding now (--max-decode-queue).", decode_queued_.load());
   metric("encbench:inflight_request_bytes", "gauge", "Request body bytes held now (--max-inflight-bytes).", inflight_bytes_.load());
   out << "# HELP encbench:faults_injected_total Fault-knob activations.\n"
          "# TYPE encbench:faults_injected_total counter\n"
@@ -947,6 +1120,7 @@ HttpStats Server::http_stats() const {
   std::lock_guard lock(impl_->stats_mutex_);
   HttpStats stats = impl_->stats_;
   stats.inflight_bytes = impl_->inflight_bytes_.load();
+  stats.decode_queue = impl_->decode_queued_.load();
   return stats;
 }
 EngineStats Server::engine_stats() const { return impl_->engine_->stats(); }

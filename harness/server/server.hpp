@@ -3,8 +3,9 @@
 // continuous-batching Engine.
 //
 // Threads: one io_context thread owns every socket (thousands of keep-alive connections and SSE
-// streams, no thread per connection); `decode_threads` parse request JSON and decode images off
-// that thread; the engine runs on its own thread and hands tokens back with asio::post.
+// streams, no thread per connection); one text-lane thread parses requests without images, and
+// `decode_threads` parse and decode requests with images (so text never waits behind a decode);
+// the engine runs on its own thread and hands tokens back with asio::post.
 //
 // In-process use (tests, closed-loop scenarios):
 //   Server server(config);
@@ -29,7 +30,7 @@ class MeasuredOpTimes;  // device/measured_op_times.hpp
 namespace encbench::server {
 
 // POST /start_profile and /stop_profile (vLLM's protocol). Unset -> 404, as on a vLLM started
-// without a profiler. Called on a decode thread; `status` and `body` (JSON) are sent back.
+// without a profiler (`encbench serve` sets it only with --enable-profiling). Called on a decode thread; `status` and `body` (JSON) are sent back.
 enum class ProfileAction { start, stop };
 struct ProfileReply {
   int status = 200;
@@ -55,10 +56,20 @@ struct ServerConfig {
   std::int64_t eos_mean_tokens = 128;      // natural stop length spread (see plan_output)
   std::uint64_t seed = 0;                  // output lengths and words
   std::size_t max_body_bytes = 32u << 20;  // 413 above this
-  // Server-wide: request body bytes held at once, from each header until that request is parsed
-  // (images decoded). A request that would go over it gets 503 + Retry-After before its body is
-  // read. Many concurrent large bodies are otherwise bounded only one by one (--max-body-bytes).
+  // Server-wide: request body bytes held at once, counted as they arrive (a declared but unsent
+  // body holds nothing) until that request is parsed (images decoded). A request is refused with
+  // 503 + Retry-After when its declared length would not fit what has arrived so far, or when
+  // its arriving bytes pass the limit. Many concurrent large bodies are otherwise bounded only
+  // one by one (--max-body-bytes).
   std::size_t max_inflight_bytes = 512u << 20;
+  // Per connection: response bytes formatted but not yet taken by the socket. A stream stops
+  // formatting (the tokens it owes are kept as a count) until the client reads below it; a
+  // client that reads nothing for write_timeout_ns is dropped.
+  std::size_t max_unsent_bytes = 256u << 10;
+  // Image requests queued or decoding at once (503 decode_queue_full beyond), and how long one
+  // may take from entering that queue before its next image is refused (503 decode_timeout).
+  int max_decode_queue = 64;
+  Nanos decode_timeout_ns = 30'000'000'000;
   std::size_t max_header_bytes = 16u << 10;
   Nanos header_timeout_ns = 10'000'000'000;  // whole header, also the keep-alive idle limit
   Nanos body_timeout_ns = 60'000'000'000;
@@ -83,6 +94,10 @@ struct HttpStats {
   std::int64_t client_disconnects = 0;    // gone while a generation was in flight
   std::int64_t malformed_requests = 0;    // HTTP-level parse errors
   std::int64_t inflight_rejections = 0;   // 503: over --max-inflight-bytes
+  std::int64_t decode_queue_rejections = 0;  // 503: --max-decode-queue image requests already queued
+  std::int64_t stream_backpressure_waits = 0;  // times a stream paused at --max-unsent-bytes
+  std::int64_t streams_backpressured = 0;      // streams paused now (gauge)
+  std::int64_t decode_queue = 0;               // image requests queued or decoding now (gauge)
   std::int64_t inflight_bytes = 0;        // request bytes held now (gauge)
   std::int64_t completion_tokens_sent = 0;
   std::int64_t prompt_tokens_served = 0;  // usage.prompt_tokens of completed generations

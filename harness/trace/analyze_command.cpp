@@ -36,7 +36,7 @@ int run_analyze_command(const AnalyzeCommandConfig& config, const std::vector<st
     options.window_end_ns = end;
   }
 
-  const ImportedTrace trace = import_trace_file(config.trace_path);
+  const ImportedTrace trace = import_trace_file(config.trace_path, config.limits);
   const TraceReport report = analyze_trace(trace, options);
   print_summary(out, trace, report);
   nlohmann::json critical_paths;

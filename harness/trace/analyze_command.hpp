@@ -9,8 +9,13 @@
 #include <vector>
 
 #include "harness/trace/trace_analysis.hpp"
+#include "harness/trace/trace_reader.hpp"
 
 namespace encbench::trace {
+
+// `trace analyze` peaks at ~480 B per kept event (read, import and analysis; docs/trace.md), so
+// its default keeps a trace under 1.5 GiB; --max-events raises it.
+inline constexpr std::uint64_t kDefaultAnalyzeMaxEvents = 2'500'000;
 
 struct AnalyzeCommandConfig {
   std::filesystem::path trace_path;
@@ -24,6 +29,7 @@ struct AnalyzeCommandConfig {
   bool critical_path = false;           // also replay the trace and print each forward's critical path
   std::string forward_marker = "ProfilerStep#*";
   std::string forward_end = "forward_end";
+  ReadLimits limits{.max_events = kDefaultAnalyzeMaxEvents};  // --max-events, --max-decompressed-bytes
 };
 
 // "T0:T1" (microseconds on the trace's ts axis, exact to the ns) -> [start_ns, end_ns).

@@ -4,6 +4,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "harness/core/text_escape.hpp"
 #include "harness/trace/trace_diff.hpp"
 
 namespace encbench::trace {
@@ -52,14 +53,15 @@ void print_text(std::ostream& out, const Table& t) {
 }
 
 void print_markdown(std::ostream& out, const Table& t) {
-  out << "\n### " << t.title << "\n\n|";
-  for (const auto& h : t.headers) out << " " << h << " |";
+  // Op, forward and stream names come from the traces: escaped (issue 37).
+  out << "\n### " << markdown_text(t.title) << "\n\n|";
+  for (const auto& h : t.headers) out << " " << markdown_text(h) << " |";
   out << "\n|";
   for (std::size_t c = 0; c < t.headers.size(); ++c) out << (c == 0 ? "---|" : "---:|");
   out << "\n";
   for (const auto& row : t.rows) {
     out << "|";
-    for (const auto& cell : row) out << " " << cell << " |";
+    for (const auto& cell : row) out << " " << markdown_text(cell) << " |";
     out << "\n";
   }
 }
@@ -134,11 +136,12 @@ void print_diff_text(std::ostream& out, const TraceDiff& d, const std::vector<Ga
 }
 
 void print_diff_markdown(std::ostream& out, const TraceDiff& d, const std::vector<GateResult>& gates) {
-  out << "## trace diff\n\n- A: `" << d.a.source << "` (" << d.a.layout << ", " << d.a.device_label << ")\n- B: `"
-      << d.b.source << "` (" << d.b.layout << ", " << d.b.device_label << ")\n";
+  out << "## trace diff\n\n- A: " << markdown_code(d.a.source) << " (" << markdown_text(d.a.layout) << ", "
+      << markdown_text(d.a.device_label) << ")\n- B: " << markdown_code(d.b.source) << " (" << markdown_text(d.b.layout)
+      << ", " << markdown_text(d.b.device_label) << ")\n";
   for (const Table& t : all_tables(d)) print_markdown(out, t);
   if (!gates.empty()) out << "\n### gates\n\n";
-  for (const GateResult& g : gates) out << "- " << gate_line(g) << "\n";
+  for (const GateResult& g : gates) out << "- " << markdown_text(gate_line(g)) << "\n";
 }
 
 namespace {

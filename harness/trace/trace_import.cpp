@@ -582,8 +582,8 @@ ImportedTrace import_raw_trace(RawTrace raw, const std::string& source_name) {
   return TraceImporter(std::move(raw), source_name).run();
 }
 
-ImportedTrace import_trace_file(const std::filesystem::path& path) {
-  return import_raw_trace(read_raw_trace_file(path), path.string());
+ImportedTrace import_trace_file(const std::filesystem::path& path, const ReadLimits& limits) {
+  return import_raw_trace(read_raw_trace_file(path, limits), path.string());
 }
 
 ImportedTrace import_trace_text(std::string_view json_text, const std::string& source_name) {

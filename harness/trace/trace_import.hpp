@@ -65,7 +65,7 @@ struct ImportedTrace {
 // Interprets a RawTrace. Throws InvalidInput when no device events are found.
 ImportedTrace import_raw_trace(RawTrace raw, const std::string& source_name);
 // Reads and interprets a trace file (plain or gzip).
-ImportedTrace import_trace_file(const std::filesystem::path& path);
+ImportedTrace import_trace_file(const std::filesystem::path& path, const ReadLimits& limits = {});
 // Same from text (tests, small inputs).
 ImportedTrace import_trace_text(std::string_view json_text, const std::string& source_name = "<text>");
 

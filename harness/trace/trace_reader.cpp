@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <istream>
+#include <memory>
 #include <streambuf>
 #include <system_error>
 
@@ -82,19 +83,110 @@ double peak_rss_mib() {
 
 namespace {
 
-// std::streambuf over a zlib gzFile: gzread decompresses gzip (also concatenated members) and
-// passes plain files through unchanged, so one code path reads both.
-class GzStreamBuf : public std::streambuf {
+// Keeps nlohmann's lexer from holding the JSON text. Its token_string (kept for error messages)
+// is cleared only when a string, number or literal starts, so everything between two values
+// (whitespace, brackets, separators) piles up in it: 1 GB of whitespace became 2.2 GiB. The guard
+// skips whitespace past kMaxWhitespaceRun bytes in a run (outside strings) and refuses a string or
+// number longer than max_token_bytes_ or that many bytes between two values. Works in place on the
+// buffer it is given, so it costs one pass over bytes already in cache.
+class JsonTextGuard {
  public:
-  explicit GzStreamBuf(gzFile file) : file_(file) {}
+  explicit JsonTextGuard(std::size_t max_token_bytes) : max_token_bytes_(max_token_bytes) {}
+  // Compacts data[0, n) in place; returns the bytes kept. `offset` is data[0]'s position in the
+  // text (for the message). Sets error() and returns 0 when a bound is passed.
+  std::size_t filter(char* data, std::size_t n, std::uint64_t offset) {
+    std::size_t out = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+      const char c = data[i];
+      if (in_string_) {
+        if (escape_) escape_ = false;
+        else if (c == '\\') escape_ = true;
+        else if (c == '"') in_string_ = false;
+        if (++token_bytes_ > max_token_bytes_) return refuse("a string longer than", offset + i);
+        data[out++] = c;
+        continue;
+      }
+      if (c == ' ' || c == '\t' || c == '\n' || c == '\r') {
+        if (++whitespace_run_ > kMaxWhitespaceRun) continue;  // skipped: the parser never sees it
+      } else {
+        whitespace_run_ = 0;
+      }
+      if (c == '"') {
+        in_string_ = true;
+        token_bytes_ = 1;
+        between_values_ = 0;
+      } else if (c == '[' || c == ']' || c == '{' || c == '}' || c == ':' || c == ',' || whitespace_run_ > 0) {
+        token_bytes_ = 0;
+        if (++between_values_ > max_token_bytes_) return refuse("brackets, separators and whitespace without a value for more than", offset + i);
+      } else {
+        between_values_ = 0;  // a number or literal: the lexer restarts its token text here
+        if (++token_bytes_ > max_token_bytes_) return refuse("a number or literal longer than", offset + i);
+      }
+      data[out++] = c;
+    }
+    return out;
+  }
+  const std::string& error() const { return error_; }
+
+ private:
+  std::size_t refuse(const char* what, std::uint64_t at) {
+    error_ = std::string("refused at byte ") + std::to_string(at) + " of the JSON text: " + what + " " +
+             std::to_string(max_token_bytes_) + " bytes (the parser would hold them all)";
+    return 0;
+  }
+
+  std::size_t max_token_bytes_;
+  bool in_string_ = false, escape_ = false;
+  std::size_t whitespace_run_ = 0, token_bytes_ = 0, between_values_ = 0;
+  std::string error_;
+};
+
+// std::streambuf over a byte source (a zlib gzFile, or any istream): decompresses gzip (also
+// concatenated members; gzread passes plain files through unchanged), stops past
+// ReadLimits::max_decompressed_bytes, and hands the parser only what JsonTextGuard lets through.
+class BoundedTextBuf : public std::streambuf {
+ public:
+  BoundedTextBuf(gzFile file, const ReadLimits& limits)
+      : file_(file), max_bytes_(limits.max_decompressed_bytes), guard_(limits.max_token_bytes) {}
+  BoundedTextBuf(std::istream& input, const ReadLimits& limits)
+      : input_(&input), max_bytes_(limits.max_decompressed_bytes), guard_(limits.max_token_bytes) {}
   bool failed() const { return !error_.empty(); }
   const std::string& error() const { return error_; }
-  std::uint64_t bytes_out() const { return bytes_out_; }
+  std::uint64_t bytes_out() const { return bytes_out_; }  // JSON text read (before the guard)
 
  protected:
   int_type underflow() override {
     if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
-    if (!error_.empty()) return traits_type::eof();
+    while (error_.empty()) {
+      const std::int64_t got = read_some();
+      if (got <= 0) return traits_type::eof();
+      const std::uint64_t offset = bytes_out_;
+      bytes_out_ += static_cast<std::uint64_t>(got);
+      if (max_bytes_ > 0 && bytes_out_ > max_bytes_) {
+        error_ = "the JSON text is larger than " + std::to_string(max_bytes_) +
+                 " bytes (--max-decompressed-bytes; 0 = no limit): stopped there";
+        return traits_type::eof();
+      }
+      const std::size_t kept = guard_.filter(buffer_.data(), static_cast<std::size_t>(got), offset);
+      if (!guard_.error().empty()) {
+        error_ = guard_.error();
+        return traits_type::eof();
+      }
+      if (kept > 0) {
+        setg(buffer_.data(), buffer_.data(), buffer_.data() + kept);
+        return traits_type::to_int_type(*gptr());
+      }
+    }
+    return traits_type::eof();
+  }
+
+ private:
+  // Bytes into buffer_: > 0 read, 0 end, < 0 error (error_ set).
+  std::int64_t read_some() {
+    if (input_ != nullptr) {
+      input_->read(buffer_.data(), static_cast<std::streamsize>(buffer_.size()));
+      return static_cast<std::int64_t>(input_->gcount());
+    }
     const int got = gzread(file_, buffer_.data(), static_cast<unsigned>(buffer_.size()));
     int errnum = Z_OK;
     const char* message = gzerror(file_, &errnum);
@@ -102,16 +194,15 @@ class GzStreamBuf : public std::streambuf {
       // Z_BUF_ERROR here means the gzip stream ended before its trailer: a truncated .gz file.
       error_ = errnum == Z_BUF_ERROR ? std::string{"truncated gzip stream (unexpected end of file)"}
                                      : std::string{"gzip error: "} + (message ? message : "unknown");
-      if (got <= 0) return traits_type::eof();
+      return -1;
     }
-    if (got <= 0) return traits_type::eof();
-    bytes_out_ += static_cast<std::uint64_t>(got);
-    setg(buffer_.data(), buffer_.data(), buffer_.data() + got);
-    return traits_type::to_int_type(*gptr());
+    return got;
   }
 
- private:
-  gzFile file_;
+  gzFile file_ = nullptr;
+  std::istream* input_ = nullptr;
+  std::uint64_t max_bytes_ = 0;
+  JsonTextGuard guard_;
   std::array<char, 1 << 20> buffer_{};
   std::string error_;
   std::uint64_t bytes_out_ = 0;
@@ -129,9 +220,10 @@ enum class Field : std::uint8_t {
 class ReducingSax {
  public:
   using json = nlohmann::json;
-  explicit ReducingSax(RawTrace& out) : out_(out) {}
+  ReducingSax(RawTrace& out, std::uint64_t max_events) : out_(out), max_events_(max_events) {}
 
   std::string error;
+  std::string limit_error;  // --max-events passed: the parse stopped there
 
   bool null() { return scalar_done(); }
   bool boolean(bool) { return scalar_done(); }
@@ -215,7 +307,14 @@ class ReducingSax {
     return true;
   }
   bool end_object() {
-    if (events_depth_ > 0 && depth_ == events_depth_ + 1) finish_event();
+    if (events_depth_ > 0 && depth_ == events_depth_ + 1) {
+      finish_event();
+      if (max_events_ > 0 && kept() > max_events_) {
+        limit_error = "more than " + std::to_string(max_events_) + " events kept (--max-events; 0 = no limit): stopped after " +
+                      std::to_string(out_.stats.events_total) + " events";
+        return false;
+      }
+    }
     if (events_depth_ > 0 && depth_ == events_depth_ + 2) in_args_ = false;
     --depth_;
     field_ = Field::none;
@@ -391,7 +490,13 @@ class ReducingSax {
     ++out_.stats.events_dropped;
   }
 
+  // What the read keeps per event: the events and the metadata names (one per process/thread).
+  std::uint64_t kept() const {
+    return out_.events.size() + out_.process_names.size() + out_.process_labels.size() + out_.thread_names.size();
+  }
+
   RawTrace& out_;
+  std::uint64_t max_events_ = 0;
   std::unordered_map<std::string, std::uint32_t> index_;
   RawEvent event_;
   std::string meta_name_, meta_labels_;
@@ -405,10 +510,10 @@ class ReducingSax {
   bool events_done_ = false;
 };
 
-RawTrace read_with_stream_error(std::istream& input, const std::string& source_name,
-                                const GzStreamBuf* gz) {
+RawTrace read_with_stream_error(std::istream& input, const std::string& source_name, const BoundedTextBuf& text,
+                                const ReadLimits& limits) {
   RawTrace out;
-  ReducingSax sax(out);
+  ReducingSax sax(out, limits.max_events);
   const Nanos start = now_ns();
   bool ok = false;
   try {
@@ -417,14 +522,14 @@ RawTrace read_with_stream_error(std::istream& input, const std::string& source_n
     sax.error = std::string{"not valid JSON: "} + e.what();
   }
   out.stats.parse_ns = now_ns() - start;
-  if (gz != nullptr && gz->failed()) {
-    throw InvalidInput(source_name + ": " + gz->error());
-  }
+  out.stats.json_bytes = text.bytes_out();
+  if (text.failed()) throw InvalidInput(source_name + ": " + text.error());
+  if (!sax.limit_error.empty()) throw InvalidInput(source_name + ": " + sax.limit_error);
   if (!ok) {
     const bool at_end = sax.error.find("unexpected end of input") != std::string::npos;
     // A file cut mid-event: say how far it got, so a user can tell a cut-off copy from a bad one.
-    std::string progress = "; read " + std::to_string(out.stats.events_total) + " complete events";
-    if (gz != nullptr) progress += " in " + std::to_string(gz->bytes_out()) + " bytes of JSON";
+    const std::string progress = "; read " + std::to_string(out.stats.events_total) + " complete events in " +
+                                 std::to_string(text.bytes_out()) + " bytes of JSON";
     throw InvalidInput(source_name + ": " + sax.error +
                        (at_end ? " (the file is truncated or empty" + progress + ")" : progress));
   }
@@ -439,11 +544,13 @@ RawTrace read_with_stream_error(std::istream& input, const std::string& source_n
 
 }  // namespace
 
-RawTrace read_raw_trace(std::istream& input, const std::string& source_name) {
-  return read_with_stream_error(input, source_name, nullptr);
+RawTrace read_raw_trace(std::istream& input, const std::string& source_name, const ReadLimits& limits) {
+  auto text = std::make_unique<BoundedTextBuf>(input, limits);
+  std::istream guarded(text.get());
+  return read_with_stream_error(guarded, source_name, *text, limits);
 }
 
-RawTrace read_raw_trace_file(const std::filesystem::path& path) {
+RawTrace read_raw_trace_file(const std::filesystem::path& path, const ReadLimits& limits) {
   std::error_code ec;
   const auto file_size = std::filesystem::file_size(path, ec);
   if (ec) throw InvalidInput(path.string() + ": cannot read trace: " + ec.message());
@@ -455,11 +562,10 @@ RawTrace read_raw_trace_file(const std::filesystem::path& path) {
     gzFile f;
     ~Closer() { gzclose(f); }
   } closer{file};
-  auto buffer = std::make_unique<GzStreamBuf>(file);
-  std::istream input(buffer.get());
-  RawTrace out = read_with_stream_error(input, path.string(), buffer.get());
+  auto text = std::make_unique<BoundedTextBuf>(file, limits);
+  std::istream input(text.get());
+  RawTrace out = read_with_stream_error(input, path.string(), *text, limits);
   out.stats.file_bytes = file_size;
-  out.stats.json_bytes = buffer->bytes_out();
   out.stats.gzip = gzdirect(file) == 0;
   return out;
 }

@@ -51,6 +51,22 @@ struct RawEvent {
   bool ts_present = false;
 };
 
+// What a read may cost (issue 37): memory follows what is kept, never the text. Past either
+// limit the read stops with InvalidInput (exit 2) naming the limit, its flag and how far it got.
+// The JSON text itself is never held: whitespace runs past kMaxWhitespaceRun bytes are skipped
+// before the parser sees them, and a single string or number longer than max_token_bytes, or
+// more than max_token_bytes of brackets and separators without a value between them, is refused
+// (the parser keeps the current token's text, and its error context reaches back to the last
+// value).
+// 16 GiB of text is ~1.5 min of parsing. No event limit by default (trace diff / whatif read
+// 4.5 M-event traces in 1.4 GiB); `trace analyze` sets kDefaultAnalyzeMaxEvents.
+struct ReadLimits {
+  std::uint64_t max_decompressed_bytes = std::uint64_t{16} << 30;  // JSON text after gunzip; 0 = none
+  std::uint64_t max_events = 0;  // events kept (X, flows) plus metadata names; 0 = none
+  std::size_t max_token_bytes = std::size_t{64} << 20;
+};
+inline constexpr std::size_t kMaxWhitespaceRun = 4096;
+
 struct ReadStats {
   std::uint64_t file_bytes = 0;   // bytes on disk
   std::uint64_t json_bytes = 0;   // bytes of JSON text after decompression
@@ -89,9 +105,9 @@ bool parse_us_to_ns(std::string_view text, Nanos& out_ns);
 
 // Reads and reduces a trace. `source_name` is used in error messages. Throws InvalidInput for
 // anything that is not a Chrome trace (not JSON, truncated, wrong top-level shape).
-RawTrace read_raw_trace(std::istream& input, const std::string& source_name);
+RawTrace read_raw_trace(std::istream& input, const std::string& source_name, const ReadLimits& limits = {});
 // Same, from a file (gzip detected by content, not by name).
-RawTrace read_raw_trace_file(const std::filesystem::path& path);
+RawTrace read_raw_trace_file(const std::filesystem::path& path, const ReadLimits& limits = {});
 
 double peak_rss_mib();  // getrusage(RUSAGE_SELF).ru_maxrss in MiB
 

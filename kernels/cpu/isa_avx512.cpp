@@ -7,6 +7,7 @@
 #include <immintrin.h>
 
 #include "kernels/cpu/simd_impl.hpp"
+#include "kernels/cpu/transpose_avx.hpp"
 
 namespace encbench::kernels::detail {
 namespace {
@@ -15,6 +16,15 @@ struct VecAvx512 {
   using reg = __m512;
   static constexpr int W = 16;
   static constexpr int QK_R = 4, QK_KC = 4;  // 16 accumulators + 4 K vectors + 1 broadcast
+  // GEMM 12 x 32: 24 accumulators + 2 B vectors + 1 broadcast of the 32 zmm (14 loads per 24 FMAs).
+  static constexpr bool kHasTranspose = true;
+  static void transpose8x8(const float* s, std::size_t ls, float* d, std::size_t ld) {
+    detail::transpose8x8(s, ls, d, ld);
+  }
+  static void transpose4x4(const float* s, std::size_t ls, float* d, std::size_t ld) {
+    detail::transpose4x4(s, ls, d, ld);
+  }
+  static constexpr int GEMM_MR = 12, GEMM_NRV = 2;
   // P.V passes of at most 5 zmm: d128 runs as 5 + 3 (4 and 8 rows, 20 and 24 accumulators), which
   // measured ~5% faster than one 8-zmm pass of 2 rows (fewer V loads per FMA).
   static constexpr int ACC = 24, PV_NCMAX = 5;

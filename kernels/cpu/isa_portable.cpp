@@ -11,6 +11,10 @@ struct VecPortable {
   };
   static constexpr int W = 8;
   static constexpr int QK_R = 4, QK_KC = 1;
+  static constexpr bool kHasTranspose = false;
+  static void transpose8x8(const float*, std::size_t, float*, std::size_t) {}
+  static void transpose4x4(const float*, std::size_t, float*, std::size_t) {}
+  static constexpr int GEMM_MR = 4, GEMM_NRV = 2;
   static constexpr int ACC = 8, PV_NCMAX = 2;
   static constexpr int FMA_ACC = 8;
   static reg zero() { return set1(0.0f); }

@@ -5,7 +5,8 @@
 //
 // V provides: reg, W (fp32 lanes), zero/load/store/set1/fma/mul/add/max, reduce_max/reduce_add,
 // first (lane 0), exp2 (clamped so results never go denormal), and the register budget:
-//   QK_R x QK_KC  rows x vectors of the Q.K^T / GEMM micro-tile,
+//   QK_R x QK_KC  rows x vectors of the Q.K^T micro-tile,
+//   GEMM_MR x GEMM_NRV  rows x vectors of the GEMM micro-tile (packed A and B),
 //   ACC           accumulator registers for the P.V micro-tile (rows chosen per column count),
 //   PV_NCMAX      the most output vectors one P.V pass keeps in registers,
 //   FMA_ACC       independent accumulators of the peak loop.
@@ -35,12 +36,12 @@ inline typename V::reg exp2_poly(typename V::reg f) {
 
 constexpr int imin(int a, int b) { return a < b ? a : b; }
 
-// Largest divisor of the row group that keeps rows * nc accumulators within the budget.
+// Rows of the P.V micro-tile for nc output vectors: as many as the accumulator budget allows
+// (at most 8); the row group's remainder runs as one shorter tile (AVX2 at 2 vectors: 6 + 6 + 4
+// rows, 12 accumulators instead of 4 x 2 = 8).
 constexpr int pv_rows_for(int acc_budget, int nc) {
-  const int limit = imin(8, acc_budget / nc > 0 ? acc_budget / nc : 1);
-  for (int r = limit; r > 1; --r)
-    if (kAttnRowGroup % r == 0) return r;
-  return 1;
+  const int r = acc_budget / nc;
+  return r < 1 ? 1 : imin(8, imin(r, kAttnRowGroup));
 }
 
 template <class V>
@@ -90,17 +91,6 @@ struct Impl {
     nt_tile<R, 1>(a, lda, bt, ldb, kdim, c, ldc);
   }
 
-  // Runtime row count (1..QK_R) -> compile-time tile (GEMM row tails).
-  template <int R = V::QK_R>
-  static inline void nt_tile_rows(int rows, int kc, const float* a, std::size_t lda,
-                                  const float* bt, std::size_t ldb, int kdim, float* c,
-                                  std::size_t ldc) {
-    if constexpr (R > 1) {
-      if (rows < R) return nt_tile_rows<R - 1>(rows, kc, a, lda, bt, ldb, kdim, c, ldc);
-    }
-    nt_tile_kc<R>(kc, a, lda, bt, ldb, kdim, c, ldc);
-  }
-
   // o[r][c0 + n*W ...] += sum_{key in [k0,k1)} p[r*ldp + key] * v[key*ldv + n*W ...].
   template <int R, int NC>
   static inline void pv_tile(const float* p, std::size_t ldp, int k0, int k1, const float* v,
@@ -128,13 +118,26 @@ struct Impl {
       for (int n = 0; n < NC; ++n) V::store(o + r * ldo + n * W, acc[r][n]);
   }
 
+  // Output vectors of P.V pass `pass` for rows of `nvec` vectors: passes of PV_NCMAX, except
+  // that a last pass under half of PV_NCMAX (AVX2 at d80: 3+3+3+1, the 1-vector pass bound by its
+  // broadcasts) is avoided by splitting evenly (3+3+2+2).
+  static constexpr int pv_pass_vectors(int nvec, int pass) {
+    const int passes = (nvec + V::PV_NCMAX - 1) / V::PV_NCMAX;
+    const int last = nvec - (passes - 1) * V::PV_NCMAX;
+    if (2 * last >= V::PV_NCMAX) return imin(V::PV_NCMAX, nvec - pass * V::PV_NCMAX);
+    return nvec / passes + (pass < nvec % passes ? 1 : 0);
+  }
+
   // A whole row group (kAttnRowGroup rows) for `nc` output vectors starting at column c0.
   template <int NC>
   static inline void pv_group_nc(const float* p, std::size_t ldp, int k0, int k1, const float* v,
                                  std::size_t ldv, float* o, std::size_t ldo) {
     constexpr int R = pv_rows_for(V::ACC, NC);
-    for (int r = 0; r < kAttnRowGroup; r += R)
+    constexpr int full = kAttnRowGroup / R * R, tail = kAttnRowGroup - full;
+    for (int r = 0; r < full; r += R)
       pv_tile<R, NC>(p + r * ldp, ldp, k0, k1, v, ldv, o + r * ldo, ldo);
+    if constexpr (tail > 0)
+      pv_tile<tail, NC>(p + full * ldp, ldp, k0, k1, v, ldv, o + full * ldo, ldo);
   }
 
   static inline void pv_group(int nc, const float* p, std::size_t ldp, int k0, int k1,
@@ -240,10 +243,9 @@ struct Impl {
         // O += P V.
         for (int k0 = 0; k0 < n_pad; k0 += kPvKeyChunk) {
           const int k1 = imin(n_pad, k0 + kPvKeyChunk);
-          for (int c0 = 0; c0 < Dp; c0 += V::PV_NCMAX * W) {
-            const int nc = imin(V::PV_NCMAX * W, Dp - c0) / W;
-            pv_group(nc, sc.scores, lds, k0, k1, vp + c0, Dp, og + c0, Dp);
-          }
+          for (int c0 = 0, pass = 0; c0 < Dp; c0 += pv_pass_vectors(Dp / W, pass++) * W)
+            pv_group(pv_pass_vectors(Dp / W, pass), sc.scores, lds, k0, k1, vp + c0, Dp, og + c0,
+                     Dp);
         }
       }
     }
@@ -257,24 +259,117 @@ struct Impl {
     }
   }
 
-  static void gemm_panel(const GemmPanelTask& t) {
-    constexpr int R = V::QK_R;
-    constexpr int chunk = V::QK_KC * W;
-    for (int r0 = 0; r0 < t.rows; r0 += R) {
-      const int rr = imin(R, t.rows - r0);
-      const float* x = t.x + static_cast<std::size_t>(r0) * t.ldx;
-      for (int c = 0; c < kGemmPanel; c += chunk) {
-        const int kc = imin(chunk, kGemmPanel - c) / W;
-        nt_tile_rows(rr, kc, x, t.ldx, t.panel + c, kGemmPanel, t.k, t.tile + c, kGemmPanel);
+  // GEMM register tile: MR rows (broadcast from packed A) x NRV vectors (loaded from packed B).
+  static constexpr int MR = V::GEMM_MR, NRV = V::GEMM_NRV, NR = NRV * W;
+
+  // acc = A_panel[kc][MR] x B_panel[kc][NR]; then C = acc (+ bias) on the first k block, else
+  // C += acc. `c` may be a full-tile scratch (edges): the caller copies the valid part.
+  static inline void gemm_micro(int kc, const float* a, const float* b, float* c, std::size_t ldc,
+                                const float* bias, bool first) {
+    reg acc[MR][NRV];
+    // The C tile is read (or written) after kc steps: ask for its lines now so the strided rows
+    // (ldc apart) arrive during the FMAs instead of stalling the stores (BLIS does the same).
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r) {
+      __builtin_prefetch(c + r * ldc, 1, 3);
+      __builtin_prefetch(c + r * ldc + NR - 1, 1, 3);
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+      for (int v = 0; v < NRV; ++v) acc[r][v] = V::zero();
+#pragma GCC unroll 4
+    for (int d = 0; d < kc; ++d) {
+      reg bv[NRV];
+#pragma GCC unroll 4
+      for (int v = 0; v < NRV; ++v) bv[v] = V::load(b + d * NR + v * W);
+#pragma GCC unroll 16
+      for (int r = 0; r < MR; ++r) {
+        const reg av = V::set1(a[d * MR + r]);
+#pragma GCC unroll 4
+        for (int v = 0; v < NRV; ++v) acc[r][v] = V::fma(av, bv[v], acc[r][v]);
       }
-      for (int r = 0; r < rr; ++r) {
-        const float* src = t.tile + r * kGemmPanel;
-        float* dst = t.out + static_cast<std::size_t>(r0 + r) * t.ldo;
-        if (t.bias) {
-          for (int j = 0; j < t.cols; ++j) dst[j] = src[j] + t.bias[j];
-        } else {
-          for (int j = 0; j < t.cols; ++j) dst[j] = src[j];
+    }
+#pragma GCC unroll 16
+    for (int r = 0; r < MR; ++r)
+#pragma GCC unroll 4
+      for (int v = 0; v < NRV; ++v) {
+        float* dst = c + r * ldc + v * W;
+        if (!first) V::store(dst, V::add(acc[r][v], V::load(dst)));
+        else if (bias) V::store(dst, V::add(acc[r][v], V::load(bias + v * W)));
+        else V::store(dst, acc[r][v]);
+      }
+  }
+
+  // GEMM packing: dst[d * width + j] = src[j * lds + d] for j < rows, d < kc; rows past `rows`
+  // (up to width) are zero. The transposes go 8 (then 4) rows x 8 (4) columns at a time where
+  // the ISA provides them (V::transpose8x8 / transpose4x4), scalar at the edges.
+  static void pack_transposed(const float* src, std::size_t lds, int rows, int kc, int width,
+                              float* dst) {
+    int j = 0;
+    if constexpr (V::kHasTranspose) {
+      for (; j + 8 <= rows; j += 8) {
+        int d = 0;
+        for (; d + 8 <= kc; d += 8)
+          V::transpose8x8(src + j * lds + d, lds, dst + d * width + j, width);
+        for (; d < kc; ++d)
+          for (int jj = j; jj < j + 8; ++jj) dst[d * width + jj] = src[jj * lds + d];
+      }
+      for (; j + 4 <= rows; j += 4) {
+        int d = 0;
+        for (; d + 4 <= kc; d += 4)
+          V::transpose4x4(src + j * lds + d, lds, dst + d * width + j, width);
+        for (; d < kc; ++d)
+          for (int jj = j; jj < j + 4; ++jj) dst[d * width + jj] = src[jj * lds + d];
+      }
+    }
+    for (int d = 0; d < kc; ++d) {
+      float* out = dst + static_cast<std::size_t>(d) * width;
+      for (int jj = j; jj < width; ++jj) out[jj] = jj < rows ? src[jj * lds + d] : 0.0f;
+    }
+  }
+
+  // A[rows, kc] (row stride lda) as panels of MR rows, [kc][MR] each.
+  static void gemm_pack_a(const float* a, std::size_t lda, int rows, int kc, float* dst) {
+    for (int i0 = 0; i0 < rows; i0 += MR)
+      pack_transposed(a + i0 * lda, lda, imin(MR, rows - i0), kc, MR,
+                      dst + static_cast<std::size_t>(i0) * kc);
+  }
+
+  // W[cols, kc] (row stride ldw) as one panel [kc][NR] (W^T, zero columns past cols).
+  static void gemm_pack_b(const float* w, std::size_t ldw, int cols, int kc, float* dst) {
+    pack_transposed(w, ldw, cols, kc, NR, dst);
+  }
+
+  // The macro-kernel: every MR x NR tile of the block, B micro-panel outer so it stays in L1
+  // while the A panels (the whole packed A block, sized for L2) stream past it.
+  static void gemm_block(const GemmBlockTask& t) {
+    alignas(64) float edge[MR * NR];
+    alignas(64) float edge_bias[NR];
+    for (int j0 = 0; j0 < t.nc; j0 += NR) {
+      const int cols = imin(NR, t.nc - j0);
+      const float* bp = t.b_packed + static_cast<std::size_t>(j0) * t.kc;
+      const float* bias = t.bias ? t.bias + j0 : nullptr;
+      if (bias && cols < NR) {  // never read past the caller's bias array
+        for (int j = 0; j < NR; ++j) edge_bias[j] = j < cols ? bias[j] : 0.0f;
+        bias = edge_bias;
+      }
+      for (int i0 = 0; i0 < t.mc; i0 += MR) {
+        const int rows = imin(MR, t.mc - i0);
+        const float* ap = t.a_packed + static_cast<std::size_t>(i0) * t.kc;
+        float* c = t.c + static_cast<std::size_t>(i0) * t.ldc + j0;
+        if (rows == MR && cols == NR) {
+          gemm_micro(t.kc, ap, bp, c, t.ldc, bias, t.first);
+          continue;
         }
+        // Edge tile: computed whole into scratch (the packed operands are zero-padded), then
+        // the valid part is stored or added.
+        gemm_micro(t.kc, ap, bp, edge, NR, t.first ? bias : nullptr, true);
+        for (int r = 0; r < rows; ++r)
+          for (int j = 0; j < cols; ++j) {
+            float* dst = c + static_cast<std::size_t>(r) * t.ldc + j;
+            *dst = t.first ? edge[r * NR + j] : *dst + edge[r * NR + j];
+          }
       }
     }
   }
@@ -299,7 +394,9 @@ struct Impl {
   static constexpr double fma_flops_per_iteration() { return 2.0 * W * V::FMA_ACC; }
 
   static const IsaOps& ops() {
-    static constexpr IsaOps table{&attend_block, &gemm_panel, &fma_loop, fma_flops_per_iteration()};
+    static constexpr IsaOps table{&attend_block,    &gemm_block, &gemm_pack_a,
+                                  &pack_transposed, &gemm_pack_b, MR,
+                                  NR,               &fma_loop,   fma_flops_per_iteration()};
     return table;
   }
 };

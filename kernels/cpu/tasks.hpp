@@ -13,8 +13,6 @@ namespace encbench::kernels::detail {
 constexpr int kAttnRowGroup = 16;
 // Keys are packed in multiples of this many (the widest vector), zero-padded.
 constexpr int kKeyPad = 16;
-// GEMM weight panel width (columns of the output computed per packed panel).
-constexpr int kGemmPanel = 64;
 
 // One (segment, query head, query block) of flash attention.
 struct AttnBlockTask {
@@ -41,24 +39,31 @@ struct AttnScratch {
   float* scores = nullptr;  // [kAttnRowGroup][block_kv]
 };
 
-// out[r, n0 + j] = sum_k x[r, k] * panel[k][j] (+ bias[n0 + j]) for r < rows, j < cols.
-struct GemmPanelTask {
-  const float* x = nullptr;   // first row of the row block
-  std::size_t ldx = 0;
-  int rows = 0;
-  int k = 0;
-  const float* panel = nullptr;  // packed W^T panel [k][kGemmPanel], zero columns past cols
-  int cols = 0;                  // valid columns (<= kGemmPanel)
-  const float* bias = nullptr;   // at column n0, or null
-  float* out = nullptr;          // at row 0, column n0
-  std::size_t ldo = 0;
-  float* tile = nullptr;         // scratch [8][kGemmPanel]
+// One (row block, column block, k block) of the packed GEMM: C[mc, nc] (+)= A_packed B_packed.
+// A is packed as mc rounded up to MR rows in panels [kc][MR]; B as nc rounded up to NR columns in
+// panels [kc][NR] (zero rows/columns past the edge), MR/NR being the ISA's register tile.
+struct GemmBlockTask {
+  const float* a_packed = nullptr;
+  const float* b_packed = nullptr;
+  int mc = 0, nc = 0, kc = 0;     // valid rows, columns, reduction length
+  float* c = nullptr;             // C[0, 0] of the block
+  std::size_t ldc = 0;
+  const float* bias = nullptr;    // bias of the block's first column, or null
+  bool first = false;             // first k block: C = bias + AB; later ones: C += AB
 };
 
 // Function table of one ISA path.
 struct IsaOps {
   void (*attend_block)(const AttnBlockTask& task, const AttnScratch& scratch);
-  void (*gemm_panel)(const GemmPanelTask& task);
+  void (*gemm_block)(const GemmBlockTask& task);
+  // Packing for gemm_block: A rows into MR-row panels, W rows (output columns) into one NR panel.
+  void (*gemm_pack_a)(const float* a, std::size_t lda, int rows, int kc, float* dst);
+  // dst[d * width + j] = src[j * lds + d] for j < rows, d < cols; zero for rows <= j < width
+  // (K^T packing of attention, GEMM panels).
+  void (*pack_transposed)(const float* src, std::size_t lds, int rows, int cols, int width,
+                          float* dst);
+  void (*gemm_pack_b)(const float* w, std::size_t ldw, int cols, int kc, float* dst);
+  int gemm_mr, gemm_nr;  // register tile of gemm_block: rows x columns
   // Runs `iterations` rounds of the independent-accumulator FMA loop; returns a checksum so the
   // loop cannot be optimised away. flops_per_iteration is what one round computes.
   float (*fma_loop)(std::uint64_t iterations);

@@ -274,6 +274,21 @@ TEST(Engine, RunBenchmarkEndToEndWithModelDiscoveryAndJson) {
   EXPECT_EQ(j["request_rate"], 200.0);
   EXPECT_EQ(j["request_goodput"], result.metrics.request_throughput);
   EXPECT_EQ(result_filename(cfg, result), "openai-chat-200.0qps-concurrency3-served-model-" + result.date + ".json");
+  {
+    // A label or model id with path separators stays one file name inside --result-dir (issue 37).
+    BenchConfig hostile = cfg;
+    hostile.label = "../../x";
+    BenchResult renamed = result;
+    renamed.model_id = "org/..\\evil\nname";
+    const std::string name = result_filename(hostile, renamed);
+    EXPECT_EQ(name, ".._.._x-200.0qps-concurrency3-.._evil_name-" + result.date + ".json");
+    const auto dir = std::filesystem::temp_directory_path() / ("encbench-label-" + std::to_string(::getpid()));
+    hostile.result_dir = (dir / "rd").string();
+    const std::filesystem::path saved = save_result(hostile, renamed);
+    EXPECT_EQ(saved.parent_path(), dir / "rd");
+    EXPECT_TRUE(std::filesystem::exists(saved));
+    std::filesystem::remove_all(dir);
+  }
 
   std::ostringstream block;
   print_vllm_block(block, cfg, result);

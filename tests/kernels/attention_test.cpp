@@ -314,7 +314,7 @@ TEST_F(AttentionBadInput, FlashUnpadLengthsAndShapes) {
   bad.sizes.out = 3;
   expect_invalid([&] { flash_unpad(bad, pool); }, "out has");
   EXPECT_EQ(count_nan(out), out.size());
-  expect_invalid([&] { resolve_tiling({-1, 0}); }, "tiling");
+  expect_invalid([&] { resolve_tiling({-1, 0}, 80); }, "tiling");
 }
 
 }  // namespace

@@ -1,11 +1,64 @@
 // The seeds' Performance Metrics table format, and the JUnit report.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include "reports/tables.hpp"
 #include "test_support.hpp"
 
 namespace encbench::reports {
 namespace {
+
+TEST(Tables, MarkdownEscapesNamesFromTheComparedFiles) {
+  // Benchmark names, exact-check values and file names come from the files compared: a <script>,
+  // an <img onerror>, a pipe or a newline must stay text, and a backtick in a file name must not
+  // close its code span (issue 37).
+  Comparison c;
+  c.base_source = "base`.json";
+  c.new_source = "new|<b>.json";
+  c.gate_name = "gate<i>";
+  MetricComparison m;
+  m.name = "bench";
+  m.label = "<script>alert(1)</script>|x\nrow";
+  m.group = MetricGroup::latency;
+  m.before = 1;
+  m.after = 2;
+  m.relative_change = 1.0;
+  m.verdict = Verdict::slower;
+  m.regression = true;
+  m.reason = "<img src=x onerror=alert(2)>";
+  c.rows.push_back(m);
+  ExactCheck e;
+  e.metric = "verdict";
+  e.label = "acc*`";
+  e.before = "PASS";
+  e.after = "<b>FAIL</b>";
+  e.expectation = "unchanged";
+  e.passed = false;
+  e.reason = "changed";
+  c.exact.push_back(e);
+  c.warnings.push_back("warn <a href=x>");
+  const std::string page = render_markdown(c);
+  // The file names are in code spans (the last line), where HTML is shown as text.
+  EXPECT_NE(page.find("BASE: ``base`.json``, NEW: `new|<b>.json`"), std::string::npos) << page;
+  const std::string md = page.substr(0, page.find("BASE: "));
+  EXPECT_EQ(md.find("<script"), std::string::npos) << md;
+  EXPECT_EQ(md.find("<img"), std::string::npos) << md;
+  EXPECT_EQ(md.find("<b>"), std::string::npos) << md;
+  EXPECT_EQ(md.find("<a "), std::string::npos) << md;
+  EXPECT_EQ(md.find("<i>"), std::string::npos) << md;
+  EXPECT_NE(md.find("&lt;script&gt;alert(1)&lt;/script&gt;\\|x row"), std::string::npos) << md;
+  EXPECT_NE(md.find("  - &lt;script&gt;alert(1)&lt;/script&gt;\\|x row +100.00%"), std::string::npos) << md;
+  EXPECT_NE(md.find("acc\\*\\`"), std::string::npos) << md;
+  // Every table row keeps its column count: unescaped pipes per line are the header's.
+  std::istringstream lines(md);
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("| ", 0) != 0) continue;
+    std::size_t pipes = 0;
+    for (std::size_t i = 0; i < line.size(); ++i) pipes += line[i] == '|' && (i == 0 || line[i - 1] != '\\') ? 1 : 0;
+    EXPECT_TRUE(pipes == 6 || pipes == 7) << line;  // 5 columns (full table) or 6 (moved table)
+  }
+}
 
 TEST(Tables, NumbersLikeTheSeeds) {
   EXPECT_EQ(format_number(1207.07), "1,207.07");

@@ -39,6 +39,7 @@ server::ServeOptions tiny_server_options(const std::filesystem::path& profile_di
   o.device = "sim:ascend-910b";
   o.profiles_dir = source_dir() / "scenarios/devices";
   o.profile_dir = profile_dir;
+  o.enable_profiling = true;
   o.encoder_preset = "baseline";
   return o;
 }

@@ -104,6 +104,7 @@ TEST(LiveSweep, StopsAtTheFirstOverSaturatedPoint) {
   so.lm_per_prefill_token_ms = 0;
   so.lm_per_context_token_ms = 0;
   so.profile_dir = temp_dir("saturate-profile");
+  so.enable_profiling = true;
   server::Server srv(server::build_server_config(so));
   srv.start();
   const auto dir = temp_dir("saturate");

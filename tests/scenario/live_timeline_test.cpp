@@ -38,6 +38,7 @@ server::ServeOptions tiny_server_options(const std::filesystem::path& dir) {
   o.device = "sim:ascend-910b";
   o.profiles_dir = source_dir() / "scenarios/devices";
   o.profile_dir = dir / "profile";
+  o.enable_profiling = true;
   o.encoder_preset = "baseline";
   return o;
 }

@@ -562,6 +562,7 @@ TEST(ServerTrace, EveryHostSpanLinksToItsDeviceOp) {
   o.device = "sim:ascend-910b";
   o.profiles_dir = source_dir() / "scenarios/devices";
   o.profile_dir = dir;
+  o.enable_profiling = true;
   o.encoder_preset = "baseline";  // baseline has host spans tied to ops (syncs, D2H copies)
   Server server(build_server_config(o));
   server.start();
@@ -619,6 +620,7 @@ TEST(ServerProfile, StopAnswerCarriesTheEngineTimeline) {
   o.device = "sim:ascend-910b";
   o.profiles_dir = source_dir() / "scenarios/devices";
   o.profile_dir = dir;
+  o.enable_profiling = true;
   Server server(build_server_config(o));
   server.start();
   const auto post = [&](const std::string& path, const std::string& body, const std::string& headers = "") {

@@ -1,0 +1,121 @@
+#include "harness/cli/bench_parity_flags.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <stdexcept>
+#include <utility>
+
+#include "harness/core/error.hpp"
+
+namespace encbench::cli {
+
+namespace {
+
+void add_dataset_specific(CLI::App* s, ParityFlags& f) {
+  const std::string only = "Accepted: only used by vLLM's ";
+  s->add_option("--asr-max-audio-len-sec", f.asr_max_audio_len_sec, only + "ASR datasets (audio: not supported here)");
+  s->add_option("--asr-min-audio-len-sec", f.asr_min_audio_len_sec, only + "ASR datasets (audio: not supported here)");
+  s->add_option("--bfcl-categories", f.bfcl_categories, only + "bfcl dataset (not implemented here)");
+  s->add_option("--blazedit-max-distance", f.blazedit_max_distance, only + "blazedit dataset (not implemented here)");
+  s->add_option("--blazedit-min-distance", f.blazedit_min_distance, only + "blazedit dataset (not implemented here)");
+  for (auto [name, target] : {std::pair{"--prefix-repetition-num-prefixes", &f.prefix_repetition_num_prefixes},
+                              std::pair{"--prefix-repetition-output-len", &f.prefix_repetition_output_len},
+                              std::pair{"--prefix-repetition-prefix-len", &f.prefix_repetition_prefix_len},
+                              std::pair{"--prefix-repetition-suffix-len", &f.prefix_repetition_suffix_len}})
+    s->add_option(name, *target, "prefix_repetition: vLLM's defaults 10 prefixes, 256 + 256 tokens, output 128");
+  s->add_option("--sharegpt-output-len", f.sharegpt_output_len, "sharegpt: output length (default: each completion's tokens)");
+  s->add_option("--sonnet-input-len", f.sonnet_input_len, only + "sonnet dataset (not implemented here)");
+  s->add_option("--sonnet-output-len", f.sonnet_output_len, only + "sonnet dataset (not implemented here)");
+  s->add_option("--sonnet-prefix-len", f.sonnet_prefix_len, only + "sonnet dataset (not implemented here)");
+  s->add_option("--spec-bench-category", f.spec_bench_category, only + "spec_bench dataset (not implemented here)");
+  s->add_option("--spec-bench-output-len", f.spec_bench_output_len, only + "spec_bench dataset (not implemented here)");
+  s->add_option("--speed-bench-category", f.speed_bench_category, only + "speed_bench dataset (not implemented here)");
+  s->add_option("--speed-bench-dataset-subset", f.speed_bench_dataset_subset, only + "speed_bench dataset (not implemented here)");
+  s->add_option("--speed-bench-output-len", f.speed_bench_output_len, only + "speed_bench dataset (not implemented here)");
+  s->add_option("--timed-trace-chunk-hash-size", f.timed_trace_chunk_hash_size, "timed_trace: tokens per hash id (default 16)");
+  s->add_option("--timed-trace-label-hash-ids", f.timed_trace_label_hash_ids, "timed_trace: the rows' hash-id key (default hash_ids)");
+  s->add_option("--timed-trace-label-input-length", f.timed_trace_label_input_length, "timed_trace: the input-length key (default input_length)");
+  s->add_option("--timed-trace-label-output-length", f.timed_trace_label_output_length, "timed_trace: the output-length key (default output_length)");
+  s->add_option("--timed-trace-label-timestamp", f.timed_trace_label_timestamp, "timed_trace: the timestamp key (default timestamp)");
+  s->add_option("--timed-trace-sec-multiplier", f.timed_trace_sec_multiplier, "timed_trace: seconds per timestamp unit (default 1; 0.001 for ms)");
+  s->add_flag("--self-timed", f.self_timed, "timed_trace: send at the trace's timestamps (the default)");
+  s->add_flag("--no-self-timed", f.no_self_timed, "timed_trace: ignore the timestamps, schedule by --request-rate");
+  s->add_flag("--no-reranker", f.no_reranker, only + "rerank datasets (pooling endpoints: not benchmarked here)");
+}
+
+// vLLM dataset names this client does not implement, and why (said instead of "unknown").
+const std::vector<std::pair<std::string, std::string>>& vllm_only_datasets() {
+  static const std::vector<std::pair<std::string, std::string>> k{
+      {"sonnet", "not implemented here yet"},         {"burstgpt", "not implemented here yet"},
+      {"spec_bench", "not implemented here"},         {"speed_bench", "not implemented here"},
+      {"blazedit", "not implemented here"},           {"bfcl", "not implemented here"},
+      {"custom_mm", "not implemented here (use custom_image)"},
+      {"mmvu", "video datasets are not supported here"},
+      {"random-rerank", "pooling/rerank endpoints are not benchmarked here"},
+      {"asr", "audio is not supported here"}};
+  return k;
+}
+
+void refuse_if(bool set, const std::string& flag, const std::string& why) {
+  require(!set, flag + ": " + why + " (refused rather than ignored: it would change what the run measures)");
+}
+
+}  // namespace
+
+void add_parity_flags(CLI::App* s, ParityFlags& f) {
+  add_dataset_specific(s, f);
+  s->add_option("--probe-request-rate", f.probe_request_rate,
+                "vLLM: text-only probe requests at this rate outside --max-concurrency, reported apart. Must be >= 0; "
+                "a rate > 0 is refused here (not implemented yet)");
+  s->add_option("--timeline-itl-thresholds", f.timeline_itl_thresholds,
+                "ITL colour bands of --plot-timeline in ms: two increasing numbers (default 25 50, vLLM's)");
+  s->add_option("--lora-modules", f.lora_modules, "vLLM: LoRA adapter names sent as the request model; refused here when set");
+  s->add_option("--lora-assignment", f.lora_assignment, "vLLM: how --lora-modules are assigned (random, round-robin); refused with them");
+  s->add_flag("--enable-multimodal-chat", f.enable_multimodal_chat,
+              "Accepted: random-mm prompts are always sent as chat messages with their images here");
+  s->add_flag("--plot-dataset-stats", f.plot_dataset_stats,
+              "vLLM: plot the dataset's length/image statistics; refused here (see `encbench dataset stats`)");
+  s->add_flag("--skip-tokenizer-init", f.skip_tokenizer_init,
+              "Load no tokenizer: prompt lengths are whitespace words and random prompts have words, not tokens");
+  s->add_flag("--use-beam-search", f.use_beam_search, "vLLM: beam search requests; refused here (not implemented)");
+}
+
+std::vector<std::string> check_parity_flags(const ParityFlags& f, const std::string& dataset_name) {
+  for (const auto& [name, why] : vllm_only_datasets())
+    require(dataset_name != name, "--dataset-name " + name + ": vLLM's " + name + " dataset is " + why +
+                                      " (supported: hf, vision-arena, random-mm, random, custom, custom_image, sharegpt, prefix_repetition, timed_trace)");
+  if (f.probe_request_rate)
+    require(*f.probe_request_rate >= 0, "--probe-request-rate must be >= 0, got " + std::to_string(*f.probe_request_rate));
+  refuse_if(f.probe_request_rate.value_or(0) > 0, "--probe-request-rate",
+            "probe requests outside --max-concurrency are not implemented here yet");
+  refuse_if(!f.lora_modules.empty() || !f.lora_assignment.empty(), "--lora-modules/--lora-assignment",
+            "LoRA adapter assignment is not implemented here");
+  refuse_if(f.plot_dataset_stats, "--plot-dataset-stats", "not implemented here; `encbench dataset stats` describes a dataset");
+  refuse_if(f.use_beam_search, "--use-beam-search", "beam search requests are not implemented here");
+  std::vector<std::string> notes;
+  timeline_itl_thresholds_ms(f);  // validated before the run
+  if (f.enable_multimodal_chat) notes.push_back("--enable-multimodal-chat: random-mm prompts are always chat messages with images here");
+  return notes;
+}
+
+std::vector<double> timeline_itl_thresholds_ms(const ParityFlags& f) {
+  if (f.timeline_itl_thresholds.empty()) return {25, 50};
+  const std::string usage = "--timeline-itl-thresholds expects two increasing positive numbers (ms), e.g. 25 50";
+  require(f.timeline_itl_thresholds.size() == 2, usage);
+  std::vector<double> out;
+  for (const auto& text : f.timeline_itl_thresholds) {
+    std::size_t used = 0;
+    double v = 0;
+    try {
+      v = std::stod(text, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    require(used == text.size() && v > 0 && std::isfinite(v), usage + ", got '" + text + "'");
+    out.push_back(v);
+  }
+  require(out[0] < out[1], usage);
+  return out;
+}
+
+}  // namespace encbench::cli

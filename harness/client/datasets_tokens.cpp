@@ -1,0 +1,300 @@
+#include "harness/client/datasets_tokens.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+
+#include "harness/client/datasets_vllm.hpp"
+#include "harness/client/image.hpp"
+#include "harness/core/error.hpp"
+#include "harness/imaging/decode.hpp"
+#include "harness/server/vision_geometry.hpp"
+#include "harness/tokenizer/unicode.hpp"
+
+namespace encbench::client {
+
+using tokenizer::TokenId;
+using tokenizer::Tokenizer;
+
+namespace {
+
+std::optional<std::filesystem::path> in_hub_cache(const std::string& hub_id) {
+  std::vector<std::filesystem::path> roots;
+  if (const char* c = std::getenv("HF_HUB_CACHE"); c != nullptr && *c != '\0') roots.emplace_back(c);
+  if (const char* h = std::getenv("HF_HOME"); h != nullptr && *h != '\0') roots.emplace_back(std::filesystem::path(h) / "hub");
+  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
+    roots.emplace_back(std::filesystem::path(home) / ".cache/huggingface/hub");
+  std::string folder = "models--" + hub_id;
+  for (std::size_t p = folder.find('/'); p != std::string::npos; p = folder.find('/', p)) folder.replace(p, 1, "--");
+  std::error_code ec;
+  for (const auto& root : roots) {
+    const auto snapshots = root / folder / "snapshots";
+    if (!std::filesystem::is_directory(snapshots, ec)) continue;
+    for (const auto& snap : std::filesystem::directory_iterator(snapshots, ec))
+      if (std::filesystem::exists(snap.path() / "tokenizer.json", ec)) return snap.path() / "tokenizer.json";
+  }
+  return std::nullopt;
+}
+
+// The sample's images as (height, width) from their headers; nullopt when one is not a data URL
+// of a readable image.
+std::optional<std::vector<std::pair<std::int64_t, std::int64_t>>> image_sizes(const SampleRequest& s) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> sizes;
+  for (const auto& url : s.image_urls) {
+    const auto comma = url.find(',');
+    if (url.rfind("data:", 0) != 0 || comma == std::string::npos) return std::nullopt;
+    std::string bytes;
+    if (!base64_decode(std::string_view(url).substr(comma + 1), bytes)) return std::nullopt;
+    try {
+      const auto info = imaging::read_info(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
+      sizes.emplace_back(info.height, info.width);
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+  return sizes;
+}
+
+std::int64_t vision_tokens_of(const SampleRequest& s, const server::VisionGeometry* geometry) {
+  if (s.image_urls.empty()) return 0;
+  if (geometry == nullptr) return -1;
+  const auto sizes = image_sizes(s);
+  if (!sizes) return -1;
+  std::int64_t total = 0;
+  for (const auto& [h, w] : *sizes) {
+    try {
+      total += server::image_token_count(*geometry, server::image_grid(*geometry, h, w));
+    } catch (const InvalidInput&) {
+      return -1;  // an aspect ratio the processor refuses: the server will refuse it too
+    }
+  }
+  return total;
+}
+
+}  // namespace
+
+std::optional<std::filesystem::path> resolve_tokenizer(const std::string& name) {
+  if (name.empty()) return std::nullopt;
+  std::error_code ec;
+  const std::filesystem::path p(name);
+  if (std::filesystem::is_regular_file(p, ec)) return p;
+  if (std::filesystem::is_directory(p, ec)) {
+    if (std::filesystem::exists(p / "tokenizer.json", ec)) return p / "tokenizer.json";
+    return std::nullopt;
+  }
+  return in_hub_cache(name);
+}
+
+TokenPrompt decode_to_target_len(const Tokenizer& tok, std::vector<TokenId> ids, std::size_t target,
+                                 std::mt19937_64& rng, int max_retry) {
+  std::uniform_int_distribution<TokenId> any_id(0, static_cast<TokenId>(tok.vocab_size()) - 1);
+  TokenPrompt out;
+  for (int remaining = max_retry;; --remaining) {
+    out.prompt = tok.decode(ids);
+    ids = tok.encode(out.prompt);
+    if (remaining <= 0 || ids.size() == target) break;
+    if (ids.size() < target) {
+      while (ids.size() < target) ids.push_back(any_id(rng));
+    } else {
+      ids.resize(target);
+    }
+  }
+  out.prompt_len = static_cast<std::int64_t>(ids.size());
+  out.mismatch = out.prompt_len - static_cast<std::int64_t>(target);
+  return out;
+}
+
+namespace {
+// Text that stays one token per copy when repeated after any text: " the", " a", ... whichever
+// the vocabulary has (a space opens a new pre-token piece, so it never merges with what precedes).
+std::optional<std::string> filler_text(const Tokenizer& tok) {
+  for (const std::string text : {" the", " a", " x", " I"}) {
+    const auto ids = tok.encode(text + text + text);
+    if (ids.size() == 3 && ids[0] == ids[1] && ids[1] == ids[2]) return text;
+  }
+  return std::nullopt;
+}
+
+// Byte offsets of the code point boundaries of valid UTF-8 text (0 and size() included).
+std::vector<std::size_t> boundaries(const std::string& text) {
+  std::vector<std::size_t> out{0};
+  for (std::size_t pos = 0; pos < text.size();) {
+    std::size_t len = 0;
+    tokenizer::decode_utf8(text, pos, len);
+    pos += len;
+    out.push_back(pos);
+  }
+  return out;
+}
+}  // namespace
+
+TokenPrompt exact_length_prompt(const Tokenizer& tok, TokenPrompt prompt, std::size_t target) {
+  if (prompt.mismatch == 0 || target == 0) return prompt;
+  const auto filler = filler_text(tok);
+  if (!filler) return prompt;
+  // The longest prefix (whole code points) of at most `target` tokens, then filler up to target;
+  // a prefix whose end re-tokenizes with the filler is shortened and tried again.
+  const std::vector<std::size_t> cut = boundaries(prompt.prompt);
+  std::size_t lo = 0, hi = cut.size() - 1;
+  while (lo < hi) {
+    const std::size_t mid = (lo + hi + 1) / 2;
+    if (tok.encode(std::string_view(prompt.prompt).substr(0, cut[mid])).size() <= target) lo = mid; else hi = mid - 1;
+  }
+  for (std::size_t k = lo + 1; k-- > 0 && lo - k < 16;) {
+    std::string text = prompt.prompt.substr(0, cut[k]);
+    const std::size_t have = tok.encode(text).size();
+    if (have > target) continue;
+    for (std::size_t i = have; i < target; ++i) text += *filler;
+    if (tok.encode(text).size() == target) {
+      prompt.prompt = std::move(text);
+      prompt.prompt_len = static_cast<std::int64_t>(target);
+      prompt.mismatch = 0;
+      return prompt;
+    }
+  }
+  return prompt;
+}
+
+std::vector<TokenPrompt> random_token_prompts(const Tokenizer& tok, const RandomDatasetConfig& config,
+                                              std::size_t count, std::uint64_t seed) {
+  const auto real_input_len = std::max<std::int64_t>(0, config.input_len - static_cast<std::int64_t>(tok.num_special_tokens_to_add()));
+  const auto lo = static_cast<std::int64_t>(std::floor(static_cast<double>(real_input_len) * (1 - config.range_ratio)));
+  const auto hi = static_cast<std::int64_t>(std::ceil(static_cast<double>(real_input_len) * (1 + config.range_ratio)));
+  require(config.prefix_len + lo >= 1,
+          "--random-input-len is too small: with " + std::to_string(tok.num_special_tokens_to_add()) +
+              " special tokens and --random-range-ratio " + std::to_string(config.range_ratio) +
+              " the smallest prompt (prefix + sampled) has no token");
+  const auto specials = tok.special_ids();
+  std::vector<TokenId> allowed;
+  for (TokenId id = 0; id < static_cast<TokenId>(tok.vocab_size()); ++id)
+    if (!std::binary_search(specials.begin(), specials.end(), id)) allowed.push_back(id);
+  require(!allowed.empty(), "--tokenizer: the vocabulary has no ordinary token to make prompts from");
+  // A stream of its own, so the word-prompt stream (output lengths, images) is unchanged.
+  std::mt19937_64 rng(seed ^ 0x746f6b656e697a65ULL);
+  std::uniform_int_distribution<std::int64_t> len_pick(lo, std::max(lo, hi));
+  std::uniform_int_distribution<std::size_t> offset_pick(0, tok.vocab_size() - 1), allowed_pick(0, allowed.size() - 1);
+  std::vector<std::int64_t> lens(count);
+  for (auto& l : lens) l = len_pick(rng);
+  std::vector<std::size_t> offsets(count);
+  for (auto& o : offsets) o = offset_pick(rng);
+  std::vector<TokenId> prefix(static_cast<std::size_t>(config.prefix_len));
+  for (auto& id : prefix) id = allowed[allowed_pick(rng)];
+  std::vector<TokenPrompt> out;
+  out.reserve(count);
+  for (std::size_t i = 0; i < count; ++i) {
+    std::vector<TokenId> ids = prefix;
+    for (std::int64_t k = 0; k < lens[i]; ++k)
+      ids.push_back(allowed[(offsets[i] + i + static_cast<std::size_t>(k)) % allowed.size()]);
+    const std::size_t target = prefix.size() + static_cast<std::size_t>(lens[i]);
+    TokenPrompt p = decode_to_target_len(tok, std::move(ids), target, rng);
+    p.vllm_mismatch = p.mismatch;
+    out.push_back(exact_length_prompt(tok, std::move(p), target));
+  }
+  return out;
+}
+
+std::string vision_model_key(const std::string& model) {
+  std::string m = model.substr(model.rfind('/') == std::string::npos ? 0 : model.rfind('/') + 1);
+  std::transform(m.begin(), m.end(), m.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  for (const std::string suffix : {"-instruct", "-thinking"})
+    if (m.size() > suffix.size() && m.compare(m.size() - suffix.size(), suffix.size(), suffix) == 0)
+      m.resize(m.size() - suffix.size());
+  for (const auto& known : server::known_vision_models())
+    if (m == known) return known;
+  return "";
+}
+
+std::string apply_tokenizer(Dataset& dataset, const DatasetConfig& config, const Tokenizer* tok,
+                            const std::string& vision_model) {
+  std::string note;
+  if (tok != nullptr && (dataset.layout == "random" || dataset.layout == "random-mm")) {
+    const auto prompts = random_token_prompts(*tok, config.random, dataset.samples.size(), config.seed);
+    std::int64_t mismatch = 0, fixed = 0;
+    for (std::size_t i = 0; i < prompts.size(); ++i) {
+      dataset.samples[i].prompt = prompts[i].prompt;
+      dataset.samples[i].prompt_len = prompts[i].prompt_len;
+      mismatch += prompts[i].mismatch;
+      fixed += prompts[i].vllm_mismatch != 0 && prompts[i].mismatch == 0 ? 1 : 0;
+    }
+    note = "random prompts made of tokenizer ids (vLLM's RandomDataset)";
+    if (fixed != 0)
+      note += "; " + std::to_string(fixed) + " prompt(s) were still off after vLLM's 10 retries and were brought to the exact length";
+    if (mismatch != 0)
+      note += "; " + std::to_string(std::llabs(mismatch)) + (mismatch > 0 ? " more" : " fewer") +
+              " tokens than asked for across all prompts after decoding and re-encoding (as vLLM warns)";
+  } else if (tok != nullptr) {
+    for (auto& s : dataset.samples) s.prompt_len = static_cast<std::int64_t>(tok->encode(s.prompt, true).size());
+    note = "prompt lengths counted by the tokenizer";
+  }
+  const std::string key = vision_model_key(vision_model);
+  std::optional<server::VisionGeometry> geometry;
+  if (!key.empty()) geometry = server::vision_geometry_for(key);
+  for (auto& s : dataset.samples) {
+    s.text_tokens = tok != nullptr ? s.prompt_len : -1;
+    s.vision_tokens = vision_tokens_of(s, geometry ? &*geometry : nullptr);
+  }
+  return note;
+}
+
+}  // namespace encbench::client
+
+namespace encbench::client {
+
+DatasetTokens tokenize_dataset(Dataset& dataset, const DatasetConfig& config, const std::string& tokenizer_flag,
+                               const std::string& model) {
+  DatasetTokens out;
+  const std::string name = tokenizer_flag.empty() ? model : tokenizer_flag;
+  std::error_code ec;
+  if (!tokenizer_flag.empty() && std::filesystem::is_directory(tokenizer_flag, ec) &&
+      !std::filesystem::exists(std::filesystem::path(tokenizer_flag) / "tokenizer.json", ec))
+    throw InvalidInput("--tokenizer " + tokenizer_flag + ": the directory holds no tokenizer.json");
+  const auto file = resolve_tokenizer(name);
+  if (!file) {
+    apply_tokenizer(dataset, config, nullptr, model);
+    out.note = "no tokenizer" + (name.empty() ? std::string() : " found for '" + name + "' (a tokenizer.json, a directory "
+                                                                "holding one, or a hub id in the local hub cache)") +
+               ": prompt lengths are whitespace-separated words and random prompts have --random-input-len words, "
+               "not tokens";
+    return out;
+  }
+  const Tokenizer tok = Tokenizer::load(*file);
+  out.tokenizer_file = file->string();
+  out.note = "tokenizer " + out.tokenizer_file + ": " + apply_tokenizer(dataset, config, &tok, model);
+  return out;
+}
+
+}  // namespace encbench::client
+
+namespace encbench::client {
+
+TokenizedDataset load_tokenized_dataset(const DatasetConfig& config, const std::string& tokenizer_flag,
+                                        const std::string& model, bool skip_tokenizer) {
+  TokenizedDataset out;
+  if (!is_tokenizer_dataset(config.name)) {
+    out.dataset = load_dataset(config);
+    out.tokens = skip_tokenizer ? tokenize_dataset(out.dataset, config, "", "")
+                                : tokenize_dataset(out.dataset, config, tokenizer_flag, model);
+    return out;
+  }
+  const auto file = skip_tokenizer ? std::nullopt : resolve_tokenizer(tokenizer_flag.empty() ? model : tokenizer_flag);
+  require(file.has_value(), "--dataset-name " + config.name + " makes and counts its prompts with the model's tokenizer: "
+                            "give --tokenizer (a tokenizer.json or a directory holding one)" +
+                                std::string(skip_tokenizer ? ", without --skip-tokenizer-init" : ""));
+  require(config.num_prompts > 0, "--num-prompts must be > 0");
+  const Tokenizer tok = Tokenizer::load(*file);
+  out.dataset = config.name == "sharegpt"            ? load_sharegpt(config, tok)
+                : config.name == "prefix_repetition" ? load_prefix_repetition(config, tok)
+                                                     : load_timed_trace(config, tok);
+  const std::string key = vision_model_key(model);
+  std::optional<server::VisionGeometry> geometry;
+  if (!key.empty()) geometry = server::vision_geometry_for(key);
+  for (auto& s : out.dataset.samples) {
+    s.text_tokens = s.prompt_len;
+    s.vision_tokens = vision_tokens_of(s, geometry ? &*geometry : nullptr);
+  }
+  out.tokens.tokenizer_file = file->string();
+  out.tokens.note = "tokenizer " + out.tokens.tokenizer_file + ": " + config.name + " prompts made and counted as vLLM's";
+  return out;
+}
+
+}  // namespace encbench::client

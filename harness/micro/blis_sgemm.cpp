@@ -1,0 +1,39 @@
+#include "harness/micro/blis_sgemm.hpp"
+
+#if ENCBENCH_HAVE_BLIS
+#include <blis.h>
+#endif
+
+namespace encbench::micro {
+
+#if ENCBENCH_HAVE_BLIS
+
+std::string blis_unavailable_reason() { return ""; }
+
+std::string blis_description() {
+  return std::string("BLIS ") + bli_info_get_version_str() + ", config " +
+         bli_arch_string(bli_arch_query_id());
+}
+
+void blis_set_threads(unsigned threads) { bli_thread_set_num_threads(static_cast<dim_t>(threads)); }
+
+void blis_sgemm_nt(const float* x, const float* w, float* out, std::int64_t m, std::int64_t n,
+                   std::int64_t k) {
+  float one = 1.0f, zero = 0.0f;
+  // Row-major C[m,n] = X[m,k] W[n,k]^T: row strides k / k / n, column stride 1.
+  bli_sgemm(BLIS_NO_TRANSPOSE, BLIS_TRANSPOSE, m, n, k, &one, const_cast<float*>(x), k, 1,
+            const_cast<float*>(w), k, 1, &zero, out, n, 1);
+}
+
+#else
+
+std::string blis_unavailable_reason() {
+  return "built without BLIS (install libblis-dev and re-run cmake)";
+}
+std::string blis_description() { return "none"; }
+void blis_set_threads(unsigned) {}
+void blis_sgemm_nt(const float*, const float*, float*, std::int64_t, std::int64_t, std::int64_t) {}
+
+#endif
+
+}  // namespace encbench::micro

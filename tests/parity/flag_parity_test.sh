@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# vLLM flag parity of `encbench bench serve` (issue 36): every long flag of vLLM's `vllm bench
+# serve` parser, as vLLM lists them for its own Rust port (vllm_bench_serve_flags.txt, commit
+# pinned there and in docs/client.md), must appear in `encbench bench serve --help`; and the flags
+# accepted but not implemented must refuse with exit 2 and one line saying why.
+#   tests/parity/flag_parity_test.sh path/to/encbench
+set -uo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+encbench="$1"
+help="$("$encbench" bench serve --help 2>&1)" || { echo "bench serve --help failed" >&2; exit 1; }
+# The help's flags: every --name token (CLI11 prints "--name TYPE" or "--name,-x").
+offered="$(grep -oE -- '--[a-z0-9][a-z0-9-]*' <<<"$help" | sort -u)"
+listed="$(grep -vE '^(#|$)' "$here/vllm_bench_serve_flags.txt")"
+count=$(wc -l <<<"$listed")
+if ((count < 100)); then echo "the flag list has only $count flags: truncated?" >&2; exit 1; fi
+missing="$(comm -23 <(sort -u <<<"$listed") <(printf '%s\n' "$offered"))"
+if [[ -n "$missing" ]]; then
+  echo "flags of vllm bench serve that encbench bench serve --help lacks:" >&2
+  printf '  %s\n' $missing >&2
+  exit 1
+fi
+echo "all $count vllm bench serve flags are in encbench bench serve --help"
+
+# Refusals: exit 2, one line naming the flag, before any server is contacted (port 9: discard).
+status=0
+expect_exit2() {
+  local what="$1"; shift
+  local out rc
+  out="$("$encbench" bench serve --base-url http://127.0.0.1:9 --model m --num-prompts 2 "$@" 2>&1)"
+  rc=$?
+  if [[ $rc -ne 2 || "$out" != *"$what"* ]]; then
+    echo "expected exit 2 mentioning '$what' for: $*; got $rc: $out" >&2
+    status=1
+  fi
+}
+expect_exit2 "--probe-request-rate must be >= 0" --probe-request-rate -1
+expect_exit2 "--probe-request-rate: probe requests" --probe-request-rate 5
+expect_exit2 "--dataset-name sonnet" --dataset-name sonnet
+expect_exit2 "--dataset-name sharegpt makes and counts its prompts with the model's tokenizer" --dataset-name sharegpt --dataset-path /dev/null
+trace="$(mktemp)"
+printf '{"timestamp": 2, "input_length": 8, "output_length": 2}\n{"timestamp": 1, "input_length": 8, "output_length": 2}\n' >"$trace"
+expect_exit2 "$trace:2: timestamp 1" --dataset-name timed_trace --dataset-path "$trace" --tokenizer "$here/../tokenizer/data/tiny-qwen2"
+rm -f "$trace"
+expect_exit2 "--use-beam-search" --use-beam-search
+expect_exit2 "--lora-modules" --lora-modules a b
+expect_exit2 "--plot-dataset-stats" --plot-dataset-stats
+expect_exit2 "--timeline-itl-thresholds expects two increasing" --timeline-itl-thresholds 25
+expect_exit2 "--timeline-itl-thresholds expects two increasing" --timeline-itl-thresholds 50 25
+exit $status
