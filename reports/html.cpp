@@ -158,10 +158,14 @@ const char* op_colour(const std::string& category) {
   return "#8c564b";
 }
 
-// Device timeline of one encode result: one lane per stream, idle gaps as a lane of their own.
+// Device timeline of one encode result: one lane per stream, idle gaps as a lane of their own,
+// and above them the host's row when the result lists its spans (host_spans: torch calls and
+// host steps in one colour, blocking waits in the sync colour).
 std::string timeline_chart(const std::string& id, const json& doc, const std::string& title, std::string& note) {
   const json ops = doc.value("ops", json::array());
   const json gaps = doc.value("gaps", json::array());
+  const json host = doc.value("host_spans", json::array());
+  const bool host_row = host.is_array() && !host.empty();
   if ((!ops.is_array() || ops.empty()) && (!gaps.is_array() || gaps.empty())) return "";
   const std::size_t kMaxOps = 4000;
   double t0 = 1e300, t1 = -1e300;
@@ -187,7 +191,7 @@ std::string timeline_chart(const std::string& id, const json& doc, const std::st
   }
   if (!(t1 > t0)) return "";
   if (ops.size() > kMaxOps) note = "first " + std::to_string(kMaxOps) + " of " + std::to_string(ops.size()) + " ops shown";
-  int lane_index = 0;
+  int lane_index = host_row ? 1 : 0;  // lane 0 is the host's
   for (auto& [stream, lane] : lanes) lane = lane_index++;
   const double left = 110, right = 20, top = 36, lane_h = 30, width = 900;
   const double gap_lane_y = top + lane_h * lane_index;
@@ -202,6 +206,19 @@ std::string timeline_chart(const std::string& id, const json& doc, const std::st
     o << "<text x=\"" << left - 8 << "\" y=\"" << top + lane_h * lane + 19 << "\" class=\"tick\" text-anchor=\"end\">stream "
       << stream << "</text>\n";
   o << "<text x=\"" << left - 8 << "\" y=\"" << gap_lane_y + 19 << "\" class=\"tick\" text-anchor=\"end\">idle gaps</text>\n";
+  if (host_row) {
+    o << "<text x=\"" << left - 8 << "\" y=\"" << top + 19 << "\" class=\"tick\" text-anchor=\"end\">host</text>\n";
+    for (const auto& sp : host) {
+      if (!sp.is_object()) continue;
+      auto [s, e] = span(sp);
+      if (s > t1 || e < t0) continue;
+      const bool wait = sp.value("kind", std::string()) == "wait";
+      o << "<rect class=\"host\" x=\"" << num(sx(s)) << "\" y=\"" << top + 4 << "\" width=\""
+        << num(std::max(0.5, sx(e) - sx(s))) << "\" height=\"" << lane_h - 8 << "\" fill=\""
+        << (wait ? op_colour("sync") : "#8c564b") << "\"><title>" << esc(sp.value("name", std::string())) << " "
+        << num(e - s) << " us</title></rect>\n";
+    }
+  }
   used_ops = 0;
   for (const auto& op : ops) {
     if (!op.is_object() || used_ops++ >= kMaxOps) continue;
@@ -578,6 +595,11 @@ HtmlReport render_html_report(const ReportContent& content) {
     body << "<h2>" << esc(g.name) << ": server-side encoder, busy vs idle</h2>\n";
     add_chart(id, encoder_bars_chart(id, "Encoder device time per arm (rounds summed)", bars));
   }
+
+  // The seeds' experiments: published vs model with the one-run intervals (issue 35).
+  for (std::size_t i = 0; i < uncovered.size(); ++i)
+    if (uncovered[i].kind == ResultKind::closed_loop)
+      add_section(detail::published_section(uncovered[i], "published-" + std::to_string(i + 1)));
 
   const std::vector<RunResult> runs = with_arms_expanded(uncovered);
   const std::string prefix = common_dir_prefix(content.runs);

@@ -18,5 +18,9 @@ std::string overall_verdict(const ReportContent& content, std::string& reason);
 Section verdict_section(const ReportContent& content);
 // Pooled BASE vs HEAD latency CDFs per arm of serving / closed-loop comparisons.
 Section pooled_cdf_section(const ReportContent& content);
+// A closed-loop result's published table (scenarios/seeds/*.json): published vs model per metric
+// with the seeds' range, each change with the model's one-run interval (reports/html_published.cpp).
+// Empty when the result carries none.
+Section published_section(const RunResult& r, const std::string& id_prefix);
 
 }  // namespace encbench::reports::detail

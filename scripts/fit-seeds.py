@@ -1,18 +1,26 @@
 #!/usr/bin/env python3
 """Fits the serving model's free coefficients to the calibration set, and nothing else.
 
-Calibration set: the #7104 Before and After tables (scenarios/seeds/pr7104.json, "role":
-"calibration"). Every other published table (scenarios/seeds/*.json with "role": "prediction") is
-a prediction: this script never reads them.
+Calibration set (issue 35): the #7104 and #6204 Before and After tables
+(scenarios/seeds/pr7104.json and pr6204.json, "role": "calibration"). Every other published table
+(scenarios/seeds/*.json with "role": "prediction") is a prediction: this script refuses them.
 
 Free coefficients (log-space Nelder-Mead): achieved_flops_fraction, host_base_ms, host_per_seq_ms,
-encoder_dispatch_us_per_op. The others keep the values and sources in the serving-model file.
-Loss: squared log errors of throughput, duration, mean and median TTFT, mean TPOT and peak
-concurrency on both arms (concurrency at half weight), plus the After-vs-Before change of mean TTFT
-(2 points off costs as much as a 10 % error). Each evaluation is one
-`encbench run --clock virtual --scenario ... --model-set ...` (virtual time: deterministic).
+and the achieved efficiency of the two attention kernels the calibration runs use (op_efficiency
+attention_fusion: #7104's both arms run npu_fusion_attention; attention_flash_unpad: #6204's both
+arms run _npu_flash_attention_unpad), written into a copy of the device profile for each
+evaluation (--profiles-dir). The kernel is the one encoder difference between the two runs the
+published tables can identify; #5810 (the switch between them, a prediction) checks the ratio.
+The encoder's host cost is not fitted: it is the eager host model the serving model names
+(encoder_host_model, each class with its source). The others keep the values and sources in the
+serving-model file. Loss, summed over the calibration scenarios: squared log errors of
+throughput, duration, mean and median TTFT, mean TPOT and peak concurrency on both arms
+(concurrency at half weight), plus the After-vs-Before change of mean TTFT (2 points off costs as
+much as a 10 % error). Each evaluation is one `encbench run --scenario ... --model-set ...` per
+scenario (virtual time: deterministic).
 
-  scripts/fit-seeds.py [--encbench build/harness/cli/encbench] [--seeds 2] [--max-evals 60] [--write]
+  scripts/fit-seeds.py [--encbench build/harness/cli/encbench] [--calibration A.json,B.json]
+                       [--seeds 2] [--max-evals 60] [--write]
 
 --write stores the fitted values, with their source, in the serving-model file.
 """
@@ -20,24 +28,50 @@ import argparse
 import json
 import math
 import os
+import re
 import subprocess
 import sys
+import shutil
 import tempfile
 
-FREE = ["achieved_flops_fraction", "host_base_ms", "host_per_seq_ms", "encoder_dispatch_us_per_op"]
-BOUNDS = {"achieved_flops_fraction": (0.02, 1.0), "host_base_ms": (0.0, 500.0),
+FREE = ["achieved_flops_fraction", "host_base_ms", "host_per_seq_ms"]
+FREE_EFFICIENCY = ["attention_fusion", "attention_flash_unpad"]  # op_efficiency classes of the profile
+BOUNDS = {"achieved_flops_fraction": (0.02, 1.0), "attention_fusion": (0.05, 1.0), "attention_flash_unpad": (0.05, 1.0), "host_base_ms": (0.0, 500.0),
           "host_per_seq_ms": (0.0, 20.0), "encoder_dispatch_us_per_op": (0.0, 2000.0)}
 WEIGHTS = {"request_throughput": 1.0, "duration": 1.0, "mean_ttft_ms": 1.0, "median_ttft_ms": 1.0,
            "mean_tpot_ms": 1.0, "max_concurrent_requests": 0.5}
 FLOOR = {"host_base_ms": 0.01, "host_per_seq_ms": 0.001, "encoder_dispatch_us_per_op": 0.1}
 
 
-def run_model(args, values):
-    model_set = ",".join(f"{k}={v:.6g}" for k, v in values.items())
+def write_profiles(tmp, profile_path, values):
+    """A copy of the profiles folder with the fitted op efficiencies in the device's profile."""
+    folder = os.path.join(tmp, "devices")
+    shutil.copytree(os.path.dirname(profile_path), folder)
+    with open(profile_path) as f:
+        profile = json.load(f)
+    for name in FREE_EFFICIENCY:
+        profile["op_efficiency"][name]["value"] = values[name]
+    with open(os.path.join(folder, os.path.basename(profile_path)), "w") as f:
+        json.dump(profile, f)
+    return folder
+
+
+def set_efficiency(text, name, value, source):
+    """The profile's text with one op_efficiency class's value and source replaced."""
+    pattern = re.compile(r'("%s": \{\s*"value": )([0-9.eE+-]+)(,\s*"ops": "[^"]*",\s*"source": )"[^"]*"' % name)
+    text, n = pattern.subn(lambda m: m.group(1) + repr(value) + m.group(3) + json.dumps(source), text)
+    if n != 1:
+        sys.exit(f"op_efficiency class {name} not found once in the profile")
+    return text
+
+
+def run_model(args, values, scenario):
+    model_set = ",".join(f"{k}={v:.6g}" for k, v in values.items() if k not in FREE_EFFICIENCY)
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "r.json")
-        cmd = [args.encbench, "run", "--scenario", args.scenario, "--seeds", str(args.seeds),
-               "--model-set", model_set, "--result", out, "--result-dir", tmp]
+        cmd = [args.encbench, "run", "--scenario", scenario, "--seeds", str(args.seeds),
+               "--model-set", model_set, "--result", out, "--result-dir", tmp,
+               "--profiles-dir", write_profiles(tmp, args.profile, values)]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         with open(out) as f:
             return json.load(f)
@@ -57,14 +91,14 @@ def loss_of(doc):
 
 def to_params(x):
     out = {}
-    for name, v in zip(FREE, x):
+    for name, v in zip(FREE + FREE_EFFICIENCY, x):
         lo, hi = BOUNDS[name]
         out[name] = min(hi, max(lo, math.exp(v) - FLOOR.get(name, 0.0)))
     return out
 
 
 def from_params(values):
-    return [math.log(values[n] + FLOOR.get(n, 0.0)) for n in FREE]
+    return [math.log(values[n] + FLOOR.get(n, 0.0)) for n in FREE + FREE_EFFICIENCY]
 
 
 def nelder_mead(f, x0, step, max_evals):
@@ -103,24 +137,40 @@ def nelder_mead(f, x0, step, max_evals):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--encbench", default="build/harness/cli/encbench")
-    ap.add_argument("--scenario", default="scenarios/seeds/pr7104.json")
+    ap.add_argument("--calibration", default="scenarios/seeds/pr7104.json,scenarios/seeds/pr6204.json",
+                    help="comma-separated calibration scenarios (published.role = calibration)")
     ap.add_argument("--seeds", type=int, default=2)
     ap.add_argument("--max-evals", type=int, default=60)
-    ap.add_argument("--write", action="store_true", help="store the fit in the serving-model file")
+    ap.add_argument("--profile", default="scenarios/devices/ascend-910b.json",
+                    help="the device profile whose attention efficiencies are fitted")
+    ap.add_argument("--start", default="", help="start point name=value,... (default: the files' values)")
+    ap.add_argument("--write", action="store_true", help="store the fit in the serving-model and profile files")
     args = ap.parse_args()
-    with open(args.scenario) as f:
-        scenario = json.load(f)
-    if scenario.get("published", {}).get("role") != "calibration":
-        sys.exit(f"{args.scenario} is not a calibration scenario (published.role != calibration)")
-    model_path = scenario["serving_model"]
+    scenarios = [s for s in args.calibration.split(",") if s]
+    model_paths = set()
+    for path in scenarios:
+        with open(path) as f:
+            scenario = json.load(f)
+        if scenario.get("published", {}).get("role") != "calibration":
+            sys.exit(f"{path} is not a calibration scenario (published.role != calibration)")
+        model_paths.add(scenario["serving_model"])
+    if len(model_paths) != 1:
+        sys.exit("the calibration scenarios must share one serving model, got: " + ", ".join(sorted(model_paths)))
+    model_path = model_paths.pop()
     with open(model_path) as f:
         serving = json.load(f)
+    with open(args.profile) as f:
+        profile = json.load(f)
     start = {n: serving[n]["value"] for n in FREE}
+    start.update({n: profile["op_efficiency"][n]["value"] for n in FREE_EFFICIENCY})
+    for item in filter(None, args.start.split(",")):
+        name, value = item.split("=")
+        start[name] = float(value)
     history = []
 
     def objective(x):
         values = to_params(x)
-        loss = loss_of(run_model(args, values))
+        loss = sum(loss_of(run_model(args, values, path)) for path in scenarios)
         history.append((loss, values))
         print(f"[fit] {len(history):3d} loss {loss:.5f} " + " ".join(f"{k}={v:.4g}" for k, v in values.items()),
               flush=True)
@@ -128,22 +178,30 @@ def main():
 
     best_x, best_loss = nelder_mead(objective, from_params(start), 0.5, args.max_evals)
     best = to_params(best_x)
-    doc = run_model(args, best)
     print("[fit] best loss %.5f after %d evaluations" % (best_loss, len(history)))
-    for r in doc["published_comparison"]["rows"]:
-        b, a = r.get("before"), r.get("after")
-        if b and a:
-            print(f"  {r['metric']:26s} before {b['published']:10.2f} model {b['model']:10.2f} ({b['error_pct']:+6.1f} %)"
-                  f"  after {a['published']:10.2f} model {a['model']:10.2f} ({a['error_pct']:+6.1f} %)")
+    for path in scenarios:
+        print(f"[fit] {path}")
+        for r in run_model(args, best, path)["published_comparison"]["rows"]:
+            b, a = r.get("before"), r.get("after")
+            if b and a:
+                print(f"  {r['metric']:26s} before {b['published']:10.2f} model {b['model']:10.2f} ({b['error_pct']:+6.1f} %)"
+                      f"  after {a['published']:10.2f} model {a['model']:10.2f} ({a['error_pct']:+6.1f} %)")
     if args.write:
-        source = (f"fit: scripts/fit-seeds.py --seeds {args.seeds} --max-evals {args.max_evals} on {args.scenario} "
-                  f"(#7104 Before and After only; loss {best_loss:.4f})")
+        source = (f"fit: scripts/fit-seeds.py --seeds {args.seeds} --max-evals {args.max_evals} on {args.calibration} "
+                  f"(#7104 and #6204 Before and After only; loss {best_loss:.4f})")
+        with open(args.profile) as f:
+            profile_text = f.read()
         for name, value in best.items():
-            serving[name] = {"value": float(f"{value:.4g}"), "source": source}
+            if name in FREE_EFFICIENCY:
+                profile_text = set_efficiency(profile_text, name, float(f"{value:.3g}"), source)
+            else:
+                serving[name] = {"value": float(f"{value:.4g}"), "source": source}
         with open(model_path, "w") as f:
             json.dump(serving, f, indent=2)
             f.write("\n")
-        print(f"[fit] wrote {model_path}")
+        with open(args.profile, "w") as f:
+            f.write(profile_text)  # edited in place: the profile's own layout stays
+        print(f"[fit] wrote {model_path} and {args.profile}")
 
 
 if __name__ == "__main__":

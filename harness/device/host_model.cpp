@@ -15,7 +15,8 @@ namespace {
 
 constexpr std::array<std::string_view, kHostOpClassCount> kClassNames = {
     "kernel_launch", "memset",      "h2d_copy",    "d2h_copy",  "stream_sync", "event_record",
-    "event_wait",    "allocation",  "host_tensor", "host_scalar", "host_math", "input_prep"};
+    "event_wait",    "allocation",  "host_tensor", "host_scalar", "host_math", "input_prep",
+    "torch_dispatch", "tensor_view"};
 
 std::string class_list() {
   std::string s;

@@ -42,12 +42,17 @@ enum class HostOpClass : std::size_t {
   host_scalar,    // Python-level scalar work: scale, pad decision, cache-key check, list select
   host_math,      // a small op on a CPU tensor through the eager dispatcher (cumsum, diff)
   input_prep,     // per-forward input preparation before the blocks (cu_seqlens, window index)
+  torch_dispatch,  // one eager torch op called from Python: interpreter, pybind, ATen dispatcher and the
+                   // framework's op queue, charged before the op's runtime launch (kernel_launch etc.)
+  tensor_view,     // a Python-level view op without device work (view, chunk, unbind, slice, rearrange
+                   // of a contiguous tensor): interpreter + dispatcher, no launch
 };
-inline constexpr std::size_t kHostOpClassCount = 12;
+inline constexpr std::size_t kHostOpClassCount = 14;
 inline constexpr std::array<HostOpClass, kHostOpClassCount> kHostOpClasses = {
     HostOpClass::kernel_launch, HostOpClass::memset,       HostOpClass::h2d_copy,    HostOpClass::d2h_copy,
     HostOpClass::stream_sync,   HostOpClass::event_record, HostOpClass::event_wait,  HostOpClass::allocation,
-    HostOpClass::host_tensor,   HostOpClass::host_scalar,  HostOpClass::host_math,   HostOpClass::input_prep};
+    HostOpClass::host_tensor,   HostOpClass::host_scalar,  HostOpClass::host_math,   HostOpClass::input_prep,
+    HostOpClass::torch_dispatch, HostOpClass::tensor_view};
 
 std::string_view to_string(HostOpClass op_class);
 std::optional<HostOpClass> parse_host_op_class(std::string_view text);

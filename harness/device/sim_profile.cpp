@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "harness/core/error.hpp"
+#include "harness/core/glob.hpp"
 #include "harness/core/result_json.hpp"
 #include "harness/device/measured_op_times.hpp"
 
@@ -65,7 +66,42 @@ nlohmann::json number_json(const SourcedNumber& number) {
   return {{"value", number.value}, {"source", number.source}};
 }
 
+// "op_efficiency": {"<class>": {"value": (0, 1], "source": "...", "ops": "glob|glob"}}.
+std::vector<OpEfficiency> read_op_efficiency(const nlohmann::json& json, const std::string& origin) {
+  std::vector<OpEfficiency> out;
+  const auto it = json.find("op_efficiency");
+  if (it == json.end()) return out;
+  require(it->is_object(), origin + ": \"op_efficiency\" must be an object {\"<class>\": {\"value\": (0, 1], "
+                           "\"source\": \"...\", \"ops\": \"glob|glob\"}}");
+  for (const auto& [name, entry] : it->items()) {
+    const std::string where = origin + ": \"op_efficiency." + name + "\"";
+    require(!name.empty() && entry.is_object(), where + " must be an object {\"value\", \"source\", \"ops\"}");
+    for (const auto& [key, value] : entry.items()) {
+      (void)value;
+      require(key == "value" || key == "source" || key == "ops", where + ": unknown key \"" + key + "\" (value, source, ops)");
+    }
+    const auto ops = entry.find("ops");
+    require(ops != entry.end() && ops->is_string() && !ops->get<std::string>().empty(),
+            where + ".ops must be a non-empty string of op-name globs ('|' between alternatives)");
+    const auto value = entry.find("value");
+    require(value != entry.end() && value->is_number(), where + ".value must be a number in (0, 1]");
+    const double v = value->get<double>();
+    require(std::isfinite(v) && v > 0 && v <= 1, where + ".value must be in (0, 1], got " + value->dump());
+    const auto source = entry.find("source");
+    require(source != entry.end() && source->is_string() && !source->get<std::string>().empty(),
+            where + ".source must name where the number comes from");
+    out.push_back(OpEfficiency{name, ops->get<std::string>(), SourcedNumber{v, source->get<std::string>()}});
+  }
+  return out;
+}
+
 }  // namespace
+
+double SimProfile::efficiency_of(std::string_view op_name) const {
+  for (const OpEfficiency& e : op_efficiency)
+    if (glob_any(e.ops, op_name)) return e.fraction.value;
+  return 1.0;
+}
 
 SimProfile parse_sim_profile(const nlohmann::json& json, const std::string& origin) {
   require(json.is_object(), origin + ": a device profile must be a JSON object");
@@ -88,11 +124,12 @@ SimProfile parse_sim_profile(const nlohmann::json& json, const std::string& orig
   profile.h2d_bytes_per_s = read_number(json, "h2d_bytes_per_s", origin, false);
   profile.host_wakeup_ns = read_number(json, "host_wakeup_ns", origin, true);
   if (json.contains("memory_bytes")) profile.memory_bytes = read_number(json, "memory_bytes", origin, false);
+  profile.op_efficiency = read_op_efficiency(json, origin);
   return profile;
 }
 
 nlohmann::json to_json(const SimProfile& profile) {
-  return {{"name", profile.name},
+  nlohmann::json j = {{"name", profile.name},
           {"display_name", profile.display_name},
           {"roofline_peak", profile.roofline_peak},
           {"peak_fp32_flops_per_s", number_json(profile.peak_fp32_flops_per_s)},
@@ -103,8 +140,16 @@ nlohmann::json to_json(const SimProfile& profile) {
           {"d2h_bytes_per_s", number_json(profile.d2h_bytes_per_s)},
           {"h2d_latency_ns", number_json(profile.h2d_latency_ns)},
           {"h2d_bytes_per_s", number_json(profile.h2d_bytes_per_s)},
-          {"host_wakeup_ns", number_json(profile.host_wakeup_ns)},
-          {"memory_bytes", number_json(profile.memory_bytes)}};
+          {"host_wakeup_ns", number_json(profile.host_wakeup_ns)}};
+  // Optional in the file: written only when it was read, so the JSON form reads back.
+  if (!profile.memory_bytes.source.empty()) j["memory_bytes"] = number_json(profile.memory_bytes);
+  if (!profile.op_efficiency.empty()) {
+    nlohmann::json classes = nlohmann::json::object();
+    for (const OpEfficiency& e : profile.op_efficiency)
+      classes[e.op_class] = {{"value", e.fraction.value}, {"source", e.fraction.source}, {"ops", e.ops}};
+    j["op_efficiency"] = classes;
+  }
+  return j;
 }
 
 SimProfile load_sim_profile(const std::string& name_or_path, const fs::path& profiles_dir) {
@@ -156,6 +201,16 @@ Nanos op_duration_ns(const SimProfile& profile, std::string_view name, timeline:
                      double bytes) {
   if (profile.measured && category != timeline::OpCategory::sync) {
     if (const auto measured = profile.measured->lookup(profile, name, category, flops, bytes)) return *measured;
+  }
+  // An op class's achieved fraction of the roofline stretches its compute and memory terms alike
+  // (not the fixed cost): kernel_fixed + max(flops / peak, bytes / bw) / efficiency.
+  if (category == timeline::OpCategory::kernel || category == timeline::OpCategory::memset) {
+    const double efficiency = profile.efficiency_of(name);
+    if (efficiency < 1.0) {
+      const Nanos fixed = static_cast<Nanos>(std::llround(profile.kernel_fixed_ns.value));
+      const Nanos roofline = modelled_duration_ns(profile, category, flops, bytes) - fixed;
+      return fixed + static_cast<Nanos>(std::llround(static_cast<double>(roofline) / efficiency));
+    }
   }
   return modelled_duration_ns(profile, category, flops, bytes);
 }

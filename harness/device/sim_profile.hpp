@@ -21,6 +21,15 @@ struct SourcedNumber {
   std::string source;  // public datasheet / whitepaper, or "estimate: ..." with the reasoning
 };
 
+// The fraction of the roofline one class of ops achieves (issue 35): e.g. the encoder's GEMMs reach
+// 0.6 of the Cube peak, a strided pad copy half the bandwidth. `ops`: op-name globs ('*', '?',
+// '|' alternatives) naming the class's ops. An op no class names runs at the roofline (1.0).
+struct OpEfficiency {
+  std::string op_class;  // "matmul", "attention_fusion", ...
+  std::string ops;
+  SourcedNumber fraction;  // (0, 1]
+};
+
 struct SimProfile {
   std::string name;          // "ascend-910b"
   std::string display_name;  // "Huawei Ascend 910B"
@@ -43,6 +52,12 @@ struct SimProfile {
   // `--device trace:FILE`: op durations measured in a trace, consulted before the roofline
   // (measured_op_times.hpp). Null for a plain sim:<profile> device.
   std::shared_ptr<const MeasuredOpTimes> measured;
+  // Optional "op_efficiency": {"<class>": {"value": (0, 1], "source": "...", "ops": "glob|glob"}}.
+  // Classes are tried in name order; the first whose globs match an op's name applies.
+  std::vector<OpEfficiency> op_efficiency;
+
+  // The achieved fraction of the roofline for an op of this name (1.0 when no class names it).
+  double efficiency_of(std::string_view op_name) const;
 
   double roofline_flops_per_s() const {
     return roofline_peak == "fp32" ? peak_fp32_flops_per_s.value : peak_fp16_flops_per_s.value;

@@ -326,6 +326,19 @@ nlohmann::json encode_body(const ResolvedRun& r, const RunOptions& o, const devi
                      {"layer", op.layer}});
     }
     j["ops"] = ops;
+    // The host row of the same forward (torch calls, views, allocations, host steps, waits), so a
+    // report draws host and device one above the other (issue 35's page).
+    nlohmann::json host_spans = nlohmann::json::array();
+    count = 0;
+    for (const auto& sp : run.last_timeline.host_spans) {
+      if (count++ >= o.max_ops) break;
+      host_spans.push_back({{"name", sp.name},
+                            {"kind", timeline::to_string(sp.kind)},
+                            {"start_us", ns_to_us(sp.start_ns - origin)},
+                            {"end_us", ns_to_us(sp.end_ns - origin)},
+                            {"layer", sp.layer}});
+    }
+    j["host_spans"] = host_spans;
     nlohmann::json attn = nlohmann::json::array();
     for (const auto& a : last.attention)
       attn.push_back({{"layer", a.layer},

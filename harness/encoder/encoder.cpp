@@ -63,6 +63,11 @@ float init_bound(std::size_t fan_in) { return std::sqrt(3.0f / static_cast<float
 
 std::size_t fsize(std::size_t count) { return count * sizeof(float); }
 
+// Bytes per element in the device cost model: the encoder runs in bf16 on the NPU/GPU (vLLM
+// --dtype bfloat16), although this C++ path computes in fp32 where it computes at all. Only the
+// sim's roofline reads it; buffers and memory accounting keep their fp32 sizes.
+constexpr double kCostBytes = 2.0;
+
 // A host-side step of the encoder (scale, pad decision, cumsum, a per-call allocation, input
 // preparation): recorded as a host span, and charged to the device's virtual clock as its op
 // class's cost in the host model (Device::host_work) before the span ends, so the step costs
@@ -85,6 +90,21 @@ class HostStep {
   ScopedHostSpan span_;
   device::Device& dev_;
   HostOpClass op_class_;
+};
+
+// One eager torch call from Python (issue 35): the framework's part (interpreter, ATen, the op
+// queue: the host model's torch_dispatch) charged first, and the span encloses the runtime call
+// the op then makes, as aten::<op> encloses its launch in a torch profiler trace (so a trace
+// what-if that drops the launch drops the call's host work with it).
+class TorchCall {
+ public:
+  TorchCall(device::Device& dev, timeline::Recorder* rec, const std::string& op, int layer)
+      : span_(rec, op + " (torch)", HostSpanKind::work, layer) {
+    dev.host_work(HostOpClass::torch_dispatch);
+  }
+
+ private:
+  ScopedHostSpan span_;
 };
 
 }  // namespace
@@ -370,14 +390,29 @@ struct EncoderRunner::Impl {
   }
 
   void launch(std::string name, int layer, OpCost cost, std::function<void(kernels::WorkerPool&)> body) {
+    const TorchCall call(dev, rec, name, layer);
     stream.launch(KernelLaunch{std::move(name), cost, layer, std::move(body)});
+  }
+  // `count` Python-level view ops (view, chunk, unbind, a slice, a rearrange that needs no copy).
+  void view_ops(const char* name, int layer, int count) {
+    const ScopedHostSpan span(rec, name, HostSpanKind::work, layer);
+    for (int i = 0; i < count; ++i) dev.host_work(HostOpClass::tensor_view);
+  }
+  // `count` host steps of one class under one span (the small CPU-side ops of the input stage).
+  void host_steps(const char* name, HostOpClass op_class, int count) {
+    const ScopedHostSpan span(rec, name, HostSpanKind::work, -1);
+    for (int i = 0; i < count; ++i) dev.host_work(op_class);
+  }
+  void copy_h2d_call(const Buffer& dst, const void* src, std::size_t bytes, const char* label) {
+    const TorchCall call(dev, rec, label, -1);
+    stream.copy_h2d(dst, 0, src, bytes, label);
   }
 
   static OpCost gemm_cost(std::size_t m, std::size_t k, std::size_t n) {
-    return {2.0 * m * k * n, 4.0 * (m * k + k * n + m * n + n)};
+    return {2.0 * m * k * n, kCostBytes * (m * k + k * n + m * n + n)};
   }
-  static OpCost copy_cost(std::size_t floats_in, std::size_t floats_out) {
-    return {0.0, 4.0 * (floats_in + floats_out)};
+  static OpCost copy_cost(std::size_t elements_in, std::size_t elements_out) {
+    return {0.0, kCostBytes * (elements_in + elements_out)};
   }
 
   void gemm_op(const char* name, int layer, const Buffer& a, const Buffer& w,
@@ -447,7 +482,7 @@ struct EncoderRunner::Impl {
     else norm_op((prefix + "_norm").c_str(), -1, ws.hidden, B.norm_gamma, B.norm_beta, ws.norm_out, T, hidden);
     gemm_op((prefix + "_fc1").c_str(), -1, ws.norm_out, B.fc1_w, B.fc1_b, ws.merge_mid, rows, merged, merged);
     float* a = ws.merge_mid.as<float>();
-    launch(prefix + "_gelu", -1, {8.0 * rows * merged, 8.0 * rows * merged},
+    launch(prefix + "_gelu", -1, {8.0 * rows * merged, 2.0 * kCostBytes * rows * merged},
            [=](kernels::WorkerPool& pool) { math::gelu_erf(pool, a, rows * merged); });
     gemm_op((prefix + "_fc2").c_str(), -1, ws.merge_mid, B.fc2_w, B.fc2_b, out, rows, merged,
             static_cast<std::size_t>(m.out_hidden_size));
@@ -493,6 +528,9 @@ struct EncoderRunner::Impl {
     });
     // ... then .to("cpu"): waits for everything queued before it.
     std::vector<std::int32_t> lengths(n);
+    // The call's framework part before the copy (its span does not enclose the blocking wait, which
+    // is the device's time, not host work).
+    { const TorchCall call(dev, rec, "seq_lens_d2h", layer); }
     stream.copy_d2h(lengths.data(), ws.lengths_dev, 0, n * sizeof(std::int32_t), "seq_lens_d2h", layer);
     ++fs.syncs;
     // A sim device without verify computes nothing; use what the device would have returned.
@@ -500,30 +538,16 @@ struct EncoderRunner::Impl {
     return lengths;
   }
 
-  // Runs the attention op for one layer. q/k/v are [T, H, qkv_stride] (qkv_stride = Dp when
-  // weights are padded, else D). Returns the buffer holding [T, H, out_stride] and out_stride.
-  std::pair<const Buffer*, std::size_t> attention(int layer, ForwardState& fs, std::size_t qkv_stride,
-                                                  std::vector<Buffer>& per_call) {
+  // The per-call host decisions before the kernel: the softmax scale and whether q/k/v are padded
+  // to 128 (each a host step when the toggles compute it on every call, as #4750 did).
+  std::pair<float, std::size_t> attention_scale_and_width(int layer, const AttentionState& st) {
     const ModelConfig& m = cfg.model;
     const Toggles& tg = cfg.toggles;
-    const InputPlan& plan = *fs.plan;
-    const std::size_t T = static_cast<std::size_t>(plan.num_patches);
-    const std::size_t heads = static_cast<std::size_t>(m.num_heads);
-    const std::size_t D = static_cast<std::size_t>(m.head_dim);
-    AttentionState& st = attn_state[static_cast<std::size_t>(layer)];
-    const bool full = m.is_full_attention_layer(layer);
-    // The model passes the right cu_seqlens per layer (cu_seqlens_now); the op only sees that.
-    const Buffer& cu_now = full ? ws.cu_full : ws.cu_window;
-    const std::vector<std::int32_t>& cu_now_host = full ? plan.cu_seqlens : plan.cu_window_seqlens;
-    const std::vector<std::int32_t> expected = lengths_from_cumulative(cu_now_host);
-
-    // scale
     float scale = st.scale_init;
     if (tg.scale == ScaleMode::per_call) {
       const HostStep span(dev, rec, "scale", HostSpanKind::work, HostOpClass::host_scalar, layer);
       scale = static_cast<float>(std::pow(static_cast<double>(m.head_dim), -0.5));
     }
-    // pad decision
     bool enable_pad = st.enable_pad_init;
     if (tg.pad_decision == PadDecision::per_call) {
       const HostStep span(dev, rec, "pad_decision", HostSpanKind::work, HostOpClass::host_scalar, layer);
@@ -533,162 +557,199 @@ struct EncoderRunner::Impl {
       enable_pad = optimized_model && m.head_dim > 64 && m.head_dim < 128;
     }
     if (tg.pad_method == PadMethod::none) enable_pad = false;  // fused kernel, native head_dim
-    const std::size_t Dp = enable_pad ? 128 : D;
+    return {scale, enable_pad ? std::size_t{128} : static_cast<std::size_t>(m.head_dim)};
+  }
 
-    // sequence lengths
+  // What the kernel reads for the segment boundaries, and where the host got it.
+  struct SeqLens {
+    std::vector<std::int32_t> lengths;     // per-sequence (unpad kernel)
+    std::vector<std::int32_t> cumulative;  // endpoints (fused kernel, host list)
+    bool device_cu = false;                // the fused kernel reads cu_seqlens on the device
+  };
+
+  // The seq_lens of one layer by the toggles' mode (a D2H, a cache, or host data), then the
+  // fused kernel's host cumsum when it needs one; records the layer's attention info.
+  SeqLens attention_seq_lens(int layer, ForwardState& fs, const Buffer& cu_now,
+                             const std::vector<std::int32_t>& cu_now_host, bool full) {
+    const Toggles& tg = cfg.toggles;
+    const InputPlan& plan = *fs.plan;
+    const std::vector<std::int32_t> expected = lengths_from_cumulative(cu_now_host);
     LayerAttentionInfo info;
     info.layer = layer;
     info.full_attention = full;
-    std::vector<std::int32_t> lengths;     // per-sequence (unpad kernel)
-    std::vector<std::int32_t> cumulative;  // endpoints (fused kernel, host list)
-    bool device_cu = false;
+    SeqLens s;
     switch (tg.seq_lens) {
       case SeqLensMode::d2h_per_layer:
-        lengths = seq_lens_d2h(layer, cu_now, cu_now_host.size(), expected, fs);
+        s.lengths = seq_lens_d2h(layer, cu_now, cu_now_host.size(), expected, fs);
         info.lengths_source = "d2h";
         break;
       case SeqLensMode::layer0_cache:
-        // #6448: refreshed only when layer_index == 0, shared by every layer.
-        if (layer == 0 || !cache.valid) {
-          cache.lengths = seq_lens_d2h(layer, cu_now, cu_now_host.size(), expected, fs);
-          cache.valid = true;
-          info.lengths_source = "d2h (layer-0 refresh)";
-        } else {
-          info.lengths_source = "layer0-cache";
-        }
-        lengths = cache.lengths;
+        s.lengths = layer0_cached_lengths(layer, cu_now, cu_now_host.size(), expected, fs, info);
         break;
-      case SeqLensMode::value_cache: {
-        bool hit;
-        {
-          // Comparing values would need the device data (the D2H being avoided); the honest
-          // host-side check is the tensor's identity and write version (data_ptr + _version).
-          const HostStep span(dev, rec, "seq_lens_cache_check", HostSpanKind::work, HostOpClass::host_scalar, layer);
-          hit = cache.valid && cache.key_buffer == cu_now.data() && cache.key_version == cu_version;
-        }
-        if (!hit) {
-          cache.lengths = seq_lens_d2h(layer, cu_now, cu_now_host.size(), expected, fs);
-          cache.valid = true;
-          cache.key_buffer = cu_now.data();
-          cache.key_version = cu_version;
-          info.lengths_source = "d2h (value-cache miss)";
-        } else {
-          info.lengths_source = "value-cache hit";
-        }
-        lengths = cache.lengths;
+      case SeqLensMode::value_cache:
+        s.lengths = value_cached_lengths(layer, cu_now, cu_now_host.size(), expected, fs, info);
         break;
-      }
       case SeqLensMode::host_precomputed: {
         const HostStep span(dev, rec, "seq_lens_select", HostSpanKind::work, HostOpClass::host_scalar, layer);
-        lengths = full ? fs.full_lengths : fs.window_lengths;
-        if (tg.kernel == KernelKind::fused_varlen) cumulative = full ? fs.full_cumulative : fs.window_cumulative;
+        s.lengths = full ? fs.full_lengths : fs.window_lengths;
+        if (tg.kernel == KernelKind::fused_varlen) s.cumulative = full ? fs.full_cumulative : fs.window_cumulative;
         info.lengths_source = "host-precomputed";
         break;
       }
       case SeqLensMode::device_cumulative:
-        device_cu = true;
-        lengths = expected;  // what the kernel will read on the device
+        s.device_cu = true;
+        s.lengths = expected;  // what the kernel will read on the device
         info.lengths_source = "device-cumulative";
         break;
     }
-    if (tg.kernel == KernelKind::fused_varlen && !device_cu && cumulative.empty()) {
+    if (tg.kernel == KernelKind::fused_varlen && !s.device_cu && s.cumulative.empty()) {
       // #7046: list(seq_lens_cpu.cumsum(0)) on every call.
       const HostStep span(dev, rec, "seq_lens_cumsum", HostSpanKind::work, HostOpClass::host_math, layer);
-      cumulative.reserve(lengths.size() + 1);
-      cumulative.push_back(0);
-      for (std::int32_t len : lengths) cumulative.push_back(cumulative.back() + len);
+      s.cumulative.reserve(s.lengths.size() + 1);
+      s.cumulative.push_back(0);
+      for (std::int32_t len : s.lengths) s.cumulative.push_back(s.cumulative.back() + len);
     }
-    info.lengths_used = lengths;
-    info.used_full_set = lengths == lengths_from_cumulative(plan.cu_seqlens);
-    info.used_window_set = lengths == lengths_from_cumulative(plan.cu_window_seqlens);
+    // _reshape_qkv_to_3d (after the seq_lens work in forward_oot): three .view calls
+    view_ops("reshape_qkv_to_3d", layer, 3);
+    info.lengths_used = s.lengths;
+    info.used_full_set = s.lengths == lengths_from_cumulative(plan.cu_seqlens);
+    info.used_window_set = s.lengths == lengths_from_cumulative(plan.cu_window_seqlens);
     fs.infos.push_back(info);
+    return s;
+  }
 
-    // padding
-    const Buffer* q = &ws.q;
-    const Buffer* k = &ws.k;
-    const Buffer* v = &ws.v;
-    std::size_t stride = qkv_stride;
-    if (enable_pad && qkv_stride != Dp) {
-      auto alloc_call = [&](std::size_t bytes, const char* what) {
-        const HostStep span(dev, rec, what, HostSpanKind::api, HostOpClass::allocation, layer);
-        site = {layer, what};
-        per_call.push_back(allocate_call(bytes));
-        return per_call.size() - 1;
-      };
-      if (tg.pad_method == PadMethod::stacked) {
-        // #6204: torch.stack([q, k, v]) then one F.pad, then unbind (views).
-        const std::size_t si = alloc_call(fsize(3 * T * heads * D), "alloc stack_qkv");
-        const std::size_t pi = alloc_call(fsize(3 * T * heads * Dp), "alloc pad_stacked");
-        float* s = per_call[si].as<float>();
-        float* p = per_call[pi].as<float>();
-        const float *qs = ws.q.as<float>(), *ks = ws.k.as<float>(), *vs = ws.v.as<float>();
-        const std::size_t n = T * heads * D;
-        launch("stack_qkv", layer, copy_cost(3 * n, 3 * n), [=](kernels::WorkerPool&) {
-          std::memcpy(s, qs, fsize(n));
-          std::memcpy(s + n, ks, fsize(n));
-          std::memcpy(s + 2 * n, vs, fsize(n));
-        });
-        launch("pad_stacked", layer, copy_cost(3 * n, 3 * T * heads * Dp), [=](kernels::WorkerPool& pool) {
-          math::copy_heads(pool, s, heads * D, 0, D, p, heads * Dp, Dp, 3 * T, heads, D);
-        });
-        q = &per_call[pi];  // unbind: k and v are views at offsets into the same buffer
-        k = nullptr;  // offsets below
-        v = nullptr;
-      } else {
-        // three-pads (also the fallback when weight-padded is asked but weights are not padded)
-        const char* names[3] = {"pad_q", "pad_k", "pad_v"};
-        const Buffer* srcs[3] = {&ws.q, &ws.k, &ws.v};
-        std::size_t idx[3];
-        for (int i = 0; i < 3; ++i) {
-          idx[i] = alloc_call(fsize(T * heads * Dp), "alloc pad");
-          const float* s = srcs[i]->as<float>();
-          float* d = per_call[idx[i]].as<float>();
-          launch(names[i], layer, copy_cost(T * heads * D, T * heads * Dp), [=](kernels::WorkerPool& pool) {
-            math::copy_heads(pool, s, heads * D, 0, D, d, heads * Dp, Dp, T, heads, D);
-          });
-        }
-        q = &per_call[idx[0]];
-        k = &per_call[idx[1]];
-        v = &per_call[idx[2]];
-      }
-      stride = Dp;
+  // #6448: refreshed only when layer_index == 0, shared by every layer.
+  std::vector<std::int32_t> layer0_cached_lengths(int layer, const Buffer& cu_now, std::size_t cu_count,
+                                                  const std::vector<std::int32_t>& expected, ForwardState& fs,
+                                                  LayerAttentionInfo& info) {
+    if (layer == 0 || !cache.valid) {
+      cache.lengths = seq_lens_d2h(layer, cu_now, cu_count, expected, fs);
+      cache.valid = true;
+      info.lengths_source = "d2h (layer-0 refresh)";
+    } else {
+      info.lengths_source = "layer0-cache";
     }
-    const float* qp = q->as<float>();
-    const float* kp = k ? k->as<float>() : qp + T * heads * stride;
-    const float* vp = v ? v->as<float>() : qp + 2 * T * heads * stride;
+    return cache.lengths;
+  }
 
-    // output buffer
-    const std::size_t out_bytes = fsize(T * heads * stride);
-    const Buffer* out = nullptr;
-    if (tg.out_buffer == OutBuffer::alloc_per_call) {
+  // #6448's earlier text: refreshed when cu_seqlens changes. Comparing values would need the
+  // device data (the D2H being avoided); the honest host-side check is the tensor's identity and
+  // write version (data_ptr + _version).
+  std::vector<std::int32_t> value_cached_lengths(int layer, const Buffer& cu_now, std::size_t cu_count,
+                                                 const std::vector<std::int32_t>& expected, ForwardState& fs,
+                                                 LayerAttentionInfo& info) {
+    bool hit;
+    {
+      const HostStep span(dev, rec, "seq_lens_cache_check", HostSpanKind::work, HostOpClass::host_scalar, layer);
+      hit = cache.valid && cache.key_buffer == cu_now.data() && cache.key_version == cu_version;
+    }
+    if (!hit) {
+      cache.lengths = seq_lens_d2h(layer, cu_now, cu_count, expected, fs);
+      cache.valid = true;
+      cache.key_buffer = cu_now.data();
+      cache.key_version = cu_version;
+      info.lengths_source = "d2h (value-cache miss)";
+    } else {
+      info.lengths_source = "value-cache hit";
+    }
+    return cache.lengths;
+  }
+
+  // q/k/v as the kernel reads them: [T, H, stride] each (k and v may be offsets into q's buffer).
+  struct QkvView {
+    const float* q = nullptr;
+    const float* k = nullptr;
+    const float* v = nullptr;
+    std::size_t stride = 0;
+  };
+
+  // Pads q/k/v from qkv_stride to Dp when they need it: #6204's stack + one F.pad + unbind, or
+  // three F.pad calls (also the fallback when weight-padded is asked but weights are not padded).
+  QkvView pad_qkv(int layer, std::size_t T, std::size_t qkv_stride, std::size_t Dp, std::vector<Buffer>& per_call) {
+    const std::size_t heads = static_cast<std::size_t>(cfg.model.num_heads);
+    const std::size_t D = static_cast<std::size_t>(cfg.model.head_dim);
+    // Dp == D: the pad decision said no (then a weight-padded layout stays as it is).
+    if (Dp == D || qkv_stride == Dp) return {ws.q.as<float>(), ws.k.as<float>(), ws.v.as<float>(), qkv_stride};
+    auto alloc_call = [&](std::size_t bytes, const char* what) {
+      const HostStep span(dev, rec, what, HostSpanKind::api, HostOpClass::allocation, layer);
+      site = {layer, what};
+      per_call.push_back(allocate_call(bytes));
+      return per_call.size() - 1;
+    };
+    if (cfg.toggles.pad_method == PadMethod::stacked) {
+      const std::size_t si = alloc_call(fsize(3 * T * heads * D), "alloc stack_qkv");
+      const std::size_t pi = alloc_call(fsize(3 * T * heads * Dp), "alloc pad_stacked");
+      float* s = per_call[si].as<float>();
+      float* p = per_call[pi].as<float>();
+      const float *qs = ws.q.as<float>(), *ks = ws.k.as<float>(), *vs = ws.v.as<float>();
+      const std::size_t n = T * heads * D;
+      launch("stack_qkv", layer, copy_cost(3 * n, 3 * n), [=](kernels::WorkerPool&) {
+        std::memcpy(s, qs, fsize(n));
+        std::memcpy(s + n, ks, fsize(n));
+        std::memcpy(s + 2 * n, vs, fsize(n));
+      });
+      launch("pad_stacked", layer, copy_cost(3 * n, 3 * T * heads * Dp), [=](kernels::WorkerPool& pool) {
+        math::copy_heads(pool, s, heads * D, 0, D, p, heads * Dp, Dp, 3 * T, heads, D);
+      });
+      view_ops("unbind", layer, 1);
+      const float* qp = per_call[pi].as<float>();  // unbind: k and v are views into the same buffer
+      return {qp, qp + T * heads * Dp, qp + 2 * T * heads * Dp, Dp};
+    }
+    const char* names[3] = {"pad_q", "pad_k", "pad_v"};
+    const Buffer* srcs[3] = {&ws.q, &ws.k, &ws.v};
+    std::size_t idx[3];
+    for (int i = 0; i < 3; ++i) {
+      idx[i] = alloc_call(fsize(T * heads * Dp), "alloc pad");
+      const float* s = srcs[i]->as<float>();
+      float* d = per_call[idx[i]].as<float>();
+      launch(names[i], layer, copy_cost(T * heads * D, T * heads * Dp), [=](kernels::WorkerPool& pool) {
+        math::copy_heads(pool, s, heads * D, 0, D, d, heads * Dp, Dp, T, heads, D);
+      });
+    }
+    return {per_call[idx[0]].as<float>(), per_call[idx[1]].as<float>(), per_call[idx[2]].as<float>(), Dp};
+  }
+
+  // The attention output: torch.empty_like(q) on every call, or (#6448's out_buffer) one buffer
+  // reused while its size holds.
+  const Buffer* attention_out_buffer(int layer, std::size_t out_bytes, std::vector<Buffer>& per_call) {
+    if (cfg.toggles.out_buffer == OutBuffer::alloc_per_call) {
+      const TorchCall call(dev, rec, "empty_like", layer);  // torch.empty_like(q): the call, then the allocator
       const HostStep span(dev, rec, "alloc attn_out", HostSpanKind::api, HostOpClass::allocation, layer);
       site = {layer, "alloc attn_out"};
       per_call.push_back(allocate_call(out_bytes));
-      out = &per_call.back();
-    } else {
-      if (!shared_out_buffer || shared_out_bytes != out_bytes) {
-        const HostStep span(dev, rec, "alloc attn_out (shape changed)", HostSpanKind::api, HostOpClass::allocation, layer);
-        site = {layer, "alloc attn_out"};
-        shared_out_buffer = Buffer();  // back to the allocator before the new one is taken
-        shared_out_buffer = allocate(out_bytes);
-        shared_out_bytes = out_bytes;
-      }
-      out = &shared_out_buffer;
+      return &per_call.back();
     }
-    float* op = out->as<float>();
+    if (!shared_out_buffer || shared_out_bytes != out_bytes) {
+      const HostStep span(dev, rec, "alloc attn_out (shape changed)", HostSpanKind::api, HostOpClass::allocation, layer);
+      site = {layer, "alloc attn_out"};
+      shared_out_buffer = Buffer();  // back to the allocator before the new one is taken
+      shared_out_buffer = allocate(out_bytes);
+      shared_out_bytes = out_bytes;
+    }
+    return &shared_out_buffer;
+  }
 
-    // the kernel
+  // The kernel launch. Each kernel variant its own op name (issue 35), so the sim profile gives it
+  // its own efficiency and a trace: device its own measured time.
+  void attention_kernel(int layer, const QkvView& in, float* op, float scale, const SeqLens& s, const Buffer& cu_now,
+                        std::size_t cu_count, std::size_t T) {
+    const ModelConfig& m = cfg.model;
+    const std::size_t heads = static_cast<std::size_t>(m.num_heads);
     double sum_sq = 0;
-    for (std::int32_t len : lengths) sum_sq += static_cast<double>(len) * len;
-    const OpCost cost{4.0 * sum_sq * static_cast<double>(heads * stride),
-                      4.0 * 4.0 * static_cast<double>(T * heads * stride)};
+    for (std::int32_t len : s.lengths) sum_sq += static_cast<double>(len) * len;
+    const OpCost cost{4.0 * sum_sq * static_cast<double>(heads * in.stride),
+                      4.0 * kCostBytes * static_cast<double>(T * heads * in.stride)};
     const int H = m.num_heads;
     const int model_dim = m.head_dim;
-    const int layout_dim = static_cast<int>(stride);
+    const int layout_dim = static_cast<int>(in.stride);
     kernels::Workspace* scratch = &attention_scratch;  // ops of one stream never overlap
-    if (tg.kernel == KernelKind::flash_unpad) {
+    const bool unpad = cfg.toggles.kernel == KernelKind::flash_unpad;
+    const std::string kernel_name = std::string(unpad ? "attention_flash_unpad" : "attention_fusion") +
+                                    (in.stride != static_cast<std::size_t>(m.head_dim) ? "_pad128" : "");
+    const float *qp = in.q, *kp = in.k, *vp = in.v;
+    if (unpad) {
       // _npu_flash_attention_unpad(seq_len = per-sequence host lengths, out = padded buffer)
-      launch("attention", layer, cost, [=, lens = lengths](kernels::WorkerPool& pool) {
+      launch(kernel_name, layer, cost, [=, lens = s.lengths](kernels::WorkerPool& pool) {
         kernels::FlashUnpadArgs a;
         a.q = qp;
         a.k = kp;
@@ -704,61 +765,116 @@ struct EncoderRunner::Impl {
         a.scale = scale;
         kernels::flash_unpad(a, pool, kernels::Isa::best, scratch);
       });
-    } else {
-      // npu_fusion_attention / FIA: cumulative lengths, from a host list or (device-cumulative)
-      // read from the device's cu_seqlens when the kernel runs. Padded lanes are zeros, so the
-      // kernel runs over the layout's head_dim with the original-head_dim scale.
-      const std::int32_t* cu_dev = device_cu ? cu_now.as<std::int32_t>() : nullptr;
-      const std::size_t n_cu = device_cu ? cu_now_host.size() : cumulative.size();
-      launch("attention", layer, cost, [=, cu_host = cumulative](kernels::WorkerPool& pool) {
-        kernels::VarlenAttentionArgs a;
-        a.q = qp;
-        a.k = kp;
-        a.v = vp;
-        a.out = op;
-        a.cu_seqlens = cu_dev ? cu_dev : cu_host.data();
-        a.num_segments = static_cast<std::int64_t>(n_cu) - 1;
-        a.total_tokens = static_cast<std::int64_t>(T);
-        a.num_heads = H;
-        a.num_kv_heads = H;
-        a.head_dim = layout_dim;
-        a.scale = scale;
-        kernels::fused_varlen(a, pool, kernels::Isa::best, scratch);
-      });
+      return;
     }
+    // npu_fusion_attention / FIA: cumulative lengths, from a host list or (device-cumulative)
+    // read from the device's cu_seqlens when the kernel runs. Padded lanes are zeros, so the
+    // kernel runs over the layout's head_dim with the original-head_dim scale.
+    const std::int32_t* cu_dev = s.device_cu ? cu_now.as<std::int32_t>() : nullptr;
+    const std::size_t n_cu = s.device_cu ? cu_count : s.cumulative.size();
+    launch(kernel_name, layer, cost, [=, cu_host = s.cumulative](kernels::WorkerPool& pool) {
+      kernels::VarlenAttentionArgs a;
+      a.q = qp;
+      a.k = kp;
+      a.v = vp;
+      a.out = op;
+      a.cu_seqlens = cu_dev ? cu_dev : cu_host.data();
+      a.num_segments = static_cast<std::int64_t>(n_cu) - 1;
+      a.total_tokens = static_cast<std::int64_t>(T);
+      a.num_heads = H;
+      a.num_kv_heads = H;
+      a.head_dim = layout_dim;
+      a.scale = scale;
+      kernels::fused_varlen(a, pool, kernels::Isa::best, scratch);
+    });
+  }
 
-    if (stride != qkv_stride) {
-      // slice [..., :head_dim] + contiguous: one more copy into a fresh tensor.
+  // Runs the attention op for one layer. q/k/v are [T, H, qkv_stride] (qkv_stride = Dp when
+  // weights are padded, else D). Returns the buffer holding [T, H, out_stride] and out_stride.
+  std::pair<const Buffer*, std::size_t> attention(int layer, ForwardState& fs, std::size_t qkv_stride,
+                                                  std::vector<Buffer>& per_call) {
+    const ModelConfig& m = cfg.model;
+    const InputPlan& plan = *fs.plan;
+    const std::size_t T = static_cast<std::size_t>(plan.num_patches);
+    const std::size_t heads = static_cast<std::size_t>(m.num_heads);
+    const std::size_t D = static_cast<std::size_t>(m.head_dim);
+    const bool full = m.is_full_attention_layer(layer);
+    // The model passes the right cu_seqlens per layer (cu_seqlens_now); the op only sees that.
+    const Buffer& cu_now = full ? ws.cu_full : ws.cu_window;
+    const std::vector<std::int32_t>& cu_now_host = full ? plan.cu_seqlens : plan.cu_window_seqlens;
+
+    const auto [scale, Dp] = attention_scale_and_width(layer, attn_state[static_cast<std::size_t>(layer)]);
+    const SeqLens s = attention_seq_lens(layer, fs, cu_now, cu_now_host, full);
+    const QkvView in = pad_qkv(layer, T, qkv_stride, Dp, per_call);
+    const Buffer* out = attention_out_buffer(layer, fsize(T * heads * in.stride), per_call);
+    float* op = out->as<float>();
+    attention_kernel(layer, in, op, scale, s, cu_now, cu_now_host.size(), T);
+
+    if (in.stride != qkv_stride) {
+      // slice [..., :head_dim] (a view), then einops.rearrange(...).contiguous(): one more copy
+      // into a fresh tensor.
+      view_ops("slice head_dim", layer, 1);
       {
         const HostStep span(dev, rec, "alloc unpad_out", HostSpanKind::api, HostOpClass::allocation, layer);
         site = {layer, "alloc unpad_out"};
         per_call.push_back(allocate_call(fsize(T * heads * D)));
       }
       float* dst = per_call.back().as<float>();
-      launch("unpad_out", layer, copy_cost(T * heads * Dp, T * heads * D), [=](kernels::WorkerPool& pool) {
-        math::copy_heads(pool, op, heads * Dp, 0, Dp, dst, heads * D, D, T, heads, D);
+      const std::size_t Dpad = in.stride;
+      launch("unpad_out", layer, copy_cost(T * heads * Dpad, T * heads * D), [=](kernels::WorkerPool& pool) {
+        math::copy_heads(pool, op, heads * Dpad, 0, Dpad, dst, heads * D, D, T, heads, D);
       });
       return {&per_call.back(), D};
     }
-    return {out, stride};
+    view_ops("rearrange (b s) h d", layer, 1);  // contiguous already: a view
+    return {out, in.stride};
+  }
+
+  // ---- the host work before the blocks (issue 35) -------------------------------------------
+  // vLLM's vision tower forward (qwen2_5_vl.py, qwen3_vl.py, v0.15-v0.16) before its blocks, in
+  // eager mode: each torch call on a CPU tensor one host step of its class. Per image: rot_pos_emb
+  // builds row/column ids (arange, expand, reshape, permute, flatten, stack: host_tensor); the
+  // window models' get_window_index pads and reshapes an index grid per image (about ten CPU ops:
+  // host_math) and unique_consecutive's the window bounds; every model builds cu_seqlens
+  // (repeat_interleave, cumsum, F.pad: host_math) and max_seqlen (diff + max: host_math).
+  void input_index_host_ops(const InputPlan& plan) {
+    const int images = static_cast<int>(plan.grids.size());
+    host_steps("rot_pos_ids", HostOpClass::host_tensor, 6 * images);
+    if (cfg.model.has_windows()) {
+      host_steps("get_window_index", HostOpClass::host_math, 10 * images);
+      host_steps("cu_window_seqlens", HostOpClass::host_math, 2);
+    }
+    host_steps("cu_seqlens", HostOpClass::host_math, 3);
+    host_steps("max_seqlen", HostOpClass::host_math, 2);
+  }
+
+  // The device side of the same stage: the rotary cos/sin tables (inv_freq outer product on the
+  // largest grid, then an index per position: 3 ops) and, for Qwen3-VL (learned position
+  // embeddings, the models with deepstack mergers), fast_pos_embed_interpolate: per image about
+  // twenty tiny index/weight ops (linspace, floor, clamp, sub, mul, stack on [h] and [w]), then
+  // the embedding gather of 4 corners, the weighted sum, a permute copy and the add to hidden.
+  void pre_block_device_ops(const InputPlan& plan) {
+    const ModelConfig& m = cfg.model;
+    const std::size_t T = static_cast<std::size_t>(plan.num_patches);
+    const std::size_t hidden = static_cast<std::size_t>(m.hidden_size);
+    const std::size_t D = static_cast<std::size_t>(m.head_dim);
+    for (const char* op : {"rotary_table_freqs", "rotary_table_cos", "rotary_table_sin"})
+      launch(op, -1, {2.0 * T * D, kCostBytes * 2.0 * T * D}, [](kernels::WorkerPool&) {});
+    if (m.deepstack_visual_indexes.empty()) return;
+    for (std::size_t image = 0; image < plan.grids.size(); ++image)
+      for (int i = 0; i < 20; ++i) launch("pos_embed_index", -1, {1e3, 8e3}, [](kernels::WorkerPool&) {});
+    launch("pos_embed_gather", -1, copy_cost(4 * T * hidden, 4 * T * hidden), [](kernels::WorkerPool&) {});
+    launch("pos_embed_weighted_sum", -1, {8.0 * T * hidden, kCostBytes * 5.0 * T * hidden}, [](kernels::WorkerPool&) {});
+    view_ops("pos_embed split/permute views", -1, 4 * static_cast<int>(plan.grids.size()));
+    launch("pos_embed_permute", -1, copy_cost(T * hidden, T * hidden), [](kernels::WorkerPool&) {});
+    launch("pos_embed_add", -1, {1.0 * T * hidden, 3.0 * kCostBytes * T * hidden}, [](kernels::WorkerPool&) {});
   }
 
   // ---- the forward ------------------------------------------------------------------------
-  ForwardReport run(std::span<const GridTHW> grids, LayerSnapshots* snapshots) {
+  // The host's input stage: the plan (cu_seqlens, window index, positions), the rotary
+  // positions in window order, the index work before the blocks and the H2D copies.
+  InputPlan prepare_and_upload_inputs(std::span<const GridTHW> grids, ForwardState& fs) {
     const ModelConfig& m = cfg.model;
-    const Toggles& tg = cfg.toggles;
-    const std::size_t hidden = static_cast<std::size_t>(m.hidden_size);
-    const std::size_t heads = static_cast<std::size_t>(m.num_heads);
-    const std::size_t D = static_cast<std::size_t>(m.head_dim);
-    const bool weight_padded = tg.pad_method == PadMethod::weight_padded && m.needs_head_pad();
-    const std::size_t qkv_stride = weight_padded ? static_cast<std::size_t>(m.padded_head_dim()) : D;
-
-    dev.synchronize();
-    (void)dev.collect_timeline();
-    dev.allocator().reset_peaks();
-    const std::uint64_t requested_before = dev.allocator().stats().bytes_requested;
-    const Nanos t0 = dev.host_now_ns();
-    ForwardState fs;
     InputPlan plan;
     {
       const HostStep span(dev, rec, "prepare_inputs", HostSpanKind::work, HostOpClass::input_prep);
@@ -767,13 +883,10 @@ struct EncoderRunner::Impl {
         std::swap(plan.window_index[0],
                   plan.window_index[static_cast<std::size_t>(plan.cu_window_seqlens[1] / m.merge_unit())]);
     }
-    fs.plan = &plan;
     const std::size_t T = static_cast<std::size_t>(plan.num_patches);
     ensure_workspace(plan);
     const std::size_t unit = static_cast<std::size_t>(m.merge_unit());
     const std::size_t groups = T / unit;
-
-    // Inputs to the device: pixels, cu_seqlens (+ window), window index, rotary positions.
     // Pixel values matter only where results are computed; elsewhere the copy is modelled.
     if (computes && pixels_patches != plan.num_patches) {
       pixels_host = make_pixels(plan.num_patches, host.patch_dim, cfg.seed);
@@ -790,39 +903,167 @@ struct EncoderRunner::Impl {
         }
     }
     const std::size_t pix_bytes = fsize(T * static_cast<std::size_t>(host.patch_dim));
-    stream.copy_h2d(ws.pixels, 0, pixels_host.data(), pix_bytes, "pixels_h2d");
-    stream.copy_h2d(ws.cu_full, 0, plan.cu_seqlens.data(), plan.cu_seqlens.size() * 4, "cu_seqlens_h2d");
+    input_index_host_ops(plan);
+    copy_h2d_call(ws.pixels, pixels_host.data(), pix_bytes, "pixels_h2d");
+    copy_h2d_call(ws.cu_full, plan.cu_seqlens.data(), plan.cu_seqlens.size() * 4, "cu_seqlens_h2d");
     if (m.has_windows())
-      stream.copy_h2d(ws.cu_window, 0, plan.cu_window_seqlens.data(), plan.cu_window_seqlens.size() * 4,
-                      "cu_window_seqlens_h2d");
+      copy_h2d_call(ws.cu_window, plan.cu_window_seqlens.data(), plan.cu_window_seqlens.size() * 4,
+                    "cu_window_seqlens_h2d");
     ++cu_version;  // the host wrote the cu_seqlens tensors again
-    stream.copy_h2d(ws.window_index, 0, plan.window_index.data(), plan.window_index.size() * 4, "window_index_h2d");
-    stream.copy_h2d(ws.pos_h, 0, pos_h.data(), T * 4, "rotary_pos_h2d");
-    stream.copy_h2d(ws.pos_w, 0, pos_w.data(), T * 4, "rotary_pos_h2d");
+    copy_h2d_call(ws.window_index, plan.window_index.data(), plan.window_index.size() * 4, "window_index_h2d");
+    copy_h2d_call(ws.pos_h, pos_h.data(), T * 4, "rotary_pos_h2d");
+    copy_h2d_call(ws.pos_w, pos_w.data(), T * 4, "rotary_pos_h2d");
 
-    if (tg.seq_lens == SeqLensMode::host_precomputed) {
+    if (cfg.toggles.seq_lens == SeqLensMode::host_precomputed) {
       // PR #7104 done right: both sets, once per forward, from host data.
       const HostStep span(dev, rec, "seq_lens_host_build", HostSpanKind::work, HostOpClass::host_math);
       fs.full_lengths = lengths_from_cumulative(plan.cu_seqlens);
       fs.window_lengths = lengths_from_cumulative(plan.cu_window_seqlens);
-      if (tg.kernel == KernelKind::fused_varlen) {
+      if (cfg.toggles.kernel == KernelKind::fused_varlen) {
         fs.full_cumulative = plan.cu_seqlens;
         fs.window_cumulative = plan.cu_window_seqlens;
       }
     }
+    return plan;
+  }
 
-    // Patch embedding, then the window permutation.
+  // Patch embedding, the position work before the blocks, then the window permutation.
+  void embed_patches(const InputPlan& plan) {
+    const ModelConfig& m = cfg.model;
+    const std::size_t T = static_cast<std::size_t>(plan.num_patches);
+    const std::size_t hidden = static_cast<std::size_t>(m.hidden_size);
     const Buffer& embed_dst = m.has_windows() ? ws.embed : ws.hidden;
-    gemm_op("patch_embed", -1, ws.pixels, patch_w, Buffer(),
-            embed_dst, T, static_cast<std::size_t>(host.patch_dim), hidden);
-    if (m.has_windows()) {
-      const float* src = ws.embed.as<float>();
-      float* dst = ws.hidden.as<float>();
-      const std::int32_t* idx = ws.window_index.as<std::int32_t>();
-      launch("window_permute", -1, copy_cost(T * hidden, T * hidden), [=](kernels::WorkerPool& pool) {
-        math::gather_groups(pool, src, dst, idx, groups, unit, hidden);
+    gemm_op("patch_embed", -1, ws.pixels, patch_w, Buffer(), embed_dst, T, static_cast<std::size_t>(host.patch_dim),
+            hidden);
+    pre_block_device_ops(plan);
+    if (!m.has_windows()) return;
+    const std::size_t unit = static_cast<std::size_t>(m.merge_unit());
+    const float* src = ws.embed.as<float>();
+    float* dst = ws.hidden.as<float>();
+    const std::int32_t* idx = ws.window_index.as<std::int32_t>();
+    launch("window_permute", -1, copy_cost(T * hidden, T * hidden), [=](kernels::WorkerPool& pool) {
+      math::gather_groups(pool, src, dst, idx, T / unit, unit, hidden);
+    });
+  }
+
+  // One vision block: norm1, qkv, the head split and rotary, attention with the toggles, the
+  // output projection and residual, the MLP.
+  void vision_block(int layer, ForwardState& fs, std::size_t T, std::vector<Buffer>& per_call) {
+    const ModelConfig& m = cfg.model;
+    const std::size_t hidden = static_cast<std::size_t>(m.hidden_size);
+    const std::size_t heads = static_cast<std::size_t>(m.num_heads);
+    const std::size_t D = static_cast<std::size_t>(m.head_dim);
+    const bool weight_padded = cfg.toggles.pad_method == PadMethod::weight_padded && m.needs_head_pad();
+    const std::size_t qkv_stride = weight_padded ? static_cast<std::size_t>(m.padded_head_dim()) : D;
+    const LayerBuffers& L = layers[static_cast<std::size_t>(layer)];
+    norm_op("norm1", layer, ws.hidden, L.norm1_gamma, L.norm1_beta, ws.norm_out, T, hidden);
+    // qkv projection (padded weights produce the padded layout directly)
+    const std::size_t qkv_width = 3 * heads * qkv_stride;
+    gemm_op("qkv_proj", layer, ws.norm_out, weight_padded ? L.qkv_w_padded : L.qkv_w,
+            weight_padded ? L.qkv_b_padded : L.qkv_b, ws.qkv, T, hidden, qkv_width);
+    // split heads: q, k, v contiguous [T, H, stride]
+    {
+      const float* src = ws.qkv.as<float>();
+      float* dsts[3] = {ws.q.as<float>(), ws.k.as<float>(), ws.v.as<float>()};
+      launch("split_heads", layer, copy_cost(T * qkv_width, T * qkv_width), [=](kernels::WorkerPool& pool) {
+        for (std::size_t part = 0; part < 3; ++part)
+          math::copy_heads(pool, src, qkv_width, part * heads * qkv_stride, qkv_stride, dsts[part],
+                           heads * qkv_stride, qkv_stride, T, heads, qkv_stride);
       });
     }
+    // vLLM's Qwen2_5_VisionAttention: qkv.chunk(3) + view per part, then torch.cat([q, k]) for
+    // one rotary call and torch.chunk back (views cost the host, the cat a device copy).
+    view_ops("split_qkv views", layer, 4);
+    launch("qk_cat", layer, copy_cost(2 * T * heads * D, 2 * T * heads * D), [](kernels::WorkerPool&) {});
+    // vision 2D rotary on q and k
+    {
+      float* qp = ws.q.as<float>();
+      float* kp = ws.k.as<float>();
+      const std::int32_t* ph = ws.pos_h.as<std::int32_t>();
+      const std::int32_t* pw = ws.pos_w.as<std::int32_t>();
+      const double theta = cfg.faults.rotary_theta;
+      launch("rotary", layer, {12.0 * T * heads * D, 4.0 * kCostBytes * T * heads * qkv_stride},
+             [=](kernels::WorkerPool& pool) {
+               math::rotary_2d(pool, qp, heads * qkv_stride, qkv_stride, T, heads, D, ph, pw, theta);
+               math::rotary_2d(pool, kp, heads * qkv_stride, qkv_stride, T, heads, D, ph, pw, theta);
+             });
+    }
+    view_ops("qk_chunk", layer, 1);
+    auto [attn_out, out_stride] = attention(layer, fs, qkv_stride, per_call);
+    view_ops("rearrange context", layer, 1);  // "b s h d -> s b (h d)" with b = 1: no copy
+    // output projection (padded weights consume the padded layout), then the residual
+    const bool proj_padded = out_stride != D;
+    gemm_op("out_proj", layer, *attn_out, proj_padded ? L.proj_w_padded : L.proj_w, L.proj_b, ws.proj_out, T,
+            heads * out_stride, hidden);
+    add_op("residual_add", layer, ws.hidden, ws.proj_out, T * hidden);
+    if (cfg.mlp) mlp_block(layer, L, T);
+  }
+
+  // The patch merger, then (window models) hidden[reverse_indices] on the merged tokens.
+  void merge_output(std::size_t T) {
+    const ModelConfig& m = cfg.model;
+    merger_ops("merger", merger, false, ws.merged_perm, T);
+    if (!m.has_windows()) return;
+    const std::size_t groups = T / static_cast<std::size_t>(m.merge_unit());
+    const std::size_t out_hidden = static_cast<std::size_t>(m.out_hidden_size);
+    const float* src = ws.merged_perm.as<float>();
+    float* dst = ws.merged.as<float>();
+    const std::int32_t* idx = ws.window_index.as<std::int32_t>();
+    launch("window_restore", -1, copy_cost(groups * out_hidden, groups * out_hidden), [=](kernels::WorkerPool& pool) {
+      math::scatter_groups(pool, src, dst, idx, groups, 1, out_hidden);
+    });
+  }
+
+  // Verification snapshots back in the original patch order (after the forward's end).
+  void read_snapshots(const InputPlan& plan, const std::vector<Buffer>& snaps, LayerSnapshots& out) {
+    const ModelConfig& m = cfg.model;
+    const std::size_t T = static_cast<std::size_t>(plan.num_patches);
+    const std::size_t hidden = static_cast<std::size_t>(m.hidden_size);
+    const std::size_t unit = static_cast<std::size_t>(m.merge_unit());
+    const std::size_t groups = T / unit;
+    const std::size_t out_hidden = static_cast<std::size_t>(m.out_hidden_size);
+    out.hidden.assign(snaps.size(), {});
+    for (std::size_t s = 0; s < snaps.size(); ++s) {
+      std::vector<float> permuted(T * hidden);
+      if (dev.info().host_visible_memory) std::memcpy(permuted.data(), snaps[s].data(), fsize(T * hidden));
+      else stream.copy_d2h(permuted.data(), snaps[s], 0, fsize(T * hidden), "verify_snapshot_d2h");
+      auto& orig = out.hidden[s];
+      orig.assign(T * hidden, 0.0f);
+      for (std::size_t g = 0; g < groups; ++g)
+        std::memcpy(&orig[static_cast<std::size_t>(plan.window_index[g]) * unit * hidden],
+                    &permuted[g * unit * hidden], fsize(unit * hidden));
+    }
+    auto read = [&](const Buffer& b, std::vector<float>& dst, const char* label) {
+      dst.assign(groups * out_hidden, 0.0f);
+      if (dev.info().host_visible_memory) std::memcpy(dst.data(), b.data(), fsize(dst.size()));
+      else stream.copy_d2h(dst.data(), b, 0, fsize(dst.size()), label);
+    };
+    read(m.has_windows() ? ws.merged : ws.merged_perm, out.merged, "verify_merged_d2h");
+    out.deepstack.assign(ws.deepstack.size(), {});
+    for (std::size_t k = 0; k < ws.deepstack.size(); ++k) {
+      std::vector<float> permuted;
+      read(ws.deepstack[k], permuted, "verify_deepstack_d2h");
+      auto& orig = out.deepstack[k];
+      orig.assign(permuted.size(), 0.0f);
+      for (std::size_t g = 0; g < groups; ++g)
+        std::memcpy(&orig[static_cast<std::size_t>(plan.window_index[g]) * out_hidden], &permuted[g * out_hidden],
+                    fsize(out_hidden));
+    }
+  }
+
+  ForwardReport run(std::span<const GridTHW> grids, LayerSnapshots* snapshots) {
+    const ModelConfig& m = cfg.model;
+    const std::size_t hidden = static_cast<std::size_t>(m.hidden_size);
+    dev.synchronize();
+    (void)dev.collect_timeline();
+    dev.allocator().reset_peaks();
+    const std::uint64_t requested_before = dev.allocator().stats().bytes_requested;
+    const Nanos t0 = dev.host_now_ns();
+    ForwardState fs;
+    const InputPlan plan = prepare_and_upload_inputs(grids, fs);
+    fs.plan = &plan;
+    const std::size_t T = static_cast<std::size_t>(plan.num_patches);
+    embed_patches(plan);
     std::vector<Buffer> snaps;
     auto snapshot = [&](int slot) {
       if (!snapshots) return;
@@ -840,46 +1081,9 @@ struct EncoderRunner::Impl {
     std::uint64_t peak_seen = dev.allocator().stats().peak_bytes_in_use;
     for (int layer = 0; layer < m.depth; ++layer) {
       if (cfg.layer_boundary) cfg.layer_boundary(layer);
-      const LayerBuffers& L = layers[static_cast<std::size_t>(layer)];
       std::vector<Buffer> per_call;
       per_call.reserve(8);  // attention() hands out pointers to its elements
-      // norm1
-      norm_op("norm1", layer, ws.hidden, L.norm1_gamma, L.norm1_beta, ws.norm_out, T, hidden);
-      // qkv projection (padded weights produce the padded layout directly)
-      const std::size_t qkv_width = 3 * heads * qkv_stride;
-      gemm_op("qkv_proj", layer, ws.norm_out, weight_padded ? L.qkv_w_padded : L.qkv_w,
-              weight_padded ? L.qkv_b_padded : L.qkv_b, ws.qkv, T, hidden, qkv_width);
-      // split heads: q, k, v contiguous [T, H, stride]
-      {
-        const float* src = ws.qkv.as<float>();
-        float* dsts[3] = {ws.q.as<float>(), ws.k.as<float>(), ws.v.as<float>()};
-        launch("split_heads", layer, copy_cost(T * qkv_width, T * qkv_width), [=](kernels::WorkerPool& pool) {
-          for (std::size_t part = 0; part < 3; ++part)
-            math::copy_heads(pool, src, qkv_width, part * heads * qkv_stride, qkv_stride, dsts[part],
-                             heads * qkv_stride, qkv_stride, T, heads, qkv_stride);
-        });
-      }
-      // vision 2D rotary on q and k
-      {
-        float* qp = ws.q.as<float>();
-        float* kp = ws.k.as<float>();
-        const std::int32_t* ph = ws.pos_h.as<std::int32_t>();
-        const std::int32_t* pw = ws.pos_w.as<std::int32_t>();
-        const double theta = cfg.faults.rotary_theta;
-        launch("rotary", layer, {12.0 * T * heads * D, 4.0 * 4.0 * T * heads * qkv_stride},
-               [=](kernels::WorkerPool& pool) {
-                 math::rotary_2d(pool, qp, heads * qkv_stride, qkv_stride, T, heads, D, ph, pw, theta);
-                 math::rotary_2d(pool, kp, heads * qkv_stride, qkv_stride, T, heads, D, ph, pw, theta);
-               });
-      }
-      // the attention op with its toggles
-      auto [attn_out, out_stride] = attention(layer, fs, qkv_stride, per_call);
-      // output projection (padded weights consume the padded layout), then the residual
-      const bool proj_padded = out_stride != D;
-      gemm_op("out_proj", layer, *attn_out, proj_padded ? L.proj_w_padded : L.proj_w,
-              L.proj_b, ws.proj_out, T, heads * out_stride, hidden);
-      add_op("residual_add", layer, ws.hidden, ws.proj_out, T * hidden);
-      if (cfg.mlp) mlp_block(layer, L, T);
+      vision_block(layer, fs, T, per_call);
       free_calls(per_call);
       snapshot(layer + 1);
       if (const std::uint64_t peak = dev.allocator().stats().peak_bytes_in_use; peak > peak_seen) {
@@ -893,55 +1097,29 @@ struct EncoderRunner::Impl {
     }
 
     if (cfg.layer_boundary) cfg.layer_boundary(m.depth);
-    // The patch merger, then (window models) hidden[reverse_indices] on the merged tokens.
-    merger_ops("merger", merger, false, ws.merged_perm, T);
-    const std::size_t out_hidden = static_cast<std::size_t>(m.out_hidden_size);
-    if (m.has_windows()) {
-      const float* src = ws.merged_perm.as<float>();
-      float* dst = ws.merged.as<float>();
-      const std::int32_t* idx = ws.window_index.as<std::int32_t>();
-      launch("window_restore", -1, copy_cost(groups * out_hidden, groups * out_hidden), [=](kernels::WorkerPool& pool) {
-        math::scatter_groups(pool, src, dst, idx, groups, 1, out_hidden);
-      });
-    }
+    merge_output(T);
     stream.synchronize("forward_end");
     const Nanos t1 = dev.host_now_ns();
     if (cfg.layer_boundary) cfg.layer_boundary(-1);
     const device::AllocatorStats memory = dev.allocator().stats();
+    if (snapshots) read_snapshots(plan, snaps, *snapshots);
 
-    if (snapshots) {
-      snapshots->hidden.assign(snaps.size(), {});
-      for (std::size_t s = 0; s < snaps.size(); ++s) {
-        std::vector<float> permuted(T * hidden);
-        if (dev.info().host_visible_memory) std::memcpy(permuted.data(), snaps[s].data(), fsize(T * hidden));
-        else stream.copy_d2h(permuted.data(), snaps[s], 0, fsize(T * hidden), "verify_snapshot_d2h");
-        auto& orig = snapshots->hidden[s];
-        orig.assign(T * hidden, 0.0f);
-        for (std::size_t g = 0; g < groups; ++g)
-          std::memcpy(&orig[static_cast<std::size_t>(plan.window_index[g]) * unit * hidden],
-                      &permuted[g * unit * hidden], fsize(unit * hidden));
-      }
-      auto read = [&](const Buffer& b, std::vector<float>& dst, const char* label) {
-        dst.assign(groups * out_hidden, 0.0f);
-        if (dev.info().host_visible_memory) std::memcpy(dst.data(), b.data(), fsize(dst.size()));
-        else stream.copy_d2h(dst.data(), b, 0, fsize(dst.size()), label);
-      };
-      read(m.has_windows() ? ws.merged : ws.merged_perm, snapshots->merged, "verify_merged_d2h");
-      snapshots->deepstack.assign(ws.deepstack.size(), {});
-      for (std::size_t k = 0; k < ws.deepstack.size(); ++k) {
-        std::vector<float> permuted;
-        read(ws.deepstack[k], permuted, "verify_deepstack_d2h");
-        auto& orig = snapshots->deepstack[k];
-        orig.assign(permuted.size(), 0.0f);
-        for (std::size_t g = 0; g < groups; ++g)
-          std::memcpy(&orig[static_cast<std::size_t>(plan.window_index[g]) * out_hidden],
-                      &permuted[g * out_hidden], fsize(out_hidden));
-      }
-    }
+    // The forward only recorded its timeline; what it means (gaps, host work per layer, merger
+    // time) is read from the recording afterwards, as for an imported trace.
+    ForwardReport report = report_from_timeline(dev.collect_timeline(), t1 - t0, fs);
+    report.peak_bytes_in_use = memory.peak_bytes_in_use;
+    report.peak_bytes_reserved = memory.peak_bytes_reserved;
+    report.bytes_allocated = memory.bytes_requested - requested_before;
+    report.peak_memory_layer = memory.peak_bytes_in_use > peak_seen ? -1 : peak_layer;
+    report.output_tokens = static_cast<long long>(T / static_cast<std::size_t>(m.merge_unit()));
+    return report;
+  }
 
+  // Gap analysis and the other figures of a forward, from its recorded timeline (kept as
+  // last_timeline).
+  ForwardReport report_from_timeline(timeline::Timeline tl, Nanos forward_ns, ForwardState& fs) {
     ForwardReport report;
-    report.forward_ns = t1 - t0;
-    timeline::Timeline tl = dev.collect_timeline();
+    report.forward_ns = forward_ns;
     timeline::GapOptions gap_options;
     gap_options.kernel_wait_threshold_ns = cfg.kernel_wait_threshold_ns;
     report.gaps = timeline::analyze_gaps(tl, gap_options);
@@ -954,14 +1132,9 @@ struct EncoderRunner::Impl {
     Nanos layer_host = 0;
     for (const auto& span : tl.host_spans)
       if (span.layer >= 0 && span.kind != timeline::HostSpanKind::wait) layer_host += span.end_ns - span.start_ns;
-    report.host_us_per_layer = ns_to_us(layer_host) / static_cast<double>(m.depth);
+    report.host_us_per_layer = ns_to_us(layer_host) / static_cast<double>(cfg.model.depth);
     report.attention = std::move(fs.infos);
-    report.peak_bytes_in_use = memory.peak_bytes_in_use;
-    report.peak_bytes_reserved = memory.peak_bytes_reserved;
-    report.bytes_allocated = memory.bytes_requested - requested_before;
-    report.peak_memory_layer = memory.peak_bytes_in_use > peak_seen ? -1 : peak_layer;
     report.lateness = timeline::lateness_of(tl);
-    report.output_tokens = static_cast<long long>(groups);
     for (const auto& op : tl.device_ops)
       if (op.name.starts_with("merger_") || op.name.starts_with("deepstack_merger")) report.merger_busy_ns += op.end_ns - op.start_ns;
     last_timeline = std::move(tl);
@@ -976,7 +1149,7 @@ struct EncoderRunner::Impl {
     float* op = out.as<float>();
     const bool rms = cfg.model.norm == NormKind::rms;
     const double eps = cfg.faults.norm_eps;
-    launch(name, layer, {8.0 * rows * dim, 8.0 * rows * dim}, [=](kernels::WorkerPool& pool) {
+    launch(name, layer, {8.0 * rows * dim, 2.0 * kCostBytes * rows * dim}, [=](kernels::WorkerPool& pool) {
       if (rms) math::rms_norm(pool, xp, gp, op, rows, dim, eps);
       else math::layer_norm(pool, xp, gp, bp, op, rows, dim, eps);
     });
@@ -985,7 +1158,7 @@ struct EncoderRunner::Impl {
   void add_op(const char* name, int layer, const Buffer& x, const Buffer& y, std::size_t count) {
     float* xp = x.as<float>();
     const float* yp = y.as<float>();
-    launch(name, layer, {1.0 * count, 12.0 * count},
+    launch(name, layer, {1.0 * count, 3.0 * kCostBytes * count},
            [=](kernels::WorkerPool& pool) { math::add(pool, xp, yp, xp, count); });
   }
 
@@ -998,14 +1171,14 @@ struct EncoderRunner::Impl {
       gemm_op("mlp_gate_up", layer, ws.norm_out, L.fc1_w, L.fc1_b, ws.mlp_a, T, hidden, 2 * inter);
       const float* a = ws.mlp_a.as<float>();
       float* b = ws.mlp_b.as<float>();
-      launch("mlp_act", layer, {4.0 * T * inter, 12.0 * T * inter},
+      launch("mlp_act", layer, {4.0 * T * inter, 3.0 * kCostBytes * T * inter},
              [=](kernels::WorkerPool& pool) { math::silu_mul(pool, a, b, T, inter); });
       gemm_op("mlp_down", layer, ws.mlp_b, L.fc2_w, L.fc2_b, ws.proj_out, T, inter, hidden);
     } else {
       gemm_op("mlp_fc1", layer, ws.norm_out, L.fc1_w, L.fc1_b, ws.mlp_a, T, hidden, inter);
       float* a = ws.mlp_a.as<float>();
       const bool quick = m.mlp_kind == MlpKind::quick_gelu;
-      launch("mlp_act", layer, {8.0 * T * inter, 8.0 * T * inter}, [=](kernels::WorkerPool& pool) {
+      launch("mlp_act", layer, {8.0 * T * inter, 2.0 * kCostBytes * T * inter}, [=](kernels::WorkerPool& pool) {
         if (quick) math::quick_gelu(pool, a, T * inter);
         else math::gelu_tanh(pool, a, T * inter);
       });

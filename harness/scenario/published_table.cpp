@@ -11,6 +11,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/core/stats.hpp"
+
 namespace encbench::scenario {
 namespace {
 
@@ -66,6 +68,24 @@ Modelled model_value(const std::vector<nlohmann::json>& seeds, const std::string
   return m;
 }
 
+// The change of one run of the benchmark, After vs Before, as the model draws it: per seed (its
+// arrivals, workload and, with step_time_cv, each arm's own step-time jitter) After / Before - 1;
+// the 90 % interval of one run is the 5th..95th percentile of those (numpy-linear).
+struct ChangeInterval {
+  double p05 = 0, p95 = 0;
+  std::size_t seeds = 0;
+};
+
+ChangeInterval change_interval(const std::vector<nlohmann::json>& before, const std::vector<nlohmann::json>& after,
+                               const std::string& key) {
+  std::vector<double> changes;
+  for (std::size_t i = 0; i < std::min(before.size(), after.size()); ++i) {
+    const double b = before[i].value(key, 0.0), a = after[i].value(key, 0.0);
+    if (b != 0) changes.push_back(100.0 * (a / b - 1.0));
+  }
+  return {stats::percentile(changes, 5), stats::percentile(changes, 95), changes.size()};
+}
+
 nlohmann::json side_json(double published, const Modelled& m) {
   return {{"published", published}, {"model", m.mean}, {"model_min", m.lo}, {"model_max", m.hi},
           {"error_pct", 100.0 * (m.mean / published - 1.0)}};
@@ -111,14 +131,17 @@ nlohmann::json print_published_comparison(std::ostream& out, const nlohmann::jso
       const double pb = before[metric.key].get<double>(), pa = after[metric.key].get<double>();
       const double mb = model_value(per_seed[0], metric.key).mean, ma = model_value(per_seed[1], metric.key).mean;
       const double published_change = 100.0 * (pa / pb - 1.0), model_change = 100.0 * (ma / mb - 1.0);
+      const ChangeInterval ci = change_interval(per_seed[0], per_seed[1], metric.key);
       row["change"] = {{"published_pct", published_change}, {"model_pct", model_change},
-                       {"difference_points", model_change - published_change}};
+                       {"difference_points", model_change - published_change},
+                       {"one_run_p05_pct", ci.p05}, {"one_run_p95_pct", ci.p95}, {"interval_seeds", ci.seeds},
+                       {"published_inside", published_change >= ci.p05 && published_change <= ci.p95}};
     }
     rows.push_back(row);
     out << line.str() << "\n";
   }
   out << "\nChange " << presets[1] << " vs " << presets[0] << " (After vs Before)\n";
-  out << "| Metric                               | published | model     | difference |\n";
+  out << "| Metric                               | published | model     | difference | one run, 90 % (seeds) | inside |\n";
   for (const auto& row : rows) {
     if (!row.contains("change")) continue;
     const nlohmann::json& c = row["change"];
@@ -129,7 +152,10 @@ nlohmann::json print_published_comparison(std::ostream& out, const nlohmann::jso
     diff << std::showpos << std::fixed << std::setprecision(1) << c["difference_points"].get<double>() << " pts";
     out << "| " << std::left << std::setw(36) << label << " | " << std::right << std::setw(9)
         << pct(c["published_pct"].get<double>()) << " | " << std::setw(9) << pct(c["model_pct"].get<double>())
-        << " | " << std::setw(10) << diff.str() << " |\n";
+        << " | " << std::setw(10) << diff.str() << " | " << std::setw(21)
+        << (pct(c["one_run_p05_pct"].get<double>()) + ".." + pct(c["one_run_p95_pct"].get<double>()) + " (" +
+            std::to_string(c["interval_seeds"].get<std::size_t>()) + ")")
+        << " | " << std::setw(6) << (c["published_inside"].get<bool>() ? "yes" : "no") << " |\n";
   }
   return {{"source", published.value("source", std::string())}, {"role", role}, {"rows", rows}};
 }

@@ -220,6 +220,7 @@ VirtualExperiment::VirtualExperiment(const ClosedLoopOptions& o, const std::vect
     so.virtual_clock = true;
     so.dispatch_us_per_op = impl_->shared.serving.encoder_dispatch_us_per_op.value;
     so.host_ms_per_step = impl_->shared.serving.encoder_host_ms_per_step.value;
+    so.host_model = impl_->shared.serving.encoder_host_model;
     serving::EncoderStep real = serving::make_encoder_step(so);
     impl_->encoders.push_back(std::move(real.hook));
     impl_->op_times.emplace_back();
@@ -245,6 +246,9 @@ ArmSeed VirtualExperiment::run(std::size_t arm, const ClosedLoopOptions& load, s
   VirtualArmOptions arm_options;
   arm_options.max_concurrency = o.max_concurrency;
   arm_options.keep_steps = keep_detail;
+  // Each arm of a seed is its own run of a real server: the same requests, independent jitter.
+  arm_options.step_time_cv = impl_->shared.serving.step_time_cv.value;
+  arm_options.jitter_seed = seed * 1000003ULL + arm;
   VirtualArmResult result = run_virtual_arm(requests, impl_->shared.scheduler, impl_->shared.cost,
                                             impl_->encoders.at(arm), arm_options);
   const std::string& preset = o.presets.at(arm);

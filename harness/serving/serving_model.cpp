@@ -28,6 +28,7 @@ const std::map<std::string, Field>& fields() {
       {"device_memory_gib", {&ServingModel::device_memory_gib, 0, 1e5}},
       {"gpu_memory_utilization", {&ServingModel::gpu_memory_utilization, 0.01, 1.0}},
       {"reserved_gib", {&ServingModel::reserved_gib, 0, 1e5}},
+      {"step_time_cv", {&ServingModel::step_time_cv, 0, 0.5}},
   };
   return table;
 }
@@ -67,6 +68,16 @@ ServingModel parse_serving_model(const nlohmann::json& doc, const std::string& o
       model.name = value.get<std::string>();
       continue;
     }
+    if (key == "encoder_host_model") {
+      require(value.is_object() && value.contains("name") && value["name"].is_string() &&
+                  !value["name"].get<std::string>().empty() && value.contains("source") &&
+                  value["source"].is_string() && !value["source"].get<std::string>().empty() && value.size() == 2,
+              origin + ": encoder_host_model must be {\"name\": \"<host model in scenarios/devices/host-models or a "
+                       "path>\", \"source\": \"...\"}");
+      model.encoder_host_model = value["name"].get<std::string>();
+      model.encoder_host_model_source = value["source"].get<std::string>();
+      continue;
+    }
     require(value.is_object() && value.contains("value") && value["value"].is_number(),
             origin + ": " + key + " must be {\"value\": number, \"source\": \"...\"}" +
                 (fields().contains(key) ? "" : " (and is not a known key: " + known_keys() + ")"));
@@ -97,6 +108,7 @@ nlohmann::json to_json(const ServingModel& model) {
   nlohmann::json j = {{"name", model.name}, {"path", model.path.string()}};
   for (const auto& [name, field] : fields())
     j[name] = {{"value", (model.*field.member).value}, {"source", (model.*field.member).source}};
+  j["encoder_host_model"] = {{"name", model.encoder_host_model}, {"source", model.encoder_host_model_source}};
   return j;
 }
 

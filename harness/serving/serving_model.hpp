@@ -14,6 +14,8 @@
 //                       fought), D2H round trips from the device profile, plus
 //                       encoder_host_ms_per_step of host pre-processing (pixel values, position
 //                       ids, cu_seqlens) once per encoder step
+//                       (issue 35: or the eager host model named by encoder_host_model, per torch
+//                       call, view and host step, with encoder_dispatch_us_per_op 0)
 //   KV capacity       = (device_memory_gib * gpu_memory_utilization - reserved_gib) / KV bytes per token
 #include <filesystem>
 #include <string>
@@ -45,6 +47,14 @@ struct ServingModel {
   SourcedValue device_memory_gib{0, "0: unlimited KV cache"};
   SourcedValue gpu_memory_utilization{0.9, "vLLM default --gpu-memory-utilization"};
   SourcedValue reserved_gib{0, "none"};
+  // Run-to-run noise of a real server: the coefficient of variation of each engine step's time
+  // (serving/virtual_loop.hpp); 0 = none.
+  SourcedValue step_time_cv{0, "none"};
+  // The encoder's host model on the virtual clock (device/host_model.hpp: a name in
+  // scenarios/devices/host-models or a path): {"encoder_host_model": {"name": ..., "source": ...}}.
+  // "dispatch-only" leaves the encoder's host cost to encoder_dispatch_us_per_op alone.
+  std::string encoder_host_model = "dispatch-only";
+  std::string encoder_host_model_source = "default: dispatch-only";
 };
 
 // Reads a serving-model file; keys absent keep the defaults above. Throws InvalidInput naming the

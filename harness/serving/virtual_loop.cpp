@@ -1,6 +1,8 @@
 #include "harness/serving/virtual_loop.hpp"
 
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <deque>
 #include <string>
 
@@ -125,6 +127,32 @@ class ClientSide {
   std::int64_t in_flight_ = 0;
 };
 
+// A mean-1 lognormal factor per step: exp(sigma z - sigma^2 / 2), sigma^2 = ln(1 + cv^2), z from
+// a splitmix64 stream and Box-Muller (deterministic for a seed; no library distribution, whose
+// algorithm differs between standard libraries).
+class StepJitter {
+ public:
+  StepJitter(double cv, std::uint64_t seed)
+      : sigma_(std::sqrt(std::log1p(cv * cv))), state_(seed * 0x9E3779B97F4A7C15ULL + 0xD1B54A32D192ED03ULL) {}
+  double next() {
+    if (sigma_ == 0) return 1.0;
+    const double u1 = (static_cast<double>(draw() >> 11) + 0.5) * 0x1.0p-53;
+    const double u2 = static_cast<double>(draw() >> 11) * 0x1.0p-53;
+    const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+    return std::exp(sigma_ * z - 0.5 * sigma_ * sigma_);
+  }
+
+ private:
+  std::uint64_t draw() {
+    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+  double sigma_;
+  std::uint64_t state_;
+};
+
 }  // namespace
 
 VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, const engine::SchedulerConfig& config,
@@ -140,6 +168,7 @@ VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, co
   engine::Scheduler scheduler(config);
   ClientSide client(requests, out.records, options.max_concurrency);
   VirtualEngineCounters& c = out.engine;
+  StepJitter jitter(options.step_time_cv, options.jitter_seed);
   Nanos now = 0;
   while (client.more_to_come() || scheduler.has_work()) {
     client.arrive_until(now, scheduler);
@@ -161,6 +190,9 @@ VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, co
     step.encoder_ns = run_encoder_step(encoder, plan, scheduler, out.records, kOrigin + now, c,
                                        options.keep_steps ? &step : nullptr, finished);
     step.lm_ns = static_cast<Nanos>(cost.step_ms(plan.sequences(), plan.prefill_tokens, plan.context_tokens) * 1e6);
+    const double factor = jitter.next();
+    step.lm_ns = static_cast<Nanos>(static_cast<double>(step.lm_ns) * factor);
+    step.encoder_ns = static_cast<Nanos>(static_cast<double>(step.encoder_ns) * factor);
     c.lm_ns += step.lm_ns;
     if (options.keep_steps) {
       step.sequences = static_cast<std::int32_t>(plan.sequences());

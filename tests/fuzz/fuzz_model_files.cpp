@@ -56,6 +56,19 @@ void check_host_model(const nlohmann::json& doc) {
   must_read_back([&] { (void)parse_host_model(to_json(model), "fuzz round trip"); });
 }
 
+// A sim profile that was accepted has every op efficiency in (0, 1] with its ops and source, and
+// reads back with the same efficiencies (issue 35's cost file).
+void check_sim_profile(const nlohmann::json& doc) {
+  using namespace encbench::device;
+  const SimProfile profile = parse_sim_profile(doc, "fuzz");
+  for (const OpEfficiency& e : profile.op_efficiency)
+    if (!(e.fraction.value > 0 && e.fraction.value <= 1) || e.ops.empty() || e.fraction.source.empty()) __builtin_trap();
+  must_read_back([&] {
+    const SimProfile back = parse_sim_profile(to_json(profile), "fuzz round trip");
+    if (back.op_efficiency.size() != profile.op_efficiency.size()) __builtin_trap();
+  });
+}
+
 void check_model_set(std::string_view text) {
   encbench::server::ServingModel model;
   encbench::server::apply_overrides(model, std::string(text));
@@ -77,7 +90,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     switch (reader) {
       case 0: check_workload(doc); break;
       case 1: check_serving_model(doc); break;
-      case 2: (void)encbench::device::to_json(encbench::device::parse_sim_profile(doc, "fuzz")).dump(); break;
+      case 2: check_sim_profile(doc); break;
       case 5: check_host_model(doc); break;
       default: (void)encbench::encoder::to_json(encbench::encoder::model_from_json(doc, "fuzz")).dump(); break;
     }

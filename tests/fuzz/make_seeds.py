@@ -179,6 +179,13 @@ def model_files():
     write("fuzz_model_files", "host-model-bad-class.json", "\x05" + json.dumps({
         "schema": "encbench-host-model", "schema_version": 1, "name": "x",
         "op_classes": {"kernel_lunch": {"ns": -1, "source": ""}}}))
+    write("fuzz_model_files", "device-bad-efficiency.json", "\x02" + json.dumps({
+        "name": "x", "peak_fp32_flops_per_s": {"value": 1e12, "source": "s"},
+        "peak_fp16_flops_per_s": {"value": 1e12, "source": "s"}, "mem_bytes_per_s": {"value": 1e9, "source": "s"},
+        "kernel_fixed_ns": {"value": 0, "source": "s"}, "d2h_latency_ns": {"value": 0, "source": "s"},
+        "d2h_bytes_per_s": {"value": 1e9, "source": "s"}, "h2d_latency_ns": {"value": 0, "source": "s"},
+        "h2d_bytes_per_s": {"value": 1e9, "source": "s"}, "host_wakeup_ns": {"value": 0, "source": "s"},
+        "op_efficiency": {"matmul": {"value": 1.5, "ops": "", "source": ""}, "copy": {"value": 0.5, "ops": "pad_*"}}}))
     write("fuzz_model_files", "workload-empirical.json", "\x00" + json.dumps({
         "schema": "encbench-workload", "version": 1, "name": "x", "image_sizes": [[1024, 768], [1, 1]],
         "text_tokens": {"distribution": "empirical", "values": [1, 5000]}, "max_output_tokens": 1,

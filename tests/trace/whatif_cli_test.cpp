@@ -212,7 +212,7 @@ namespace {
 // trace's, and lands in the analysis JSON.
 TEST_F(SimTraces, AnalyzeCriticalPath) {
   const fs::path out = dir() / "analysis.json";
-  ASSERT_EQ(encbench("trace analyze " + quote(trace("baseline")) + " --critical-path --top 3 --json " + quote(out),
+  ASSERT_EQ(encbench("trace analyze " + quote(trace("baseline")) + " --critical-path --top 8 --json " + quote(out),
                      dir() / "a.log"),
             0)
       << slurp(dir() / "a.log");
@@ -223,11 +223,18 @@ TEST_F(SimTraces, AnalyzeCriticalPath) {
   const double trace_ms = f["trace_ms"].get<double>();
   EXPECT_NEAR(f["replay_ms"].get<double>(), trace_ms, 0.02 * trace_ms);
   EXPECT_NEAR(f["critical_path"]["length_us"].get<double>() / 1e3, f["replay_ms"].get<double>(), 1e-3 * trace_ms);
-  // The baseline forward waits 27 times for its seq_lens copy: the path runs through them.
+  // The baseline forward waits 27 times for its seq_lens copy: the path runs through them. With
+  // the eager host model (issue 35) a 448x448 forward is host-bound, so the eager calls' host work
+  // leads the path and the D2H is among its eight largest segments, not the top three.
   bool through_d2h = false;
-  for (const auto& s : f["critical_path"]["top_segments"]) through_d2h |= s["name"] == "seq_lens_d2h";
+  double host_work_us = 0, device_us = 0;
+  for (const auto& s : f["critical_path"]["top_segments"]) {
+    through_d2h |= s["name"] == "seq_lens_d2h";
+    (s["kind"] == "host_work" ? host_work_us : device_us) += s["total_us"].get<double>();
+  }
   EXPECT_TRUE(through_d2h);
-  EXPECT_LE(f["critical_path"]["top_segments"].size(), 3u);
+  EXPECT_GT(host_work_us, device_us);
+  EXPECT_LE(f["critical_path"]["top_segments"].size(), 8u);
 }
 
 }  // namespace

@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Markdown tables of published vs model from `encbench run` result files of the seed scenarios
+(docs/calibration.md is made with it). Reads only the results; fits nothing.
+
+  for s in pr7104 pr6204 pr6448-500 pr6448-200 pr5810; do
+    build/harness/cli/encbench run --scenario scenarios/seeds/$s.json --result /tmp/$s.json
+  done
+  scripts/seeds-table.py /tmp/pr7104.json /tmp/pr6204.json /tmp/pr6448-500.json /tmp/pr6448-200.json /tmp/pr5810.json
+
+Per scenario: the issue's target metrics on both arms (published, model mean over the seeds,
+error), then each After-vs-Before change: published, the model's mean change, its 90 % interval
+for one run (5th..95th percentile of the seeds' paired changes, each arm with its own step-time
+noise) and whether the published change lies inside.
+"""
+import json
+import sys
+
+LEVELS = [("request_throughput", "Request throughput (req/s)"), ("duration", "Benchmark duration (s)"),
+          ("mean_ttft_ms", "Mean TTFT (ms)"), ("median_ttft_ms", "Median TTFT (ms)"),
+          ("mean_tpot_ms", "Mean TPOT (ms)")]
+CHANGES = [("mean_ttft_ms", "mean TTFT"), ("request_throughput", "request throughput"),
+           ("duration", "duration"), ("mean_tpot_ms", "mean TPOT")]
+
+
+def num(v):
+    return f"{v:,.0f}" if abs(v) >= 100 else f"{v:.2f}"
+
+
+def table(path):
+    doc = json.load(open(path))
+    sc = doc["scenario"]
+    pc = doc["published_comparison"]
+    rows = {r["metric"]: r for r in pc["rows"]}
+    role = "calibration: fitted" if pc.get("role") == "calibration" else "prediction"
+    out = [f"### {sc['name']} ({role}; {sc['seeds']} seeds; arms {sc['presets'][0]} -> {sc['presets'][1]})", "",
+           "| metric | Before published | Before model [seeds' range] | error | After published | After model | error |",
+           "|---|---|---|---|---|---|---|"]
+    for key, label in LEVELS:
+        r = rows.get(key)
+        if not r or "before" not in r or "after" not in r:
+            continue
+        b, a = r["before"], r["after"]
+        out.append(f"| {label} | {num(b['published'])} | {num(b['model'])} [{num(b['model_min'])}-{num(b['model_max'])}] "
+                   f"| {b['error_pct']:+.1f} % | {num(a['published'])} | {num(a['model'])} | {a['error_pct']:+.1f} % |")
+    out += ["", "| change, After vs Before | published | model | one run, 90 % | published inside |", "|---|---|---|---|---|"]
+    for key, label in CHANGES:
+        c = rows.get(key, {}).get("change")
+        if not c:
+            continue
+        out.append(f"| {label} | {c['published_pct']:+.2f} % | {c['model_pct']:+.2f} % | "
+                   f"{c['one_run_p05_pct']:+.2f} % .. {c['one_run_p95_pct']:+.2f} % | "
+                   f"{'yes' if c['published_inside'] else 'no'} |")
+    return "\n".join(out) + "\n"
+
+
+def main():
+    if len(sys.argv) < 2:
+        sys.exit(__doc__)
+    print("\n".join(table(p) for p in sys.argv[1:]))
+
+
+if __name__ == "__main__":
+    main()

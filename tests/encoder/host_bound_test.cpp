@@ -1,0 +1,166 @@
+// The eager host model of the encoder (issue 35) on the virtual clock: the idle gaps follow from
+// the event rules and the host model's per-class costs, every attention kernel variant is its own
+// op, and the device costs count bf16 elements.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "harness/device/device.hpp"
+#include "harness/device/host_model.hpp"
+#include "harness/device/sim_profile.hpp"
+#include "harness/encoder/encoder.hpp"
+#include "harness/timeline/gaps.hpp"
+
+using namespace encbench;
+using namespace encbench::encoder;
+
+namespace {
+
+std::unique_ptr<device::Device> eager_sim(const std::string& host_model = "torch-npu-eager") {
+  device::DeviceOptions o;
+  o.spec = "sim:ascend-910b";
+  o.clock = device::ClockMode::virtual_time;
+  o.host_time = device::HostTime::model;
+  o.host_model = std::make_shared<const device::HostModel>(
+      device::load_host_model(host_model, device::default_profiles_dir()));
+  o.record = true;
+  return device::make_device(o);
+}
+
+struct Forward {
+  ForwardReport report;
+  timeline::Timeline timeline;
+};
+
+Forward run(device::Device& dev, const Toggles& toggles, const char* image, bool mlp = true) {
+  EncoderConfig cfg;
+  cfg.model = load_model("qwen3-vl-8b");
+  cfg.toggles = toggles;
+  cfg.mlp = mlp;
+  cfg.keep_host_weights = false;
+  EncoderRunner runner(cfg, dev);
+  const std::vector<GridTHW> grids{grid_for(parse_image_spec(image), cfg.model)};
+  (void)runner.forward(grids);  // warm: workspaces allocated
+  Forward f{runner.forward(grids), {}};
+  f.timeline = runner.last_timeline();
+  return f;
+}
+
+Toggles pr7104_before() { return parse_preset_spec("pr7104+seq-lens=d2h-per-layer"); }
+
+}  // namespace
+
+TEST(HostBound, Pr7104BeforeLargestGapOfEachLayerIsTheSyncBeforeAttention) {
+  auto dev = eager_sim();
+  const Forward f = run(*dev, pr7104_before(), "1024x640");
+  std::map<std::uint64_t, const timeline::DeviceOp*> by_id;
+  for (const auto& op : f.timeline.device_ops) by_id[op.id] = &op;
+  // Per layer: the largest gap and where the layer's attention kernel starts.
+  std::map<int, const timeline::Gap*> largest;
+  for (const auto& gap : f.report.gaps.gaps) {
+    const timeline::Gap*& best = largest[gap.layer];
+    if (best == nullptr || gap.duration_ns() > best->duration_ns()) best = &gap;
+  }
+  std::map<int, Nanos> attention_start;
+  for (const auto& op : f.timeline.device_ops)
+    if (op.name.starts_with("attention_")) attention_start[op.layer] = op.start_ns;
+  ASSERT_EQ(attention_start.size(), 27u);
+  for (int layer = 0; layer < 27; ++layer) {
+    ASSERT_TRUE(largest.contains(layer)) << "layer " << layer << " has no gap";
+    const timeline::Gap& gap = *largest.at(layer);
+    EXPECT_EQ(gap.gap_class, timeline::GapClass::sync_stall) << "layer " << layer << ": " << gap.cause;
+    // It closes on the first op after the seq_lens D2H, before the attention kernel.
+    EXPECT_EQ(by_id.at(gap.prev_op)->name, "seq_lens_d2h") << "layer " << layer;
+    EXPECT_LE(gap.end_ns, attention_start.at(layer)) << "layer " << layer;
+  }
+  EXPECT_EQ(f.report.syncs, 27u);
+  // The gap is the host's work between the wake-up and the next submit, from the host model:
+  // wake-up + cumsum (host_math) + the pad's torch call + its allocation + its launch, less nothing
+  // (the device is idle all along).
+  const device::HostModel* hm = dev->host_model();
+  ASSERT_NE(hm, nullptr);
+  const device::SimProfile profile = device::load_sim_profile("ascend-910b", device::default_profiles_dir());
+  using device::HostOpClass;
+  const Nanos expected = static_cast<Nanos>(profile.host_wakeup_ns.value) + hm->cost(HostOpClass::host_math) +
+                         3 * hm->cost(HostOpClass::tensor_view) + hm->cost(HostOpClass::torch_dispatch) +
+                         hm->cost(HostOpClass::allocation) + hm->cost(HostOpClass::kernel_launch);
+  EXPECT_EQ(largest.at(13)->duration_ns(), expected);
+}
+
+TEST(HostBound, After7104HasNoSyncGapsAndLessIdle) {
+  auto dev = eager_sim();
+  const Forward before = run(*dev, pr7104_before(), "1024x640");
+  const Forward after = run(*dev, preset("pr7104"), "1024x640");
+  EXPECT_EQ(after.report.syncs, 0u);
+  EXPECT_EQ(after.report.gaps.idle_ns_by_class.at(timeline::GapClass::sync_stall), 0);
+  EXPECT_GT(before.report.gaps.idle_ns_by_class.at(timeline::GapClass::sync_stall), 27 * 30'000);
+  EXPECT_LT(after.report.forward_ns, before.report.forward_ns);
+}
+
+TEST(HostBound, SmallImagesAreHostBoundLargeOnesDeviceBound) {
+  // The host's work per layer does not depend on the image; the device's does. A 448x448 image
+  // (784 patches) leaves the device idle most of each layer, a 1024x640 one (2,560) far less.
+  auto dev = eager_sim();
+  const Forward small = run(*dev, pr7104_before(), "448x448");
+  const Forward large = run(*dev, pr7104_before(), "1024x640");
+  EXPECT_GT(small.report.idle_fraction, 0.3);
+  EXPECT_LT(large.report.idle_fraction, small.report.idle_fraction / 2);
+  // Host work per layer is (nearly) the same for both.
+  EXPECT_NEAR(small.report.host_us_per_layer, large.report.host_us_per_layer, 0.05 * large.report.host_us_per_layer);
+}
+
+TEST(HostBound, DispatchOnlyChargesNoEagerHostWork) {
+  // The serving model's host model charges no class: the torch calls and views cost nothing, so
+  // the same forward is shorter and has the same device ops.
+  auto eager = eager_sim();
+  auto dispatch_only = eager_sim("dispatch-only");
+  const Forward e = run(*eager, pr7104_before(), "448x448");
+  const Forward d = run(*dispatch_only, pr7104_before(), "448x448");
+  EXPECT_EQ(e.report.device_ops, d.report.device_ops);
+  EXPECT_LT(d.report.forward_ns, e.report.forward_ns);
+  EXPECT_LT(d.report.idle_fraction, e.report.idle_fraction);
+}
+
+TEST(HostBound, EveryAttentionKernelVariantHasItsOwnOpNameAndCost) {
+  auto dev = eager_sim();
+  struct Variant {
+    const char* spec;
+    const char* op;
+  };
+  const Variant variants[] = {
+      {"pr6448", "attention_flash_unpad_pad128"},
+      {"pr7104", "attention_fusion_pad128"},
+      {"optimized", "attention_fusion"},
+  };
+  std::set<Nanos> durations;
+  for (const Variant& v : variants) {
+    const Forward f = run(*dev, parse_preset_spec(v.spec), "448x448", false);
+    std::set<std::string> names;
+    Nanos duration = 0;
+    for (const auto& op : f.timeline.device_ops)
+      if (op.name.starts_with("attention")) {
+        names.insert(op.name);
+        duration = op.end_ns - op.start_ns;
+      }
+    EXPECT_EQ(names, std::set<std::string>{v.op}) << v.spec;
+    durations.insert(duration);
+  }
+  EXPECT_EQ(durations.size(), 3u);  // three variants, three costs
+}
+
+TEST(HostBound, DeviceCostsCountBf16Elements) {
+  auto dev = eager_sim();
+  const Forward f = run(*dev, preset("pr7104"), "448x448", false);
+  const double T = 784, hidden = 1152;
+  bool seen = false;
+  for (const auto& op : f.timeline.device_ops)
+    if (op.name == "qkv_proj") {
+      seen = true;
+      EXPECT_DOUBLE_EQ(op.flops, 2.0 * T * hidden * 3 * hidden);
+      EXPECT_DOUBLE_EQ(op.bytes, 2.0 * (T * hidden + hidden * 3 * hidden + T * 3 * hidden + 3 * hidden));
+    }
+  EXPECT_TRUE(seen);
+}
