@@ -155,15 +155,20 @@ void run_flash(const FlashProblem& p, const std::vector<Segment>& segs, WorkerPo
            pad_offset[seg] * Dp;
   };
 
-  // Packs keys [key0, key0 + n) of (kv head, segment) as one block: K^T [D][n_pad], V [n_pad][Dp],
-  // zero-padded.
+  // Packs keys [key0, key0 + n) of (kv head, segment) as one block: K^T as panels of
+  // attn_key_chunk keys ([D][panel] each, see AttnBlockTask), V [n_pad][Dp], zero-padded.
   auto pack_block = [&](int kvh, const Segment& seg, int key0, int n, float* kt, float* vp) {
     const int n_pad = static_cast<int>(round_up(n, detail::kKeyPad));
     const std::size_t token0 = static_cast<std::size_t>(seg.start + key0);
+    const float* k_rows = p.k + token0 * kv_stride + static_cast<std::size_t>(kvh) * D;
     // K^T with the ISA's 8x8 transposes (the scalar strided copy was a hot spot of the
-    // 64-token windows).
-    ops.pack_transposed(p.k + token0 * kv_stride + static_cast<std::size_t>(kvh) * D, kv_stride, n,
-                        D, n_pad, kt);
+    // 64-token windows). A panel wholly in the padding has no source rows: zeros only.
+    for (int c0 = 0; c0 < n_pad; c0 += ops.attn_key_chunk) {
+      const int width = std::min(ops.attn_key_chunk, n_pad - c0);
+      const int rows = std::clamp(n - c0, 0, width);
+      ops.pack_transposed(rows > 0 ? k_rows + static_cast<std::size_t>(c0) * kv_stride : k_rows,
+                          kv_stride, rows, D, width, kt + static_cast<std::size_t>(c0) * D);
+    }
     for (int j = 0; j < n_pad; ++j) {
       float* vrow = vp + static_cast<std::size_t>(j) * Dp;
       if (j < n) {

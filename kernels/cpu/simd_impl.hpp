@@ -48,6 +48,7 @@ template <class V>
 struct Impl {
   using reg = typename V::reg;
   static constexpr int W = V::W;
+  static constexpr int kKeyChunk = V::QK_KC * W;  // keys per K^T panel / Q.K^T micro-tile
   static_assert(kAttnRowGroup % V::QK_R == 0, "row group must hold whole Q.K^T tiles");
   static_assert(kKeyPad % W == 0, "key padding must hold whole vectors");
 
@@ -231,13 +232,13 @@ struct Impl {
       for (int g = 0; g < rows_padded; g += G) {
         const float* qg = sc.q_tile + static_cast<std::size_t>(g) * D;
         float* og = sc.o_tile + static_cast<std::size_t>(g) * Dp;
-        // S = Q K^T for this row group, in chunks of QK_KC vectors of keys.
-        constexpr int chunk = V::QK_KC * W;
-        for (int c = 0; c < n_pad; c += chunk) {
-          const int kc = imin(chunk, n_pad - c) / W;
+        // S = Q K^T for this row group, one packed K^T panel (kKeyChunk keys) at a time.
+        for (int c = 0; c < n_pad; c += kKeyChunk) {
+          const int width = imin(kKeyChunk, n_pad - c);
+          const float* panel = kt + static_cast<std::size_t>(c) * D;
           for (int r = 0; r < G; r += V::QK_R)
-            nt_tile_kc<V::QK_R>(kc, qg + static_cast<std::size_t>(r) * D, D, kt + c, n_pad, D,
-                                sc.scores + static_cast<std::size_t>(r) * lds + c, lds);
+            nt_tile_kc<V::QK_R>(width / W, qg + static_cast<std::size_t>(r) * D, D, panel, width,
+                                D, sc.scores + static_cast<std::size_t>(r) * lds + c, lds);
         }
         softmax_group(sc.scores, lds, n, n_pad, sc.row_max + g, sc.row_sum + g, og, Dp);
         // O += P V.
@@ -396,7 +397,8 @@ struct Impl {
   static const IsaOps& ops() {
     static constexpr IsaOps table{&attend_block,    &gemm_block, &gemm_pack_a,
                                   &pack_transposed, &gemm_pack_b, MR,
-                                  NR,               &fma_loop,   fma_flops_per_iteration()};
+                                  NR,               &fma_loop,   fma_flops_per_iteration(),
+                                  kKeyChunk};
     return table;
   }
 };
