@@ -227,6 +227,16 @@ struct Impl {
   static void attend_block(const AttnBlockTask& t, const AttnScratch& sc) {
     const int D = t.head_dim, Dp = t.head_dim_padded, G = kAttnRowGroup;
     const int rows_padded = (t.rows + G - 1) / G * G;
+    // The block's Q rows (and, for a one-KV-block item, the output rows written soon after) are
+    // strided by all heads' width: ask for all their lines at once so the misses overlap (64-token
+    // windows start cold; 2 % less CPU time there, in-process A/B).
+    const bool short_item = t.seq_len <= t.block_kv;
+    for (int i = 0; i < t.rows; ++i)
+      for (int d = 0; d < D; d += 16) {
+        __builtin_prefetch(t.q + static_cast<std::size_t>(i) * t.q_row_stride + d, 0, 3);
+        if (short_item)
+          __builtin_prefetch(t.out + static_cast<std::size_t>(i) * t.out_row_stride + d, 1, 2);
+      }
     // Q tile, pre-scaled by scale*log2(e) so scores come out in base 2; padded rows are zero.
     for (int i = 0; i < rows_padded; ++i) {
       float* dst = sc.q_tile + static_cast<std::size_t>(i) * D;
