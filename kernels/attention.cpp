@@ -126,9 +126,11 @@ struct FlashLayout {
     kv_stride = static_cast<std::size_t>(p.num_kv_heads) * D;
     pad_offset.assign(segs.size() + 1, 0);
     for (std::size_t s = 0; s < segs.size(); ++s)
-      pad_offset[s + 1] = pad_offset[s] + (segs[s].len > tile.block_q
-                                               ? round_up(static_cast<std::size_t>(segs[s].len), detail::kKeyPad)
-                                               : 0);
+      pad_offset[s + 1] =
+          pad_offset[s] +
+          (segs[s].len > tile.block_q
+               ? round_up(static_cast<std::size_t>(segs[s].len), detail::kKeyPad)
+               : 0);
     k_region = pad_offset.back() * D;
     v_region = pad_offset.back() * Dp;
     packed_floats = round_up(static_cast<std::size_t>(p.num_kv_heads) * (k_region + v_region), 16);
@@ -137,7 +139,8 @@ struct FlashLayout {
     o_tile = rows_padded * Dp;
     stats = round_up(rows_padded, 16);
     scores = static_cast<std::size_t>(G) * tile.block_kv;
-    const std::size_t local_keys = round_up(static_cast<std::size_t>(tile.block_q), detail::kKeyPad);
+    const std::size_t local_keys =
+        round_up(static_cast<std::size_t>(tile.block_q), detail::kKeyPad);
     local_k = round_up(local_keys * D, 16);
     local_v = local_keys * Dp;
     per_worker = q_tile + o_tile + 2 * stats + scores + local_k + local_v;
@@ -283,7 +286,8 @@ void run_flash(const FlashProblem& p, const std::vector<Segment>& segs, WorkerPo
       float* vp = kt + l.local_k;
       for (int k0 = 0; k0 < seg.len; k0 += tile.block_kv)
         pack_kv_block(ops, p, l, kvh, seg, k0, std::min(tile.block_kv, seg.len - k0),
-                      kt + static_cast<std::size_t>(k0) * l.D, vp + static_cast<std::size_t>(k0) * l.Dp);
+                      kt + static_cast<std::size_t>(k0) * l.D,
+                      vp + static_cast<std::size_t>(k0) * l.Dp);
       task.k_packed = kt;
       task.v_packed = vp;
     }

@@ -22,7 +22,8 @@ std::string blis_description() {
   };
   const char* forced = std::getenv("BLIS_ARCH_TYPE");
   return std::string("BLIS ") + bli_info_get_version_str() + ", config " +
-         bli_arch_string(bli_arch_query_id()) + (forced ? std::string(" (BLIS_ARCH_TYPE=") + forced + ")" : "") +
+         bli_arch_string(bli_arch_query_id()) +
+         (forced ? std::string(" (BLIS_ARCH_TYPE=") + forced + ")" : "") +
          ", sgemm " + blk(BLIS_MR) + "x" + blk(BLIS_NR) + " kc " + blk(BLIS_KC) + " mc " +
          blk(BLIS_MC) + " nc " + blk(BLIS_NC);
 }

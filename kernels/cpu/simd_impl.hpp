@@ -164,8 +164,8 @@ struct Impl {
 
   // Online-softmax update of SM_ROWS rows: scores -> probabilities (in place, zero past n),
   // running max/sum updated, output rows rescaled when the max grew. The rows go together so
-  // their dependency chains (the max and sum reductions, the scalar alpha) overlap: one row at a
-  // time was latency-bound at ~11 cycles per score vector (rdtsc profile, AVX2 d80).
+  // their serial chains (the max and sum accumulations and reductions, the scalar alpha) overlap
+  // instead of running one row after another.
   static inline void softmax_rows(float* s, int lds, int n, int n_pad, float* row_max,
                                   float* row_sum, float* o, int dp) {
     constexpr int R = V::SM_ROWS;
@@ -181,11 +181,14 @@ struct Impl {
 #pragma GCC unroll 8
     for (int r = 0; r < R; ++r) {
       float block_max = V::reduce_max(vmax[r]);
-      for (int j = nv; j < n; ++j) block_max = s[r * lds + j] > block_max ? s[r * lds + j] : block_max;
+      for (int j = nv; j < n; ++j)
+        block_max = s[r * lds + j] > block_max ? s[r * lds + j] : block_max;
       new_max[r] = row_max[r] > block_max ? row_max[r] : block_max;
       // exp2(-inf) would be fine mathematically, but -inf - -inf is NaN: the first block has
       // nothing to rescale, so alpha = 0 there.
-      alpha[r] = row_max[r] == kNegInf ? 0.0f : V::first(V::exp2_nonpositive(V::set1(row_max[r] - new_max[r])));
+      alpha[r] = row_max[r] == kNegInf
+                     ? 0.0f
+                     : V::first(V::exp2_nonpositive(V::set1(row_max[r] - new_max[r])));
       neg_max[r] = V::set1(-new_max[r]);
       vsum[r] = V::zero();
     }
