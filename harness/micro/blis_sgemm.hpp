@@ -8,7 +8,9 @@ namespace encbench::micro {
 
 // Empty when BLIS is linked; else why the comparison cannot run.
 std::string blis_unavailable_reason();
-// "BLIS <version>, config <name>" of the linked library (config as BLIS picked it from CPUID).
+// "BLIS <version>, config <name>, sgemm MRxNR kc mc nc" of the linked library: the configuration
+// BLIS picked from CPUID, or the one BLIS_ARCH_TYPE forced (BLIS 0.9 reads it as a number: 0 skx,
+// 3 haswell, 6 zen3; a name parses as 0, i.e. skx).
 std::string blis_description();
 // BLIS's thread count for the following calls.
 void blis_set_threads(unsigned threads);

@@ -24,6 +24,7 @@ struct VecAvx2 {
   }
   static constexpr int GEMM_MR = 6, GEMM_NRV = 2;
   static constexpr int ACC = 12, PV_NCMAX = 3;
+  static constexpr int SM_ROWS = 4;
   static constexpr int FMA_ACC = 12;
   static reg zero() { return _mm256_setzero_ps(); }
   static reg load(const float* p) { return _mm256_loadu_ps(p); }
@@ -46,12 +47,16 @@ struct VecAvx2 {
     return _mm_cvtss_f32(s);
   }
   static float first(reg v) { return _mm256_cvtss_f32(v); }
-  static reg exp2(reg x) {
-    x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-125.0f)), _mm256_set1_ps(126.0f));
-    const reg n = _mm256_round_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-    const reg p = exp2_poly<VecAvx2>(_mm256_sub_ps(x, n));
-    const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
-    return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
+  // 2^x for x <= 0, clamped at -125 so the result is never denormal. Rounding by adding
+  // 1.5 * 2^23 + 127: the sum's low mantissa bits are n + 127 (in [2, 127]), shifted into the
+  // exponent field they are 2^n; 4 instructions where round + cvt + add + shift took 5.
+  static reg exp2_nonpositive(reg x) {
+    const reg shifter = _mm256_set1_ps(12582912.0f + 127.0f);
+    x = _mm256_max_ps(x, _mm256_set1_ps(-125.0f));
+    const reg t = _mm256_add_ps(x, shifter);
+    const reg f = _mm256_sub_ps(x, _mm256_sub_ps(t, shifter));
+    const reg scale = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_castps_si256(t), 23));
+    return _mm256_mul_ps(exp2_poly<VecAvx2>(f), scale);
   }
 };
 

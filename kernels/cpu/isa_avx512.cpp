@@ -28,6 +28,7 @@ struct VecAvx512 {
   // P.V passes of at most 5 zmm: d128 runs as 5 + 3 (4 and 8 rows, 20 and 24 accumulators), which
   // measured ~5% faster than one 8-zmm pass of 2 rows (fewer V loads per FMA).
   static constexpr int ACC = 24, PV_NCMAX = 5;
+  static constexpr int SM_ROWS = 4;
   static constexpr int FMA_ACC = 16;         // 2 FMA pipes x latency 4, doubled for slack
   static reg zero() { return _mm512_setzero_ps(); }
   static reg load(const float* p) { return _mm512_loadu_ps(p); }
@@ -40,9 +41,9 @@ struct VecAvx512 {
   static float reduce_max(reg v) { return _mm512_reduce_max_ps(v); }
   static float reduce_add(reg v) { return _mm512_reduce_add_ps(v); }
   static float first(reg v) { return _mm512_cvtss_f32(v); }
-  // Clamped to [-125, 126] so the result is never denormal (denormals are very slow on x86).
-  static reg exp2(reg x) {
-    x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-125.0f)), _mm512_set1_ps(126.0f));
+  // 2^x for x <= 0, clamped at -125 so the result is never denormal (slow on x86).
+  static reg exp2_nonpositive(reg x) {
+    x = _mm512_max_ps(x, _mm512_set1_ps(-125.0f));
     const reg n = _mm512_roundscale_ps(x, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     const reg p = exp2_poly<VecAvx512>(_mm512_sub_ps(x, n));
     return _mm512_scalef_ps(p, n);

@@ -16,6 +16,7 @@ struct VecPortable {
   static void transpose4x4(const float*, std::size_t, float*, std::size_t) {}
   static constexpr int GEMM_MR = 4, GEMM_NRV = 2;
   static constexpr int ACC = 8, PV_NCMAX = 2;
+  static constexpr int SM_ROWS = 1;
   static constexpr int FMA_ACC = 8;
   static reg zero() { return set1(0.0f); }
   static reg load(const float* p) {
@@ -58,10 +59,10 @@ struct VecPortable {
     return s;
   }
   static float first(reg a) { return a.v[0]; }
-  static reg exp2(reg x) {
+  static reg exp2_nonpositive(reg x) {
     reg n, f;
     for (int i = 0; i < W; ++i) {
-      float xi = x.v[i] < -125.0f ? -125.0f : (x.v[i] > 126.0f ? 126.0f : x.v[i]);
+      float xi = x.v[i] < -125.0f ? -125.0f : x.v[i];
       n.v[i] = __builtin_nearbyintf(xi);
       f.v[i] = xi - n.v[i];
     }

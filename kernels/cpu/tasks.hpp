@@ -23,7 +23,9 @@ struct AttnBlockTask {
   int rows = 0;                    // query rows in the block (<= block_q)
   int head_dim = 0;                // D, the reduction length of Q.K^T
   int head_dim_padded = 0;         // Dp = D rounded up to kKeyPad (V and O row length)
-  const float* k_packed = nullptr; // K^T blocks of this (kv head, segment): [D][n_pad] per block
+  // K^T blocks of this (kv head, segment): per block, panels of IsaOps::attn_key_chunk keys
+  // (the last one narrower), each [D][panel keys] contiguous, at panel key offset * D.
+  const float* k_packed = nullptr;
   const float* v_packed = nullptr; // V blocks: [n_pad][Dp] per block
   int seq_len = 0;                 // keys in the segment
   int block_kv = 0;                // keys per KV block (multiple of kKeyPad)
@@ -68,6 +70,10 @@ struct IsaOps {
   // loop cannot be optimised away. flops_per_iteration is what one round computes.
   float (*fma_loop)(std::uint64_t iterations);
   double fma_flops_per_iteration;
+  // Keys per K^T panel of attend_block (the Q.K^T micro-tile's width): a panel's rows are read
+  // contiguously, where one [D][n_pad] block had rows n_pad floats apart and, at n_pad = 256
+  // (1 KiB), mapped a tile's 80 rows onto a few L1 sets that could not hold them.
+  int attn_key_chunk;
 };
 
 const IsaOps& isa_ops_portable();
