@@ -1,0 +1,276 @@
+// What an `encbench run` result holds, drawn: the A/B it carries as the verdict (its pooled
+// comparison, the arms' seeds or rounds as the evidence), the published numbers beside the
+// model's with each PR's change, and the spread over seeds or rounds.
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "reports/html.hpp"
+#include "reports/html_sections.hpp"
+#include "reports/svg.hpp"
+#include "reports/tables.hpp"
+
+namespace encbench::reports {
+
+using nlohmann::json;
+
+namespace {
+
+using namespace svg;
+using detail::Section;
+
+// The repeats of one arm: "seeds" (virtual clock, schema 3) or "rounds" (live, schema 2).
+const json* repeats_of(const json& arm) {
+  for (const char* key : {"seeds", "rounds"})
+    if (arm.is_object() && arm.contains(key) && arm[key].is_array() && !arm[key].empty()) return &arm[key];
+  return nullptr;
+}
+
+std::string repeat_label(const json& repeat, std::size_t k) {
+  if (repeat.contains("seed") && repeat["seed"].is_number()) return "seed " + std::to_string(repeat["seed"].get<long long>());
+  return "round " + std::to_string(k + 1);
+}
+
+// One arm's repeats as serving results, named "<file> [<preset> seed 3]".
+std::vector<RunResult> arm_rounds(const RunResult& r, const json& arm) {
+  std::vector<RunResult> out;
+  const json* repeats = repeats_of(arm);
+  if (repeats == nullptr) return out;
+  for (std::size_t k = 0; k < repeats->size(); ++k) {
+    const json& repeat = (*repeats)[k];
+    if (!repeat.is_object() || !repeat.contains("serving")) continue;
+    const std::string name =
+        r.source + " [" + arm.value("preset", std::string("?")) + " " + repeat_label(repeat, k) + "]";
+    out.push_back(parse_result(repeat["serving"], name));
+  }
+  return out;
+}
+
+std::string scenario_name(const RunResult& r) {
+  const json scenario = r.raw.value("scenario", json::object());
+  const std::string name = scenario.is_object() ? scenario.value("name", std::string()) : std::string();
+  return name.empty() ? std::filesystem::path(r.source).stem().string() : name;
+}
+
+const char* metric_label(const std::string& key) {
+  static constexpr std::pair<const char*, const char*> kLabels[] = {
+      {"request_throughput", "Request throughput (req/s)"},
+      {"duration", "Benchmark duration (s)"},
+      {"total_input_tokens", "Total input tokens"},
+      {"total_output_tokens", "Total generated tokens"},
+      {"output_throughput", "Output token throughput (tok/s)"},
+      {"max_output_tokens_per_s", "Peak output token throughput (tok/s)"},
+      {"max_concurrent_requests", "Peak concurrent requests"},
+      {"mean_ttft_ms", "Mean TTFT (ms)"},
+      {"median_ttft_ms", "Median TTFT (ms)"},
+      {"p99_ttft_ms", "P99 TTFT (ms)"},
+      {"mean_tpot_ms", "Mean TPOT (ms)"},
+      {"median_tpot_ms", "Median TPOT (ms)"},
+      {"p99_tpot_ms", "P99 TPOT (ms)"},
+      {"mean_itl_ms", "Mean ITL (ms)"},
+      {"median_itl_ms", "Median ITL (ms)"},
+      {"p99_itl_ms", "P99 ITL (ms)"}};
+  for (const auto& [k, label] : kLabels)
+    if (key == k) return label;
+  return nullptr;
+}
+
+std::string label_of(const std::string& key) {
+  const char* label = metric_label(key);
+  return label ? label : key;
+}
+
+double number_or(const json& j, const char* key, double fallback = 0) {
+  auto it = j.find(key);
+  return it != j.end() && it->is_number() ? it->get<double>() : fallback;
+}
+
+std::string signed_pct(double v) {
+  return (v >= 0 ? "+" : "") + format_number(std::round(v * 10) / 10) + " %";
+}
+
+// Published vs model per metric and arm (the result's "published_comparison" rows).
+std::string published_table(const json& rows, const std::vector<std::string>& presets) {
+  std::ostringstream o;
+  o << "<table><tr><th>metric</th><th>Before (" << esc(presets.empty() ? "A" : presets[0])
+    << ") published</th><th>model</th><th>seeds' range</th><th>error</th><th>After ("
+    << esc(presets.size() > 1 ? presets[1] : "B") << ") published</th><th>model</th><th>seeds' range</th><th>error</th></tr>\n";
+  for (const auto& row : rows) {
+    o << "<tr><td>" << esc(label_of(row.value("metric", std::string()))) << "</td>";
+    for (const char* side : {"before", "after"}) {
+      if (!row.contains(side) || !row[side].is_object()) {
+        o << "<td></td><td></td><td></td><td></td>";
+        continue;
+      }
+      const json& s = row[side];
+      o << "<td class=\"n\">" << format_number(number_or(s, "published")) << "</td><td class=\"n\">"
+        << format_number(number_or(s, "model")) << "</td><td class=\"n\">" << format_number(number_or(s, "model_min"))
+        << " .. " << format_number(number_or(s, "model_max")) << "</td><td class=\"n\">"
+        << signed_pct(number_or(s, "error_pct")) << "</td>";
+    }
+    o << "</tr>\n";
+  }
+  o << "</table>\n";
+  return o.str();
+}
+
+// Model as % of published (100 = exact), whiskers the seeds' range: one axis for every unit.
+std::string published_chart(const std::string& id, const json& rows, const std::vector<std::string>& presets) {
+  std::vector<detail::Bar> bars;
+  for (const auto& row : rows) {
+    const std::string key = row.value("metric", std::string());
+    if (key.rfind("total_", 0) == 0) continue;  // token totals: the sample's, not the model's
+    for (std::size_t side = 0; side < 2; ++side) {
+      const char* name = side ? "after" : "before";
+      if (!row.contains(name) || !row[name].is_object()) continue;
+      const json& s = row[name];
+      const double published = number_or(s, "published");
+      if (!(published > 0)) continue;
+      const std::string arm = side < presets.size() ? presets[side] : std::string(side ? "B" : "A");
+      bars.push_back({std::string(side ? "After: " : "Before: ") + label_of(key), 100 * number_or(s, "model") / published,
+                      100 * number_or(s, "model_min") / published, 100 * number_or(s, "model_max") / published, side});
+    }
+  }
+  if (bars.empty()) return "";
+  return detail::bar_chart(id, "Model as % of the published number (100 = exact)", "% of published", bars,
+                           "whiskers: the seeds' range; Before " + (presets.empty() ? "A" : presets[0]) +
+                               ", After " + (presets.size() > 1 ? presets[1] : "B"));
+}
+
+// Each PR's change (After vs Before), published and modelled.
+std::string change_table(const json& rows, const std::vector<std::string>& presets) {
+  std::ostringstream o;
+  o << "<table class=\"changes\"><tr><th>metric</th><th>published change</th><th>model change</th>"
+       "<th>difference</th></tr>\n";
+  std::size_t shown = 0;
+  for (const auto& row : rows) {
+    if (!row.contains("change") || !row["change"].is_object()) continue;
+    const json& c = row["change"];
+    o << "<tr><td>" << esc(label_of(row.value("metric", std::string()))) << "</td><td class=\"n\">"
+      << signed_pct(number_or(c, "published_pct")) << "</td><td class=\"n\">" << signed_pct(number_or(c, "model_pct"))
+      << "</td><td class=\"n\">" << (number_or(c, "difference_points") >= 0 ? "+" : "")
+      << format_number(std::round(number_or(c, "difference_points") * 10) / 10) << " pts</td></tr>\n";
+    ++shown;
+  }
+  o << "</table>\n";
+  if (shown == 0) return "";
+  return "<h3>Change " + esc(presets.size() > 1 ? presets[1] : "B") + " vs " + esc(presets.empty() ? "A" : presets[0]) +
+         " (After vs Before)</h3>\n" + o.str();
+}
+
+std::vector<std::string> presets_of(const RunResult& r) {
+  std::vector<std::string> out;
+  for (const auto& arm : r.raw.value("arms", json::array())) out.push_back(arm.value("preset", std::string("?")));
+  return out;
+}
+
+void published_section(Section& out, const RunResult& r, std::size_t index) {
+  const json published = r.raw.value("published_comparison", json::object());
+  if (!published.is_object() || !published.contains("rows") || !published["rows"].is_array()) return;
+  const std::vector<std::string> presets = presets_of(r);
+  std::ostringstream o;
+  o << "<h2 id=\"published-" << index + 1 << "\">" << esc(scenario_name(r)) << ": published vs model</h2>\n"
+    << "<p class=\"meta\">source: " << esc(published.value("source", std::string("not given"))) << "; role: "
+    << esc(published.value("role", std::string("?")))
+    << (published.value("role", std::string()) == "calibration" ? " (the model was fitted to these)" : "")
+    << ". Model: mean over the seeds.</p>\n";
+  const std::string id = "published-" + std::to_string(index + 1);
+  const std::string chart = published_chart(id, published["rows"], presets);
+  if (!chart.empty()) {
+    o << chart;
+    out.charts.push_back(id);
+  }
+  o << published_table(published["rows"], presets) << change_table(published["rows"], presets);
+  out.html += o.str();
+}
+
+// The metric per seed or round, one line per arm, and every spread the result records.
+void spread_section(Section& out, const RunResult& r, std::size_t index) {
+  const json arms = r.raw.value("arms", json::array());
+  std::ostringstream o;
+  bool any = false;
+  const std::pair<const char*, const char*> kCharts[] = {{"mean_ttft_ms", "ttft"}, {"request_throughput", "throughput"}};
+  for (const auto& [key, slug] : kCharts) {
+    const std::string id = "seeds-" + std::to_string(index + 1) + "-" + slug;
+    LineChart chart(id, label_of(key) + " per repeat", "seed or round (in run order)", label_of(key));
+    for (std::size_t a = 0; a < arms.size(); ++a) {
+      const json* repeats = repeats_of(arms[a]);
+      if (repeats == nullptr || repeats->size() < 2) continue;
+      Series s{std::string(1, static_cast<char>('A' + a)) + " " + arms[a].value("preset", std::string("?")), {}, false,
+               a == 0 ? kBaseColour : a == 1 ? kHeadColour : colour(a), {}};
+      for (std::size_t k = 0; k < repeats->size(); ++k)
+        s.points.emplace_back(static_cast<double>(k + 1), number_or((*repeats)[k].value("serving", json::object()), key));
+      chart.add(std::move(s));
+    }
+    if (chart.empty()) continue;
+    if (!any) o << "<h2 id=\"spread-" << index + 1 << "\">" << esc(scenario_name(r)) << ": spread over seeds or rounds</h2>\n";
+    any = true;
+    o << chart.svg();
+    out.charts.push_back(id);
+  }
+  std::ostringstream table;
+  table << "<table><tr><th>arm</th><th>metric</th><th>mean</th><th>min</th><th>max</th><th>range / mean</th></tr>\n";
+  bool rows = false;
+  for (const auto& arm : arms) {
+    const json spread = arm.value("across_seeds", json::object());
+    for (const auto& [key, v] : spread.items()) {
+      if (!v.is_object()) continue;
+      const double mean = number_or(v, "mean"), lo = number_or(v, "min"), hi = number_or(v, "max");
+      table << "<tr><td>" << esc(arm.value("preset", std::string("?"))) << "</td><td>" << esc(label_of(key))
+            << "</td><td class=\"n\">" << format_number(mean) << "</td><td class=\"n\">" << format_number(lo)
+            << "</td><td class=\"n\">" << format_number(hi) << "</td><td class=\"n\">"
+            << (mean != 0 ? format_number(std::round(1000 * (hi - lo) / std::fabs(mean)) / 10) + " %" : "-")
+            << "</td></tr>\n";
+      rows = true;
+    }
+  }
+  table << "</table>\n";
+  if (rows) {
+    if (!any) o << "<h2 id=\"spread-" << index + 1 << "\">" << esc(scenario_name(r)) << ": spread over seeds</h2>\n";
+    o << table.str();
+  }
+  out.html += o.str();
+}
+
+}  // namespace
+
+void add_embedded_comparisons(ReportContent& content) {
+  if (!content.gates.empty()) return;
+  for (const RunResult& r : content.runs) {
+    if (r.kind != ResultKind::closed_loop) continue;
+    if (!r.raw.value("verdict_valid", true)) {
+      std::string reasons;
+      for (const auto& reason : r.raw.value("invalid_reasons", json::array()))
+        if (reason.is_string()) reasons += (reasons.empty() ? "" : "; ") + reason.get<std::string>();
+      content.no_verdict_reasons.push_back(r.source + ": " + (reasons.empty() ? "its verdict is invalid" : reasons));
+      continue;
+    }
+    const json comparison = r.raw.value("comparison", json());
+    if (!comparison.is_object() || !comparison.contains("metrics") || !comparison["metrics"].is_array()) continue;
+    const json arms = r.raw.value("arms", json::array());
+    if (arms.size() < 2) continue;
+    GateInput g;
+    g.source = r.source;
+    g.name = scenario_name(r) + " B vs A";
+    g.doc = comparison;
+    if (!g.doc.contains("gate") || g.doc["gate"] == "") g.doc["gate"] = "built-in default (encbench run)";
+    g.base_rounds = arm_rounds(r, arms[0]);
+    g.new_rounds = arm_rounds(r, arms[1]);
+    content.gates.push_back(std::move(g));
+  }
+}
+
+namespace detail {
+
+Section closed_loop_section(const std::vector<RunResult>& runs) {
+  Section out;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i].kind != ResultKind::closed_loop) continue;
+    published_section(out, runs[i], i);
+    spread_section(out, runs[i], i);
+  }
+  return out;
+}
+
+}  // namespace detail
+}  // namespace encbench::reports
