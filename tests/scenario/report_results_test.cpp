@@ -17,6 +17,8 @@
 #include "reports/actions.hpp"
 #include "reports/tables.hpp"
 #include "tests/scenario/scenario_test_paths.hpp"
+#include "tests/support/process.hpp"
+#include "tests/support/virtual_options.hpp"
 
 namespace encbench {
 namespace {
@@ -25,27 +27,12 @@ using nlohmann::json;
 using testpaths::source_dir;
 
 scenario::ClosedLoopOptions small(const std::filesystem::path& dir) {
-  scenario::ClosedLoopOptions o;
-  o.name = "report-test";
-  o.model = "qwen3-vl-8b";
-  o.device = "sim:ascend-910b";
-  o.profiles_dir = source_dir() / "scenarios/devices";
-  o.presets = {"baseline", "optimized"};
+  scenario::ClosedLoopOptions o = testing::small_virtual_options(dir, "report-test");
   o.num_prompts = 30;
   o.output_len = 8;
-  o.image_width = 448;
-  o.image_height = 448;
   o.clock = "virtual";
   o.seeds = 3;
-  o.result_dir = dir;
   return o;
-}
-
-std::string slurp(const std::filesystem::path& p) {
-  std::ifstream in(p);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
 }
 
 struct Report {
@@ -60,7 +47,7 @@ Report report_of(const std::vector<std::string>& inputs, const std::filesystem::
   r.json_file = (dir / "report.json").string();
   std::ostringstream out;
   EXPECT_EQ(reports::run_report(r, out), 0);
-  return {out.str(), slurp(r.html_file), read_json_file(r.json_file)};
+  return {out.str(), testing::read_text_file(r.html_file), read_json_file(r.json_file)};
 }
 
 bool has_chart(const json& doc, const std::string& id) {

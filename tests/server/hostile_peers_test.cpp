@@ -31,6 +31,7 @@
 #include "harness/server/server.hpp"
 #include "tests/server/raw_http.hpp"
 #include "tests/server/test_images.hpp"
+#include "tests/support/process.hpp"
 
 namespace encbench::server {
 namespace {
@@ -53,12 +54,7 @@ ServerConfig test_config() {
 }
 
 // Resident set of this process (the in-process server's memory is ours).
-std::int64_t rss_bytes() {
-  std::ifstream statm("/proc/self/statm");
-  std::int64_t size = 0, resident = 0;
-  statm >> size >> resident;
-  return resident * sysconf(_SC_PAGESIZE);
-}
+using encbench::testing::rss_bytes;
 
 template <class F>
 bool eventually(F done, std::chrono::seconds limit = 60s) {

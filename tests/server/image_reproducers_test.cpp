@@ -22,6 +22,7 @@
 #include "harness/server/server.hpp"
 #include "tests/server/raw_http.hpp"
 #include "tests/server/test_images.hpp"
+#include "tests/support/process.hpp"
 
 namespace encbench::server {
 namespace {
@@ -32,13 +33,8 @@ namespace fs = std::filesystem;
 
 constexpr const char* kModel = "qwen3-vl-8b";
 
-std::int64_t rss_bytes() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
-  return -1;
-}
+// Resident set of this process (the in-process server's memory is ours).
+using encbench::testing::rss_bytes;
 
 struct Reproducer {
   std::string name;
