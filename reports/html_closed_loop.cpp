@@ -5,6 +5,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "harness/core/number_format.hpp"
 #include "reports/html.hpp"
 #include "reports/html_sections.hpp"
 #include "reports/svg.hpp"
@@ -85,9 +86,7 @@ double number_or(const json& j, const char* key, double fallback = 0) {
   return it != j.end() && it->is_number() ? it->get<double>() : fallback;
 }
 
-std::string signed_pct(double v) {
-  return (v >= 0 ? "+" : "") + format_number(std::round(v * 10) / 10) + " %";
-}
+std::string signed_pct(double v) { return numbers::signed_fixed(v, 1) + " %"; }
 
 // Published vs model per metric and arm (the result's "published_comparison" rows).
 std::string published_table(const json& rows, const std::vector<std::string>& presets) {
@@ -148,8 +147,7 @@ std::string change_table(const json& rows, const std::vector<std::string>& prese
     const json& c = row["change"];
     o << "<tr><td>" << esc(label_of(row.value("metric", std::string()))) << "</td><td class=\"n\">"
       << signed_pct(number_or(c, "published_pct")) << "</td><td class=\"n\">" << signed_pct(number_or(c, "model_pct"))
-      << "</td><td class=\"n\">" << (number_or(c, "difference_points") >= 0 ? "+" : "")
-      << format_number(std::round(number_or(c, "difference_points") * 10) / 10) << " pts</td></tr>\n";
+      << "</td><td class=\"n\">" << numbers::signed_fixed(number_or(c, "difference_points"), 1) << " pts</td></tr>\n";
     ++shown;
   }
   o << "</table>\n";
@@ -219,7 +217,7 @@ void spread_section(Section& out, const RunResult& r, std::size_t index) {
       table << "<tr><td>" << esc(arm.value("preset", std::string("?"))) << "</td><td>" << esc(label_of(key))
             << "</td><td class=\"n\">" << format_number(mean) << "</td><td class=\"n\">" << format_number(lo)
             << "</td><td class=\"n\">" << format_number(hi) << "</td><td class=\"n\">"
-            << (mean != 0 ? format_number(std::round(1000 * (hi - lo) / std::fabs(mean)) / 10) + " %" : "-")
+            << (mean != 0 ? numbers::fixed(100 * (hi - lo) / std::fabs(mean), 1) + " %" : "-")
             << "</td></tr>\n";
       rows = true;
     }

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "harness/core/number_format.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
 #include "harness/core/stats.hpp"
@@ -26,11 +27,7 @@ std::string slug(const std::string& s) {
   return out;
 }
 
-std::string pct(double fraction, int digits = 1) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f%%", digits, 100.0 * fraction);
-  return buf;
-}
+std::string pct(double fraction, int digits = 1) { return numbers::percent_of_fraction(fraction, digits); }
 
 // The paths of a compare JSON's "base" / "new": as written, else relative to the compare file's
 // directory with leading components dropped (an artefact directory moved as a whole).
@@ -215,9 +212,7 @@ std::string evidence_text(const json& m) {
   const std::string n = std::to_string(m.value("n_before", 0)) + "/" + std::to_string(m.value("n_after", 0));
   if (m.contains("p_value") && m["p_value"].is_number()) {
     const double p = m["p_value"].get<double>();
-    char buf[32];
-    std::snprintf(buf, sizeof buf, p < 0.001 ? "p<0.001" : "p=%.3f", p);
-    o << buf << ", n=" << n;
+    o << (p < 0.001 ? "p<0.001" : "p=" + numbers::fixed(p, 3)) << ", n=" << n;
     if (m.contains("between_run_noise_relative"))
       o << "; between rounds \u00b1" << pct(get_d(m, "between_run_noise_relative"));
   } else if (m.contains("prediction_interval") && m["prediction_interval"].is_array()) {
@@ -239,9 +234,7 @@ std::string round_change_range(const Side& head, double before) {
     lo = std::min(lo, (v - before) / std::fabs(before));
     hi = std::max(hi, (v - before) / std::fabs(before));
   }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "rounds %+.1f%%..%+.1f%%", 100 * lo, 100 * hi);
-  return buf;
+  return "rounds " + numbers::signed_fixed(100 * lo, 1) + "%.." + numbers::signed_fixed(100 * hi, 1) + "%";
 }
 
 std::string verdict_badge(const std::string& v, bool regression) {

@@ -1,3 +1,4 @@
+#include "harness/core/number_format.hpp"
 #include "harness/encoder/encode_run.hpp"
 
 #include "harness/device/measured_op_times.hpp"
@@ -22,11 +23,7 @@ namespace encbench::encoder {
 
 namespace {
 
-std::string fmt(double v, int precision = 3) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(precision) << v;
-  return s.str();
-}
+std::string fmt(double v, int precision = 3) { return numbers::fixed(v, precision); }
 
 std::vector<double> collect(const std::vector<ForwardReport>& fs, double (*get)(const ForwardReport&)) {
   std::vector<double> out;

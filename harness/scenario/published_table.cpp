@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/core/number_format.hpp"
 namespace encbench::scenario {
 namespace {
 
@@ -38,17 +39,10 @@ constexpr MetricLabel kMetrics[] = {
     {"p99_itl_ms", "P99 ITL (ms)"},
 };
 
-std::string num(double v) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(std::fabs(v) >= 100 ? 0 : 2) << v;
-  return s.str();
-}
+// Published numbers: whole above 100 (token counts, ms), two decimals below.
+std::string num(double v) { return numbers::fixed(v, std::fabs(v) >= 100 ? 0 : 2); }
 
-std::string pct(double v) {
-  std::ostringstream s;
-  s << std::showpos << std::fixed << std::setprecision(1) << v << " %";
-  return s.str();
-}
+std::string pct(double v) { return numbers::signed_fixed(v, 1) + " %"; }
 
 struct Modelled {
   double mean = 0, lo = 0, hi = 0;
@@ -125,11 +119,10 @@ nlohmann::json print_published_comparison(std::ostream& out, const nlohmann::jso
     std::string label = row["metric"].get<std::string>();
     for (const MetricLabel& metric : kMetrics)
       if (label == metric.key) label = metric.label;
-    std::ostringstream diff;
-    diff << std::showpos << std::fixed << std::setprecision(1) << c["difference_points"].get<double>() << " pts";
+    const std::string diff = numbers::signed_fixed(c["difference_points"].get<double>(), 1) + " pts";
     out << "| " << std::left << std::setw(36) << label << " | " << std::right << std::setw(9)
         << pct(c["published_pct"].get<double>()) << " | " << std::setw(9) << pct(c["model_pct"].get<double>())
-        << " | " << std::setw(10) << diff.str() << " |\n";
+        << " | " << std::setw(10) << diff << " |\n";
   }
   return {{"source", published.value("source", std::string())}, {"role", role}, {"rows", rows}};
 }

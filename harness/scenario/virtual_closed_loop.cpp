@@ -9,6 +9,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "harness/core/number_format.hpp"
 #include "harness/core/text_escape.hpp"
 #include "harness/client/bench.hpp"
 #include "harness/client/dataset.hpp"
@@ -39,11 +40,7 @@
 namespace encbench::scenario {
 namespace {
 
-std::string fixed(double v, int digits) {
-  std::ostringstream text;
-  text << std::fixed << std::setprecision(digits) << v;
-  return text.str();
-}
+using numbers::fixed;
 
 // Everything both arms share: the step cost, the scheduler's limits, the geometry.
 struct SharedModel {
