@@ -53,31 +53,8 @@ std::string scenario_name(const RunResult& r) {
   return name.empty() ? std::filesystem::path(r.source).stem().string() : name;
 }
 
-const char* metric_label(const std::string& key) {
-  static constexpr std::pair<const char*, const char*> kLabels[] = {
-      {"request_throughput", "Request throughput (req/s)"},
-      {"duration", "Benchmark duration (s)"},
-      {"total_input_tokens", "Total input tokens"},
-      {"total_output_tokens", "Total generated tokens"},
-      {"output_throughput", "Output token throughput (tok/s)"},
-      {"max_output_tokens_per_s", "Peak output token throughput (tok/s)"},
-      {"max_concurrent_requests", "Peak concurrent requests"},
-      {"mean_ttft_ms", "Mean TTFT (ms)"},
-      {"median_ttft_ms", "Median TTFT (ms)"},
-      {"p99_ttft_ms", "P99 TTFT (ms)"},
-      {"mean_tpot_ms", "Mean TPOT (ms)"},
-      {"median_tpot_ms", "Median TPOT (ms)"},
-      {"p99_tpot_ms", "P99 TPOT (ms)"},
-      {"mean_itl_ms", "Mean ITL (ms)"},
-      {"median_itl_ms", "Median ITL (ms)"},
-      {"p99_itl_ms", "P99 ITL (ms)"}};
-  for (const auto& [k, label] : kLabels)
-    if (key == k) return label;
-  return nullptr;
-}
-
 std::string label_of(const std::string& key) {
-  const char* label = metric_label(key);
+  const char* label = serving_metric_label(key);
   return label ? label : key;
 }
 

@@ -833,6 +833,40 @@ RunResult parse_result(const json& doc, const std::string& source) {
   return r;
 }
 
+namespace {
+// The published tables' rows, in the seeds' order, with their labels.
+constexpr std::pair<const char*, const char*> kServingLabels[] = {
+    {"request_throughput", "Request throughput (req/s)"},
+    {"duration", "Benchmark duration (s)"},
+    {"total_input_tokens", "Total input tokens"},
+    {"total_output_tokens", "Total generated tokens"},
+    {"output_throughput", "Output token throughput (tok/s)"},
+    {"max_output_tokens_per_s", "Peak output token throughput (tok/s)"},
+    {"max_concurrent_requests", "Peak concurrent requests"},
+    {"mean_ttft_ms", "Mean TTFT (ms)"},
+    {"median_ttft_ms", "Median TTFT (ms)"},
+    {"p99_ttft_ms", "P99 TTFT (ms)"},
+    {"mean_tpot_ms", "Mean TPOT (ms)"},
+    {"median_tpot_ms", "Median TPOT (ms)"},
+    {"p99_tpot_ms", "P99 TPOT (ms)"},
+    {"mean_itl_ms", "Mean ITL (ms)"},
+    {"median_itl_ms", "Median ITL (ms)"},
+    {"p99_itl_ms", "P99 ITL (ms)"}};
+}  // namespace
+
+const char* serving_metric_label(const std::string& key) {
+  for (const auto& [k, label] : kServingLabels)
+    if (key == k) return label;
+  return nullptr;
+}
+
+std::vector<std::string> published_metric_keys() {
+  std::vector<std::string> out;
+  for (const auto& [k, label] : kServingLabels) out.push_back(k);
+  return out;
+}
+
+
 RunResult load_result(const std::filesystem::path& path) {
   return parse_result(read_json_file(path), path.string());
 }

@@ -158,21 +158,8 @@ TEST(ImageReproducers, TheIssuePnmIsRefusedNamingTheAcceptedFormats) {
   server.stop();
 }
 
-// Polls until `done` or 10 s.
-template <class F>
-bool eventually(F done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return done();
-}
-
-std::string post_header(std::size_t content_length) {
-  return "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: " +
-         std::to_string(content_length) + "\r\n\r\n";
-}
+using encbench::testing::eventually;
+using testing::post_header;
 
 TEST(InflightLimit, BeyondTheLimitIs503WithRetryAfterAndRecovers) {
   ServerConfig config = test_config();
