@@ -123,17 +123,22 @@ static int run_report_impl(const ReportOptions& o, std::ostream& out) {
   for (const auto& spec : o.inputs)
     for (const auto& path : expand_inputs(spec)) {
       nlohmann::json doc = read_json_file(path);
-      if (doc.is_object() && doc.value("schema", std::string()) == "encbench-compare")
+      const std::string schema = doc.is_object() ? doc.value("schema", std::string()) : std::string();
+      if (schema == "encbench-compare")
         content.gates.push_back(load_gate_input(path.string()));
+      else if (schema == "encbench-sweep")
+        content.sweeps.push_back({path.string(), std::move(doc)});
       else
         content.runs.push_back(parse_result(doc, path.string()));
     }
+  add_embedded_comparisons(content);
   const HtmlReport report = render_html_report(content);
   write_text_file(o.html_file, report.html);
   std::string reason;
   const std::string verdict = detail::overall_verdict(content, reason);
   out << "wrote " << o.html_file << " (" << report.html.size() << " bytes, " << report.charts.size()
-      << " charts from " << content.runs.size() << " result" << (content.runs.size() == 1 ? "" : "s") << " and "
+      << " charts from " << content.runs.size() << " result" << (content.runs.size() == 1 ? "" : "s")
+      << (content.sweeps.empty() ? "" : ", " + std::to_string(content.sweeps.size()) + " sweep(s)") << " and "
       << content.gates.size() << " comparison" << (content.gates.size() == 1 ? "" : "s") << "): " << verdict
       << ", " << reason << "\n";
   for (const auto& chart : report.charts) out << "  " << chart << "\n";
@@ -145,7 +150,9 @@ static int run_report_impl(const ReportOptions& o, std::ostream& out) {
     nlohmann::json inputs = nlohmann::json::array();
     for (const auto& r : content.runs) inputs.push_back({{"source", r.source}, {"kind", to_string(r.kind)}});
     for (const auto& g : content.gates) inputs.push_back({{"source", g.source}, {"kind", "compare"}});
+    for (const auto& w : content.sweeps) inputs.push_back({{"source", w.source}, {"kind", "sweep"}});
     doc["inputs"] = inputs;
+    doc["reason"] = reason;
     write_json_file(o.json_file, doc);
   }
   return 0;

@@ -1,5 +1,6 @@
 #include "reports/compare.hpp"
 
+#include "harness/core/number_format.hpp"
 #include "harness/core/glob.hpp"
 
 #include <algorithm>
@@ -265,12 +266,7 @@ int improvement_sign(Better better, double before, double after) {
   return (better == Better::higher) == higher ? 1 : -1;
 }
 
-std::string fmt(double v, int precision = 4) {
-  std::ostringstream s;
-  s.precision(precision);
-  s << v;
-  return s.str();
-}
+std::string fmt(double v, int precision = 4) { return numbers::significant(v, precision); }
 
 double relative_spread(const std::vector<double>& xs) {
   if (xs.size() < 2) return 0;

@@ -29,15 +29,9 @@ std::pair<double, double> median_interval(std::vector<double> xs) {
   return {xs[lo - 1], xs[hi - 1]};
 }
 
-namespace {
+namespace detail {
 
 using namespace svg;
-
-struct Bar {
-  std::string label;
-  double value = 0, low = 0, high = 0;
-  std::size_t colour_index = 0;
-};
 
 std::string bar_chart(const std::string& id, const std::string& title, const std::string& unit,
                       const std::vector<Bar>& bars, const std::string& interval_note) {
@@ -84,6 +78,14 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
   o << "</svg>\n";
   return o.str();
 }
+
+}  // namespace detail
+
+namespace {
+
+using namespace svg;
+using detail::Bar;
+using detail::bar_chart;
 
 // Empirical CDF, thinned to at most ~400 points (always keeping both ends).
 std::vector<std::pair<double, double>> cdf_points(std::vector<double> xs) {
@@ -456,6 +458,13 @@ std::vector<EncoderBar> encoder_bars(const RunResult& r, const std::string& pref
     const json d = arm.value("server_engine_delta", json::object());
     b.busy = d.value("device_busy_ms", 0.0);
     b.idle = d.value("device_idle_ms", 0.0);
+    // The virtual clock's arms: the modelled encoder device time of every seed, summed.
+    if (arm.contains("seeds") && arm["seeds"].is_array())
+      for (const auto& seed : arm["seeds"]) {
+        const json engine = seed.is_object() ? seed.value("engine", json::object()) : json::object();
+        b.busy += engine.value("encoder_device_busy_ms", 0.0);
+        b.idle += engine.value("encoder_device_idle_ms", 0.0);
+      }
     if (arm.contains("serving") && arm["serving"].is_object()) {
       const json p = arm["serving"].value("server_profile", json::object());
       if (p.is_object() && p.contains("gap_classes") && p["gap_classes"].is_object())
@@ -532,34 +541,35 @@ std::vector<RunResult> with_arms_expanded(const std::vector<RunResult>& runs) {
   return out;
 }
 
-}  // namespace
 
-const char* html_style() { return kStyle; }
-
-HtmlReport render_html_report(const std::vector<RunResult>& runs, const std::string& title) {
-  ReportContent content;
-  content.runs = runs;
-  content.title = title;
-  return render_html_report(content);
-}
-
-HtmlReport render_html_report(const ReportContent& content) {
-  HtmlReport report;
+// The page as it is assembled: the body so far and the ids of its charts, in page order.
+struct Page {
   std::ostringstream body;
-  auto add_chart = [&](const std::string& id, const std::string& svg) {
+  std::vector<std::string> charts;
+  void add_chart(const std::string& id, const std::string& svg) {
     if (svg.empty()) return;
     body << svg;
-    report.charts.push_back(id);
-  };
-  auto add_section = [&](const detail::Section& s) {
+    charts.push_back(id);
+  }
+  void add(const detail::Section& s) {
     body << s.html;
-    report.charts.insert(report.charts.end(), s.charts.begin(), s.charts.end());
-  };
-  // Verdict first, then its evidence.
-  add_section(detail::verdict_section(content));
-  add_section(detail::pooled_cdf_section(content));
+    charts.insert(charts.end(), s.charts.begin(), s.charts.end());
+  }
+};
 
-  // Results that are rounds of a comparison are drawn pooled above, not one line per round.
+// "#3 run-b.json": a result's index and its path below the inputs' common directory.
+struct ShortNames {
+  std::string prefix;
+  std::string operator()(const RunResult& r, std::size_t index) const {
+    std::ostringstream s;
+    s << '#' << index + 1 << ' ' << (r.source.rfind(prefix, 0) == 0 ? r.source.substr(prefix.size()) : r.source);
+    return s.str();
+  }
+};
+
+// Results that are rounds of a comparison are drawn pooled by the verdict's evidence, not one
+// line per round: the others.
+std::vector<RunResult> runs_not_in_comparisons(const ReportContent& content) {
   std::set<std::string> covered;
   auto key = [](const std::string& path) {
     std::error_code ec;
@@ -572,8 +582,11 @@ HtmlReport render_html_report(const ReportContent& content) {
   std::vector<RunResult> uncovered;
   for (const auto& r : content.runs)
     if (!covered.count(key(r.source))) uncovered.push_back(r);
+  return uncovered;
+}
 
-  // Server-side encoder of closed-loop comparisons: busy vs idle per arm, rounds summed.
+// Server-side encoder of closed-loop comparisons: busy vs idle per arm, rounds summed.
+void gate_encoder_section(Page& page, const ReportContent& content) {
   for (const auto& g : content.gates) {
     std::vector<EncoderBar> bars;
     for (int s = 0; s < 2; ++s) {
@@ -591,112 +604,137 @@ HtmlReport render_html_report(const ReportContent& content) {
       for (const auto& l : order) bars.push_back(sum[l]);
     }
     if (bars.empty()) continue;
-    const std::string id = "server-encoder-" + std::to_string(report.charts.size() + 1);
-    body << "<h2>" << esc(g.name) << ": server-side encoder, busy vs idle</h2>\n";
-    add_chart(id, encoder_bars_chart(id, "Encoder device time per arm (rounds summed)", bars));
+    const std::string id = "server-encoder-" + std::to_string(page.charts.size() + 1);
+    page.body << "<h2>" << esc(g.name) << ": server-side encoder, busy vs idle</h2>\n";
+    page.add_chart(id, encoder_bars_chart(id, "Encoder device time per arm (rounds summed)", bars));
   }
+}
 
-  // The seeds' experiments: published vs model with the one-run intervals (issue 35).
-  for (std::size_t i = 0; i < uncovered.size(); ++i)
-    if (uncovered[i].kind == ResultKind::closed_loop)
-      add_section(detail::published_section(uncovered[i], "published-" + std::to_string(i + 1)));
-
-  const std::vector<RunResult> runs = with_arms_expanded(uncovered);
-  const std::string prefix = common_dir_prefix(content.runs);
-  auto short_name = [&](const RunResult& r, std::size_t index) {
-    std::ostringstream s;
-    s << '#' << index + 1 << ' ' << (r.source.rfind(prefix, 0) == 0 ? r.source.substr(prefix.size()) : r.source);
-    return s.str();
-  };
+// The same per result given on its own (closed-loop results: one bar per arm).
+void run_encoder_section(Page& page, const std::vector<RunResult>& uncovered, const ShortNames& short_name) {
   for (std::size_t i = 0; i < uncovered.size(); ++i) {
     const auto bars = encoder_bars(uncovered[i], "");
     if (bars.empty()) continue;
-    const std::string id = "server-encoder-" + std::to_string(report.charts.size() + 1);
-    body << "<h2>" << esc(short_name(uncovered[i], i)) << ": server-side encoder, busy vs idle</h2>\n";
-    add_chart(id, encoder_bars_chart(id, "Encoder device time per arm", bars));
+    const std::string id = "server-encoder-" + std::to_string(page.charts.size() + 1);
+    page.body << "<h2>" << esc(short_name(uncovered[i], i)) << ": server-side encoder, busy vs idle</h2>\n";
+    const bool virtual_clock = uncovered[i].raw.value("clock", std::string()) == "virtual";
+    page.add_chart(id, encoder_bars_chart(id, virtual_clock ? "Encoder device time per arm, modelled (seeds summed)"
+                                                            : "Encoder device time per arm",
+                                          bars));
   }
+}
 
-  // Serving: latency CDFs and time series.
+// Serving: latency CDFs (one line per result) and throughput / concurrency over time.
+void serving_section(Page& page, const std::vector<RunResult>& runs, const ShortNames& short_name) {
   std::vector<std::size_t> serving;
   for (std::size_t i = 0; i < runs.size(); ++i)
     if (runs[i].kind == ResultKind::serving) serving.push_back(i);
-  if (!serving.empty()) {
-    body << "<h2>Serving latency distributions</h2>\n";
-    const std::pair<const char*, const char*> kCdfs[] = {{"ttft", "TTFT"}, {"itl", "ITL"}, {"e2el", "E2EL"}};
-    for (const auto& [key, display] : kCdfs) {
-      LineChart chart(std::string("cdf-") + key, std::string(display) + " CDF (successful requests)",
-                      std::string(display) + " (ms)", "fraction of samples");
-      chart.set_y_range(0, 1);
-      for (std::size_t i : serving) {
-        const auto samples = per_request_samples_ms(runs[i].raw, runs[i].source);
-        auto it = samples.find(key);
-        if (it == samples.end() || it->second.empty()) continue;
-        chart.add({short_name(runs[i], i) + " (n=" + std::to_string(it->second.size()) + ")",
-                   cdf_points(it->second), true});
-      }
-      if (!chart.empty()) add_chart(std::string("cdf-") + key, chart.svg());
-      else body << "<p class=\"meta\">No per-request " << display
-                << " samples (run vllm bench serve with --save-detailed).</p>\n";
-    }
-    LineChart tput("throughput-over-time", "Output tokens per second over the run", "seconds since first request",
-                   "output tokens / s");
-    LineChart conc("concurrency-over-time", "Requests in flight (mean per second)", "seconds since first request",
-                   "concurrent requests");
+  if (serving.empty()) return;
+  page.body << "<h2>Serving latency distributions</h2>\n";
+  const std::pair<const char*, const char*> kCdfs[] = {{"ttft", "TTFT"}, {"itl", "ITL"}, {"e2el", "E2EL"}};
+  for (const auto& [key, display] : kCdfs) {
+    LineChart chart(std::string("cdf-") + key, std::string(display) + " CDF (successful requests)",
+                    std::string(display) + " (ms)", "fraction of samples");
+    chart.set_y_range(0, 1);
     for (std::size_t i : serving) {
-      std::vector<std::pair<double, double>> tok, inflight;
-      if (!serving_time_series(runs[i], tok, inflight)) continue;
-      tput.add({short_name(runs[i], i), tok, true});
-      conc.add({short_name(runs[i], i), inflight, true});
+      const auto samples = per_request_samples_ms(runs[i].raw, runs[i].source);
+      auto it = samples.find(key);
+      if (it == samples.end() || it->second.empty()) continue;
+      chart.add({short_name(runs[i], i) + " (n=" + std::to_string(it->second.size()) + ")",
+                 cdf_points(it->second), true});
     }
-    if (!tput.empty()) {
-      body << "<h2>Serving over time</h2>\n";
-      add_chart("throughput-over-time", tput.svg());
-      add_chart("concurrency-over-time", conc.svg());
-    }
+    if (!chart.empty()) page.add_chart(std::string("cdf-") + key, chart.svg());
+    else page.body << "<p class=\"meta\">No per-request " << display
+                   << " samples (run vllm bench serve with --save-detailed).</p>\n";
   }
+  LineChart tput("throughput-over-time", "Output tokens per second over the run", "seconds since first request",
+                 "output tokens / s");
+  LineChart conc("concurrency-over-time", "Requests in flight (mean per second)", "seconds since first request",
+                 "concurrent requests");
+  for (std::size_t i : serving) {
+    std::vector<std::pair<double, double>> tok, inflight;
+    if (!serving_time_series(runs[i], tok, inflight)) continue;
+    tput.add({short_name(runs[i], i), tok, true});
+    conc.add({short_name(runs[i], i), inflight, true});
+  }
+  if (tput.empty()) return;
+  page.body << "<h2>Serving over time</h2>\n";
+  page.add_chart("throughput-over-time", tput.svg());
+  page.add_chart("concurrency-over-time", conc.svg());
+}
 
-  // Encode: per-forward times and device timelines.
+// One encode result: device busy vs idle per layer (on the scale every encode result of the same
+// model and device shares: baseline beside optimized) and its largest gaps.
+void encode_layers(Page& page, const std::vector<RunResult>& runs, std::size_t i) {
+  const auto& r = runs[i];
+  const auto bars = layer_bars(r.raw);
+  double y_max = 0;
+  for (const auto& b : bars) y_max = std::max(y_max, layer_total(b));
+  for (const auto& other : runs)
+    if (other.kind == ResultKind::encode && other.identity.model == r.identity.model &&
+        other.identity.device == r.identity.device)
+      for (const auto& b : layer_bars(other.raw)) y_max = std::max(y_max, layer_total(b));
+  const std::string lid = "layers-" + std::to_string(i + 1);
+  page.add_chart(lid, layers_chart(lid, "Device busy vs idle per layer: preset " + r.raw.value("preset", std::string("?")),
+                                   bars, y_max * 1.05));
+  page.body << largest_gaps_table(r.raw);
+}
+
+// Encode: per-forward times, layers and the device timeline of each result.
+void encode_section(Page& page, const std::vector<RunResult>& runs, const ShortNames& short_name) {
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
     if (r.kind != ResultKind::encode) continue;
-    body << "<h2>Encode result " << i + 1 << ": " << esc(r.identity.model) << " on " << esc(r.identity.device) << "</h2>\n";
-    body << "<p class=\"meta\">toggles: " << esc(r.raw.value("toggles", json::object()).dump()) << "</p>\n";
+    page.body << "<h2>Encode result " << i + 1 << ": " << esc(r.identity.model) << " on " << esc(r.identity.device)
+              << "</h2>\n";
+    page.body << "<p class=\"meta\">toggles: " << esc(r.raw.value("toggles", json::object()).dump()) << "</p>\n";
     if (const Metric* m = r.find("forward_ms.mean"); m && !m->samples.empty()) {
       LineChart chart("forwards-" + std::to_string(i + 1), "Forward time per forward", "forward #", "forward (ms)");
       Series s{short_name(r, i), {}, false};
       for (std::size_t k = 0; k < m->samples.size(); ++k) s.points.emplace_back(static_cast<double>(k + 1), m->samples[k]);
       chart.add(std::move(s));
-      add_chart("forwards-" + std::to_string(i + 1), chart.svg());
+      page.add_chart("forwards-" + std::to_string(i + 1), chart.svg());
     }
-    {
-      const auto bars = layer_bars(r.raw);
-      double y_max = 0;
-      for (const auto& b : bars) y_max = std::max(y_max, layer_total(b));
-      // Encode results of the same model and device share a scale: baseline beside optimized.
-      for (const auto& other : runs)
-        if (other.kind == ResultKind::encode && other.identity.model == r.identity.model &&
-            other.identity.device == r.identity.device)
-          for (const auto& b : layer_bars(other.raw)) y_max = std::max(y_max, layer_total(b));
-      const std::string lid = "layers-" + std::to_string(i + 1);
-      add_chart(lid, layers_chart(lid, "Device busy vs idle per layer: preset " + r.raw.value("preset", std::string("?")),
-                                  bars, y_max * 1.05));
-      body << largest_gaps_table(r.raw);
-    }
+    encode_layers(page, runs, i);
     std::string note;
     const std::string id = "timeline-" + std::to_string(i + 1);
     const std::string svg = timeline_chart(id, r.raw, "Device timeline and idle gaps", note);
-    if (svg.empty()) body << "<p class=\"meta\">No \"ops\"/\"gaps\" in this result: no device timeline.</p>\n";
-    add_chart(id, svg);
-    if (!note.empty()) body << "<p class=\"meta\">" << esc(note) << "</p>\n";
+    if (svg.empty()) page.body << "<p class=\"meta\">No \"ops\"/\"gaps\" in this result: no device timeline.</p>\n";
+    page.add_chart(id, svg);
+    if (!note.empty()) page.body << "<p class=\"meta\">" << esc(note) << "</p>\n";
   }
+}
 
-  // A/B bars with intervals.
+// The seeds' picture of one ab result: A (baseline) beside B (optimized), per layer, one scale.
+void ab_layers(Page& page, const RunResult& r, std::size_t i) {
+  const std::vector<LayerBar> sides[2] = {layer_bars(r.raw.value("a", json::object())),
+                                          layer_bars(r.raw.value("b", json::object()))};
+  if (sides[0].empty() && sides[1].empty()) return;
+  double y_max = 0;
+  for (const auto& bars : sides)
+    for (const auto& b : bars) y_max = std::max(y_max, layer_total(b));
+  page.body << "<div class=\"pair\">";
+  for (int side = 0; side < 2; ++side) {
+    if (sides[side].empty()) continue;
+    const json& doc = r.raw[side ? "b" : "a"];
+    const std::string lid = "layers-" + std::to_string(i + 1) + (side ? "-b" : "-a");
+    page.body << "<div>";
+    page.add_chart(lid, layers_chart(lid, std::string(side ? "B" : "A") + " (" + doc.value("preset", std::string("?")) +
+                                              "): device busy vs idle per layer",
+                                     sides[side], y_max * 1.05));
+    page.body << largest_gaps_table(doc) << "</div>";
+  }
+  page.body << "</div>\n";
+}
+
+// A/B results: bars with 95% intervals of the median, the layers of both sides, the speedup.
+void ab_section(Page& page, const std::vector<RunResult>& runs) {
   const std::pair<const char*, const char*> kAbSeries[] = {
       {"forward_ms.median", "forward"}, {"device_busy_ms.median", "device busy"}};
   for (std::size_t i = 0; i < runs.size(); ++i) {
     const auto& r = runs[i];
     if (r.kind != ResultKind::ab) continue;
-    body << "<h2>A/B result " << i + 1 << ": " << esc(r.identity.model) << "</h2>\n";
+    page.body << "<h2>A/B result " << i + 1 << ": " << esc(r.identity.model) << "</h2>\n";
     std::vector<Bar> bars;
     for (const auto& [key, display] : kAbSeries)
       for (int side = 0; side < 2; ++side) {
@@ -708,117 +746,131 @@ HtmlReport render_html_report(const ReportContent& content) {
         bars.push_back(b);
       }
     if (!bars.empty())
-      add_chart("ab-bars-" + std::to_string(i + 1),
-                bar_chart("ab-bars-" + std::to_string(i + 1), "A/B: median per forward", "ms", bars,
-                          "whiskers: 95% interval of the median (order statistics)"));
-    {
-      // The seeds' picture: A (baseline) beside B (optimized) on one scale.
-      const std::vector<LayerBar> sides[2] = {layer_bars(r.raw.value("a", json::object())),
-                                              layer_bars(r.raw.value("b", json::object()))};
-      double y_max = 0;
-      for (const auto& bars : sides)
-        for (const auto& b : bars) y_max = std::max(y_max, layer_total(b));
-      if (!sides[0].empty() || !sides[1].empty())
-        body << "<div class=\"pair\">";
-      for (int side = 0; side < 2; ++side) {
-        if (sides[side].empty()) continue;
-        const json& doc = r.raw[side ? "b" : "a"];
-        const std::string lid = "layers-" + std::to_string(i + 1) + (side ? "-b" : "-a");
-        body << "<div>";
-        add_chart(lid, layers_chart(lid, std::string(side ? "B" : "A") + " (" + doc.value("preset", std::string("?")) +
-                                             "): device busy vs idle per layer",
-                                    sides[side], y_max * 1.05));
-        body << largest_gaps_table(doc) << "</div>";
-      }
-      if (!sides[0].empty() || !sides[1].empty()) body << "</div>\n";
-    }
+      page.add_chart("ab-bars-" + std::to_string(i + 1),
+                     bar_chart("ab-bars-" + std::to_string(i + 1), "A/B: median per forward", "ms", bars,
+                               "whiskers: 95% interval of the median (order statistics)"));
+    ab_layers(page, r, i);
     if (const Metric* s = r.find("speedup_b_over_a"))
-      body << "<p>Speedup of B over A (median forward): <b>" << format_number(s->value) << "x</b></p>\n";
-    body << "<p class=\"meta\">A toggles: " << esc(r.raw["a"].value("toggles", json::object()).dump())
-         << "<br>B toggles: " << esc(r.raw["b"].value("toggles", json::object()).dump()) << "</p>\n";
+      page.body << "<p>Speedup of B over A (median forward): <b>" << format_number(s->value) << "x</b></p>\n";
+    page.body << "<p class=\"meta\">A toggles: " << esc(r.raw["a"].value("toggles", json::object()).dump())
+              << "<br>B toggles: " << esc(r.raw["b"].value("toggles", json::object()).dump()) << "</p>\n";
   }
+}
 
-  // Several results of one kind side by side.
-  {
-    std::vector<Bar> bars;
-    std::string unit;
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      const auto& r = runs[i];
-      const char* key = r.kind == ResultKind::serving ? "median_ttft_ms"
-                        : r.kind == ResultKind::encode ? "forward_ms.median" : nullptr;
-      if (!key) continue;
-      const Metric* m = r.find(key);
-      if (!m) continue;
-      Bar b{short_name(r, i) + " " + m->label, m->value, m->value, m->value, i};
-      if (!m->samples.empty()) std::tie(b.low, b.high) = median_interval(m->samples);
-      bars.push_back(b);
-      unit = m->unit;
-    }
-    if (bars.size() >= 2) {
-      body << "<h2>Results side by side</h2>\n";
-      add_chart("runs-bars", bar_chart("runs-bars", "Medians across results", unit, bars,
-                                       "whiskers: 95% interval of the median (order statistics)"));
-    }
+// Several serving or encode results side by side: their medians with intervals.
+void side_by_side_section(Page& page, const std::vector<RunResult>& runs, const ShortNames& short_name) {
+  std::vector<Bar> bars;
+  std::string unit;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    const auto& r = runs[i];
+    const char* key = r.kind == ResultKind::serving ? "median_ttft_ms"
+                      : r.kind == ResultKind::encode ? "forward_ms.median" : nullptr;
+    if (!key) continue;
+    const Metric* m = r.find(key);
+    if (!m) continue;
+    Bar b{short_name(r, i) + " " + m->label, m->value, m->value, m->value, i};
+    if (!m->samples.empty()) std::tie(b.low, b.high) = median_interval(m->samples);
+    bars.push_back(b);
+    unit = m->unit;
   }
+  if (bars.size() < 2) return;
+  page.body << "<h2>Results side by side</h2>\n";
+  page.add_chart("runs-bars", bar_chart("runs-bars", "Medians across results", unit, bars,
+                                        "whiskers: 95% interval of the median (order statistics)"));
+}
 
-  // Google Benchmark medians.
-  {
-    std::vector<Bar> bars;
-    for (std::size_t i = 0; i < runs.size(); ++i) {
-      if (runs[i].kind != ResultKind::gbench) continue;
-      for (const auto& m : runs[i].metrics) {
-        if (m.name.size() < 10 || m.name.compare(m.name.size() - 10, 10, "/real_time") != 0) continue;
-        Bar b{"#" + std::to_string(i + 1) + " " + m.name.substr(0, m.name.size() - 10), m.value, m.value, m.value, i};
-        if (!m.samples.empty()) {
-          const auto [lo, hi] = std::minmax_element(m.samples.begin(), m.samples.end());
-          b.low = *lo;
-          b.high = *hi;
-        }
-        if (bars.size() < 60) bars.push_back(b);
+// Google Benchmark medians with min..max over repetitions.
+void gbench_section(Page& page, const std::vector<RunResult>& runs) {
+  std::vector<Bar> bars;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (runs[i].kind != ResultKind::gbench) continue;
+    for (const auto& m : runs[i].metrics) {
+      if (m.name.size() < 10 || m.name.compare(m.name.size() - 10, 10, "/real_time") != 0) continue;
+      Bar b{"#" + std::to_string(i + 1) + " " + m.name.substr(0, m.name.size() - 10), m.value, m.value, m.value, i};
+      if (!m.samples.empty()) {
+        const auto [lo, hi] = std::minmax_element(m.samples.begin(), m.samples.end());
+        b.low = *lo;
+        b.high = *hi;
       }
-    }
-    if (!bars.empty()) {
-      body << "<h2>Google Benchmark</h2>\n";
-      add_chart("gbench-bars", bar_chart("gbench-bars", "Median real time per benchmark", "ns", bars,
-                                         "whiskers: min..max over repetitions"));
+      if (bars.size() < 60) bars.push_back(b);
     }
   }
+  if (bars.empty()) return;
+  page.body << "<h2>Google Benchmark</h2>\n";
+  page.add_chart("gbench-bars", bar_chart("gbench-bars", "Median real time per benchmark", "ns", bars,
+                                          "whiskers: min..max over repetitions"));
+}
 
-  // Inputs, compact: the common directory once, the scenario once when every input shares it.
-  {
-    const auto& all = content.runs;
-    bool one_scenario = !all.empty();
-    for (const auto& r : all) one_scenario = one_scenario && r.identity.scenario == all.front().identity.scenario;
-    body << "<h2 id=\"inputs\">Inputs (" << all.size() << ")</h2>\n<p class=\"meta\">";
-    if (!prefix.empty()) body << "under <code>" << esc(prefix) << "</code>";
-    if (one_scenario && !all.front().identity.scenario.empty())
-      body << "; scenario for all: " << esc(all.front().identity.scenario);
-    for (const auto& g : content.gates) body << "; comparison <code>" << esc(g.source) << "</code>";
-    body << "</p>\n<table class=\"inputs\"><tr><th>#</th><th>file</th><th>kind</th><th>model</th><th>device</th>"
-         << (one_scenario ? "" : "<th>scenario</th>") << "<th>git sha</th></tr>\n";
-    for (std::size_t i = 0; i < all.size(); ++i) {
-      const auto& r = all[i];
-      body << "<tr><td>" << i + 1 << "</td><td>"
-           << esc(r.source.rfind(prefix, 0) == 0 ? r.source.substr(prefix.size()) : r.source) << "</td><td>"
-           << to_string(r.kind) << "</td><td>" << esc(r.identity.model) << "</td><td>" << esc(r.identity.device)
-           << "</td>" << (one_scenario ? "" : "<td>" + esc(r.identity.scenario) + "</td>") << "<td>"
-           << esc(r.git_sha.substr(0, 12)) << "</td></tr>\n";
-    }
-    body << "</table>\n";
+// Inputs, compact: the common directory once, the scenario once when every input shares it.
+void inputs_section(Page& page, const ReportContent& content, const std::string& prefix) {
+  const auto& all = content.runs;
+  auto& body = page.body;
+  bool one_scenario = !all.empty();
+  for (const auto& r : all) one_scenario = one_scenario && r.identity.scenario == all.front().identity.scenario;
+  body << "<h2 id=\"inputs\">Inputs (" << all.size() << ")</h2>\n<p class=\"meta\">";
+  if (!prefix.empty()) body << "under <code>" << esc(prefix) << "</code>";
+  if (one_scenario && !all.front().identity.scenario.empty())
+    body << "; scenario for all: " << esc(all.front().identity.scenario);
+  for (const auto& g : content.gates) body << "; comparison <code>" << esc(g.source) << "</code>";
+  for (const auto& w : content.sweeps) body << "; sweep <code>" << esc(w.source) << "</code>";
+  body << "</p>\n<table class=\"inputs\"><tr><th>#</th><th>file</th><th>kind</th><th>model</th><th>device</th>"
+       << (one_scenario ? "" : "<th>scenario</th>") << "<th>git sha</th></tr>\n";
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    const auto& r = all[i];
+    body << "<tr><td>" << i + 1 << "</td><td>"
+         << esc(r.source.rfind(prefix, 0) == 0 ? r.source.substr(prefix.size()) : r.source) << "</td><td>"
+         << to_string(r.kind) << "</td><td>" << esc(r.identity.model) << "</td><td>" << esc(r.identity.device)
+         << "</td>" << (one_scenario ? "" : "<td>" + esc(r.identity.scenario) + "</td>") << "<td>"
+         << esc(r.git_sha.substr(0, 12)) << "</td></tr>\n";
   }
-  body << "<details id=\"metrics\"><summary>Every metric of every input</summary>\n";
+  body << "</table>\n";
+}
+
+void metrics_appendix(Page& page, const ReportContent& content) {
+  page.body << "<details id=\"metrics\"><summary>Every metric of every input</summary>\n";
   for (std::size_t i = 0; i < content.runs.size(); ++i)
-    body << "<h3>#" << i + 1 << " " << esc(content.runs[i].source) << "</h3>\n" << summary_table(content.runs[i]);
-  body << "</details>\n";
+    page.body << "<h3>#" << i + 1 << " " << esc(content.runs[i].source) << "</h3>\n" << summary_table(content.runs[i]);
+  page.body << "</details>\n";
+}
 
-  std::ostringstream page;
-  page << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
+}  // namespace
+
+const char* html_style() { return kStyle; }
+
+HtmlReport render_html_report(const std::vector<RunResult>& runs, const std::string& title) {
+  ReportContent content;
+  content.runs = runs;
+  content.title = title;
+  return render_html_report(content);
+}
+
+HtmlReport render_html_report(const ReportContent& content) {
+  Page page;
+  // Verdict first, then its evidence.
+  page.add(detail::verdict_section(content));
+  page.add(detail::pooled_cdf_section(content));
+  page.add(detail::closed_loop_section(content.runs));
+  for (std::size_t i = 0; i < content.sweeps.size(); ++i) page.add(detail::sweep_section(content.sweeps[i], i));
+  gate_encoder_section(page, content);
+  const std::vector<RunResult> uncovered = runs_not_in_comparisons(content);
+  const std::vector<RunResult> runs = with_arms_expanded(uncovered);
+  const ShortNames names{common_dir_prefix(content.runs)};
+  run_encoder_section(page, uncovered, names);
+  serving_section(page, runs, names);
+  encode_section(page, runs, names);
+  ab_section(page, runs);
+  side_by_side_section(page, runs, names);
+  gbench_section(page, runs);
+  inputs_section(page, content, names.prefix);
+  metrics_appendix(page, content);
+
+  std::ostringstream html;
+  html << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
        << "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n<title>" << esc(content.title)
        << "</title>\n<style>" << kStyle << "</style></head>\n<body>\n"
-       << body.str() << "<p class=\"meta\">" << content.runs.size() << " result(s), " << report.charts.size()
+       << page.body.str() << "<p class=\"meta\">" << content.runs.size() << " result(s), " << page.charts.size()
        << " chart(s). Self-contained: inline SVG, no scripts, no network.</p>\n</body></html>\n";
-  report.html = page.str();
-  return report;
+  return {html.str(), page.charts};
 }
 
 }  // namespace encbench::reports

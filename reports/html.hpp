@@ -24,6 +24,11 @@
 //   ab-bars-N                       A/B bars with 95% intervals of the median for ab result N
 //   runs-bars                       the same bars across several results of one kind
 //   gbench-bars                     Google Benchmark medians with min..max intervals
+//   published-N                     closed-loop result N (virtual): model as % of the published
+//                                   numbers per metric and arm, whiskers the seeds' range
+//   seeds-N-<metric>                the metric per seed, one line per arm (virtual seeds or
+//                                   live rounds)
+//   sweep-N-ttft|tpot|throughput|pareto  sweep result N: curves against offered load
 #include <optional>
 #include <string>
 #include <vector>
@@ -50,12 +55,29 @@ struct GateInput {
 // Throws InvalidInput when the file is not an encbench-compare result.
 GateInput load_gate_input(const std::string& path);
 
+// An encbench-sweep result (`run --sweep/--slo`, `bench sweep`): drawn as its curves. Compare
+// does not read sweeps (a sweep is many loads, not one run), so it is kept as the document.
+struct SweepInput {
+  std::string source;
+  nlohmann::json doc;
+};
+
 struct ReportContent {
   std::string title = "encbench report";
   std::vector<RunResult> runs;    // results given on the command line
   std::vector<GateInput> gates;   // comparisons: the verdict
+  std::vector<SweepInput> sweeps;
   std::optional<int> gate_exit;   // the gate's exit status (0 PASS, 1 REGRESSION, 2 INVALID)
+  // Why an A/B the results carry has no verdict (a live run that could not keep its schedule).
+  std::vector<std::string> no_verdict_reasons;
 };
+
+// With no comparison given, the A/B a closed-loop result carries is the verdict: `encbench run`
+// writes its pooled B-vs-A comparison into the result ("comparison"), and its rounds are the arms'
+// seeds (virtual clock) or rounds (live). Each becomes a gate input named after the scenario; a
+// live result whose verdict is invalid adds its reasons to `no_verdict_reasons` instead. With a
+// comparison given (the CI gate), the rounds' own A/Bs are not verdicts and nothing is added.
+void add_embedded_comparisons(ReportContent& content);
 
 HtmlReport render_html_report(const ReportContent& content);
 HtmlReport render_html_report(const std::vector<RunResult>& runs, const std::string& title);

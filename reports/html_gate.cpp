@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 
+#include "harness/core/number_format.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
 #include "harness/core/stats.hpp"
@@ -26,11 +27,7 @@ std::string slug(const std::string& s) {
   return out;
 }
 
-std::string pct(double fraction, int digits = 1) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.*f%%", digits, 100.0 * fraction);
-  return buf;
-}
+std::string pct(double fraction, int digits = 1) { return numbers::percent_of_fraction(fraction, digits); }
 
 // The paths of a compare JSON's "base" / "new": as written, else relative to the compare file's
 // directory with leading components dropped (an artefact directory moved as a whole).
@@ -215,9 +212,7 @@ std::string evidence_text(const json& m) {
   const std::string n = std::to_string(m.value("n_before", 0)) + "/" + std::to_string(m.value("n_after", 0));
   if (m.contains("p_value") && m["p_value"].is_number()) {
     const double p = m["p_value"].get<double>();
-    char buf[32];
-    std::snprintf(buf, sizeof buf, p < 0.001 ? "p<0.001" : "p=%.3f", p);
-    o << buf << ", n=" << n;
+    o << (p < 0.001 ? "p<0.001" : "p=" + numbers::fixed(p, 3)) << ", n=" << n;
     if (m.contains("between_run_noise_relative"))
       o << "; between rounds \u00b1" << pct(get_d(m, "between_run_noise_relative"));
   } else if (m.contains("prediction_interval") && m["prediction_interval"].is_array()) {
@@ -239,9 +234,7 @@ std::string round_change_range(const Side& head, double before) {
     lo = std::min(lo, (v - before) / std::fabs(before));
     hi = std::max(hi, (v - before) / std::fabs(before));
   }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "rounds %+.1f%%..%+.1f%%", 100 * lo, 100 * hi);
-  return buf;
+  return "rounds " + numbers::signed_fixed(100 * lo, 1) + "%.." + numbers::signed_fixed(100 * hi, 1) + "%";
 }
 
 std::string verdict_badge(const std::string& v, bool regression) {
@@ -250,6 +243,163 @@ std::string verdict_badge(const std::string& v, bool regression) {
 }
 
 std::string gate_label(const GateInput& g) { return g.name.empty() ? g.source : g.name; }
+
+
+// Every row of every comparison, classified once; and what the line under the verdict says.
+struct ClassifiedRows {
+  std::vector<Row> moved, noisy, same;
+  std::map<std::string, std::size_t> rel_thresholds, abs_thresholds;
+  std::set<std::string> gate_files;
+  std::set<double> alphas;
+};
+
+ClassifiedRows classify_rows(const ReportContent& c) {
+  ClassifiedRows out;
+  for (const auto& g : c.gates) {
+    out.gate_files.insert(get_s(g.doc, "gate"));
+    out.alphas.insert(get_d(g.doc, "alpha", 0.002));
+    const auto exact = exact_metrics(g.doc);
+    for (const auto& m : g.doc["metrics"]) {
+      if (!m.is_object()) throw InvalidInput(g.source + ": a \"metrics\" entry is not an object");
+      if (exact.count(get_s(m, "metric"))) continue;  // shown as its exact check
+      Row r{&g, &m, nullptr, get_s(m, "verdict"), m.value("regression", false), ""};
+      if (m.value("gated", false)) {
+        ++out.rel_thresholds[pct(get_d(m, "threshold_relative"), 0)];
+        if (get_d(m, "threshold_absolute") > 0)
+          ++out.abs_thresholds[format_number(get_d(m, "threshold_absolute")) + " " + get_s(m, "unit")];
+      }
+      if (r.verdict == "FASTER" || r.verdict == "SLOWER") {
+        r.evidence_id = "ev-" + slug(gate_label(g)) + "-" + slug(get_s(m, "metric"));
+        out.moved.push_back(r);
+      } else if (r.verdict == "NOISY") {
+        out.noisy.push_back(r);
+      } else if (r.verdict == "SAME") {
+        out.same.push_back(r);
+      }
+    }
+    static const json kNone = json::array();
+    const json& checks = g.doc.contains("exact_checks") && g.doc["exact_checks"].is_array() ? g.doc["exact_checks"] : kNone;
+    for (const auto& e : checks) {  // (rows keep pointers: iterate the document, not a copy)
+      if (!e.is_object() || !e.value("applicable", false)) continue;
+      const bool ok = e.value("passed", true);
+      Row r{&g, nullptr, &e, ok ? "OK" : "VIOLATED", !ok, ""};
+      (ok ? out.same : out.moved).push_back(r);
+    }
+  }
+  std::stable_partition(out.moved.begin(), out.moved.end(), [](const Row& r) { return r.regression; });
+  return out;
+}
+
+// The line under the verdict: title, gate, alpha, thresholds.
+std::string gate_line(const std::string& title, const ClassifiedRows& rows) {
+  std::ostringstream o;
+  o << "<p class=\"sub\">" << esc(title);
+  if (!rows.gate_files.empty()) {
+    o << " \u00b7 gate ";
+    std::size_t i = 0;
+    for (const auto& f : rows.gate_files) o << (i++ ? ", " : "") << "<code>" << esc(f) << "</code>";
+    o << " \u00b7 alpha ";
+    i = 0;
+    for (double a : rows.alphas) o << (i++ ? ", " : "") << a;
+    o << " \u00b7 thresholds: relative ";
+    i = 0;
+    for (const auto& [t, n] : rows.rel_thresholds) o << (i++ ? ", " : "") << esc(t) << " (" << n << ")";
+    if (!rows.abs_thresholds.empty()) {
+      o << "; absolute ";
+      i = 0;
+      for (const auto& [t, n] : rows.abs_thresholds) o << (i++ ? ", " : "") << esc(t) << " (" << n << ")";
+    }
+    o << "; pooled rounds must also clear the between-round spread";
+  }
+  o << "</p>\n";
+  return o.str();
+}
+
+// One row of the verdict tables: a metric (values, change, evidence) or an exact check.
+std::string row_html(const Row& r, bool with_link) {
+  std::ostringstream t;
+  const json& src = r.metric ? *r.metric : *r.exact;
+  const std::string name = get_s(src, "metric");
+  const bool det = r.exact != nullptr || is_deterministic_metric(name);
+  t << "<tr" << (r.regression ? " class=\"reg\"" : "") << "><td>" << esc(gate_label(*r.gate)) << "</td><td class=\"m\">"
+    << esc(get_s(src, "label").empty() ? name : get_s(src, "label")) << "</td>";
+  if (r.metric) {
+    const json& m = *r.metric;
+    std::optional<double> change;
+    if (m.contains("relative_change") && m["relative_change"].is_number()) change = m["relative_change"].get<double>();
+    std::string spread = evidence_text(m);
+    if (!r.evidence_id.empty()) {
+      const std::string range = round_change_range(side_of(r.gate->new_rounds, name), get_d(m, "before"));
+      if (!range.empty()) spread += "; " + range;
+    }
+    t << "<td class=\"n\">" << format_number(get_d(m, "before")) << "</td><td class=\"n\">"
+      << format_number(get_d(m, "after")) << "</td><td class=\"n\">" << esc(format_change(change))
+      << "</td><td>" << esc(spread) << "</td>";
+  } else {
+    const json& e = *r.exact;
+    t << "<td class=\"n\">" << esc(get_s(e, "before")) << "</td><td class=\"n\">" << esc(get_s(e, "after"))
+      << "</td><td>" << esc(get_s(e, "expectation")) << "</td><td>exact check"
+      << (e.value("passed", true) ? "" : ": " + esc(get_s(e, "reason"))) << "</td>";
+  }
+  const std::string accepted = get_s(src, "accepted");
+  t << "<td>" << metric_kind_name(det) << "</td><td>" << verdict_badge(r.verdict, r.regression)
+    << (accepted.empty() ? "" : " <span class=\"badge noisy\">ACCEPTED: " + esc(accepted) + "</span>") << "</td>";
+  if (with_link)
+    t << "<td>" << (r.evidence_id.empty() ? "" : "<a href=\"#" + r.evidence_id + "\">evidence</a>") << "</td>";
+  t << "</tr>\n";
+  return t.str();
+}
+
+// The moved table, then NOISY and SAME folded.
+std::string verdict_tables(const ClassifiedRows& rows) {
+  std::ostringstream o;
+  const char* header =
+      "<tr><th>gate</th><th>metric</th><th>BASE</th><th>HEAD</th><th>change</th><th>interval / spread</th>"
+      "<th>kind</th><th>verdict</th>";
+  o << "<h2 id=\"moved\">Moved beyond noise: " << rows.moved.size() << "</h2>\n";
+  if (rows.moved.empty()) {
+    o << "<p>No metric moved beyond noise (" << rows.same.size() << " SAME, " << rows.noisy.size() << " NOISY).</p>\n";
+  } else {
+    o << "<table class=\"moved\">" << header << "<th></th></tr>\n";
+    for (const auto& r : rows.moved) o << row_html(r, true);
+    o << "</table>\n";
+  }
+  o << "<details id=\"noisy\"><summary>NOISY: " << rows.noisy.size()
+    << " metrics changed beyond the threshold, but the data cannot tell it from noise (never fails the gate)"
+    << "</summary>\n<table>" << header << "</tr>\n";
+  for (const auto& r : rows.noisy) o << row_html(r, false);
+  o << "</table></details>\n";
+  o << "<details id=\"same\"><summary>SAME: " << rows.same.size()
+    << " metrics and exact checks unchanged within threshold and noise</summary>\n<table>" << header << "</tr>\n";
+  for (const auto& r : rows.same) o << row_html(r, false);
+  o << "</table></details>\n";
+  return o.str();
+}
+
+// Evidence of each moved metric: BASE vs HEAD distributions with each round's own value.
+std::string evidence_html(const std::vector<Row>& moved, std::vector<std::string>& charts) {
+  std::ostringstream o;
+  bool any_evidence = false;
+  for (const auto& r : moved) {
+    if (!r.metric || r.gate->base_rounds.empty()) continue;
+    const json& m = *r.metric;
+    const std::string name = get_s(m, "metric");
+    const Side base = side_of(r.gate->base_rounds, name), head = side_of(r.gate->new_rounds, name);
+    if (base.rounds.empty() || head.rounds.empty()) continue;
+    if (!any_evidence) o << "<h2 id=\"evidence\">Evidence: BASE vs HEAD, rounds pooled</h2>\n";
+    any_evidence = true;
+    const std::string id = "dist-" + slug(gate_label(*r.gate)) + "-" + slug(name);
+    o << "<div class=\"ev\" id=\"" << r.evidence_id << "\"><h3>" << esc(gate_label(*r.gate)) << ": "
+      << esc(get_s(m, "label")) << " " << verdict_badge(r.verdict, r.regression) << "</h3>\n";
+    o << distribution_chart(id, get_s(m, "label"), get_s(m, "unit"), base, head, get_d(m, "before"), get_d(m, "after"));
+    charts.push_back(id);
+    o << "<p class=\"meta\">box: quartiles of the pooled " << esc(get_s(m, "sample_kind").empty() ? "values" : get_s(m, "sample_kind"))
+      << ", whiskers p5..p95 (min..max below 20); \u25c6 the pooled value compared; \u25cb each round's own value. "
+      << esc(get_s(m, "reason")) << "</p>\n";
+    o << per_round_table(base, head) << "</div>\n";
+  }
+  return o.str();
+}
 
 }  // namespace
 
@@ -284,12 +434,21 @@ namespace detail {
 std::string overall_verdict(const ReportContent& c, std::string& detail_text) {
   std::size_t regressions = 0;
   for (const auto& g : c.gates) regressions += g.doc.value("regressions", std::size_t{0});
-  const std::string derived = c.gates.empty() ? "NO VERDICT" : regressions ? "REGRESSION" : "PASS";
-  if (c.gates.empty()) detail_text = "no comparison given (encbench report --compare FILE, from encbench compare --json)";
-  else if (regressions)
-    detail_text = std::to_string(regressions) + " regression" + (regressions > 1 ? "s" : "");
-  else
-    detail_text = "no regression";
+  // No comparison: the results' own A/B had no verdict (its reasons), or there is no A/B at all.
+  const std::string derived = !c.gates.empty()                 ? (regressions ? "REGRESSION" : "PASS")
+                              : !c.no_verdict_reasons.empty() ? "NO VERDICT"
+                                                              : "NO A/B";
+  if (!c.gates.empty()) {
+    if (regressions) detail_text = std::to_string(regressions) + " regression" + (regressions > 1 ? "s" : "");
+    else detail_text = "no regression";
+  } else if (!c.no_verdict_reasons.empty()) {
+    detail_text = "the A/B in " + c.no_verdict_reasons.front();
+  } else if (!c.sweeps.empty()) {
+    detail_text = "no A/B verdict in a sweep: B vs A per load point and the capacity at the SLO below";
+  } else {
+    detail_text = "no A/B in these results (compare two: encbench compare BASE NEW --json FILE, then "
+                  "encbench report --compare FILE)";
+  }
   if (!c.gate_exit) return derived;
   const std::string given = *c.gate_exit == 0 ? "PASS" : *c.gate_exit == 1 ? "REGRESSION" : "INVALID";
   if (given == "INVALID")
@@ -308,152 +467,20 @@ Section verdict_section(const ReportContent& c) {
   const std::string cls = verdict == "PASS" ? "pass" : verdict == "REGRESSION" ? "fail" : "invalid";
   o << "<h1 id=\"verdict\" class=\"verdict " << cls << "\">" << esc(verdict) << " <small>" << esc(why)
     << "</small></h1>\n";
-
-  // Rows, classified once.
-  std::vector<Row> moved, noisy, same;
-  std::map<std::string, std::size_t> rel_thresholds, abs_thresholds;
-  std::set<std::string> gate_files;
-  std::set<double> alphas;
-  for (const auto& g : c.gates) {
-    gate_files.insert(get_s(g.doc, "gate"));
-    alphas.insert(get_d(g.doc, "alpha", 0.002));
-    const auto exact = exact_metrics(g.doc);
-    for (const auto& m : g.doc["metrics"]) {
-      if (!m.is_object()) throw InvalidInput(g.source + ": a \"metrics\" entry is not an object");
-      if (exact.count(get_s(m, "metric"))) continue;  // shown as its exact check
-      Row r{&g, &m, nullptr, get_s(m, "verdict"), m.value("regression", false), ""};
-      if (m.value("gated", false)) {
-        ++rel_thresholds[pct(get_d(m, "threshold_relative"), 0)];
-        if (get_d(m, "threshold_absolute") > 0)
-          ++abs_thresholds[format_number(get_d(m, "threshold_absolute")) + " " + get_s(m, "unit")];
-      }
-      if (r.verdict == "FASTER" || r.verdict == "SLOWER") {
-        r.evidence_id = "ev-" + slug(gate_label(g)) + "-" + slug(get_s(m, "metric"));
-        moved.push_back(r);
-      } else if (r.verdict == "NOISY") {
-        noisy.push_back(r);
-      } else if (r.verdict == "SAME") {
-        same.push_back(r);
-      }
-    }
-    static const json kNone = json::array();
-    const json& checks = g.doc.contains("exact_checks") && g.doc["exact_checks"].is_array() ? g.doc["exact_checks"] : kNone;
-    for (const auto& e : checks) {  // (rows keep pointers: iterate the document, not a copy)
-      if (!e.is_object() || !e.value("applicable", false)) continue;
-      const bool ok = e.value("passed", true);
-      Row r{&g, nullptr, &e, ok ? "OK" : "VIOLATED", !ok, ""};
-      (ok ? same : moved).push_back(r);
-    }
-  }
-  std::stable_partition(moved.begin(), moved.end(), [](const Row& r) { return r.regression; });
-
-  // The line under the verdict: title, gate, alpha, thresholds.
-  o << "<p class=\"sub\">" << esc(c.title);
-  if (!gate_files.empty()) {
-    o << " \u00b7 gate ";
-    std::size_t i = 0;
-    for (const auto& f : gate_files) o << (i++ ? ", " : "") << "<code>" << esc(f) << "</code>";
-    o << " \u00b7 alpha ";
-    i = 0;
-    for (double a : alphas) o << (i++ ? ", " : "") << a;
-    o << " \u00b7 thresholds: relative ";
-    i = 0;
-    for (const auto& [t, n] : rel_thresholds) o << (i++ ? ", " : "") << esc(t) << " (" << n << ")";
-    if (!abs_thresholds.empty()) {
-      o << "; absolute ";
-      i = 0;
-      for (const auto& [t, n] : abs_thresholds) o << (i++ ? ", " : "") << esc(t) << " (" << n << ")";
-    }
-    o << "; pooled rounds must also clear the between-round spread";
-  }
-  o << "</p>\n";
+  const ClassifiedRows rows = classify_rows(c);
+  o << gate_line(c.title, rows);
   if (c.gates.empty()) {
     out.html = o.str();
     return out;
   }
-
-  auto row_html = [&](const Row& r, bool with_link) {
-    std::ostringstream t;
-    const json& src = r.metric ? *r.metric : *r.exact;
-    const std::string name = get_s(src, "metric");
-    const bool det = r.exact != nullptr || is_deterministic_metric(name);
-    t << "<tr" << (r.regression ? " class=\"reg\"" : "") << "><td>" << esc(gate_label(*r.gate)) << "</td><td class=\"m\">"
-      << esc(get_s(src, "label").empty() ? name : get_s(src, "label")) << "</td>";
-    if (r.metric) {
-      const json& m = *r.metric;
-      std::optional<double> change;
-      if (m.contains("relative_change") && m["relative_change"].is_number()) change = m["relative_change"].get<double>();
-      std::string spread = evidence_text(m);
-      if (!r.evidence_id.empty()) {
-        const std::string range =
-            round_change_range(side_of(r.gate->new_rounds, name), get_d(m, "before"));
-        if (!range.empty()) spread += "; " + range;
-      }
-      t << "<td class=\"n\">" << format_number(get_d(m, "before")) << "</td><td class=\"n\">"
-        << format_number(get_d(m, "after")) << "</td><td class=\"n\">" << esc(format_change(change))
-        << "</td><td>" << esc(spread) << "</td>";
-    } else {
-      const json& e = *r.exact;
-      t << "<td class=\"n\">" << esc(get_s(e, "before")) << "</td><td class=\"n\">" << esc(get_s(e, "after"))
-        << "</td><td>" << esc(get_s(e, "expectation")) << "</td><td>exact check"
-        << (e.value("passed", true) ? "" : ": " + esc(get_s(e, "reason"))) << "</td>";
-    }
-    const std::string accepted = get_s(r.metric ? *r.metric : *r.exact, "accepted");
-    t << "<td>" << metric_kind_name(det) << "</td><td>" << verdict_badge(r.verdict, r.regression)
-      << (accepted.empty() ? "" : " <span class=\"badge noisy\">ACCEPTED: " + esc(accepted) + "</span>") << "</td>";
-    if (with_link)
-      t << "<td>" << (r.evidence_id.empty() ? "" : "<a href=\"#" + r.evidence_id + "\">evidence</a>") << "</td>";
-    t << "</tr>\n";
-    return t.str();
-  };
-  const char* header =
-      "<tr><th>gate</th><th>metric</th><th>BASE</th><th>HEAD</th><th>change</th><th>interval / spread</th>"
-      "<th>kind</th><th>verdict</th>";
-
-  o << "<h2 id=\"moved\">Moved beyond noise: " << moved.size() << "</h2>\n";
-  if (moved.empty()) {
-    o << "<p>No metric moved beyond noise (" << same.size() << " SAME, " << noisy.size() << " NOISY).</p>\n";
-  } else {
-    o << "<table class=\"moved\">" << header << "<th></th></tr>\n";
-    for (const auto& r : moved) o << row_html(r, true);
-    o << "</table>\n";
-  }
-  o << "<details id=\"noisy\"><summary>NOISY: " << noisy.size()
-    << " metrics changed beyond the threshold, but the data cannot tell it from noise (never fails the gate)"
-    << "</summary>\n<table>" << header << "</tr>\n";
-  for (const auto& r : noisy) o << row_html(r, false);
-  o << "</table></details>\n";
-  o << "<details id=\"same\"><summary>SAME: " << same.size()
-    << " metrics and exact checks unchanged within threshold and noise</summary>\n<table>" << header << "</tr>\n";
-  for (const auto& r : same) o << row_html(r, false);
-  o << "</table></details>\n";
+  o << verdict_tables(rows);
   for (const auto& g : c.gates) {
     for (const auto& w : g.doc.value("warnings", json::array()))
       if (w.is_string() && w.get<std::string>().find("unreliable") != std::string::npos)
         o << "<p class=\"meta\">" << esc(gate_label(g)) << ": WARNING: " << esc(w.get<std::string>()) << "</p>\n";
     if (!g.rounds_note.empty()) o << "<p class=\"meta\">" << esc(gate_label(g)) << ": " << esc(g.rounds_note) << "</p>\n";
   }
-
-  // Evidence of each moved metric.
-  bool any_evidence = false;
-  for (const auto& r : moved) {
-    if (!r.metric || r.gate->base_rounds.empty()) continue;
-    const json& m = *r.metric;
-    const std::string name = get_s(m, "metric");
-    const Side base = side_of(r.gate->base_rounds, name), head = side_of(r.gate->new_rounds, name);
-    if (base.rounds.empty() || head.rounds.empty()) continue;
-    if (!any_evidence) o << "<h2 id=\"evidence\">Evidence: BASE vs HEAD, rounds pooled</h2>\n";
-    any_evidence = true;
-    const std::string id = "dist-" + slug(gate_label(*r.gate)) + "-" + slug(name);
-    o << "<div class=\"ev\" id=\"" << r.evidence_id << "\"><h3>" << esc(gate_label(*r.gate)) << ": "
-      << esc(get_s(m, "label")) << " " << verdict_badge(r.verdict, r.regression) << "</h3>\n";
-    o << distribution_chart(id, get_s(m, "label"), get_s(m, "unit"), base, head, get_d(m, "before"), get_d(m, "after"));
-    out.charts.push_back(id);
-    o << "<p class=\"meta\">box: quartiles of the pooled " << esc(get_s(m, "sample_kind").empty() ? "values" : get_s(m, "sample_kind"))
-      << ", whiskers p5..p95 (min..max below 20); \u25c6 the pooled value compared; \u25cb each round's own value. "
-      << esc(get_s(m, "reason")) << "</p>\n";
-    o << per_round_table(base, head) << "</div>\n";
-  }
+  o << evidence_html(rows.moved, out.charts);
   out.html = o.str();
   return out;
 }

@@ -7,6 +7,16 @@
 
 namespace encbench::reports::detail {
 
+// One bar of a horizontal bar chart, with an interval (whiskers) around its value.
+struct Bar {
+  std::string label;
+  double value = 0, low = 0, high = 0;
+  std::size_t colour_index = 0;
+};
+// Bars on one axis from 0 (values >= 0), whiskers low..high, `interval_note` under the axis.
+std::string bar_chart(const std::string& id, const std::string& title, const std::string& unit,
+                      const std::vector<Bar>& bars, const std::string& interval_note);
+
 struct Section {
   std::string html;
   std::vector<std::string> charts;  // chart ids, in page order
@@ -18,9 +28,11 @@ std::string overall_verdict(const ReportContent& content, std::string& reason);
 Section verdict_section(const ReportContent& content);
 // Pooled BASE vs HEAD latency CDFs per arm of serving / closed-loop comparisons.
 Section pooled_cdf_section(const ReportContent& content);
-// A closed-loop result's published table (scenarios/seeds/*.json): published vs model per metric
-// with the seeds' range, each change with the model's one-run interval (reports/html_published.cpp).
-// Empty when the result carries none.
-Section published_section(const RunResult& r, const std::string& id_prefix);
+// Closed-loop results (`encbench run`): published vs model with each PR's change, the spread over
+// seeds or rounds (html_closed_loop.cpp). Chart ids carry the result's index in `runs`.
+Section closed_loop_section(const std::vector<RunResult>& runs);
+// One sweep: its capacity headline, curves against offered load and the points (sweep_html.cpp).
+// Throws InvalidInput naming the file when the points lack what the curves read.
+Section sweep_section(const SweepInput& sweep, std::size_t index);
 
 }  // namespace encbench::reports::detail

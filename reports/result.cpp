@@ -343,6 +343,55 @@ constexpr EncodeSeries kEncodeSeries[] = {
     {"idle_fraction", "idle fraction", "", MetricGroup::device},
 };
 
+// The encode result's single numbers: syncs, host time per layer, device memory.
+void add_encode_scalars(const json& summary, const std::string& prefix, const std::string& label_prefix, RunResult& r) {
+  auto scalar = [&](const char* key, const std::string& label, const char* unit, MetricGroup group, Better better) {
+    const json v = summary.value(key, json());
+    double value = 0;
+    if (v.is_number()) value = v.get<double>();
+    else if (v.is_object() && v.contains("mean") && v["mean"].is_number()) value = v["mean"].get<double>();
+    else return;
+    Metric m;
+    m.name = prefix + key;
+    m.label = label_prefix + label;
+    m.unit = unit;
+    m.group = group;
+    m.better = better;
+    m.value = value;
+    r.metrics.push_back(std::move(m));
+  };
+  scalar("syncs_per_forward", "Syncs per forward", "", MetricGroup::exact, Better::lower);
+  scalar("host_us_per_layer", "Host time per layer (us)", "us", MetricGroup::device, Better::lower);
+  // Device memory: the allocator's accounting, independent of timing (deterministic).
+  scalar("peak_device_memory_bytes", "Peak device memory (B)", "B", MetricGroup::device, Better::lower);
+  scalar("peak_device_memory_reserved_bytes", "Peak device memory reserved (B)", "B", MetricGroup::device,
+         Better::lower);
+  scalar("bytes_allocated_per_forward", "Bytes allocated per forward (B)", "B", MetricGroup::device, Better::lower);
+}
+
+// The accuracy guard's verdict (exact) and its largest relative error (info).
+void add_encode_accuracy(const json& doc, const std::string& prefix, const std::string& label_prefix, RunResult& r) {
+  if (auto acc = doc.find("accuracy"); acc != doc.end() && acc->is_object()) {
+    if (acc->contains("verdict")) {
+      Metric m;
+      m.name = prefix + "accuracy.verdict";
+      m.label = label_prefix + "Accuracy verdict";
+      m.group = MetricGroup::exact;
+      m.text = string_or(*acc, "verdict");
+      r.metrics.push_back(std::move(m));
+    }
+    if (acc->contains("max_rel_error") && (*acc)["max_rel_error"].is_number()) {
+      Metric m;
+      m.name = prefix + "accuracy.max_rel_error";
+      m.label = label_prefix + "Max relative error";
+      m.group = MetricGroup::info;
+      m.better = Better::lower;
+      m.value = (*acc)["max_rel_error"].get<double>();
+      r.metrics.push_back(std::move(m));
+    }
+  }
+}
+
 void parse_encode_body(const json& doc, const std::string& prefix, const std::string& label_prefix,
                        const std::string& source, RunResult& r) {
   const json samples = doc.value("samples", json::object());
@@ -417,47 +466,8 @@ void parse_encode_body(const json& doc, const std::string& prefix, const std::st
       if (!xs.empty() || from_summary("p99")) add("p99", "P99 " + display, Statistic::percentile, 99, from_summary("p99"));
     }
   }
-  auto scalar = [&](const char* key, const std::string& label, const char* unit, MetricGroup group, Better better) {
-    const json v = summary.value(key, json());
-    double value = 0;
-    if (v.is_number()) value = v.get<double>();
-    else if (v.is_object() && v.contains("mean") && v["mean"].is_number()) value = v["mean"].get<double>();
-    else return;
-    Metric m;
-    m.name = prefix + key;
-    m.label = label_prefix + label;
-    m.unit = unit;
-    m.group = group;
-    m.better = better;
-    m.value = value;
-    r.metrics.push_back(std::move(m));
-  };
-  scalar("syncs_per_forward", "Syncs per forward", "", MetricGroup::exact, Better::lower);
-  scalar("host_us_per_layer", "Host time per layer (us)", "us", MetricGroup::device, Better::lower);
-  // Device memory: the allocator's accounting, independent of timing (deterministic).
-  scalar("peak_device_memory_bytes", "Peak device memory (B)", "B", MetricGroup::device, Better::lower);
-  scalar("peak_device_memory_reserved_bytes", "Peak device memory reserved (B)", "B", MetricGroup::device,
-         Better::lower);
-  scalar("bytes_allocated_per_forward", "Bytes allocated per forward (B)", "B", MetricGroup::device, Better::lower);
-  if (auto acc = doc.find("accuracy"); acc != doc.end() && acc->is_object()) {
-    if (acc->contains("verdict")) {
-      Metric m;
-      m.name = prefix + "accuracy.verdict";
-      m.label = label_prefix + "Accuracy verdict";
-      m.group = MetricGroup::exact;
-      m.text = string_or(*acc, "verdict");
-      r.metrics.push_back(std::move(m));
-    }
-    if (acc->contains("max_rel_error") && (*acc)["max_rel_error"].is_number()) {
-      Metric m;
-      m.name = prefix + "accuracy.max_rel_error";
-      m.label = label_prefix + "Max relative error";
-      m.group = MetricGroup::info;
-      m.better = Better::lower;
-      m.value = (*acc)["max_rel_error"].get<double>();
-      r.metrics.push_back(std::move(m));
-    }
-  }
+  add_encode_scalars(summary, prefix, label_prefix, r);
+  add_encode_accuracy(doc, prefix, label_prefix, r);
 }
 
 std::string model_of(const json& doc) {
@@ -541,6 +551,64 @@ bool is_rate_counter(const std::string& name) {
          name.find("flops") != std::string::npos;
 }
 
+// The rows of one benchmark (run_name): its repetitions, aggregates and user counters.
+struct GbenchRows {
+  std::vector<double> real, cpu;
+  std::map<std::string, std::vector<double>> counters;
+  std::map<std::string, double> aggregate_real, aggregate_cpu;  // by aggregate_name
+  std::vector<std::string> counter_order;
+};
+
+// One benchmark's metrics: real and cpu time (ns, median of the repetitions) and its counters.
+void add_gbench_metrics(const std::string& name, const GbenchRows& s, RunResult& r) {
+  auto add_time = [&](const char* which, const std::vector<double>& xs,
+                      const std::map<std::string, double>& agg) {
+    Metric m;
+    m.name = name + "/" + which;
+    m.label = name + " " + which + " (ns)";
+    m.unit = "ns";
+    m.group = MetricGroup::latency;
+    m.better = Better::lower;
+    m.statistic = Statistic::median;
+    if (!xs.empty()) {
+      m.value = stats::median(xs);
+      if (xs.size() >= 2) {
+        m.samples = xs;
+        m.sample_kind = "repetitions";
+      }
+    } else if (agg.count("median")) {
+      m.value = agg.at("median");
+    } else if (agg.count("mean")) {
+      m.value = agg.at("mean");
+    } else {
+      return;
+    }
+    r.metrics.push_back(std::move(m));
+  };
+  add_time("real_time", s.real, s.aggregate_real);
+  add_time("cpu_time", s.cpu, s.aggregate_cpu);
+  for (const auto& counter : s.counter_order) {
+    const auto& xs = s.counters.at(counter);
+    Metric m;
+    m.name = name + "/" + counter;
+    m.label = name + " " + counter;
+    const bool rate = is_rate_counter(counter);
+    // Instruction counts and virtual-clock times are costs: lower is better, gated.
+    const bool deterministic = !rate && deterministic_by_name(counter);
+    m.group = rate ? MetricGroup::throughput : deterministic ? MetricGroup::latency : MetricGroup::info;
+    m.better = rate ? Better::higher : deterministic ? Better::lower : Better::none;
+    if (deterministic && counter.find("instructions") != std::string::npos) m.unit = "instructions";
+    if (deterministic && counter.find("_ms") != std::string::npos) m.unit = "ms";
+    m.statistic = Statistic::median;
+    m.value = stats::median(xs);
+    if (xs.size() >= 2) {
+      m.samples = xs;
+      m.sample_kind = "repetitions";
+    }
+    r.metrics.push_back(std::move(m));
+  }
+}
+
 RunResult parse_gbench(const json& doc, const std::string& source) {
   static const std::set<std::string> kKnown = {
       "name", "family_index", "per_family_instance_index", "run_name", "run_type", "repetitions",
@@ -561,14 +629,8 @@ RunResult parse_gbench(const json& doc, const std::string& source) {
   const std::string exe = string_or(context, "executable");
   r.identity.scenario = exe.empty() ? "" : std::filesystem::path(exe).filename().string();
 
-  struct Series {
-    std::vector<double> real, cpu;
-    std::map<std::string, std::vector<double>> counters;
-    std::map<std::string, double> aggregate_real, aggregate_cpu;  // by aggregate_name
-    std::vector<std::string> counter_order;
-  };
   std::vector<std::string> order;
-  std::map<std::string, Series> by_name;
+  std::map<std::string, GbenchRows> by_name;
   for (const auto& row : doc["benchmarks"]) {
     require(row.is_object() && row.contains("name"), source + ": a benchmarks[] entry has no name");
     if (row.value("error_occurred", false) || row.value("skipped", false)) {
@@ -582,7 +644,7 @@ RunResult parse_gbench(const json& doc, const std::string& source) {
     if (!timed && (run_type != "iteration" || row.contains("big_o") || row.contains("rms"))) continue;
     const std::string name = string_or(row, "run_name", string_or(row, "name"));
     if (!by_name.count(name)) order.push_back(name);
-    Series& s = by_name[name];
+    GbenchRows& s = by_name[name];
     const std::string unit = row.value("time_unit", std::string("ns"));
     if (run_type == "aggregate") {
       if (row.value("aggregate_unit", std::string("time")) != "time") continue;
@@ -602,55 +664,7 @@ RunResult parse_gbench(const json& doc, const std::string& source) {
     }
   }
   require(!order.empty(), source + ": Google Benchmark JSON without usable benchmarks");
-  for (const auto& name : order) {
-    const Series& s = by_name[name];
-    auto add_time = [&](const char* which, const std::vector<double>& xs,
-                        const std::map<std::string, double>& agg) {
-      Metric m;
-      m.name = name + "/" + which;
-      m.label = name + " " + which + " (ns)";
-      m.unit = "ns";
-      m.group = MetricGroup::latency;
-      m.better = Better::lower;
-      m.statistic = Statistic::median;
-      if (!xs.empty()) {
-        m.value = stats::median(xs);
-        if (xs.size() >= 2) {
-          m.samples = xs;
-          m.sample_kind = "repetitions";
-        }
-      } else if (agg.count("median")) {
-        m.value = agg.at("median");
-      } else if (agg.count("mean")) {
-        m.value = agg.at("mean");
-      } else {
-        return;
-      }
-      r.metrics.push_back(std::move(m));
-    };
-    add_time("real_time", s.real, s.aggregate_real);
-    add_time("cpu_time", s.cpu, s.aggregate_cpu);
-    for (const auto& counter : s.counter_order) {
-      const auto& xs = s.counters.at(counter);
-      Metric m;
-      m.name = name + "/" + counter;
-      m.label = name + " " + counter;
-      const bool rate = is_rate_counter(counter);
-      // Instruction counts and virtual-clock times are costs: lower is better, gated.
-      const bool deterministic = !rate && deterministic_by_name(counter);
-      m.group = rate ? MetricGroup::throughput : deterministic ? MetricGroup::latency : MetricGroup::info;
-      m.better = rate ? Better::higher : deterministic ? Better::lower : Better::none;
-      if (deterministic && counter.find("instructions") != std::string::npos) m.unit = "instructions";
-      if (deterministic && counter.find("_ms") != std::string::npos) m.unit = "ms";
-      m.statistic = Statistic::median;
-      m.value = stats::median(xs);
-      if (xs.size() >= 2) {
-        m.samples = xs;
-        m.sample_kind = "repetitions";
-      }
-      r.metrics.push_back(std::move(m));
-    }
-  }
+  for (const auto& name : order) add_gbench_metrics(name, by_name[name], r);
   return r;
 }
 
@@ -818,6 +832,40 @@ RunResult parse_result(const json& doc, const std::string& source) {
   r.raw = doc;
   return r;
 }
+
+namespace {
+// The published tables' rows, in the seeds' order, with their labels.
+constexpr std::pair<const char*, const char*> kServingLabels[] = {
+    {"request_throughput", "Request throughput (req/s)"},
+    {"duration", "Benchmark duration (s)"},
+    {"total_input_tokens", "Total input tokens"},
+    {"total_output_tokens", "Total generated tokens"},
+    {"output_throughput", "Output token throughput (tok/s)"},
+    {"max_output_tokens_per_s", "Peak output token throughput (tok/s)"},
+    {"max_concurrent_requests", "Peak concurrent requests"},
+    {"mean_ttft_ms", "Mean TTFT (ms)"},
+    {"median_ttft_ms", "Median TTFT (ms)"},
+    {"p99_ttft_ms", "P99 TTFT (ms)"},
+    {"mean_tpot_ms", "Mean TPOT (ms)"},
+    {"median_tpot_ms", "Median TPOT (ms)"},
+    {"p99_tpot_ms", "P99 TPOT (ms)"},
+    {"mean_itl_ms", "Mean ITL (ms)"},
+    {"median_itl_ms", "Median ITL (ms)"},
+    {"p99_itl_ms", "P99 ITL (ms)"}};
+}  // namespace
+
+const char* serving_metric_label(const std::string& key) {
+  for (const auto& [k, label] : kServingLabels)
+    if (key == k) return label;
+  return nullptr;
+}
+
+std::vector<std::string> published_metric_keys() {
+  std::vector<std::string> out;
+  for (const auto& [k, label] : kServingLabels) out.push_back(k);
+  return out;
+}
+
 
 RunResult load_result(const std::filesystem::path& path) {
   return parse_result(read_json_file(path), path.string());

@@ -117,6 +117,12 @@ void require_comparable(const RunResult& base, const RunResult& next);
 std::map<std::string, std::vector<double>> per_request_samples_ms(const nlohmann::json& doc,
                                                                   const std::string& source);
 
+// The seeds' label of a vLLM serving key ("mean_ttft_ms" -> "Mean TTFT (ms)") for the keys a
+// published table carries; nullptr for others.
+const char* serving_metric_label(const std::string& key);
+// Those keys in the seeds' table order (throughput, duration, tokens, TTFT, TPOT, ITL).
+std::vector<std::string> published_metric_keys();
+
 // The value of `metric` recomputed from samples with numpy conventions.
 double statistic_of(const Metric& metric, const std::vector<double>& samples);
 

@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "harness/core/number_format.hpp"
 #include "reports/tables.hpp"
 
 namespace encbench::reports::svg {
@@ -38,19 +39,13 @@ inline const char* gap_colour(const std::string& cls) {
 
 inline std::string esc(const std::string& s) { return xml_escape(s); }
 
-inline std::string num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f", v);
-  return buf;
-}
+inline std::string num(double v) { return numbers::fixed(v, 1); }
 
 inline std::string tick_label(double v) {
-  char buf[32];
   const double a = std::fabs(v);
-  if (a >= 1e6 || (a > 0 && a < 1e-2)) std::snprintf(buf, sizeof buf, "%.2g", v);
-  else if (a >= 100 || v == std::floor(v)) std::snprintf(buf, sizeof buf, "%.0f", v);
-  else std::snprintf(buf, sizeof buf, "%.3g", v);
-  return buf;
+  if (a >= 1e6 || (a > 0 && a < 1e-2)) return numbers::significant(v, 2);
+  if (a >= 100 || v == std::floor(v)) return numbers::fixed(v, 0);
+  return numbers::significant(v, 3);
 }
 
 // "Nice" tick spacing: 1, 2 or 5 times a power of ten, about `count` ticks over the range.

@@ -1,11 +1,13 @@
 #include "reports/sweep_html.hpp"
 
 #include <cmath>
+#include <cstring>
 #include <fstream>
 #include <sstream>
 
 #include "harness/core/error.hpp"
 #include "reports/html.hpp"
+#include "reports/html_sections.hpp"
 #include "reports/svg.hpp"
 
 namespace encbench::reports {
@@ -82,8 +84,8 @@ std::string chart(const nlohmann::json& doc, const std::string& id, const std::s
   return c.svg();
 }
 
-std::string pareto(const nlohmann::json& doc) {
-  svg::LineChart c("pareto", "TPOT against output throughput (each point a load; lower right is better)",
+std::string pareto(const nlohmann::json& doc, const std::string& id) {
+  svg::LineChart c(id, "TPOT against output throughput (each point a load; lower right is better)",
                    "output tokens/s", "mean TPOT (ms)");
   const char* arm_colours[] = {svg::kBaseColour, svg::kHeadColour};
   for (std::size_t arm = 0; arm < doc["presets"].size() && arm < 2; ++arm) {
@@ -158,24 +160,71 @@ std::string points_table(const nlohmann::json& doc) {
   return o.str();
 }
 
+// The curves and the points' table; chart ids are `id_prefix` + ttft, tpot, throughput, pareto.
+std::string sweep_body(const nlohmann::json& doc, const std::string& id_prefix, std::vector<std::string>& charts) {
+  std::ostringstream o;
+  if (doc["points"].empty()) return "";
+  for (const char* id : {"ttft", "tpot", "throughput", "pareto"}) charts.push_back(id_prefix + id);
+  o << "<h2>Latency and throughput against offered load</h2>\n<div class=\"pair\"><div>"
+    << chart(doc, id_prefix + "ttft", "TTFT (mean and p99)", "ms", {"mean_ttft_ms", "p99_ttft_ms"}, slo_limit(doc, "ttft"))
+    << "</div><div>"
+    << chart(doc, id_prefix + "tpot", "TPOT (mean and p99)", "ms", {"mean_tpot_ms", "p99_tpot_ms"}, slo_limit(doc, "tpot"))
+    << "</div></div>\n<div class=\"pair\"><div>"
+    << chart(doc, id_prefix + "throughput", "Achieved request throughput", "req/s", {"request_throughput"}, 0)
+    << "</div><div>" << pareto(doc, id_prefix + "pareto") << "</div></div>\n<h2>Points</h2>\n" << points_table(doc);
+  return o.str();
+}
+
+// The keys every drawing below reads; a sweep without them is refused by name, not drawn half.
+void require_drawable(const nlohmann::json& doc, const std::string& source) {
+  require(doc.is_object() && doc.contains("presets") && doc["presets"].is_array() && !doc["presets"].empty() &&
+              doc.contains("points") && doc["points"].is_array(),
+          source + ": an encbench-sweep result needs 'presets' and 'points' lists");
+  const char* keys[] = {"request_throughput", "mean_ttft_ms", "p99_ttft_ms", "mean_tpot_ms", "p99_tpot_ms",
+                        "output_throughput"};
+  for (std::size_t i = 0; i < doc["points"].size(); ++i) {
+    const auto& p = doc["points"][i];
+    const std::string where = source + ": points[" + std::to_string(i) + "]";
+    require(p.is_object() && p.contains("variable") && p["variable"].is_string() && p.contains("value") &&
+                p.contains("arms") && p["arms"].is_array() && p["arms"].size() >= doc["presets"].size() &&
+                p.contains("verdicts") && p["verdicts"].is_object(),
+            where + " needs 'variable', 'value', 'verdicts' and one 'arms' entry per preset");
+    for (const auto& arm : p["arms"])
+      for (const char* key : keys)
+        require(arm.is_object() && arm.contains(key) && arm[key].is_object() && arm[key].contains("mean") &&
+                    arm[key]["mean"].is_number(),
+                where + ": every arm needs '" + key + "': {\"mean\": number}");
+  }
+}
+
 }  // namespace
 
 std::string render_sweep_html(const nlohmann::json& doc) {
   std::ostringstream o;
+  std::vector<std::string> charts;
   o << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>encbench sweep</title><style>"
-    << html_style() << "</style></head>\n<body>\n" << verdict_header(doc);
-  if (!doc["points"].empty()) {
-    o << "<h2>Latency and throughput against offered load</h2>\n<div class=\"pair\"><div>"
-      << chart(doc, "ttft", "TTFT (mean and p99)", "ms", {"mean_ttft_ms", "p99_ttft_ms"}, slo_limit(doc, "ttft"))
-      << "</div><div>"
-      << chart(doc, "tpot", "TPOT (mean and p99)", "ms", {"mean_tpot_ms", "p99_tpot_ms"}, slo_limit(doc, "tpot"))
-      << "</div></div>\n<div class=\"pair\"><div>"
-      << chart(doc, "throughput", "Achieved request throughput", "req/s", {"request_throughput"}, 0)
-      << "</div><div>" << pareto(doc) << "</div></div>\n<h2>Points</h2>\n" << points_table(doc);
-  }
+    << html_style() << "</style></head>\n<body>\n" << verdict_header(doc) << sweep_body(doc, "", charts);
   o << "</body></html>\n";
   return o.str();
 }
+
+namespace detail {
+
+Section sweep_section(const SweepInput& sweep, std::size_t index) {
+  require_drawable(sweep.doc, sweep.source);
+  Section out;
+  const std::string prefix = "sweep-" + std::to_string(index + 1) + "-";
+  // Inside the report the page's verdict is the h1: the sweep's headline is a section title.
+  std::string header = verdict_header(sweep.doc);
+  for (const auto& [from, to] : {std::pair{"<h1", "<h2"}, std::pair{"</h1>", "</h2>"}})
+    for (auto at = header.find(from); at != std::string::npos; at = header.find(from, at))
+      header.replace(at, std::strlen(from), to);
+  out.html = "<p class=\"meta\">sweep <code>" + svg::esc(sweep.source) + "</code></p>\n" + header +
+             sweep_body(sweep.doc, prefix, out.charts);
+  return out;
+}
+
+}  // namespace detail
 
 void write_sweep_html(const std::filesystem::path& path, const nlohmann::json& sweep) {
   std::ofstream out(path);

@@ -6,38 +6,17 @@
 #include <sstream>
 #include <vector>
 
+#include "harness/core/number_format.hpp"
 #include "harness/core/text_escape.hpp"
 
 namespace encbench::reports {
 
-std::string format_number(double value) {
-  if (!std::isfinite(value)) return value != value ? "nan" : (value > 0 ? "inf" : "-inf");
-  const bool integral = value == std::floor(value) && std::fabs(value) < 1e15;
-  char buf[64];
-  const double magnitude = std::fabs(value);
-  if (magnitude != 0 && magnitude < 0.01) {
-    std::snprintf(buf, sizeof buf, "%.3g", value);  // small fractions keep their digits
-    return buf;
-  }
-  std::snprintf(buf, sizeof buf, integral ? "%.0f" : "%.2f", magnitude);
-  std::string digits = buf;
-  const auto dot = digits.find('.');
-  std::string whole = digits.substr(0, dot);
-  const std::string frac = dot == std::string::npos ? "" : digits.substr(dot);
-  std::string grouped;
-  for (std::size_t i = 0; i < whole.size(); ++i) {
-    if (i && (whole.size() - i) % 3 == 0) grouped += ',';
-    grouped += whole[i];
-  }
-  return (value < 0 ? "-" : "") + grouped + frac;
-}
+std::string format_number(double value) { return numbers::grouped(value); }
 
 std::string format_change(const std::optional<double>& rel) {
   if (!rel) return "n/a";
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%+.2f%%", 100.0 * *rel);
   const char* arrow = *rel > 0 ? " \u2191" : (*rel < 0 ? " \u2193" : " =");
-  return std::string(buf) + arrow;
+  return numbers::signed_fixed(100.0 * *rel, 2) + "%" + arrow;
 }
 
 std::string xml_escape(const std::string& text) {
@@ -62,12 +41,7 @@ namespace {
 constexpr MetricGroup kTableGroups[] = {MetricGroup::throughput, MetricGroup::latency,
                                         MetricGroup::device, MetricGroup::exact};
 
-std::string format_p(double p) {
-  char buf[32];
-  if (p < 0.001) std::snprintf(buf, sizeof buf, "p<0.001");
-  else std::snprintf(buf, sizeof buf, "p=%.3f", p);
-  return buf;
-}
+std::string format_p(double p) { return p < 0.001 ? "p<0.001" : "p=" + numbers::fixed(p, 3); }
 
 // The Verdict column: verdict, its evidence, and the gate's judgement.
 std::string verdict_cell(const MetricComparison& r, bool markdown) {

@@ -5,7 +5,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/device/sim_profile.hpp"
-#include "harness/trace/trace_import.hpp"
+#include "harness/trace_read/trace_import.hpp"
 
 namespace encbench::device {
 

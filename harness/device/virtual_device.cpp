@@ -12,7 +12,7 @@
 #include "harness/core/error.hpp"
 #include "harness/core/instrument.hpp"
 #include "harness/device/allocator.hpp"
-#include "harness/device/event_rules.hpp"
+#include "harness/timeline/event_rules.hpp"
 #include "kernels/thread_pool.hpp"
 
 namespace encbench::device {
@@ -20,6 +20,7 @@ namespace encbench::device {
 using timeline::DeviceOp;
 using timeline::HostSpanKind;
 using timeline::OpCategory;
+namespace rules = timeline::rules;  // the discrete-event rules trace replay shares
 
 namespace {
 

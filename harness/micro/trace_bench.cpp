@@ -9,7 +9,7 @@
 
 #include "harness/micro/registry.hpp"
 #include "harness/trace/synthetic_trace.hpp"
-#include "harness/trace/trace_import.hpp"
+#include "harness/trace_read/trace_import.hpp"
 
 namespace encbench::micro {
 namespace {

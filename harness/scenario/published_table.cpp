@@ -11,46 +11,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/core/number_format.hpp"
 #include "harness/core/stats.hpp"
+#include "reports/result.hpp"
 
 namespace encbench::scenario {
 namespace {
 
-struct MetricLabel {
-  const char* key;
-  const char* label;
-};
+// Published numbers: whole above 100 (token counts, ms), two decimals below.
+std::string num(double v) { return numbers::fixed(v, std::fabs(v) >= 100 ? 0 : 2); }
 
-constexpr MetricLabel kMetrics[] = {
-    {"request_throughput", "Request throughput (req/s)"},
-    {"duration", "Benchmark duration (s)"},
-    {"total_input_tokens", "Total input tokens"},
-    {"total_output_tokens", "Total generated tokens"},
-    {"output_throughput", "Output token throughput (tok/s)"},
-    {"max_output_tokens_per_s", "Peak output token throughput (tok/s)"},
-    {"max_concurrent_requests", "Peak concurrent requests"},
-    {"mean_ttft_ms", "Mean TTFT (ms)"},
-    {"median_ttft_ms", "Median TTFT (ms)"},
-    {"p99_ttft_ms", "P99 TTFT (ms)"},
-    {"mean_tpot_ms", "Mean TPOT (ms)"},
-    {"median_tpot_ms", "Median TPOT (ms)"},
-    {"p99_tpot_ms", "P99 TPOT (ms)"},
-    {"mean_itl_ms", "Mean ITL (ms)"},
-    {"median_itl_ms", "Median ITL (ms)"},
-    {"p99_itl_ms", "P99 ITL (ms)"},
-};
-
-std::string num(double v) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(std::fabs(v) >= 100 ? 0 : 2) << v;
-  return s.str();
-}
-
-std::string pct(double v) {
-  std::ostringstream s;
-  s << std::showpos << std::fixed << std::setprecision(1) << v << " %";
-  return s.str();
-}
+std::string pct(double v) { return numbers::signed_fixed(v, 1) + " %"; }
 
 struct Modelled {
   double mean = 0, lo = 0, hi = 0;
@@ -104,15 +75,15 @@ nlohmann::json print_published_comparison(std::ostream& out, const nlohmann::jso
   out << "| Metric                               | Before pub. | model      | seeds range       | error    "
          "| After pub. | model      | error    |\n";
   nlohmann::json rows = nlohmann::json::array();
-  for (const MetricLabel& metric : kMetrics) {
-    const bool has_before = before.contains(metric.key), has_after = after.contains(metric.key);
+  for (const std::string& key : reports::published_metric_keys()) {
+    const bool has_before = before.contains(key), has_after = after.contains(key);
     if (!has_before && !has_after) continue;
-    nlohmann::json row = {{"metric", metric.key}};
+    nlohmann::json row = {{"metric", key}};
     std::ostringstream line;
-    line << "| " << std::left << std::setw(36) << metric.label << " | " << std::right;
+    line << "| " << std::left << std::setw(36) << reports::serving_metric_label(key) << " | " << std::right;
     if (has_before) {
-      const double p = before[metric.key].get<double>();
-      const Modelled m = model_value(per_seed[0], metric.key);
+      const double p = before[key].get<double>();
+      const Modelled m = model_value(per_seed[0], key);
       row["before"] = side_json(p, m);
       line << std::setw(11) << num(p) << " | " << std::setw(10) << num(m.mean) << " | " << std::setw(17)
            << (num(m.lo) + "-" + num(m.hi)) << " | " << std::setw(8) << pct(100.0 * (m.mean / p - 1.0)) << " | ";
@@ -121,17 +92,17 @@ nlohmann::json print_published_comparison(std::ostream& out, const nlohmann::jso
            << std::setw(8) << "" << " | ";
     }
     if (has_after && per_seed.size() > 1) {
-      const double p = after[metric.key].get<double>();
-      const Modelled m = model_value(per_seed[1], metric.key);
+      const double p = after[key].get<double>();
+      const Modelled m = model_value(per_seed[1], key);
       row["after"] = side_json(p, m);
       line << std::setw(10) << num(p) << " | " << std::setw(10) << num(m.mean) << " | " << std::setw(8)
            << pct(100.0 * (m.mean / p - 1.0)) << " |";
     }
     if (has_before && has_after && per_seed.size() > 1) {
-      const double pb = before[metric.key].get<double>(), pa = after[metric.key].get<double>();
-      const double mb = model_value(per_seed[0], metric.key).mean, ma = model_value(per_seed[1], metric.key).mean;
+      const double pb = before[key].get<double>(), pa = after[key].get<double>();
+      const double mb = model_value(per_seed[0], key).mean, ma = model_value(per_seed[1], key).mean;
       const double published_change = 100.0 * (pa / pb - 1.0), model_change = 100.0 * (ma / mb - 1.0);
-      const ChangeInterval ci = change_interval(per_seed[0], per_seed[1], metric.key);
+      const ChangeInterval ci = change_interval(per_seed[0], per_seed[1], key);
       row["change"] = {{"published_pct", published_change}, {"model_pct", model_change},
                        {"difference_points", model_change - published_change},
                        {"one_run_p05_pct", ci.p05}, {"one_run_p95_pct", ci.p95}, {"interval_seeds", ci.seeds},
@@ -145,14 +116,11 @@ nlohmann::json print_published_comparison(std::ostream& out, const nlohmann::jso
   for (const auto& row : rows) {
     if (!row.contains("change")) continue;
     const nlohmann::json& c = row["change"];
-    std::string label = row["metric"].get<std::string>();
-    for (const MetricLabel& metric : kMetrics)
-      if (label == metric.key) label = metric.label;
-    std::ostringstream diff;
-    diff << std::showpos << std::fixed << std::setprecision(1) << c["difference_points"].get<double>() << " pts";
+    const std::string label = reports::serving_metric_label(row["metric"].get<std::string>());
+    const std::string diff = numbers::signed_fixed(c["difference_points"].get<double>(), 1) + " pts";
     out << "| " << std::left << std::setw(36) << label << " | " << std::right << std::setw(9)
         << pct(c["published_pct"].get<double>()) << " | " << std::setw(9) << pct(c["model_pct"].get<double>())
-        << " | " << std::setw(10) << diff.str() << " | " << std::setw(21)
+        << " | " << std::setw(10) << diff << " | " << std::setw(21)
         << (pct(c["one_run_p05_pct"].get<double>()) + ".." + pct(c["one_run_p95_pct"].get<double>()) + " (" +
             std::to_string(c["interval_seeds"].get<std::size_t>()) + ")")
         << " | " << std::setw(6) << (c["published_inside"].get<bool>() ? "yes" : "no") << " |\n";

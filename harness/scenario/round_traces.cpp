@@ -4,7 +4,7 @@
 #include <exception>
 
 #include "harness/trace/trace_analysis.hpp"
-#include "harness/trace/trace_import.hpp"
+#include "harness/trace_read/trace_import.hpp"
 
 namespace encbench::scenario {
 namespace {

@@ -1,3 +1,4 @@
+#include "harness/core/number_format.hpp"
 #include "harness/core/text_escape.hpp"
 #include "harness/scenario/sweep.hpp"
 
@@ -52,12 +53,8 @@ nlohmann::json to_json(const Interval& ci) {
   return {{"mean", ci.mean}, {"ci95_low", ci.low}, {"ci95_high", ci.high}, {"n", ci.n}};
 }
 
-std::string number(double v, int digits = 2) {
-  if (std::isinf(v)) return "inf";
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << v;
-  return s.str();
-}
+// Load points and capacities (an offered rate may be inf, never -inf).
+std::string number(double v, int digits = 2) { return numbers::fixed(v, digits); }
 
 // Requests that met every per-request limit of the SLO (vLLM's goodput: TTFT, TPOT, E2EL),
 // per second of the run.

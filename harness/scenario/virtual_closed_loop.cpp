@@ -9,6 +9,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "harness/core/number_format.hpp"
 #include "harness/core/text_escape.hpp"
 #include "harness/client/bench.hpp"
 #include "harness/client/dataset.hpp"
@@ -25,6 +26,7 @@
 #include "harness/scenario/op_time_report.hpp"
 #include "harness/scenario/pooled.hpp"
 #include "harness/scenario/timeline_page.hpp"
+#include "harness/scenario/virtual_ab_report.hpp"
 #include "harness/scenario/virtual_experiment.hpp"
 #include "harness/serving/virtual_loop.hpp"
 #include "harness/scenario/workload.hpp"
@@ -39,11 +41,7 @@
 namespace encbench::scenario {
 namespace {
 
-std::string fixed(double v, int digits) {
-  std::ostringstream text;
-  text << std::fixed << std::setprecision(digits) << v;
-  return text.str();
-}
+using numbers::fixed;
 
 // Everything both arms share: the step cost, the scheduler's limits, the geometry.
 struct SharedModel {
@@ -299,30 +297,6 @@ std::vector<std::vector<ArmSeed>> VirtualExperiment::run_all(const ClosedLoopOpt
   return by_arm;
 }
 
-namespace {
-
-double mean_of(const std::vector<ArmSeed>& seeds, const std::string& key) {
-  double sum = 0;
-  for (const ArmSeed& s : seeds) sum += s.serving.value(key, 0.0);
-  return seeds.empty() ? 0 : sum / static_cast<double>(seeds.size());
-}
-
-std::pair<double, double> range_of(const std::vector<ArmSeed>& seeds, const std::string& key) {
-  double lo = INFINITY, hi = -INFINITY;
-  for (const ArmSeed& s : seeds) {
-    lo = std::min(lo, s.serving.value(key, 0.0));
-    hi = std::max(hi, s.serving.value(key, 0.0));
-  }
-  return {lo, hi};
-}
-
-}  // namespace
-
-// Published numbers beside the model's (published_table.cpp).
-nlohmann::json print_published_comparison(std::ostream& out, const nlohmann::json& published,
-                                          const std::vector<std::string>& presets,
-                                          const std::vector<std::vector<nlohmann::json>>& per_seed);
-
 ClosedLoopRun run_virtual_closed_loop(const ClosedLoopOptions& o, const std::vector<std::string>& argv,
                                       std::ostream& out, std::ostream& progress) {
   const std::filesystem::path result_path =
@@ -332,61 +306,28 @@ ClosedLoopRun run_virtual_closed_loop(const ClosedLoopOptions& o, const std::vec
   require(!ec, "cannot create directory " + result_path.parent_path().string() + " for the results: " + ec.message());
   VirtualExperiment experiment(o, argv);
   progress << "[run] virtual clock: " << o.model << " on " << o.device << ", " << experiment.description() << std::endl;
-  std::vector<std::vector<ArmSeed>> by_arm = experiment.run_all(o, &progress, !o.timeline_html.empty());
+  VirtualAbRecord record;
+  record.by_arm = experiment.run_all(o, &progress, !o.timeline_html.empty());
+  record.op_times = experiment.op_times();
+  record.description = experiment.description();
+  record.model = {{"description", experiment.description()},
+                  {"serving_model", server::to_json(experiment.serving_model())},
+                  {"workload", experiment.workload() ? to_json(*experiment.workload()) : nlohmann::json(nullptr)}};
   // Pooled comparison over the seeds, as the live loop pools its rounds.
-  std::vector<std::vector<nlohmann::json>> serving(by_arm.size());
-  std::vector<std::vector<std::string>> names(by_arm.size());
-  for (std::size_t a = 0; a < by_arm.size(); ++a)
-    for (const ArmSeed& r : by_arm[a]) {
+  std::vector<std::vector<nlohmann::json>> serving(record.by_arm.size());
+  std::vector<std::vector<std::string>> names(record.by_arm.size());
+  for (std::size_t a = 0; a < record.by_arm.size(); ++a)
+    for (const ArmSeed& r : record.by_arm[a]) {
       serving[a].push_back(r.serving);
       names[a].push_back(o.presets[a] + " seed " + std::to_string(r.seed));
     }
   const reports::Comparison comparison = compare_pooled_arms(serving, names);
-  for (std::size_t a = 0; a < by_arm.size(); ++a)
-    out << "\n[" << o.presets[a] << ", seed " << by_arm[a].front().seed << " of " << o.seeds << "]\n" << by_arm[a].front().block;
-  out << "\nClosed loop (VIRTUAL clock: modelled device, no HTTP): " << o.presets[0] << " (Before) vs " << o.presets[1]
-      << " (After), " << o.model << " on " << o.device << ", " << o.seeds << " seed(s) of " << o.num_prompts
-      << " requests per arm, pooled\n";
-  out << reports::render_terminal(comparison);
-  print_op_time_counts(out, o.presets, experiment.op_times());
-  std::vector<std::vector<nlohmann::json>> per_seed(by_arm.size());
-  for (std::size_t a = 0; a < by_arm.size(); ++a)
-    for (const ArmSeed& r : by_arm[a]) per_seed[a].push_back(r.serving);
-  nlohmann::json published_json;
-  if (!o.published.is_null()) published_json = print_published_comparison(out, o.published, o.presets, per_seed);
-
-  nlohmann::json arms = nlohmann::json::array();
-  for (std::size_t a = 0; a < by_arm.size(); ++a) {
-    nlohmann::json seeds = nlohmann::json::array();
-    for (const ArmSeed& r : by_arm[a])
-      seeds.push_back({{"seed", r.seed}, {"serving", summary_of(r.serving)}, {"engine", engine_json(r.engine)},
-                       {"wall_s", r.wall_s}});
-    nlohmann::json spread = nlohmann::json::object();
-    for (const char* key : {"request_throughput", "duration", "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms",
-                            "mean_tpot_ms", "mean_itl_ms", "max_concurrent_requests"}) {
-      const auto [lo, hi] = range_of(by_arm[a], key);
-      spread[key] = {{"mean", mean_of(by_arm[a], key)}, {"min", lo}, {"max", hi}};
-    }
-    arms.push_back({{"preset", o.presets[a]}, {"seeds", seeds}, {"across_seeds", spread}});
-    if (!experiment.op_times()[a].empty()) arms.back()["measured_op_times"] = op_time_counts_json(experiment.op_times()[a]);
-  }
-  nlohmann::json doc = make_result_envelope("encbench-closed-loop", 3, argv, o.device);
-  doc["clock"] = "virtual";
-  doc["scenario"] = to_json(o);
-  doc["model"] = {{"description", experiment.description()},
-                  {"serving_model", server::to_json(experiment.serving_model())},
-                  {"workload", experiment.workload() ? to_json(*experiment.workload()) : nlohmann::json(nullptr)}};
-  doc["arms"] = arms;
-  doc["verdict_valid"] = true;
-  doc["seeds_completed"] = by_arm[0].size();
-  doc["interrupted"] = static_cast<int>(by_arm[0].size()) < o.seeds;
-  doc["invalid_reasons"] = nlohmann::json::array();
-  doc["comparison"] = reports::to_json(comparison);
-  if (!published_json.is_null()) doc["published_comparison"] = published_json;
+  const nlohmann::json published = print_virtual_ab(out, o, record, comparison);
+  nlohmann::json doc = virtual_ab_json(o, record, comparison, published, argv);
   if (!o.timeline_html.empty()) {
     // The first seed, whose steps and traces run_all kept.
     std::vector<ArmSeed> detailed;
-    for (auto& seeds : by_arm) detailed.push_back(std::move(seeds.front()));
+    for (auto& seeds : record.by_arm) detailed.push_back(std::move(seeds.front()));
     TimelineOptions t;
     t.itl_thresholds_ms = o.timeline_itl_thresholds_ms;
     write_timeline_html(o.timeline_html, o.presets, detailed, t);

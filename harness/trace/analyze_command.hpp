@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "harness/trace/trace_analysis.hpp"
-#include "harness/trace/trace_reader.hpp"
+#include "harness/trace_read/trace_reader.hpp"
 
 namespace encbench::trace {
 

@@ -7,7 +7,7 @@
 #include <unordered_map>
 
 #include "harness/core/error.hpp"
-#include "harness/device/event_rules.hpp"
+#include "harness/timeline/event_rules.hpp"
 
 namespace encbench::trace {
 
@@ -89,7 +89,7 @@ class Replayer {
     Nanos end = call_end;
     if (a.waits && a.awaited_op != kNone) {
       const Nanos after_wait =
-          device::rules::host_after_wait_ns(t_.action_start[i], t_.op_end[a.awaited_op], a.wakeup_ns);
+          timeline::rules::host_after_wait_ns(t_.action_start[i], t_.op_end[a.awaited_op], a.wakeup_ns);
       if (after_wait > call_end) {
         end = after_wait;
         t_.action_bound[i] = Bound::awaited_op;
@@ -122,7 +122,7 @@ class Replayer {
       // The sim device's rule, on when the op reaches the device and when the stream can take it.
       const Nanos arrives = submit_of(i) + o.launch_latency_ns;
       const Nanos ready = (o.stream_prev == kNone ? 0 : t_.op_end[o.stream_prev]) + o.queue_gap_ns;
-      t_.op_start[i] = device::rules::op_start_ns(arrives, ready);
+      t_.op_start[i] = timeline::rules::op_start_ns(arrives, ready);
       t_.op_end[i] = t_.op_start[i] + o.duration_ns;
       t_.op_bound[i] = o.launch != kNone && arrives >= ready ? Bound::launch
                        : o.stream_prev != kNone           ? Bound::stream_order

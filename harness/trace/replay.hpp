@@ -3,7 +3,7 @@
 // yields: per-forward times, the device timeline (for the project's one gap analysis) and the
 // critical path of each forward.
 //
-// Replay applies the virtual-clock sim device's rules (device/event_rules.hpp), not a copy:
+// Replay applies the virtual-clock sim device's rules (timeline/event_rules.hpp), not a copy:
 //   op start    = op_start_ns(submit + launch latency, stream ready + queue gap)
 //   wait end    = host_after_wait_ns(call start, awaited op end, wake-up), at least the call
 //   action start = previous action of the thread ends + host work between them

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "harness/timeline/trace_event.hpp"
-#include "harness/trace/trace_import.hpp"
+#include "harness/trace_read/trace_import.hpp"
 
 namespace encbench::trace {
 

@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/timeline/gaps.hpp"
-#include "harness/trace/trace_import.hpp"
+#include "harness/trace_read/trace_import.hpp"
 
 namespace encbench::trace {
 

@@ -14,7 +14,7 @@
 #include "harness/timeline/gaps.hpp"
 #include "harness/trace/replay.hpp"
 #include "harness/trace/replay_model.hpp"
-#include "harness/trace/trace_import.hpp"
+#include "harness/trace_read/trace_import.hpp"
 
 namespace encbench::trace {
 

@@ -14,6 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/test_server.hpp"
+#include "tests/support/process.hpp"
 
 namespace {
 
@@ -22,24 +23,14 @@ using encbench::testing::Script;
 using encbench::testing::ServerConfig;
 using encbench::testing::TestServer;
 
-struct Outcome {
-  int rc = -1;
-  std::string output;  // stdout and stderr together
-};
+using Outcome = encbench::testing::CommandOutcome;  // stdout and stderr together (2>&1)
 
 Outcome encbench_bench_serve(int port, const std::string& extra) {
   const std::string command = std::string("timeout 120 ") + ENCBENCH_EXE +
                               " bench serve --backend openai-chat --port " + std::to_string(port) +
                               " --model m --dataset-name random --random-input-len 8 --random-output-len 4"
                               " --num-prompts 4 --disable-tqdm " + extra + " 2>&1";
-  Outcome r;
-  FILE* p = popen(command.c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
+  return encbench::testing::run_command(command);
 }
 
 ServerConfig failing_server(bool every_request) {

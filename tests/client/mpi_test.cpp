@@ -19,6 +19,7 @@
 #include "harness/client/schedule.hpp"
 #include "harness/core/stats.hpp"
 #include "tests/support/test_server.hpp"
+#include "tests/support/process.hpp"
 
 namespace encbench::client {
 namespace {
@@ -27,22 +28,10 @@ using encbench::testing::Script;
 using encbench::testing::ServerConfig;
 using encbench::testing::TestServer;
 
-struct Outcome {
-  int rc = -1;
-  std::string output;  // stdout and stderr together
-};
+using Outcome = encbench::testing::CommandOutcome;  // stdout and stderr together (2>&1)
 
 // Runs a shell command line, capturing its output; rc as the shell reports it.
-Outcome shell(const std::string& command) {
-  Outcome r;
-  FILE* p = popen((command + " 2>&1").c_str(), "r");
-  if (!p) return r;
-  char buf[4096];
-  for (std::size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.output.append(buf, n);
-  const int status = pclose(p);
-  r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
-}
+Outcome shell(const std::string& command) { return encbench::testing::run_command(command + " 2>&1"); }
 
 std::string mpirun_prefix() {
   std::string cmd = std::string("timeout 120 ") + ENCBENCH_MPIEXEC;

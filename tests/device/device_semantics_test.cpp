@@ -11,6 +11,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/device/device.hpp"
+#include "tests/support/devices.hpp"
 
 using namespace encbench;
 using namespace encbench::device;
@@ -19,12 +20,9 @@ using timeline::OpCategory;
 
 namespace {
 
+using encbench::testing::cpu_test_device;
 std::unique_ptr<Device> cpu_device(unsigned threads = 2, Nanos launch_overhead_ns = 0) {
-  DeviceOptions options;
-  options.spec = "cpu";
-  options.device_threads = threads;
-  options.launch_overhead_ns = launch_overhead_ns;
-  return make_device(options);
+  return cpu_test_device(threads, launch_overhead_ns);
 }
 
 void sleep_ms(int ms) { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }

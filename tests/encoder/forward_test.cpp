@@ -14,6 +14,7 @@
 #include "harness/encoder/encoder.hpp"
 #include "kernels/thread_pool.hpp"
 #include "harness/encoder/verify.hpp"
+#include "tests/support/devices.hpp"
 
 using namespace encbench;
 using namespace encbench::encoder;
@@ -22,12 +23,7 @@ namespace {
 
 bool sanitized() { return std::getenv("ENCBENCH_SANITIZED") != nullptr; }
 
-std::unique_ptr<device::Device> cpu_device() {
-  device::DeviceOptions o;
-  o.spec = "cpu";
-  o.device_threads = 2;
-  return device::make_device(o);
-}
+std::unique_ptr<device::Device> cpu_device() { return encbench::testing::cpu_test_device(2); }
 
 struct Checked {
   ForwardReport report;

@@ -18,27 +18,18 @@
 #include "harness/encoder/encoder.hpp"
 #include "harness/timeline/gaps.hpp"
 #include "tests/support/busy_neighbours.hpp"
+#include "tests/support/devices.hpp"
+#include "tests/support/process.hpp"
 
 using namespace encbench;
 using namespace encbench::encoder;
 
 namespace {
 
-std::size_t resident_bytes() {
-  long pages_total = 0, pages_resident = 0;
-  FILE* f = std::fopen("/proc/self/statm", "r");
-  if (f == nullptr) return 0;
-  if (std::fscanf(f, "%ld %ld", &pages_total, &pages_resident) != 2) pages_resident = 0;
-  std::fclose(f);
-  return static_cast<std::size_t>(pages_resident) * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-}
+std::size_t resident_bytes() { return static_cast<std::size_t>(std::max<std::int64_t>(0, encbench::testing::rss_bytes())); }
 
 std::unique_ptr<device::Device> virtual_sim(device::HostTime host_time = device::HostTime::model) {
-  device::DeviceOptions o;
-  o.spec = "sim:ascend-910b";
-  o.clock = device::ClockMode::virtual_time;
-  o.host_time = host_time;
-  return device::make_device(o);
+  return encbench::testing::virtual_sim_device(host_time);
 }
 
 std::vector<GridTHW> images(const ModelConfig& model, int count, const char* spec) {
@@ -168,11 +159,7 @@ Toggles attention_only(KernelKind kernel, PadMethod pad) {
 }
 
 std::unique_ptr<device::Device> budgeted_sim(std::uint64_t budget_bytes) {
-  device::DeviceOptions o;
-  o.spec = "sim:ascend-910b";
-  o.clock = device::ClockMode::virtual_time;
-  o.memory_budget_bytes = budget_bytes;
-  return device::make_device(o);
+  return encbench::testing::virtual_sim_device(device::HostTime::model, budget_bytes);
 }
 
 ForwardReport forward_on(device::Device& dev, const Toggles& t) {

@@ -10,18 +10,14 @@
 #include "harness/encoder/encoder.hpp"
 #include "harness/encoder/verify.hpp"
 #include "kernels/thread_pool.hpp"
+#include "tests/support/devices.hpp"
 
 using namespace encbench;
 using namespace encbench::encoder;
 
 namespace {
 
-std::unique_ptr<device::Device> cpu_device() {
-  device::DeviceOptions o;
-  o.spec = "cpu";
-  o.device_threads = 2;
-  return device::make_device(o);
-}
+std::unique_ptr<device::Device> cpu_device() { return encbench::testing::cpu_test_device(2); }
 
 struct Checked {
   ForwardReport report;

@@ -11,7 +11,7 @@
 #include <string_view>
 
 #include "harness/core/error.hpp"
-#include "harness/trace/trace_import.hpp"
+#include "harness/trace_read/trace_import.hpp"
 
 namespace {
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/scenario/scenario_test_paths.hpp"
+#include "tests/support/tiny_serving.hpp"
 
 #include <cstdlib>
 #include <filesystem>
@@ -30,19 +31,8 @@ namespace {
 std::filesystem::path temp_dir(const std::string& name) { return testpaths::temp_dir("scenario", name); }
 using testpaths::source_dir;
 
-constexpr const char* kTinyModel = "tiny-qwen3-vl";
-
-server::ServeOptions tiny_server_options(const std::filesystem::path& profile_dir) {
-  server::ServeOptions o;
-  o.port = 0;
-  o.model = kTinyModel;
-  o.device = "sim:ascend-910b";
-  o.profiles_dir = source_dir() / "scenarios/devices";
-  o.profile_dir = profile_dir;
-  o.enable_profiling = true;
-  o.encoder_preset = "baseline";
-  return o;
-}
+using testing::kTinyModel;
+using testing::tiny_server_options;
 
 TEST(ClosedLoop, ProfileSummaryMatchesPresetAndServedImages) {
   const auto dir = temp_dir("loop");
@@ -194,14 +184,7 @@ TEST(ServerProfile, ClientContinuesWhenServerHasNoProfiler) {
   so.null_mode = true;  // no encoder: /start_profile answers 404, as vLLM without a profiler
   server::Server srv(server::build_server_config(so));
   srv.start();
-  client::BenchConfig bc;
-  bc.port = srv.port();
-  bc.model = kTinyModel;
-  bc.dataset.name = "random";
-  bc.dataset.num_prompts = 3;
-  bc.dataset.random.input_len = 8;
-  bc.dataset.random.output_len = 2;
-  bc.profile = true;
+  const client::BenchConfig bc = testing::tiny_random_bench(srv.port());
   const client::BenchResult r = client::run_benchmark(bc);
   srv.stop();
   EXPECT_EQ(r.metrics.completed, 3);

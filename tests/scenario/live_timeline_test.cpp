@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/scenario/scenario_test_paths.hpp"
+#include "tests/support/tiny_serving.hpp"
 
 #include <filesystem>
 #include <fstream>
@@ -24,24 +25,12 @@ namespace encbench {
 namespace {
 
 using testpaths::source_dir;
-constexpr const char* kTinyModel = "tiny-qwen3-vl";
+using testing::kTinyModel;
 // Components are differences of integer-ns times on one clock (client and server in one process:
 // same boot id, offset 0), so they add up to the TTFT exactly but for the double rounding of ~10
 // ms-sized terms (~1e-12 ms); 1 ns is far above that and far below any real inconsistency (a
 // clamped negative leg would show as a whole leg's worth).
 constexpr double kSumToleranceMs = 1e-6;
-
-server::ServeOptions tiny_server_options(const std::filesystem::path& dir) {
-  server::ServeOptions o;
-  o.port = 0;
-  o.model = kTinyModel;
-  o.device = "sim:ascend-910b";
-  o.profiles_dir = source_dir() / "scenarios/devices";
-  o.profile_dir = dir / "profile";
-  o.enable_profiling = true;
-  o.encoder_preset = "baseline";
-  return o;
-}
 
 client::BenchConfig image_bench(std::uint16_t port, const std::filesystem::path& dir, int prompts) {
   client::GenerateConfig gen;
@@ -104,7 +93,7 @@ void expect_decomposition_adds_up(const scenario::TimelineArm& arm, std::size_t 
 
 TEST(LiveTimeline, ServerRecordsMatchClientAndDecomposeTtft) {
   const auto dir = testpaths::temp_dir("scenario", "live-timeline");
-  server::Server srv(server::build_server_config(tiny_server_options(dir)));
+  server::Server srv(server::build_server_config(testing::tiny_server_options(dir / "profile")));
   srv.start();
   const client::BenchResult r = client::run_benchmark(image_bench(srv.port(), dir, 8));
   srv.stop();
@@ -133,18 +122,11 @@ TEST(LiveTimeline, ServerRecordsMatchClientAndDecomposeTtft) {
 
 TEST(LiveTimeline, ServerWithoutRecordsStillDrawsThePage) {
   const auto dir = testpaths::temp_dir("scenario", "live-timeline-none");
-  server::ServeOptions so = tiny_server_options(dir);
+  server::ServeOptions so = testing::tiny_server_options(dir / "profile");
   so.null_mode = true;  // no profiler: /start_profile answers 404, as vLLM without one
   server::Server srv(server::build_server_config(so));
   srv.start();
-  client::BenchConfig bc;
-  bc.port = srv.port();
-  bc.model = kTinyModel;
-  bc.dataset.name = "random";
-  bc.dataset.num_prompts = 3;
-  bc.dataset.random.input_len = 8;
-  bc.dataset.random.output_len = 2;
-  bc.profile = true;
+  const client::BenchConfig bc = testing::tiny_random_bench(srv.port());
   const client::BenchResult r = client::run_benchmark(bc);
   srv.stop();
   ASSERT_EQ(r.metrics.completed, 3);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/scenario/scenario_test_paths.hpp"
+#include "tests/support/virtual_options.hpp"
 
 #include <unistd.h>
 
@@ -28,19 +29,11 @@ std::filesystem::path temp_dir(const std::string& name) { return testpaths::temp
 using testpaths::source_dir;
 
 scenario::ClosedLoopOptions small(const std::filesystem::path& dir) {
-  scenario::ClosedLoopOptions o;
-  o.name = "sweep-test";
-  o.model = "qwen3-vl-8b";
-  o.device = "sim:ascend-910b";
-  o.profiles_dir = source_dir() / "scenarios/devices";
-  o.presets = {"baseline", "optimized"};
+  scenario::ClosedLoopOptions o = testing::small_virtual_options(dir, "sweep-test");
   o.num_prompts = 30;
   o.output_len = 8;
-  o.image_width = 448;
-  o.image_height = 448;
   o.clock = "virtual";
   o.seeds = 2;
-  o.result_dir = dir;
   return o;
 }
 

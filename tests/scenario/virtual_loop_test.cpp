@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "tests/scenario/scenario_test_paths.hpp"
+#include "tests/support/virtual_options.hpp"
 
 #include <cmath>
 #include <cstdlib>
@@ -37,20 +38,12 @@ std::filesystem::path write_serving_model(const std::filesystem::path& dir, doub
 }
 
 scenario::ClosedLoopOptions small_scenario(const std::filesystem::path& dir) {
-  scenario::ClosedLoopOptions o;
-  o.name = "virtual-test";
-  o.model = "qwen3-vl-8b";
-  o.device = "sim:ascend-910b";
-  o.profiles_dir = source_dir() / "scenarios/devices";
-  o.presets = {"baseline", "optimized"};
+  scenario::ClosedLoopOptions o = testing::small_virtual_options(dir, "virtual-test");
   o.num_prompts = 24;
   o.request_rate = 4;
   o.output_len = 12;
-  o.image_width = 448;
-  o.image_height = 448;
   o.rounds = 1;
   o.profile = false;
-  o.result_dir = dir;
   o.serving_model = write_serving_model(dir);
   return o;
 }

@@ -18,6 +18,7 @@
 #include "harness/server/server.hpp"
 #include "tests/server/raw_http.hpp"
 #include "tests/server/test_images.hpp"
+#include "tests/support/process.hpp"
 
 namespace encbench::server {
 namespace {
@@ -27,13 +28,7 @@ using testing::RawConnection;
 
 constexpr const char* kModel = "qwen3-vl-8b";
 
-std::int64_t rss_bytes() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
-  return -1;
-}
+using encbench::testing::rss_bytes;
 
 struct Case {
   std::string what;

@@ -31,6 +31,7 @@
 #include "harness/server/server.hpp"
 #include "tests/server/raw_http.hpp"
 #include "tests/server/test_images.hpp"
+#include "tests/support/process.hpp"
 
 namespace encbench::server {
 namespace {
@@ -53,22 +54,9 @@ ServerConfig test_config() {
 }
 
 // Resident set of this process (the in-process server's memory is ours).
-std::int64_t rss_bytes() {
-  std::ifstream statm("/proc/self/statm");
-  std::int64_t size = 0, resident = 0;
-  statm >> size >> resident;
-  return resident * sysconf(_SC_PAGESIZE);
-}
+using encbench::testing::rss_bytes;
 
-template <class F>
-bool eventually(F done, std::chrono::seconds limit = 60s) {
-  const auto deadline = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(5ms);
-  }
-  return done();
-}
+using encbench::testing::eventually;
 
 json text_chat(std::int64_t max_tokens = 4) {
   json body = {{"model", kModel}, {"max_tokens", max_tokens}, {"ignore_eos", true}};
@@ -241,10 +229,7 @@ TEST(HostileImages, TheDecodeQueueIsBoundedAndEachRequestHasADeadline) {
 
 // --------------------------------------------------------------------------- in-flight bytes
 
-std::string post_header(std::size_t content_length) {
-  return "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: " +
-         std::to_string(content_length) + "\r\n\r\n";
-}
+using testing::post_header;
 
 TEST(HostileBodies, DeclaredButUnsentBodiesDoNotLockOthersOut) {
   ServerConfig config = test_config();  // --max-body-bytes 32 MiB, --max-inflight-bytes 512 MiB

@@ -22,6 +22,7 @@
 #include "harness/server/server.hpp"
 #include "tests/server/raw_http.hpp"
 #include "tests/server/test_images.hpp"
+#include "tests/support/process.hpp"
 
 namespace encbench::server {
 namespace {
@@ -32,13 +33,8 @@ namespace fs = std::filesystem;
 
 constexpr const char* kModel = "qwen3-vl-8b";
 
-std::int64_t rss_bytes() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line))
-    if (line.rfind("VmRSS:", 0) == 0) return std::stoll(line.substr(6)) * 1024;
-  return -1;
-}
+// Resident set of this process (the in-process server's memory is ours).
+using encbench::testing::rss_bytes;
 
 struct Reproducer {
   std::string name;
@@ -162,21 +158,8 @@ TEST(ImageReproducers, TheIssuePnmIsRefusedNamingTheAcceptedFormats) {
   server.stop();
 }
 
-// Polls until `done` or 10 s.
-template <class F>
-bool eventually(F done) {
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-  while (std::chrono::steady_clock::now() < deadline) {
-    if (done()) return true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-  }
-  return done();
-}
-
-std::string post_header(std::size_t content_length) {
-  return "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: " +
-         std::to_string(content_length) + "\r\n\r\n";
-}
+using encbench::testing::eventually;
+using testing::post_header;
 
 TEST(InflightLimit, BeyondTheLimitIs503WithRetryAfterAndRecovers) {
   ServerConfig config = test_config();

@@ -164,6 +164,13 @@ inline std::string post_request(const std::string& path, const std::string& body
          extra_headers + "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
 }
 
+// The head of a chat completion POST declaring `content_length` body bytes (the body follows, or
+// not: hostile peers send less).
+inline std::string post_header(std::size_t content_length) {
+  return "POST /v1/chat/completions HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: " +
+         std::to_string(content_length) + "\r\n\r\n";
+}
+
 inline std::string get_request(const std::string& path) {
   return "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
 }

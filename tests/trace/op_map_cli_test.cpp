@@ -14,6 +14,7 @@
 
 #include "harness/core/result_json.hpp"
 #include "tests/trace/trace_test_support.hpp"
+#include "tests/support/process.hpp"
 
 using encbench::trace::support::fixture;
 namespace fs = std::filesystem;
@@ -28,10 +29,7 @@ std::string quoted(const fs::path& path) {
   return text;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+std::string slurp(const fs::path& p) { return encbench::testing::read_text_file(p); }
 
 int exit_code(const std::string& command) {
   const int status = std::system(command.c_str());

@@ -12,8 +12,8 @@
 #include <string>
 
 #include "harness/core/error.hpp"
-#include "harness/trace/trace_import.hpp"
-#include "harness/trace/trace_reader.hpp"
+#include "harness/trace_read/trace_import.hpp"
+#include "harness/trace_read/trace_reader.hpp"
 #include "tests/trace/trace_test_support.hpp"
 
 using encbench::InvalidInput;

@@ -10,20 +10,14 @@
 
 #include "harness/core/result_json.hpp"
 #include "tests/trace/trace_test_support.hpp"
+#include "tests/support/process.hpp"
 
 using encbench::trace::support::fixture;
 namespace fs = std::filesystem;
 
 namespace {
 
-// Single-quoted for the shell (built with appends: GCC 12 warns falsely on "'" + std::string).
-std::string quote(const fs::path& path) {
-  std::string quoted;
-  quoted += '\'';
-  quoted += path.string();
-  quoted += '\'';
-  return quoted;
-}
+std::string quote(const fs::path& path) { return encbench::testing::shell_quote(path); }
 
 // Arguments joined by spaces.
 template <class... Parts>
@@ -44,10 +38,7 @@ int run_cli(const std::string& args, const fs::path& log) {
   return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+std::string slurp(const fs::path& p) { return encbench::testing::read_text_file(p); }
 
 }  // namespace
 

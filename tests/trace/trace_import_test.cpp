@@ -9,7 +9,7 @@
 #include <sstream>
 
 #include "harness/core/error.hpp"
-#include "harness/trace/trace_import.hpp"
+#include "harness/trace_read/trace_import.hpp"
 #include "tests/trace/trace_test_support.hpp"
 
 using namespace encbench;

@@ -14,24 +14,16 @@
 
 #include "harness/core/result_json.hpp"
 #include "tests/trace/trace_test_support.hpp"
+#include "tests/support/process.hpp"
 
 using encbench::trace::support::fixture;
 namespace fs = std::filesystem;
 
 namespace {
 
-std::string quote(const fs::path& path) {
-  std::string quoted;
-  quoted += '\'';
-  quoted += path.string();
-  quoted += '\'';
-  return quoted;
-}
+std::string quote(const fs::path& path) { return encbench::testing::shell_quote(path); }
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p);
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
+std::string slurp(const fs::path& p) { return encbench::testing::read_text_file(p); }
 
 // Runs `encbench ARGS` with stdout+stderr in `log`; returns the exit code.
 int encbench(const std::string& args, const fs::path& log) {

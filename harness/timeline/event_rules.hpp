@@ -9,12 +9,13 @@
 //                max(record time, stream ready).
 //   host wait    the host blocks until the awaited op ends and notices it a wake-up latency
 //                later; if the op already ended, the host does not wait at all.
-// Header-only and free of any device type: it depends on nothing but the clock's units.
+// Header-only and free of any device type: it depends on nothing but the clock's units, and lives
+// in timeline/ because both the device (below trace/) and the trace replay use it.
 #include <algorithm>
 
 #include "harness/core/clock.hpp"
 
-namespace encbench::device::rules {
+namespace encbench::timeline::rules {
 
 // When an op can begin: its launch reached the device, the stream drained and every event the
 // stream waits for completed (pass 0 when the stream waits for none).
@@ -32,4 +33,4 @@ constexpr Nanos host_after_wait_ns(Nanos host_ns, Nanos awaited_end_ns, Nanos wa
   return awaited_end_ns > host_ns ? std::max(host_ns, awaited_end_ns + wakeup_ns) : host_ns;
 }
 
-}  // namespace encbench::device::rules
+}  // namespace encbench::timeline::rules

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "harness/timeline/trace_event.hpp"
-#include "harness/trace/trace_reader.hpp"
+#include "harness/trace_read/trace_reader.hpp"
 
 namespace encbench::trace {
 

@@ -1,4 +1,4 @@
-#include "harness/trace/trace_import.hpp"
+#include "harness/trace_read/trace_import.hpp"
 
 #include <algorithm>
 #include <array>

@@ -1,4 +1,4 @@
-#include "harness/trace/trace_reader.hpp"
+#include "harness/trace_read/trace_reader.hpp"
 
 #include <sys/resource.h>
 #include <zlib.h>

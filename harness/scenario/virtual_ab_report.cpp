@@ -1,0 +1,91 @@
+#include "harness/scenario/virtual_ab_report.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <ostream>
+
+#include "harness/core/result_json.hpp"
+#include "harness/scenario/op_time_report.hpp"
+#include "reports/tables.hpp"
+
+namespace encbench::scenario {
+
+// Published numbers beside the model's (published_table.cpp).
+nlohmann::json print_published_comparison(std::ostream& out, const nlohmann::json& published,
+                                          const std::vector<std::string>& presets,
+                                          const std::vector<std::vector<nlohmann::json>>& per_seed);
+
+namespace {
+
+double mean_of(const std::vector<ArmSeed>& seeds, const std::string& key) {
+  double sum = 0;
+  for (const ArmSeed& s : seeds) sum += s.serving.value(key, 0.0);
+  return seeds.empty() ? 0 : sum / static_cast<double>(seeds.size());
+}
+
+std::pair<double, double> range_of(const std::vector<ArmSeed>& seeds, const std::string& key) {
+  double lo = INFINITY, hi = -INFINITY;
+  for (const ArmSeed& s : seeds) {
+    lo = std::min(lo, s.serving.value(key, 0.0));
+    hi = std::max(hi, s.serving.value(key, 0.0));
+  }
+  return {lo, hi};
+}
+
+// One arm: its seeds as the result keeps them, and their spread.
+nlohmann::json arm_json(const std::string& preset, const std::vector<ArmSeed>& seeds_run, const OpTimeTables& op_times) {
+  nlohmann::json seeds = nlohmann::json::array();
+  for (const ArmSeed& r : seeds_run)
+    seeds.push_back({{"seed", r.seed}, {"serving", summary_of(r.serving)}, {"engine", engine_json(r.engine)},
+                     {"wall_s", r.wall_s}});
+  nlohmann::json spread = nlohmann::json::object();
+  for (const char* key : {"request_throughput", "duration", "mean_ttft_ms", "median_ttft_ms", "p99_ttft_ms",
+                          "mean_tpot_ms", "mean_itl_ms", "max_concurrent_requests"}) {
+    const auto [lo, hi] = range_of(seeds_run, key);
+    spread[key] = {{"mean", mean_of(seeds_run, key)}, {"min", lo}, {"max", hi}};
+  }
+  nlohmann::json arm = {{"preset", preset}, {"seeds", seeds}, {"across_seeds", spread}};
+  if (!op_times.empty()) arm["measured_op_times"] = op_time_counts_json(op_times);
+  return arm;
+}
+
+}  // namespace
+
+nlohmann::json print_virtual_ab(std::ostream& out, const ClosedLoopOptions& o, const VirtualAbRecord& record,
+                                const reports::Comparison& comparison) {
+  const auto& by_arm = record.by_arm;
+  for (std::size_t a = 0; a < by_arm.size(); ++a)
+    out << "\n[" << o.presets[a] << ", seed " << by_arm[a].front().seed << " of " << o.seeds << "]\n" << by_arm[a].front().block;
+  out << "\nClosed loop (VIRTUAL clock: modelled device, no HTTP): " << o.presets[0] << " (Before) vs " << o.presets[1]
+      << " (After), " << o.model << " on " << o.device << ", " << o.seeds << " seed(s) of " << o.num_prompts
+      << " requests per arm, pooled\n";
+  out << reports::render_terminal(comparison);
+  print_op_time_counts(out, o.presets, record.op_times);
+  if (o.published.is_null()) return nullptr;
+  std::vector<std::vector<nlohmann::json>> per_seed(by_arm.size());
+  for (std::size_t a = 0; a < by_arm.size(); ++a)
+    for (const ArmSeed& r : by_arm[a]) per_seed[a].push_back(r.serving);
+  return print_published_comparison(out, o.published, o.presets, per_seed);
+}
+
+nlohmann::json virtual_ab_json(const ClosedLoopOptions& o, const VirtualAbRecord& record,
+                               const reports::Comparison& comparison, const nlohmann::json& published,
+                               const std::vector<std::string>& argv) {
+  nlohmann::json arms = nlohmann::json::array();
+  for (std::size_t a = 0; a < record.by_arm.size(); ++a)
+    arms.push_back(arm_json(o.presets[a], record.by_arm[a], record.op_times[a]));
+  nlohmann::json doc = make_result_envelope("encbench-closed-loop", 3, argv, o.device);
+  doc["clock"] = "virtual";
+  doc["scenario"] = to_json(o);
+  doc["model"] = record.model;
+  doc["arms"] = arms;
+  doc["verdict_valid"] = true;
+  doc["seeds_completed"] = record.by_arm[0].size();
+  doc["interrupted"] = static_cast<int>(record.by_arm[0].size()) < o.seeds;
+  doc["invalid_reasons"] = nlohmann::json::array();
+  doc["comparison"] = reports::to_json(comparison);
+  if (!published.is_null()) doc["published_comparison"] = published;
+  return doc;
+}
+
+}  // namespace encbench::scenario

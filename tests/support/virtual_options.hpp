@@ -1,0 +1,27 @@
+#pragma once
+// The small virtual-clock experiment the scenario tests start from: Qwen3-VL-8B on the simulated
+// Ascend 910B (the repository's device profiles), arms baseline and optimized, 448x448 images,
+// results under `dir`. Each test sets what it is about (prompts, rate, seeds, clock) on top.
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+
+#include "harness/scenario/closed_loop.hpp"
+
+namespace encbench::testing {
+
+inline scenario::ClosedLoopOptions small_virtual_options(const std::filesystem::path& dir, const std::string& name) {
+  const char* source = std::getenv("ENCBENCH_SOURCE_DIR");
+  scenario::ClosedLoopOptions o;
+  o.name = name;
+  o.model = "qwen3-vl-8b";
+  o.device = "sim:ascend-910b";
+  o.profiles_dir = std::filesystem::path(source ? source : ".") / "scenarios/devices";
+  o.presets = {"baseline", "optimized"};
+  o.image_width = 448;
+  o.image_height = 448;
+  o.result_dir = dir;
+  return o;
+}
+
+}  // namespace encbench::testing
