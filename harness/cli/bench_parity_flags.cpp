@@ -65,8 +65,9 @@ void refuse_if(bool set, const std::string& flag, const std::string& why) {
 void add_parity_flags(CLI::App* s, ParityFlags& f) {
   add_dataset_specific(s, f);
   s->add_option("--probe-request-rate", f.probe_request_rate,
-                "vLLM: text-only probe requests at this rate outside --max-concurrency, reported apart. Must be >= 0; "
-                "a rate > 0 is refused here (not implemented yet)");
+                "vLLM's probes: > 0 sends one-token text-only requests (\"Hi\") one at a time, 1/R s after the previous "
+                "finished, outside --max-concurrency; their E2EL is reported apart (probe_* keys, \"Probe Requests\"). "
+                "Default 0 (none); negative: exit 2");
   s->add_option("--timeline-itl-thresholds", f.timeline_itl_thresholds,
                 "ITL colour bands of --plot-timeline in ms: two increasing numbers (default 25 50, vLLM's)");
   s->add_option("--lora-modules", f.lora_modules, "vLLM: LoRA adapter names sent as the request model; refused here when set");
@@ -85,9 +86,8 @@ std::vector<std::string> check_parity_flags(const ParityFlags& f, const std::str
     require(dataset_name != name, "--dataset-name " + name + ": vLLM's " + name + " dataset is " + why +
                                       " (supported: hf, vision-arena, random-mm, random, custom, custom_image, sharegpt, prefix_repetition, timed_trace)");
   if (f.probe_request_rate)
-    require(*f.probe_request_rate >= 0, "--probe-request-rate must be >= 0, got " + std::to_string(*f.probe_request_rate));
-  refuse_if(f.probe_request_rate.value_or(0) > 0, "--probe-request-rate",
-            "probe requests outside --max-concurrency are not implemented here yet");
+    require(*f.probe_request_rate >= 0 && std::isfinite(*f.probe_request_rate),
+            "--probe-request-rate must be a finite rate >= 0 (req/s), got " + std::to_string(*f.probe_request_rate));
   refuse_if(!f.lora_modules.empty() || !f.lora_assignment.empty(), "--lora-modules/--lora-assignment",
             "LoRA adapter assignment is not implemented here");
   refuse_if(f.plot_dataset_stats, "--plot-dataset-stats", "not implemented here; `encbench dataset stats` describes a dataset");

@@ -168,6 +168,7 @@ client::BenchConfig to_config(const BenchFlags& f, const std::vector<std::string
   }
   c.tokenizer = f.tokenizer;
   c.skip_tokenizer_init = f.parity.skip_tokenizer_init;
+  c.probe_request_rate = f.parity.probe_request_rate.value_or(0);
   // vllm main_async: --output-len overrides every dataset's own output flag.
   c.dataset.vllm_text.sharegpt_output_len = f.output_len ? f.output_len : f.parity.sharegpt_output_len;
   {
@@ -337,6 +338,12 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
   std::snprintf(burst, sizeof burst, std::floor(config.burstiness) == config.burstiness ? "%.1f" : "%g", config.burstiness);
   out << "Burstiness factor: " << burst << (config.burstiness == 1.0 ? " (Poisson process)" : " (Gamma distribution)") << "\n";
   out << "Maximum request concurrency: " << (config.max_concurrency > 0 ? std::to_string(config.max_concurrency) : "None") << "\n";
+  if (config.probe_request_rate > 0) {
+    char probe[32];  // vLLM prints the float as Python does (5 -> 5.0)
+    std::snprintf(probe, sizeof probe, std::floor(config.probe_request_rate) == config.probe_request_rate ? "%.1f" : "%g",
+                  config.probe_request_rate);
+    out << "Probe request rate: " << probe << " req/s\n";
+  }
   if (coordinator && root)
     out << "Sharded load generation: " << coordinator->size() << " MPI ranks (round-robin by request index)\n";
   out.flush();

@@ -276,11 +276,12 @@ namespace {
 
 BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult result,
                          const std::vector<PreparedRequest>& all_requests, const std::vector<Nanos>& all_offsets,
-                         const std::vector<double>& ramp_rates);
+                         const std::vector<double>& ramp_rates, const PreparedRequest& probe);
 
 // Dataset, model, prebuilt requests and the global schedule (every rank builds all of it).
 void prepare_run(const BenchConfig& config, int ranks, const std::string& prefix, BenchResult& result, std::string& model_name,
-                 std::vector<PreparedRequest>& requests, std::vector<Nanos>& offsets, std::vector<double>& ramp_rates) {
+                 std::vector<PreparedRequest>& requests, std::vector<Nanos>& offsets, std::vector<double>& ramp_rates,
+                 PreparedRequest& probe) {
   // A --max-connections the open-file limit cannot hold is refused before any dataset or server work.
   resolve_connection_limit(config.max_connections);
   // The cap is split across ranks; a rank with a share of 0 would run uncapped.
@@ -320,6 +321,7 @@ void prepare_run(const BenchConfig& config, int ranks, const std::string& prefix
   for (const auto& [k, v] : config.extra_body.items()) options.extra_body[k] = v;
   options.headers = header_lines(config);
   options.request_id_prefix = prefix;
+  probe = make_probe_request(options);
   requests = prepare_requests(dataset.samples, options);
   for (const auto& r : requests) {
     result.total_image_bytes += r.image_bytes;
@@ -378,11 +380,12 @@ BenchResult run_benchmark(const BenchConfig& config) {
   std::vector<PreparedRequest> requests;
   std::vector<Nanos> offsets;
   std::vector<double> ramp_rates;
+  PreparedRequest probe;
   const std::string prefix = !config.request_id_prefix.empty() ? config.request_id_prefix
                              : co ? co->broadcast(random_prefix(), 300)  // one prefix: ids stay unique across ranks
                                   : random_prefix();
   try {
-    prepare_run(config, co ? co->size() : 1, prefix, result, model_name, requests, offsets, ramp_rates);
+    prepare_run(config, co ? co->size() : 1, prefix, result, model_name, requests, offsets, ramp_rates, probe);
   } catch (...) {
     if (!co) throw;
     local_error = std::current_exception();
@@ -412,7 +415,7 @@ BenchResult run_benchmark(const BenchConfig& config) {
     }
   }
   try {
-    return run_prepared(config, co, std::move(result), requests, offsets, ramp_rates);
+    return run_prepared(config, co, std::move(result), requests, offsets, ramp_rates, probe);
   } catch (const std::exception& e) {
     if (co) co->fail(e.what());  // the others may be waiting in a collective: stop the group
     throw;
@@ -423,7 +426,7 @@ namespace {
 
 BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult result,
                          const std::vector<PreparedRequest>& all_requests, const std::vector<Nanos>& all_offsets,
-                         const std::vector<double>& ramp_rates) {
+                         const std::vector<double>& ramp_rates, const PreparedRequest& probe) {
   const bool root = co == nullptr || co->rank() == 0;
   result.root = root;
   // This rank's shard (round-robin by global index); one process sends everything.
@@ -522,7 +525,11 @@ BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult
   }
   const auto wall_before = std::chrono::system_clock::now();
   const Nanos mono_before = now_ns();
+  // vLLM starts its probe task just before the run and stops it once every request returned.
+  std::optional<ProbeLoop> probes;
+  if (root && config.probe_request_rate > 0) probes.emplace(engine, probe, config.probe_request_rate);
   result.run = run_requests(engine, requests, offsets);
+  if (probes) result.probe_records = probes->finish(result.run.interrupted);
   if (co) {
     // Every time onto rank 0's clock, then rank 0 gathers the raw records and merges them in
     // global index order: the metrics below are computed from them exactly as for one process.
@@ -718,6 +725,15 @@ void print_vllm_block(std::ostream& out, const BenchConfig& c, const BenchResult
   out << line_f2("Peak output token throughput (tok/s):", m.max_output_tokens_per_s) << "\n";
   out << line_f2("Peak concurrent requests:", m.max_concurrent_requests) << "\n";
   out << line_f2("Total token throughput (tok/s):", m.total_token_throughput) << "\n";
+  // vLLM: the probe section only when at least one probe succeeded.
+  if (const auto probe = probe_stats(r.probe_records, c.request_mode); c.probe_request_rate > 0 && probe) {
+    out << centered("Probe Requests", 50, '-') << "\n";
+    out << line_int("Probe requests completed:", probe->completed) << "\n";
+    out << line_int("Probe requests failed:", probe->failed) << "\n";
+    out << line_f2("Median probe E2EL (ms):", probe->median_e2el_ms) << "\n";
+    out << line_f2("P99 probe E2EL (ms):", probe->p99_e2el_ms) << "\n";
+    out << line_f2("Max probe E2EL (ms):", probe->max_e2el_ms) << "\n";
+  }
   for (const auto& label : kMetricLabels) {
     if (!selected(c, label.key)) continue;
     const MetricSummary& s = m.latency.at(label.key);
@@ -881,6 +897,13 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
   j["max_output_tokens_per_s"] = m.max_output_tokens_per_s;
   j["max_concurrent_requests"] = static_cast<std::int64_t>(m.max_concurrent_requests);  // vllm: an int
   j["rtfx"] = 0.0;
+  if (const auto probe = probe_stats(r.probe_records, c.request_mode); c.probe_request_rate > 0 && probe) {
+    j["probe_completed"] = probe->completed;
+    j["probe_failed"] = probe->failed;
+    j["probe_median_e2el_ms"] = probe->median_e2el_ms;
+    j["probe_p99_e2el_ms"] = probe->p99_e2el_ms;
+    j["probe_max_e2el_ms"] = probe->max_e2el_ms;
+  }
   if (!r.rps_change_events.empty()) {
     ojson events = ojson::array();
     for (const auto& [rps, ts] : r.rps_change_events) events.push_back({{"rps", rps}, {"timestamp", ts}});

@@ -33,8 +33,8 @@ expect_exit2() {
     status=1
   fi
 }
-expect_exit2 "--probe-request-rate must be >= 0" --probe-request-rate -1
-expect_exit2 "--probe-request-rate: probe requests" --probe-request-rate 5
+expect_exit2 "--probe-request-rate must be a finite rate >= 0" --probe-request-rate -1
+expect_exit2 "--probe-request-rate must be a finite rate >= 0" --probe-request-rate inf
 expect_exit2 "--dataset-name sonnet" --dataset-name sonnet
 expect_exit2 "--dataset-name sharegpt makes and counts its prompts with the model's tokenizer" --dataset-name sharegpt --dataset-path /dev/null
 trace="$(mktemp)"
