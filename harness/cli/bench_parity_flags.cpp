@@ -24,9 +24,9 @@ void add_dataset_specific(CLI::App* s, ParityFlags& f) {
                               std::pair{"--prefix-repetition-suffix-len", &f.prefix_repetition_suffix_len}})
     s->add_option(name, *target, "prefix_repetition: vLLM's defaults 10 prefixes, 256 + 256 tokens, output 128");
   s->add_option("--sharegpt-output-len", f.sharegpt_output_len, "sharegpt: output length (default: each completion's tokens)");
-  s->add_option("--sonnet-input-len", f.sonnet_input_len, only + "sonnet dataset (not implemented here)");
-  s->add_option("--sonnet-output-len", f.sonnet_output_len, only + "sonnet dataset (not implemented here)");
-  s->add_option("--sonnet-prefix-len", f.sonnet_prefix_len, only + "sonnet dataset (not implemented here)");
+  s->add_option("--sonnet-input-len", f.sonnet_input_len, "sonnet: the most tokens a prompt may have (default 550)");
+  s->add_option("--sonnet-output-len", f.sonnet_output_len, "sonnet: output tokens (default 150)");
+  s->add_option("--sonnet-prefix-len", f.sonnet_prefix_len, "sonnet: tokens of the shared first lines (default 200)");
   s->add_option("--spec-bench-category", f.spec_bench_category, only + "spec_bench dataset (not implemented here)");
   s->add_option("--spec-bench-output-len", f.spec_bench_output_len, only + "spec_bench dataset (not implemented here)");
   s->add_option("--speed-bench-category", f.speed_bench_category, only + "speed_bench dataset (not implemented here)");
@@ -46,11 +46,10 @@ void add_dataset_specific(CLI::App* s, ParityFlags& f) {
 // vLLM dataset names this client does not implement, and why (said instead of "unknown").
 const std::vector<std::pair<std::string, std::string>>& vllm_only_datasets() {
   static const std::vector<std::pair<std::string, std::string>> k{
-      {"sonnet", "not implemented here yet"},         {"burstgpt", "not implemented here yet"},
       {"spec_bench", "not implemented here"},         {"speed_bench", "not implemented here"},
       {"blazedit", "not implemented here"},           {"bfcl", "not implemented here"},
-      {"custom_mm", "not implemented here (use custom_image)"},
-      {"mmvu", "video datasets are not supported here"},
+      {"custom_mm", "not implemented here: use custom_image (JSONL of prompt + image_files)"},
+      {"mmvu", "a video dataset (yale-nlp/MMVU): video is not supported here"},
       {"random-rerank", "pooling/rerank endpoints are not benchmarked here"},
       {"asr", "audio is not supported here"}};
   return k;
@@ -84,7 +83,7 @@ void add_parity_flags(CLI::App* s, ParityFlags& f) {
 std::vector<std::string> check_parity_flags(const ParityFlags& f, const std::string& dataset_name) {
   for (const auto& [name, why] : vllm_only_datasets())
     require(dataset_name != name, "--dataset-name " + name + ": vLLM's " + name + " dataset is " + why +
-                                      " (supported: hf, vision-arena, random-mm, random, custom, custom_image, sharegpt, prefix_repetition, timed_trace)");
+                                      " (supported: hf, vision-arena, random-mm, random, custom, custom_image, sharegpt, prefix_repetition, timed_trace, sonnet, burstgpt)");
   if (f.probe_request_rate)
     require(*f.probe_request_rate >= 0 && std::isfinite(*f.probe_request_rate),
             "--probe-request-rate must be a finite rate >= 0 (req/s), got " + std::to_string(*f.probe_request_rate));

@@ -185,6 +185,9 @@ client::BenchConfig to_config(const BenchFlags& f, const std::vector<std::string
                                 std::pair{&f.parity.timed_trace_label_hash_ids, &v.label_hash_ids}})
       if (!flag->empty()) *target = *flag;
     v.self_timed = !f.parity.no_self_timed;
+    v.sonnet_input_len = f.parity.sonnet_input_len.value_or(v.sonnet_input_len);
+    v.sonnet_output_len = f.parity.sonnet_output_len.value_or(v.sonnet_output_len);
+    v.sonnet_prefix_len = f.parity.sonnet_prefix_len.value_or(v.sonnet_prefix_len);
   }
   check_parity_flags(f.parity, f.dataset_name);  // refusals before any dataset or server work
   c.logprobs = f.logprobs;
@@ -440,7 +443,7 @@ void add_serve_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_option("--model", f.model, "Model name (default: first id from GET /v1/models)");
   serve->add_option("--served-model-name", f.served_model_name, "Model name sent in requests (default: --model)");
   serve->add_option("--label", f.label, "Label used in the result file name instead of the backend");
-  serve->add_option("--dataset-name", f.dataset_name, "hf | vision-arena | random-mm | random | custom | custom_image | sharegpt | prefix_repetition | timed_trace (the last three need --tokenizer)")->capture_default_str();
+  serve->add_option("--dataset-name", f.dataset_name, "hf | vision-arena | random-mm | random | custom | custom_image | sharegpt | prefix_repetition | timed_trace | sonnet | burstgpt (the last five need --tokenizer)")->capture_default_str();
   serve->add_option("--dataset-path", f.dataset_path,
                     "Local dataset file or directory (a Hugging Face id prints how to export a local copy)");
   serve->add_option("--hf-split", f.hf_split, "Split name used to pick a file inside a dataset directory")->capture_default_str();

@@ -35,7 +35,9 @@ expect_exit2() {
 }
 expect_exit2 "--probe-request-rate must be a finite rate >= 0" --probe-request-rate -1
 expect_exit2 "--probe-request-rate must be a finite rate >= 0" --probe-request-rate inf
-expect_exit2 "--dataset-name sonnet" --dataset-name sonnet
+expect_exit2 "--dataset-name spec_bench" --dataset-name spec_bench
+expect_exit2 "--dataset-name mmvu: vLLM's mmvu dataset is a video dataset" --dataset-name mmvu
+expect_exit2 "--dataset-name sonnet needs --dataset-path" --dataset-name sonnet --tokenizer "$here/../tokenizer/data/tiny-qwen2"
 expect_exit2 "--dataset-name sharegpt makes and counts its prompts with the model's tokenizer" --dataset-name sharegpt --dataset-path /dev/null
 trace="$(mktemp)"
 printf '{"timestamp": 2, "input_length": 8, "output_length": 2}\n{"timestamp": 1, "input_length": 8, "output_length": 2}\n' >"$trace"
