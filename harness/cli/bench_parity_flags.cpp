@@ -69,15 +69,19 @@ void add_parity_flags(CLI::App* s, ParityFlags& f) {
                 "Default 0 (none); negative: exit 2");
   s->add_option("--timeline-itl-thresholds", f.timeline_itl_thresholds,
                 "ITL colour bands of --plot-timeline in ms: two increasing numbers (default 25 50, vLLM's)");
-  s->add_option("--lora-modules", f.lora_modules, "vLLM: LoRA adapter names sent as the request model; refused here when set");
-  s->add_option("--lora-assignment", f.lora_assignment, "vLLM: how --lora-modules are assigned (random, round-robin); refused with them");
+  s->add_option("--lora-modules", f.lora_modules,
+                "LoRA module names (as the server was started with): each request's model is one of them, as vLLM");
+  s->add_option("--lora-assignment", f.lora_assignment,
+                "random (default: Python's random.choice seeded with --seed, as vLLM) or round-robin (modules[i % n])");
   s->add_flag("--enable-multimodal-chat", f.enable_multimodal_chat,
               "Accepted: random-mm prompts are always sent as chat messages with their images here");
   s->add_flag("--plot-dataset-stats", f.plot_dataset_stats,
-              "vLLM: plot the dataset's length/image statistics; refused here (see `encbench dataset stats`)");
+              "Write vLLM's dataset statistics (prompt/output token histograms, tokens per request, images per request) "
+              "as HTML beside the result: <result name>.dataset_stats.html");
   s->add_flag("--skip-tokenizer-init", f.skip_tokenizer_init,
               "Load no tokenizer: prompt lengths are whitespace words and random prompts have words, not tokens");
-  s->add_flag("--use-beam-search", f.use_beam_search, "vLLM: beam search requests; refused here (not implemented)");
+  s->add_flag("--use-beam-search", f.use_beam_search,
+              "Accepted, no effect: vLLM's bench serve parses it but puts nothing of it in any request");
 }
 
 std::vector<std::string> check_parity_flags(const ParityFlags& f, const std::string& dataset_name) {
@@ -87,22 +91,30 @@ std::vector<std::string> check_parity_flags(const ParityFlags& f, const std::str
   if (f.probe_request_rate)
     require(*f.probe_request_rate >= 0 && std::isfinite(*f.probe_request_rate),
             "--probe-request-rate must be a finite rate >= 0 (req/s), got " + std::to_string(*f.probe_request_rate));
-  refuse_if(!f.lora_modules.empty() || !f.lora_assignment.empty(), "--lora-modules/--lora-assignment",
-            "LoRA adapter assignment is not implemented here");
-  refuse_if(f.plot_dataset_stats, "--plot-dataset-stats", "not implemented here; `encbench dataset stats` describes a dataset");
-  refuse_if(f.use_beam_search, "--use-beam-search", "beam search requests are not implemented here");
+  require(f.lora_assignment.empty() || f.lora_assignment == "random" || f.lora_assignment == "round-robin",
+          "--lora-assignment must be random or round-robin, got '" + f.lora_assignment + "'");
   std::vector<std::string> notes;
   timeline_itl_thresholds_ms(f);  // validated before the run
+  if (f.use_beam_search)
+    notes.push_back("--use-beam-search: vLLM's bench serve parses it but sends nothing of it (no request field); no effect here either");
   if (f.enable_multimodal_chat) notes.push_back("--enable-multimodal-chat: random-mm prompts are always chat messages with images here");
   return notes;
 }
 
 std::vector<double> timeline_itl_thresholds_ms(const ParityFlags& f) {
   if (f.timeline_itl_thresholds.empty()) return {25, 50};
-  const std::string usage = "--timeline-itl-thresholds expects two increasing positive numbers (ms), e.g. 25 50";
-  require(f.timeline_itl_thresholds.size() == 2, usage);
+  const std::string usage = "--timeline-itl-thresholds expects two increasing positive numbers (ms), e.g. 25,50 or 25 50";
+  // vLLM's form is one comma-separated string ("25,50"); two words ("25 50") are accepted too.
+  std::vector<std::string> parts;
+  for (const auto& word : f.timeline_itl_thresholds) {
+    std::size_t start = 0;
+    for (std::size_t comma; (comma = word.find(',', start)) != std::string::npos; start = comma + 1)
+      parts.push_back(word.substr(start, comma - start));
+    parts.push_back(word.substr(start));
+  }
+  require(parts.size() == 2, usage);
   std::vector<double> out;
-  for (const auto& text : f.timeline_itl_thresholds) {
+  for (const auto& text : parts) {
     std::size_t used = 0;
     double v = 0;
     try {

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "harness/cli/bench_dataset_stats.hpp"
 #include "harness/cli/bench_parity_flags.hpp"
 #include "harness/cli/cmd_bench_ab.hpp"
 #include "harness/core/text_escape.hpp"
@@ -169,6 +170,8 @@ client::BenchConfig to_config(const BenchFlags& f, const std::vector<std::string
   c.tokenizer = f.tokenizer;
   c.skip_tokenizer_init = f.parity.skip_tokenizer_init;
   c.probe_request_rate = f.parity.probe_request_rate.value_or(0);
+  c.lora_modules = f.parity.lora_modules;
+  if (!f.parity.lora_assignment.empty()) c.lora_assignment = f.parity.lora_assignment;
   // vllm main_async: --output-len overrides every dataset's own output flag.
   c.dataset.vllm_text.sharegpt_output_len = f.output_len ? f.output_len : f.parity.sharegpt_output_len;
   {
@@ -383,6 +386,11 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
     options.itl_thresholds_ms = timeline_itl_thresholds_ms(flags.parity);
     scenario::write_timeline_html(html, {scenario::live_timeline_arm(label, result)}, options);
     std::cerr << "encbench: timeline written to " << html.string() << "\n";
+  }
+  if (flags.parity.plot_dataset_stats) {
+    const auto path = dataset_stats_path(config, result);
+    write_dataset_stats_html(path, config, result);
+    std::cout << "Dataset statistics plot saved to: " << path.string() << "\n";  // vLLM's line
   }
   if (result.run.interrupted) return 130;
   if (result.metrics.completed == 0 && !config.allow_all_failed) {

@@ -69,6 +69,8 @@ struct BenchConfig {
   double ready_check_timeout_s = 0;
   bool strict_success = false;                // --strict-success: streams without [DONE] / with error events fail
   double probe_request_rate = 0;              // --probe-request-rate: > 0 sends vLLM's probes (probe.hpp)
+  std::vector<std::string> lora_modules;      // --lora-modules: request i's model is one of them (lora.hpp)
+  std::string lora_assignment = "random";     // --lora-assignment: random | round-robin
   // ---- metrics and output
   std::vector<std::string> percentile_metrics{"ttft", "tpot", "itl"};
   std::vector<double> metric_percentiles{99};
@@ -102,6 +104,7 @@ struct BenchResult {
   std::size_t dataset_rows = 0, oversampled = 0, total_image_bytes = 0;
   std::string tokenizer_file;                 // the tokenizer.json used ("" : prompt lengths are words)
   std::vector<std::int64_t> text_tokens, vision_tokens;  // per request index (-1: unknown)
+  std::vector<std::size_t> image_counts, image_bytes;    // per request index (--plot-dataset-stats)
   bool ignore_eos = false;
   EngineResult run;
   std::vector<RequestRecord> probe_records;   // --probe-request-rate: every probe, in send order

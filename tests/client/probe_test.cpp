@@ -43,7 +43,6 @@ BenchConfig one_slow_request(const TestServer& server, double probe_rate) {
   cfg.base_url = server.base_url();
   cfg.endpoint = "/v1/chat/completions";
   cfg.model = "test-model";
-  cfg.skip_tokenizer_init = true;
   cfg.dataset.name = "random";
   cfg.dataset.num_prompts = 1;
   cfg.dataset.random.input_len = 4;

@@ -43,9 +43,8 @@ trace="$(mktemp)"
 printf '{"timestamp": 2, "input_length": 8, "output_length": 2}\n{"timestamp": 1, "input_length": 8, "output_length": 2}\n' >"$trace"
 expect_exit2 "$trace:2: timestamp 1" --dataset-name timed_trace --dataset-path "$trace" --tokenizer "$here/../tokenizer/data/tiny-qwen2"
 rm -f "$trace"
-expect_exit2 "--use-beam-search" --use-beam-search
-expect_exit2 "--lora-modules" --lora-modules a b
-expect_exit2 "--plot-dataset-stats" --plot-dataset-stats
+expect_exit2 "--lora-assignment must be random or round-robin" --lora-modules a b --lora-assignment sticky
+expect_exit2 "--timeline-itl-thresholds expects two increasing" --timeline-itl-thresholds 50,25
 expect_exit2 "--timeline-itl-thresholds expects two increasing" --timeline-itl-thresholds 25
 expect_exit2 "--timeline-itl-thresholds expects two increasing" --timeline-itl-thresholds 50 25
 exit $status
