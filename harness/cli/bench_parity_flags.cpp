@@ -48,7 +48,6 @@ const std::vector<std::pair<std::string, std::string>>& vllm_only_datasets() {
   static const std::vector<std::pair<std::string, std::string>> k{
       {"spec_bench", "not implemented here"},         {"speed_bench", "not implemented here"},
       {"blazedit", "not implemented here"},           {"bfcl", "not implemented here"},
-      {"custom_mm", "not implemented here: use custom_image (JSONL of prompt + image_files)"},
       {"mmvu", "a video dataset (yale-nlp/MMVU): video is not supported here"},
       {"random-rerank", "pooling/rerank endpoints are not benchmarked here"},
       {"asr", "audio is not supported here"}};
@@ -87,7 +86,7 @@ void add_parity_flags(CLI::App* s, ParityFlags& f) {
 std::vector<std::string> check_parity_flags(const ParityFlags& f, const std::string& dataset_name) {
   for (const auto& [name, why] : vllm_only_datasets())
     require(dataset_name != name, "--dataset-name " + name + ": vLLM's " + name + " dataset is " + why +
-                                      " (supported: hf, vision-arena, random-mm, random, custom, custom_image, sharegpt, prefix_repetition, timed_trace, sonnet, burstgpt)");
+                                      " (supported: hf, vision-arena, random-mm, random, custom, custom_image, custom_mm, sharegpt, prefix_repetition, timed_trace, sonnet, burstgpt)");
   if (f.probe_request_rate)
     require(*f.probe_request_rate >= 0 && std::isfinite(*f.probe_request_rate),
             "--probe-request-rate must be a finite rate >= 0 (req/s), got " + std::to_string(*f.probe_request_rate));

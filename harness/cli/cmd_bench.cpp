@@ -451,7 +451,7 @@ void add_serve_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_option("--model", f.model, "Model name (default: first id from GET /v1/models)");
   serve->add_option("--served-model-name", f.served_model_name, "Model name sent in requests (default: --model)");
   serve->add_option("--label", f.label, "Label used in the result file name instead of the backend");
-  serve->add_option("--dataset-name", f.dataset_name, "hf | vision-arena | random-mm | random | custom | custom_image | sharegpt | prefix_repetition | timed_trace | sonnet | burstgpt (the last five need --tokenizer)")->capture_default_str();
+  serve->add_option("--dataset-name", f.dataset_name, "hf | vision-arena | random-mm | random | custom | custom_image | custom_mm | sharegpt | prefix_repetition | timed_trace | sonnet | burstgpt (the last five need --tokenizer)")->capture_default_str();
   serve->add_option("--dataset-path", f.dataset_path,
                     "Local dataset file or directory (a Hugging Face id prints how to export a local copy)");
   serve->add_option("--hf-split", f.hf_split, "Split name used to pick a file inside a dataset directory")->capture_default_str();
