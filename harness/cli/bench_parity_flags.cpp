@@ -24,9 +24,9 @@ void add_dataset_specific(CLI::App* s, ParityFlags& f) {
                               std::pair{"--prefix-repetition-suffix-len", &f.prefix_repetition_suffix_len}})
     s->add_option(name, *target, "prefix_repetition: vLLM's defaults 10 prefixes, 256 + 256 tokens, output 128");
   s->add_option("--sharegpt-output-len", f.sharegpt_output_len, "sharegpt: output length (default: each completion's tokens)");
-  s->add_option("--sonnet-input-len", f.sonnet_input_len, only + "sonnet dataset (not implemented here)");
-  s->add_option("--sonnet-output-len", f.sonnet_output_len, only + "sonnet dataset (not implemented here)");
-  s->add_option("--sonnet-prefix-len", f.sonnet_prefix_len, only + "sonnet dataset (not implemented here)");
+  s->add_option("--sonnet-input-len", f.sonnet_input_len, "sonnet: the most tokens a prompt may have (default 550)");
+  s->add_option("--sonnet-output-len", f.sonnet_output_len, "sonnet: output tokens (default 150)");
+  s->add_option("--sonnet-prefix-len", f.sonnet_prefix_len, "sonnet: tokens of the shared first lines (default 200)");
   s->add_option("--spec-bench-category", f.spec_bench_category, only + "spec_bench dataset (not implemented here)");
   s->add_option("--spec-bench-output-len", f.spec_bench_output_len, only + "spec_bench dataset (not implemented here)");
   s->add_option("--speed-bench-category", f.speed_bench_category, only + "speed_bench dataset (not implemented here)");
@@ -46,11 +46,9 @@ void add_dataset_specific(CLI::App* s, ParityFlags& f) {
 // vLLM dataset names this client does not implement, and why (said instead of "unknown").
 const std::vector<std::pair<std::string, std::string>>& vllm_only_datasets() {
   static const std::vector<std::pair<std::string, std::string>> k{
-      {"sonnet", "not implemented here yet"},         {"burstgpt", "not implemented here yet"},
       {"spec_bench", "not implemented here"},         {"speed_bench", "not implemented here"},
       {"blazedit", "not implemented here"},           {"bfcl", "not implemented here"},
-      {"custom_mm", "not implemented here (use custom_image)"},
-      {"mmvu", "video datasets are not supported here"},
+      {"mmvu", "a video dataset (yale-nlp/MMVU): video is not supported here"},
       {"random-rerank", "pooling/rerank endpoints are not benchmarked here"},
       {"asr", "audio is not supported here"}};
   return k;
@@ -65,45 +63,57 @@ void refuse_if(bool set, const std::string& flag, const std::string& why) {
 void add_parity_flags(CLI::App* s, ParityFlags& f) {
   add_dataset_specific(s, f);
   s->add_option("--probe-request-rate", f.probe_request_rate,
-                "vLLM: text-only probe requests at this rate outside --max-concurrency, reported apart. Must be >= 0; "
-                "a rate > 0 is refused here (not implemented yet)");
+                "vLLM's probes: > 0 sends one-token text-only requests (\"Hi\") one at a time, 1/R s after the previous "
+                "finished, outside --max-concurrency; their E2EL is reported apart (probe_* keys, \"Probe Requests\"). "
+                "Default 0 (none); negative: exit 2");
   s->add_option("--timeline-itl-thresholds", f.timeline_itl_thresholds,
                 "ITL colour bands of --plot-timeline in ms: two increasing numbers (default 25 50, vLLM's)");
-  s->add_option("--lora-modules", f.lora_modules, "vLLM: LoRA adapter names sent as the request model; refused here when set");
-  s->add_option("--lora-assignment", f.lora_assignment, "vLLM: how --lora-modules are assigned (random, round-robin); refused with them");
+  s->add_option("--lora-modules", f.lora_modules,
+                "LoRA module names (as the server was started with): each request's model is one of them, as vLLM");
+  s->add_option("--lora-assignment", f.lora_assignment,
+                "random (default: Python's random.choice seeded with --seed, as vLLM) or round-robin (modules[i % n])");
   s->add_flag("--enable-multimodal-chat", f.enable_multimodal_chat,
               "Accepted: random-mm prompts are always sent as chat messages with their images here");
   s->add_flag("--plot-dataset-stats", f.plot_dataset_stats,
-              "vLLM: plot the dataset's length/image statistics; refused here (see `encbench dataset stats`)");
+              "Write vLLM's dataset statistics (prompt/output token histograms, tokens per request, images per request) "
+              "as HTML beside the result: <result name>.dataset_stats.html");
   s->add_flag("--skip-tokenizer-init", f.skip_tokenizer_init,
               "Load no tokenizer: prompt lengths are whitespace words and random prompts have words, not tokens");
-  s->add_flag("--use-beam-search", f.use_beam_search, "vLLM: beam search requests; refused here (not implemented)");
+  s->add_flag("--use-beam-search", f.use_beam_search,
+              "Accepted, no effect: vLLM's bench serve parses it but puts nothing of it in any request");
 }
 
 std::vector<std::string> check_parity_flags(const ParityFlags& f, const std::string& dataset_name) {
   for (const auto& [name, why] : vllm_only_datasets())
     require(dataset_name != name, "--dataset-name " + name + ": vLLM's " + name + " dataset is " + why +
-                                      " (supported: hf, vision-arena, random-mm, random, custom, custom_image, sharegpt, prefix_repetition, timed_trace)");
+                                      " (supported: hf, vision-arena, random-mm, random, custom, custom_image, custom_mm, sharegpt, prefix_repetition, timed_trace, sonnet, burstgpt)");
   if (f.probe_request_rate)
-    require(*f.probe_request_rate >= 0, "--probe-request-rate must be >= 0, got " + std::to_string(*f.probe_request_rate));
-  refuse_if(f.probe_request_rate.value_or(0) > 0, "--probe-request-rate",
-            "probe requests outside --max-concurrency are not implemented here yet");
-  refuse_if(!f.lora_modules.empty() || !f.lora_assignment.empty(), "--lora-modules/--lora-assignment",
-            "LoRA adapter assignment is not implemented here");
-  refuse_if(f.plot_dataset_stats, "--plot-dataset-stats", "not implemented here; `encbench dataset stats` describes a dataset");
-  refuse_if(f.use_beam_search, "--use-beam-search", "beam search requests are not implemented here");
+    require(*f.probe_request_rate >= 0 && std::isfinite(*f.probe_request_rate),
+            "--probe-request-rate must be a finite rate >= 0 (req/s), got " + std::to_string(*f.probe_request_rate));
+  require(f.lora_assignment.empty() || f.lora_assignment == "random" || f.lora_assignment == "round-robin",
+          "--lora-assignment must be random or round-robin, got '" + f.lora_assignment + "'");
   std::vector<std::string> notes;
   timeline_itl_thresholds_ms(f);  // validated before the run
+  if (f.use_beam_search)
+    notes.push_back("--use-beam-search: vLLM's bench serve parses it but sends nothing of it (no request field); no effect here either");
   if (f.enable_multimodal_chat) notes.push_back("--enable-multimodal-chat: random-mm prompts are always chat messages with images here");
   return notes;
 }
 
 std::vector<double> timeline_itl_thresholds_ms(const ParityFlags& f) {
   if (f.timeline_itl_thresholds.empty()) return {25, 50};
-  const std::string usage = "--timeline-itl-thresholds expects two increasing positive numbers (ms), e.g. 25 50";
-  require(f.timeline_itl_thresholds.size() == 2, usage);
+  const std::string usage = "--timeline-itl-thresholds expects two increasing positive numbers (ms), e.g. 25,50 or 25 50";
+  // vLLM's form is one comma-separated string ("25,50"); two words ("25 50") are accepted too.
+  std::vector<std::string> parts;
+  for (const auto& word : f.timeline_itl_thresholds) {
+    std::size_t start = 0;
+    for (std::size_t comma; (comma = word.find(',', start)) != std::string::npos; start = comma + 1)
+      parts.push_back(word.substr(start, comma - start));
+    parts.push_back(word.substr(start));
+  }
+  require(parts.size() == 2, usage);
   std::vector<double> out;
-  for (const auto& text : f.timeline_itl_thresholds) {
+  for (const auto& text : parts) {
     std::size_t used = 0;
     double v = 0;
     try {

@@ -13,6 +13,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "harness/cli/bench_dataset_stats.hpp"
 #include "harness/cli/bench_parity_flags.hpp"
 #include "harness/cli/cmd_bench_ab.hpp"
 #include "harness/core/text_escape.hpp"
@@ -168,6 +169,9 @@ client::BenchConfig to_config(const BenchFlags& f, const std::vector<std::string
   }
   c.tokenizer = f.tokenizer;
   c.skip_tokenizer_init = f.parity.skip_tokenizer_init;
+  c.probe_request_rate = f.parity.probe_request_rate.value_or(0);
+  c.lora_modules = f.parity.lora_modules;
+  if (!f.parity.lora_assignment.empty()) c.lora_assignment = f.parity.lora_assignment;
   // vllm main_async: --output-len overrides every dataset's own output flag.
   c.dataset.vllm_text.sharegpt_output_len = f.output_len ? f.output_len : f.parity.sharegpt_output_len;
   {
@@ -184,6 +188,9 @@ client::BenchConfig to_config(const BenchFlags& f, const std::vector<std::string
                                 std::pair{&f.parity.timed_trace_label_hash_ids, &v.label_hash_ids}})
       if (!flag->empty()) *target = *flag;
     v.self_timed = !f.parity.no_self_timed;
+    v.sonnet_input_len = f.parity.sonnet_input_len.value_or(v.sonnet_input_len);
+    v.sonnet_output_len = f.parity.sonnet_output_len.value_or(v.sonnet_output_len);
+    v.sonnet_prefix_len = f.parity.sonnet_prefix_len.value_or(v.sonnet_prefix_len);
   }
   check_parity_flags(f.parity, f.dataset_name);  // refusals before any dataset or server work
   c.logprobs = f.logprobs;
@@ -337,6 +344,12 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
   std::snprintf(burst, sizeof burst, std::floor(config.burstiness) == config.burstiness ? "%.1f" : "%g", config.burstiness);
   out << "Burstiness factor: " << burst << (config.burstiness == 1.0 ? " (Poisson process)" : " (Gamma distribution)") << "\n";
   out << "Maximum request concurrency: " << (config.max_concurrency > 0 ? std::to_string(config.max_concurrency) : "None") << "\n";
+  if (config.probe_request_rate > 0) {
+    char probe[32];  // vLLM prints the float as Python does (5 -> 5.0)
+    std::snprintf(probe, sizeof probe, std::floor(config.probe_request_rate) == config.probe_request_rate ? "%.1f" : "%g",
+                  config.probe_request_rate);
+    out << "Probe request rate: " << probe << " req/s\n";
+  }
   if (coordinator && root)
     out << "Sharded load generation: " << coordinator->size() << " MPI ranks (round-robin by request index)\n";
   out.flush();
@@ -373,6 +386,11 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
     options.itl_thresholds_ms = timeline_itl_thresholds_ms(flags.parity);
     scenario::write_timeline_html(html, {scenario::live_timeline_arm(label, result)}, options);
     std::cerr << "encbench: timeline written to " << html.string() << "\n";
+  }
+  if (flags.parity.plot_dataset_stats) {
+    const auto path = dataset_stats_path(config, result);
+    write_dataset_stats_html(path, config, result);
+    std::cout << "Dataset statistics plot saved to: " << path.string() << "\n";  // vLLM's line
   }
   if (result.run.interrupted) return 130;
   if (result.metrics.completed == 0 && !config.allow_all_failed) {
@@ -433,7 +451,7 @@ void add_serve_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_option("--model", f.model, "Model name (default: first id from GET /v1/models)");
   serve->add_option("--served-model-name", f.served_model_name, "Model name sent in requests (default: --model)");
   serve->add_option("--label", f.label, "Label used in the result file name instead of the backend");
-  serve->add_option("--dataset-name", f.dataset_name, "hf | vision-arena | random-mm | random | custom | custom_image | sharegpt | prefix_repetition | timed_trace (the last three need --tokenizer)")->capture_default_str();
+  serve->add_option("--dataset-name", f.dataset_name, "hf | vision-arena | random-mm | random | custom | custom_image | custom_mm | sharegpt | prefix_repetition | timed_trace | sonnet | burstgpt (the last five need --tokenizer)")->capture_default_str();
   serve->add_option("--dataset-path", f.dataset_path,
                     "Local dataset file or directory (a Hugging Face id prints how to export a local copy)");
   serve->add_option("--hf-split", f.hf_split, "Split name used to pick a file inside a dataset directory")->capture_default_str();

@@ -1,5 +1,6 @@
 #include "harness/core/text_escape.hpp"
 #include "harness/client/bench.hpp"
+#include "harness/client/lora.hpp"
 #include "harness/client/datasets_tokens.hpp"
 
 #include <curl/curl.h>
@@ -276,11 +277,12 @@ namespace {
 
 BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult result,
                          const std::vector<PreparedRequest>& all_requests, const std::vector<Nanos>& all_offsets,
-                         const std::vector<double>& ramp_rates);
+                         const std::vector<double>& ramp_rates, const PreparedRequest& probe);
 
 // Dataset, model, prebuilt requests and the global schedule (every rank builds all of it).
 void prepare_run(const BenchConfig& config, int ranks, const std::string& prefix, BenchResult& result, std::string& model_name,
-                 std::vector<PreparedRequest>& requests, std::vector<Nanos>& offsets, std::vector<double>& ramp_rates) {
+                 std::vector<PreparedRequest>& requests, std::vector<Nanos>& offsets, std::vector<double>& ramp_rates,
+                 PreparedRequest& probe) {
   // A --max-connections the open-file limit cannot hold is refused before any dataset or server work.
   resolve_connection_limit(config.max_connections);
   // The cap is split across ranks; a rank with a share of 0 would run uncapped.
@@ -320,11 +322,16 @@ void prepare_run(const BenchConfig& config, int ranks, const std::string& prefix
   for (const auto& [k, v] : config.extra_body.items()) options.extra_body[k] = v;
   options.headers = header_lines(config);
   options.request_id_prefix = prefix;
+  probe = make_probe_request(options);
+  if (!config.lora_modules.empty())
+    options.model_per_request = assign_lora_modules(config.lora_modules, config.lora_assignment, dataset.samples.size(), config.seed);
   requests = prepare_requests(dataset.samples, options);
   for (const auto& r : requests) {
     result.total_image_bytes += r.image_bytes;
     result.text_tokens.push_back(r.text_tokens);
     result.vision_tokens.push_back(r.vision_tokens);
+    result.image_counts.push_back(r.image_count);
+    result.image_bytes.push_back(r.image_bytes);
   }
   // timed_trace (self-timed): the trace's timestamps are the schedule (datasets_vllm.hpp).
   if (!dataset.arrival_s.empty() && config.dataset.vllm_text.self_timed) {
@@ -378,11 +385,12 @@ BenchResult run_benchmark(const BenchConfig& config) {
   std::vector<PreparedRequest> requests;
   std::vector<Nanos> offsets;
   std::vector<double> ramp_rates;
+  PreparedRequest probe;
   const std::string prefix = !config.request_id_prefix.empty() ? config.request_id_prefix
                              : co ? co->broadcast(random_prefix(), 300)  // one prefix: ids stay unique across ranks
                                   : random_prefix();
   try {
-    prepare_run(config, co ? co->size() : 1, prefix, result, model_name, requests, offsets, ramp_rates);
+    prepare_run(config, co ? co->size() : 1, prefix, result, model_name, requests, offsets, ramp_rates, probe);
   } catch (...) {
     if (!co) throw;
     local_error = std::current_exception();
@@ -412,7 +420,7 @@ BenchResult run_benchmark(const BenchConfig& config) {
     }
   }
   try {
-    return run_prepared(config, co, std::move(result), requests, offsets, ramp_rates);
+    return run_prepared(config, co, std::move(result), requests, offsets, ramp_rates, probe);
   } catch (const std::exception& e) {
     if (co) co->fail(e.what());  // the others may be waiting in a collective: stop the group
     throw;
@@ -423,7 +431,7 @@ namespace {
 
 BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult result,
                          const std::vector<PreparedRequest>& all_requests, const std::vector<Nanos>& all_offsets,
-                         const std::vector<double>& ramp_rates) {
+                         const std::vector<double>& ramp_rates, const PreparedRequest& probe) {
   const bool root = co == nullptr || co->rank() == 0;
   result.root = root;
   // This rank's shard (round-robin by global index); one process sends everything.
@@ -522,7 +530,11 @@ BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult
   }
   const auto wall_before = std::chrono::system_clock::now();
   const Nanos mono_before = now_ns();
+  // vLLM starts its probe task just before the run and stops it once every request returned.
+  std::optional<ProbeLoop> probes;
+  if (root && config.probe_request_rate > 0) probes.emplace(engine, probe, config.probe_request_rate);
   result.run = run_requests(engine, requests, offsets);
+  if (probes) result.probe_records = probes->finish(result.run.interrupted);
   if (co) {
     // Every time onto rank 0's clock, then rank 0 gathers the raw records and merges them in
     // global index order: the metrics below are computed from them exactly as for one process.
@@ -661,6 +673,8 @@ constexpr MetricLabel kMetricLabels[] = {
 
 bool selected(const BenchConfig& c, const std::string& key) {
   if (std::find(c.percentile_metrics.begin(), c.percentile_metrics.end(), key) == c.percentile_metrics.end()) return false;
+  // vLLM without a tokenizer (--skip-tokenizer-init) reports only E2EL and the client queue.
+  if (c.skip_tokenizer_init && (key == "ttft" || key == "tpot" || key == "itl")) return false;
   // vllm: the client-queue sections only exist with --max-concurrency; incl.-queue only at a finite rate.
   if (key == "client_queue_time" && c.max_concurrency <= 0) return false;
   if (key == "e2el_including_client_queue" && (c.max_concurrency <= 0 || !std::isfinite(c.request_rate))) return false;
@@ -710,14 +724,27 @@ void print_vllm_block(std::ostream& out, const BenchConfig& c, const BenchResult
   if (c.max_concurrency > 0) out << line_int("Maximum request concurrency:", c.max_concurrency) << "\n";
   if (std::isfinite(c.request_rate)) out << line_f2("Request rate configured (RPS):", c.request_rate) << "\n";
   out << line_f2("Benchmark duration (s):", m.duration_s) << "\n";
+  // vLLM prints the token lines only when it has a tokenizer (not with --skip-tokenizer-init).
+  const bool tokenizer = !c.skip_tokenizer_init;
   out << line_int("Total input tokens:", m.total_input) << "\n";
-  out << line_int("Total generated tokens:", m.total_output) << "\n";
+  if (tokenizer) out << line_int("Total generated tokens:", m.total_output) << "\n";
   out << line_f2("Request throughput (req/s):", m.request_throughput) << "\n";
   if (m.request_goodput) out << line_f2("Request goodput (req/s):", *m.request_goodput) << "\n";
-  out << line_f2("Output token throughput (tok/s):", m.output_throughput) << "\n";
-  out << line_f2("Peak output token throughput (tok/s):", m.max_output_tokens_per_s) << "\n";
+  if (tokenizer) {
+    out << line_f2("Output token throughput (tok/s):", m.output_throughput) << "\n";
+    out << line_f2("Peak output token throughput (tok/s):", m.max_output_tokens_per_s) << "\n";
+  }
   out << line_f2("Peak concurrent requests:", m.max_concurrent_requests) << "\n";
-  out << line_f2("Total token throughput (tok/s):", m.total_token_throughput) << "\n";
+  if (tokenizer) out << line_f2("Total token throughput (tok/s):", m.total_token_throughput) << "\n";
+  // vLLM: the probe section only when at least one probe succeeded.
+  if (const auto probe = probe_stats(r.probe_records, c.request_mode); c.probe_request_rate > 0 && probe) {
+    out << centered("Probe Requests", 50, '-') << "\n";
+    out << line_int("Probe requests completed:", probe->completed) << "\n";
+    out << line_int("Probe requests failed:", probe->failed) << "\n";
+    out << line_f2("Median probe E2EL (ms):", probe->median_e2el_ms) << "\n";
+    out << line_f2("P99 probe E2EL (ms):", probe->p99_e2el_ms) << "\n";
+    out << line_f2("Max probe E2EL (ms):", probe->max_e2el_ms) << "\n";
+  }
   for (const auto& label : kMetricLabels) {
     if (!selected(c, label.key)) continue;
     const MetricSummary& s = m.latency.at(label.key);
@@ -836,16 +863,17 @@ nlohmann::json to_vllm_json(const BenchConfig& c, const BenchResult& r) {
   return nlohmann::json::parse(to_vllm_json_ordered(c, r).dump());
 }
 
-nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchResult& r) {
-  const ServingMetrics& m = r.metrics;
-  ojson j;
+namespace {
+
+// vllm's setup keys, in vllm's order: date .. max_concurrency (and the ramp-up keys).
+void add_vllm_setup_keys(ojson& j, const BenchConfig& c, const BenchResult& r) {
   j["date"] = r.date;
   const std::string backend = c.backend_name.empty() ? std::string(to_string(c.backend)) : c.backend_name;
   j["endpoint_type"] = backend;
   j["backend"] = backend;
   j["label"] = c.label.empty() ? nullptr : ojson(c.label);
   j["model_id"] = r.model_id;
-  j["tokenizer_id"] = c.tokenizer.empty() ? r.model_id : c.tokenizer;
+  j["tokenizer_id"] = c.skip_tokenizer_init ? ojson(nullptr) : ojson(c.tokenizer.empty() ? r.model_id : c.tokenizer);
   j["num_prompts"] = c.dataset.num_prompts;
   for (const auto& [k, v] : c.metadata) j[k] = v;  // vllm stores the (stripped) strings: tp=1 -> "1"
   j["request_rate"] = std::isinf(c.request_rate) ? ojson("inf") : ojson(c.request_rate);
@@ -856,6 +884,11 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
     j["ramp_up_start_rps"] = c.ramp_up_start_rps;
     j["ramp_up_end_rps"] = c.ramp_up_end_rps;
   }
+}
+
+// vllm's benchmark() result keys (duration .. rtfx, probe_*, rps_change_events, per-metric stats).
+void add_vllm_result_keys(ojson& j, const BenchConfig& c, const BenchResult& r) {
+  const ServingMetrics& m = r.metrics;
   j["duration"] = m.duration_s;
   j["completed"] = m.completed;
   j["failed"] = m.failed;
@@ -881,6 +914,13 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
   j["max_output_tokens_per_s"] = m.max_output_tokens_per_s;
   j["max_concurrent_requests"] = static_cast<std::int64_t>(m.max_concurrent_requests);  // vllm: an int
   j["rtfx"] = 0.0;
+  if (const auto probe = probe_stats(r.probe_records, c.request_mode); c.probe_request_rate > 0 && probe) {
+    j["probe_completed"] = probe->completed;
+    j["probe_failed"] = probe->failed;
+    j["probe_median_e2el_ms"] = probe->median_e2el_ms;
+    j["probe_p99_e2el_ms"] = probe->p99_e2el_ms;
+    j["probe_max_e2el_ms"] = probe->max_e2el_ms;
+  }
   if (!r.rps_change_events.empty()) {
     ojson events = ojson::array();
     for (const auto& [rps, ts] : r.rps_change_events) events.push_back({{"rps", rps}, {"timestamp", ts}});
@@ -895,7 +935,42 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
     j["std_" + k + "_ms"] = s.std_ms;
     for (const auto& [p, v] : s.percentiles_ms) j[std::string("p").append(percentile_label(p)) + "_" + k + "_ms"] = v;
   }
-  // ---- encbench keys (beside vllm's)
+}
+
+// The event loop's own counters: where its time went and its slowest iteration (issue 22).
+void add_loop_profile_keys(ojson& j, const BenchResult& r) {
+  {
+    const LoopProfile& p = r.run.loop.profile;
+    const auto per = [](double s, std::int64_t n) { return n > 0 ? s * 1e6 / static_cast<double>(n) : 0.0; };
+    j["loop_profile"] = {{"curl_socket_s", p.curl_socket_s},
+                         {"curl_timer_s", p.curl_timer_s},
+                         {"parse_s", p.parse_s},
+                         {"dispatch_s", p.dispatch_s},
+                         {"finish_s", p.finish_s},
+                         {"easy_create_s", p.easy_create_s},
+                         {"easy_handles_created", p.easy_handles_created},
+                         {"socket_events", p.socket_events},
+                         {"dispatches", p.dispatches},
+                         {"completions", p.completions},
+                         {"max_events_in_iteration", p.max_events_in_iteration},
+                         {"dispatch_us_per_request", per(p.dispatch_s, p.dispatches)},
+                         {"finish_us_per_request", per(p.finish_s, p.completions)},
+                         {"curl_us_per_request", per(p.curl_socket_s + p.curl_timer_s - p.parse_s, p.completions)},
+                         {"parse_us_per_request", per(p.parse_s, p.completions)}};
+  }
+  {
+    const SlowestIteration& s = r.run.loop.slowest;
+    j["loop_slowest_iteration"] = {{"busy_ms", s.busy_ms}, {"at_s", s.at_s}, {"socket_events", s.socket_events},
+                                   {"dispatches", s.dispatches}, {"completions", s.completions},
+                                   {"in_flight_before", s.in_flight_before}, {"waiting_before", s.waiting_before},
+                                   {"curl_ms", s.curl_ms}, {"parse_ms", s.parse_ms}, {"dispatch_ms", s.dispatch_ms},
+                                   {"finish_ms", s.finish_ms}, {"unaccounted_ms", s.unaccounted_ms}};
+  }
+}
+
+// Our keys beside vllm's: the envelope, schedule-relative latencies, client cost, saturation.
+void add_encbench_keys(ojson& j, const BenchConfig& c, const BenchResult& r) {
+  const ServingMetrics& m = r.metrics;
   ojson env = make_result_envelope("encbench-serve-bench", 1, c.argv, "none");
   for (auto& [k, v] : env.items()) j[k] = v;
   j["request_mode"] = to_string(c.request_mode);
@@ -939,33 +1014,7 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
   j["curl_multis"] = r.run.loop.curl_multis;
   j["loop_iterations_at_connection_limit"] = r.run.loop.iterations_at_connection_limit;
   j["loop_iterations_at_send_quota"] = r.run.loop.iterations_at_send_quota;
-  {
-    const LoopProfile& p = r.run.loop.profile;
-    const auto per = [](double s, std::int64_t n) { return n > 0 ? s * 1e6 / static_cast<double>(n) : 0.0; };
-    j["loop_profile"] = {{"curl_socket_s", p.curl_socket_s},
-                         {"curl_timer_s", p.curl_timer_s},
-                         {"parse_s", p.parse_s},
-                         {"dispatch_s", p.dispatch_s},
-                         {"finish_s", p.finish_s},
-                         {"easy_create_s", p.easy_create_s},
-                         {"easy_handles_created", p.easy_handles_created},
-                         {"socket_events", p.socket_events},
-                         {"dispatches", p.dispatches},
-                         {"completions", p.completions},
-                         {"max_events_in_iteration", p.max_events_in_iteration},
-                         {"dispatch_us_per_request", per(p.dispatch_s, p.dispatches)},
-                         {"finish_us_per_request", per(p.finish_s, p.completions)},
-                         {"curl_us_per_request", per(p.curl_socket_s + p.curl_timer_s - p.parse_s, p.completions)},
-                         {"parse_us_per_request", per(p.parse_s, p.completions)}};
-  }
-  {
-    const SlowestIteration& s = r.run.loop.slowest;
-    j["loop_slowest_iteration"] = {{"busy_ms", s.busy_ms}, {"at_s", s.at_s}, {"socket_events", s.socket_events},
-                                   {"dispatches", s.dispatches}, {"completions", s.completions},
-                                   {"in_flight_before", s.in_flight_before}, {"waiting_before", s.waiting_before},
-                                   {"curl_ms", s.curl_ms}, {"parse_ms", s.parse_ms}, {"dispatch_ms", s.dispatch_ms},
-                                   {"finish_ms", s.finish_ms}, {"unaccounted_ms", s.unaccounted_ms}};
-  }
+  add_loop_profile_keys(j, r);
   j["client_bottleneck_warning"] = m.client_bottleneck_warning;
   j["failures_by_kind"] = m.failures_by_kind;
   j["client_saturation"] = {{"saturated", m.saturation.saturated},
@@ -989,6 +1038,10 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
     j["server_metrics_delta"] = r.server_metrics_delta;
     if (!r.metrics_message.empty()) j["server_metrics_message"] = r.metrics_message;
   }
+}
+
+// --save-detailed: our per-request arrays beside vllm's (request ids, split, times, statuses).
+void add_detailed_keys(ojson& j, const BenchConfig& c, const BenchResult& r) {
   if (c.save_detailed) {
     std::vector<std::string> ids, kinds;
     std::vector<int> statuses;
@@ -1019,6 +1072,16 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
     j["chunk_counts"] = chunks;
     j["failure_kinds"] = kinds;  // "" for successes, in the order of `errors`
   }
+}
+
+}  // namespace
+
+nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchResult& r) {
+  ojson j;
+  add_vllm_setup_keys(j, c, r);
+  add_vllm_result_keys(j, c, r);
+  add_encbench_keys(j, c, r);
+  add_detailed_keys(j, c, r);
   return j;
 }
 

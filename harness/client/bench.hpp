@@ -14,6 +14,7 @@
 #include "harness/client/dataset.hpp"
 #include "harness/client/send_loop.hpp"
 #include "harness/client/metrics.hpp"
+#include "harness/client/probe.hpp"
 #include "harness/client/records.hpp"
 #include "harness/client/schedule.hpp"
 #include "harness/client/shard.hpp"
@@ -67,6 +68,9 @@ struct BenchConfig {
   int num_warmups = 0;
   double ready_check_timeout_s = 0;
   bool strict_success = false;                // --strict-success: streams without [DONE] / with error events fail
+  double probe_request_rate = 0;              // --probe-request-rate: > 0 sends vLLM's probes (probe.hpp)
+  std::vector<std::string> lora_modules;      // --lora-modules: request i's model is one of them (lora.hpp)
+  std::string lora_assignment = "random";     // --lora-assignment: random | round-robin
   // ---- metrics and output
   std::vector<std::string> percentile_metrics{"ttft", "tpot", "itl"};
   std::vector<double> metric_percentiles{99};
@@ -100,8 +104,10 @@ struct BenchResult {
   std::size_t dataset_rows = 0, oversampled = 0, total_image_bytes = 0;
   std::string tokenizer_file;                 // the tokenizer.json used ("" : prompt lengths are words)
   std::vector<std::int64_t> text_tokens, vision_tokens;  // per request index (-1: unknown)
+  std::vector<std::size_t> image_counts, image_bytes;    // per request index (--plot-dataset-stats)
   bool ignore_eos = false;
   SendLoopResult run;
+  std::vector<RequestRecord> probe_records;   // --probe-request-rate: every probe, in send order
   ServingMetrics metrics;
   Nanos prepare_ns = 0;                       // dataset + request building (outside the timed run)
   // --profile: the server's /stop_profile JSON (encbench servers: the encoder summary); null when

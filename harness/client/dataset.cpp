@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 using nlohmann::json;
 
 const std::vector<std::string>& known_dataset_names() {
-  static const std::vector<std::string> kNames{"hf", "vision-arena", "random-mm", "random", "custom", "custom_image"};
+  static const std::vector<std::string> kNames{"hf", "vision-arena", "random-mm", "random", "custom", "custom_image", "custom_mm"};
   return kNames;
 }
 
@@ -267,7 +267,8 @@ std::vector<std::size_t> pick_rows(std::size_t n, std::size_t want, std::uint64_
   return order;
 }
 
-Dataset load_file_dataset(const DatasetConfig& config, bool custom, bool custom_image = false) {
+// first_image_only: vLLM's custom_mm (CustomMMDataset) sends only image_files[0] of each row.
+Dataset load_file_dataset(const DatasetConfig& config, bool custom, bool custom_image = false, bool first_image_only = false) {
   Dataset ds;
   ds.file = resolve_dataset_file(config.path, config.hf_split);
   const std::vector<json> rows = read_rows(ds.file);
@@ -275,7 +276,7 @@ Dataset load_file_dataset(const DatasetConfig& config, bool custom, bool custom_
   ds.source_rows = rows.size();
   const char* key = nullptr;
   if (custom) {
-    ds.layout = custom_image ? "custom_image" : "custom";
+    ds.layout = first_image_only ? "custom_mm" : custom_image ? "custom_image" : "custom";
   } else {
     require(rows.front().is_object(), "dataset rows must be JSON objects");
     if (rows.front().contains("turns")) {
@@ -312,6 +313,7 @@ Dataset load_file_dataset(const DatasetConfig& config, bool custom, bool custom_
             const std::string ref = f.get<std::string>();
             const bool url = ref.rfind("http://", 0) == 0 || ref.rfind("https://", 0) == 0 || ref.rfind("data:image/", 0) == 0;
             s.image_urls.push_back(url ? ref : image_item_to_url(json{{"path", ref.rfind("file://", 0) == 0 ? ref.substr(7) : ref}}, base_dir, where, config.transcode_images));
+            if (first_image_only) break;
           }
         } else {
           require(!row.contains("images") && !row.contains("image_files"),
@@ -419,6 +421,7 @@ Dataset load_dataset(const DatasetConfig& config) {
   if (name == "hf" || name == "vision-arena") return load_file_dataset(config, false);
   if (name == "custom") return load_file_dataset(config, true);
   if (name == "custom_image") return load_file_dataset(config, true, true);
+  if (name == "custom_mm") return load_file_dataset(config, true, true, true);
   if (name == "random-mm") return load_random_dataset(config, true);
   if (name == "random") return load_random_dataset(config, false);
   std::string known;

@@ -48,6 +48,7 @@ struct VllmTextDatasetConfig {
   std::string label_timestamp = "timestamp", label_input_length = "input_length",
               label_output_length = "output_length", label_hash_ids = "hash_ids";
   bool self_timed = true;
+  int sonnet_input_len = 550, sonnet_output_len = 150, sonnet_prefix_len = 200;  // --sonnet-* (vLLM's defaults)
 };
 
 struct DatasetConfig {

@@ -284,6 +284,8 @@ TokenizedDataset load_tokenized_dataset(const DatasetConfig& config, const std::
   const Tokenizer tok = Tokenizer::load(*file);
   out.dataset = config.name == "sharegpt"            ? load_sharegpt(config, tok)
                 : config.name == "prefix_repetition" ? load_prefix_repetition(config, tok)
+                : config.name == "burstgpt"          ? load_burstgpt(config, tok)
+                : config.name == "sonnet"            ? load_sonnet(config, tok)
                                                      : load_timed_trace(config, tok);
   const std::string key = vision_model_key(model);
   std::optional<server::VisionGeometry> geometry;

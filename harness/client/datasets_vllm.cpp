@@ -37,7 +37,8 @@ std::string image_url(const std::string& path) {
 }  // namespace
 
 bool is_tokenizer_dataset(const std::string& name) {
-  return name == "sharegpt" || name == "prefix_repetition" || name == "timed_trace";
+  return name == "sharegpt" || name == "prefix_repetition" || name == "timed_trace" || name == "burstgpt" ||
+         name == "sonnet";
 }
 
 Dataset load_sharegpt(const DatasetConfig& config, const tokenizer::Tokenizer& tok) {

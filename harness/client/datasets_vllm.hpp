@@ -11,7 +11,22 @@
 
 namespace encbench::client {
 
-bool is_tokenizer_dataset(const std::string& name);  // sharegpt | prefix_repetition | timed_trace
+bool is_tokenizer_dataset(const std::string& name);  // sharegpt | prefix_repetition | timed_trace | burstgpt | sonnet
+
+// burstgpt (datasets_vllm_files.cpp): BurstGPT's CSV (header with Model, Request tokens,
+// Response tokens); rows with Model GPT-4 and Response tokens > 0 (vLLM's filter); num_prompts
+// rows drawn without replacement (with replacement when the file has fewer; --no-oversample has
+// no effect, as in vLLM); request i's prompt is the ids (i + j) % vocab_size, j < Request tokens,
+// decoded; prompt_len = Request tokens, output = Response tokens. A row with a field count other
+// than the header's or a token count that is not an integer >= 0: InvalidInput naming FILE:LINE.
+Dataset load_burstgpt(const DatasetConfig& config, const tokenizer::Tokenizer& tok);
+
+// sonnet (SonnetDataset): the file's lines (newlines kept); avg_len = mean tokens per line;
+// prompts "Pick as many lines as you can from these poem lines:\n" + the first
+// round((prefix_len - base)/avg) lines + round((input_len - base)/avg) - that many lines drawn with
+// replacement, kept when its tokens <= --sonnet-input-len; output --sonnet-output-len. vLLM counts
+// base and prompt inside the model's chat template; no template is applied here (as for custom).
+Dataset load_sonnet(const DatasetConfig& config, const tokenizer::Tokenizer& tok);
 
 // ShareGPT: a JSON array of {conversations: [{value}, {value}, ...]}; entries with fewer than two
 // turns dropped, shuffled (seeded) unless --disable-shuffle; prompt = turn 0, prompt_len its

@@ -116,10 +116,10 @@ ClientSaturation analyse_saturation(const std::vector<RequestRecord>& records, N
   return s;
 }
 
-ServingMetrics calculate_metrics(const std::vector<RequestRecord>& records, Nanos duration_ns,
-                                 const MetricsOptions& options, Nanos start_ns) {
-  ServingMetrics m;
-  m.duration_s = ns_s(duration_ns);
+namespace {
+
+// The samples calculate_metrics gathers over the records, before they are summarised.
+struct MetricSamples {
   std::vector<double> ttfts_ms, tpots_ms, all_tpots_ms, itls_ms, e2els_ms, queue_ms, e2el_queue_ms;
   std::vector<double> ttft_intended_ms, e2el_intended_ms, lag_ms, client_lag_ms, client_queue_ms, send_wait_ms;
   std::vector<std::pair<Nanos, Nanos>> intervals;
@@ -129,136 +129,164 @@ ServingMetrics calculate_metrics(const std::vector<RequestRecord>& records, Nano
   std::int64_t total_chunks = 0;
   double tokens_per_chunk_sum = 0;
   std::int64_t tokens_per_chunk_n = 0;
+};
 
+// What a successful request adds: token totals and vllm's latency samples (vllm counts only these).
+void add_success(const RequestRecord& r, std::int64_t prompt_len, std::int64_t output_len, Nanos st, Nanos ttft,
+                 Nanos latency, Nanos queue, const std::vector<double>& itl_s, const MetricsOptions& options,
+                 ServingMetrics& m, MetricSamples& x) {
+  ++m.completed;
+  x.queue_ms.push_back(ns_ms(queue));  // vllm: client queue time over successful requests only
+  // Token counts come from the server (usage): saturating sums, so two streams claiming 2^63-1
+  // tokens give INT64_MAX, never a negative total or throughput.
+  m.total_input = saturating_add(m.total_input, prompt_len);
+  m.total_output = saturating_add(m.total_output, output_len);
+  x.ttfts_ms.push_back(ns_ms(ttft));
+  x.e2els_ms.push_back(ns_ms(latency));
+  if (options.finite_rate) x.e2el_queue_ms.push_back(ns_ms(latency + queue));
+  for (double s : itl_s) x.itls_ms.push_back(s * 1e3);
+  if (output_len > 1) {
+    const double tpot = ns_ms(latency - ttft) / static_cast<double>(output_len - 1);
+    x.tpots_ms.push_back(tpot);
+    x.all_tpots_ms.push_back(tpot);
+  } else {
+    x.all_tpots_ms.push_back(0.0);
+  }
+  x.ttft_intended_ms.push_back(ns_ms((options.mode == RequestMode::non_stream ? r.end_ns : r.first_choices_ns) - r.intended_ns));
+  x.e2el_intended_ms.push_back(ns_ms(st + latency - r.intended_ns));
+  x.intervals.emplace_back(st, st + latency);
+  if (options.mode == RequestMode::stream) {
+    x.token_times.push_back(r.choices_ns);
+  } else {
+    x.token_times.push_back({st + latency});
+  }
+  if (!x.any_success || st < x.min_start) x.min_start = st;
+  x.any_success = true;
+  x.total_chunks = saturating_add(x.total_chunks, r.content_chunks);
+  if (r.content_chunks > 0) {
+    x.tokens_per_chunk_sum += static_cast<double>(output_len) / static_cast<double>(r.content_chunks);
+    ++x.tokens_per_chunk_n;
+  }
+  if (r.max_events_per_read > 1) ++m.reads_with_several_events;
+}
+
+// One sent request: vllm's per-request arrays (failed ones too), our lag samples, then
+// add_success for a successful one.
+void add_record(const RequestRecord& r, const MetricsOptions& options, ServingMetrics& m, MetricSamples& x) {
+  const bool ok = r.success;
+  // Input length: usage.prompt_tokens first, else the client-side estimate.
+  const std::int64_t prompt_len = r.usage_prompt_tokens >= 0 ? r.usage_prompt_tokens : r.prompt_len_client;
+  // Output length: usage.completion_tokens when > 0, else (vllm re-tokenizes; we have no
+  // tokenizer) the number of content chunks.
+  std::int64_t output_len = 0;
+  if (ok) {
+    if (r.usage_completion_tokens > 0) {
+      output_len = r.usage_completion_tokens;
+    } else {
+      output_len = r.content_chunks;
+      ++m.output_len_from_chunks;
+    }
+  }
+  const Nanos st = r.dispatch_ns;
+  const Nanos ttft = r.first_choices_ns ? r.first_choices_ns - st : 0;
+  Nanos latency = 0;
+  if (ok) latency = (options.mode == RequestMode::non_stream ? r.end_ns : r.last_choices_ns) - st;
+  std::vector<double> itl_s;
+  if (options.mode == RequestMode::stream) {
+    for (std::size_t k = 1; k < r.choices_ns.size(); ++k) itl_s.push_back(ns_s(r.choices_ns[k] - r.choices_ns[k - 1]));
+  }
+  // vLLM's client queue: the --max-concurrency (semaphore) wait. A wait for a connection slot
+  // or the loop's turn (admitted -> dispatch) is the client's own lag, not queue time.
+  const Nanos queue = (r.admitted_ns > 0 ? r.admitted_ns : r.dispatch_ns) - r.arrival_ns;
+
+  // vllm: output.prompt_len for every request (the sample's length, replaced by usage when seen).
+  m.input_lens.push_back(prompt_len);
+  m.incomplete_streams += r.incomplete_stream ? 1 : 0;
+  m.error_events += r.error_events > 0 ? 1 : 0;
+  m.output_lens.push_back(output_len);
+  m.ttfts_s.push_back(ok || r.first_choices_ns ? ns_s(ttft) : 0.0);
+  m.latencies_s.push_back(ns_s(latency));
+  m.start_times_s.push_back(ns_s(st));
+  m.queue_times_s.push_back(ns_s(queue));
+  m.itls_s.push_back(ok ? itl_s : std::vector<double>{});
+  m.generated_texts.push_back(r.generated_text);
+  m.errors.push_back(r.error);
+
+  if (r.sent_ns) {
+    x.lag_ms.push_back(ns_ms(r.sent_ns - r.intended_ns));
+    x.client_lag_ms.push_back(ns_ms(r.sent_ns - r.intended_ns - queue));
+  }
+  x.client_queue_ms.push_back(ns_ms(queue));
+  if (r.admitted_ns > 0) x.send_wait_ms.push_back(ns_ms(r.dispatch_ns - r.admitted_ns));
+
+  if (!ok) {
+    ++m.failed;
+    ++m.failures_by_kind[r.failure_kind.empty() ? "unclassified" : r.failure_kind];
+    return;
+  }
+  add_success(r, prompt_len, output_len, st, ttft, latency, queue, itl_s, options, m, x);
+}
+
+// vllm's request goodput: successful requests meeting every given SLO, per second.
+double request_goodput(const MetricSamples& x, const MetricsOptions& options, double duration) {
+  std::int64_t good = 0;
+  for (std::size_t i = 0; i < x.ttfts_ms.size(); ++i) {
+    bool is_good = true;
+    for (const auto& [name, slo] : options.goodput_slo_ms) {
+      const double value = name == "ttft" ? x.ttfts_ms[i] : name == "tpot" ? x.all_tpots_ms[i] : x.e2els_ms[i];
+      if (!(slo >= value)) is_good = false;
+    }
+    if (is_good) ++good;
+  }
+  return static_cast<double>(good) / duration;
+}
+
+// Throughputs, peaks and every summary from the gathered samples.
+void summarise(const MetricSamples& x, const MetricsOptions& options, ServingMetrics& m) {
+  const double duration = m.duration_s > 0 ? m.duration_s : 1e-9;
+  m.request_throughput = static_cast<double>(m.completed) / duration;
+  m.output_throughput = static_cast<double>(m.total_output) / duration;
+  m.total_token_throughput = (static_cast<double>(m.total_input) + static_cast<double>(m.total_output)) / duration;
+  if (!options.goodput_slo_ms.empty()) m.request_goodput = request_goodput(x, options, duration);
+  if (x.any_success) {
+    m.max_output_tokens_per_s = peak_tokens_per_second(x.token_times, x.min_start);
+    m.max_concurrent_requests = peak_concurrency_sweep(x.intervals);
+  }
+  const auto& p = options.percentiles;
+  m.latency["ttft"] = summarize_ms(x.ttfts_ms, p);
+  m.latency["tpot"] = summarize_ms(x.tpots_ms, p);
+  m.latency["itl"] = summarize_ms(x.itls_ms, p);
+  m.latency["e2el"] = summarize_ms(x.e2els_ms, p);
+  m.latency["client_queue_time"] = summarize_ms(x.queue_ms, p);
+  m.latency["e2el_including_client_queue"] = summarize_ms(x.e2el_queue_ms, p);
+
+  const std::vector<double> lag_percentiles{50, 90, 99, 99.9};
+  m.ttft_from_intended = summarize_ms(x.ttft_intended_ms, p);
+  m.e2el_from_intended = summarize_ms(x.e2el_intended_ms, p);
+  m.dispatch_lag = summarize_ms(x.lag_ms, lag_percentiles);
+  m.client_lag = summarize_ms(x.client_lag_ms, lag_percentiles);
+  m.client_queue = summarize_ms(x.client_queue_ms, lag_percentiles);
+  m.send_wait = summarize_ms(x.send_wait_ms, lag_percentiles);
+  m.tokens_per_chunk_mean = x.tokens_per_chunk_n ? x.tokens_per_chunk_sum / static_cast<double>(x.tokens_per_chunk_n) : 0;
+  m.tokens_per_chunk_overall = x.total_chunks ? static_cast<double>(m.total_output) / static_cast<double>(x.total_chunks) : 0;
+  m.client_bottleneck_warning = !x.client_lag_ms.empty() && m.client_lag.percentiles_ms[2].second > 1.0;
+}
+
+}  // namespace
+
+ServingMetrics calculate_metrics(const std::vector<RequestRecord>& records, Nanos duration_ns,
+                                 const MetricsOptions& options, Nanos start_ns) {
+  ServingMetrics m;
+  m.duration_s = ns_s(duration_ns);
+  MetricSamples samples;
   for (const RequestRecord& r : records) {
     if (!r.dispatched) {
       ++m.not_sent;
       continue;
     }
-    const bool ok = r.success;
-    // Input length: usage.prompt_tokens first, else the client-side estimate.
-    const std::int64_t prompt_len = r.usage_prompt_tokens >= 0 ? r.usage_prompt_tokens : r.prompt_len_client;
-    // Output length: usage.completion_tokens when > 0, else (vllm re-tokenizes; we have no
-    // tokenizer) the number of content chunks.
-    std::int64_t output_len = 0;
-    if (ok) {
-      if (r.usage_completion_tokens > 0) {
-        output_len = r.usage_completion_tokens;
-      } else {
-        output_len = r.content_chunks;
-        ++m.output_len_from_chunks;
-      }
-    }
-    const Nanos st = r.dispatch_ns;
-    const Nanos ttft = r.first_choices_ns ? r.first_choices_ns - st : 0;
-    Nanos latency = 0;
-    if (ok) latency = (options.mode == RequestMode::non_stream ? r.end_ns : r.last_choices_ns) - st;
-    std::vector<double> itl_s;
-    if (options.mode == RequestMode::stream) {
-      for (std::size_t k = 1; k < r.choices_ns.size(); ++k) itl_s.push_back(ns_s(r.choices_ns[k] - r.choices_ns[k - 1]));
-    }
-    // vLLM's client queue: the --max-concurrency (semaphore) wait. A wait for a connection slot
-    // or the loop's turn (admitted -> dispatch) is the client's own lag, not queue time.
-    const Nanos queue = (r.admitted_ns > 0 ? r.admitted_ns : r.dispatch_ns) - r.arrival_ns;
-
-    // vllm: output.prompt_len for every request (the sample's length, replaced by usage when seen).
-    m.input_lens.push_back(prompt_len);
-    m.incomplete_streams += r.incomplete_stream ? 1 : 0;
-    m.error_events += r.error_events > 0 ? 1 : 0;
-    m.output_lens.push_back(output_len);
-    m.ttfts_s.push_back(ok || r.first_choices_ns ? ns_s(ttft) : 0.0);
-    m.latencies_s.push_back(ns_s(latency));
-    m.start_times_s.push_back(ns_s(st));
-    m.queue_times_s.push_back(ns_s(queue));
-    m.itls_s.push_back(ok ? itl_s : std::vector<double>{});
-    m.generated_texts.push_back(r.generated_text);
-    m.errors.push_back(r.error);
-
-    if (r.sent_ns) {
-      lag_ms.push_back(ns_ms(r.sent_ns - r.intended_ns));
-      client_lag_ms.push_back(ns_ms(r.sent_ns - r.intended_ns - queue));
-    }
-    client_queue_ms.push_back(ns_ms(queue));
-    if (r.admitted_ns > 0) send_wait_ms.push_back(ns_ms(r.dispatch_ns - r.admitted_ns));
-
-    if (!ok) {
-      ++m.failed;
-      ++m.failures_by_kind[r.failure_kind.empty() ? "unclassified" : r.failure_kind];
-      continue;
-    }
-    ++m.completed;
-    queue_ms.push_back(ns_ms(queue));  // vllm: client queue time over successful requests only
-    // Token counts come from the server (usage): saturating sums, so two streams claiming 2^63-1
-    // tokens give INT64_MAX, never a negative total or throughput.
-    m.total_input = saturating_add(m.total_input, prompt_len);
-    m.total_output = saturating_add(m.total_output, output_len);
-    ttfts_ms.push_back(ns_ms(ttft));
-    e2els_ms.push_back(ns_ms(latency));
-    if (options.finite_rate) e2el_queue_ms.push_back(ns_ms(latency + queue));
-    for (double s : itl_s) itls_ms.push_back(s * 1e3);
-    if (output_len > 1) {
-      const double tpot = ns_ms(latency - ttft) / static_cast<double>(output_len - 1);
-      tpots_ms.push_back(tpot);
-      all_tpots_ms.push_back(tpot);
-    } else {
-      all_tpots_ms.push_back(0.0);
-    }
-    ttft_intended_ms.push_back(ns_ms((options.mode == RequestMode::non_stream ? r.end_ns : r.first_choices_ns) - r.intended_ns));
-    e2el_intended_ms.push_back(ns_ms(st + latency - r.intended_ns));
-    intervals.emplace_back(st, st + latency);
-    if (options.mode == RequestMode::stream) {
-      token_times.push_back(r.choices_ns);
-    } else {
-      token_times.push_back({st + latency});
-    }
-    if (!any_success || st < min_start) min_start = st;
-    any_success = true;
-    total_chunks = saturating_add(total_chunks, r.content_chunks);
-    if (r.content_chunks > 0) {
-      tokens_per_chunk_sum += static_cast<double>(output_len) / static_cast<double>(r.content_chunks);
-      ++tokens_per_chunk_n;
-    }
-    if (r.max_events_per_read > 1) ++m.reads_with_several_events;
+    add_record(r, options, m, samples);
   }
-
-  const double duration = m.duration_s > 0 ? m.duration_s : 1e-9;
-  m.request_throughput = static_cast<double>(m.completed) / duration;
-  m.output_throughput = static_cast<double>(m.total_output) / duration;
-  m.total_token_throughput = (static_cast<double>(m.total_input) + static_cast<double>(m.total_output)) / duration;
-  if (!options.goodput_slo_ms.empty()) {
-    std::int64_t good = 0;
-    for (std::size_t i = 0; i < ttfts_ms.size(); ++i) {
-      bool is_good = true;
-      for (const auto& [name, slo] : options.goodput_slo_ms) {
-        const double value = name == "ttft" ? ttfts_ms[i] : name == "tpot" ? all_tpots_ms[i] : e2els_ms[i];
-        if (!(slo >= value)) is_good = false;
-      }
-      if (is_good) ++good;
-    }
-    m.request_goodput = static_cast<double>(good) / duration;
-  }
-  if (any_success) {
-    m.max_output_tokens_per_s = peak_tokens_per_second(token_times, min_start);
-    m.max_concurrent_requests = peak_concurrency_sweep(intervals);
-  }
-  const auto& p = options.percentiles;
-  m.latency["ttft"] = summarize_ms(ttfts_ms, p);
-  m.latency["tpot"] = summarize_ms(tpots_ms, p);
-  m.latency["itl"] = summarize_ms(itls_ms, p);
-  m.latency["e2el"] = summarize_ms(e2els_ms, p);
-  m.latency["client_queue_time"] = summarize_ms(queue_ms, p);
-  m.latency["e2el_including_client_queue"] = summarize_ms(e2el_queue_ms, p);
-
-  const std::vector<double> lag_percentiles{50, 90, 99, 99.9};
-  m.ttft_from_intended = summarize_ms(ttft_intended_ms, p);
-  m.e2el_from_intended = summarize_ms(e2el_intended_ms, p);
-  m.dispatch_lag = summarize_ms(lag_ms, lag_percentiles);
-  m.client_lag = summarize_ms(client_lag_ms, lag_percentiles);
-  m.client_queue = summarize_ms(client_queue_ms, lag_percentiles);
-  m.send_wait = summarize_ms(send_wait_ms, lag_percentiles);
-  m.tokens_per_chunk_mean = tokens_per_chunk_n ? tokens_per_chunk_sum / static_cast<double>(tokens_per_chunk_n) : 0;
-  m.tokens_per_chunk_overall = total_chunks ? static_cast<double>(m.total_output) / static_cast<double>(total_chunks) : 0;
-  m.client_bottleneck_warning = !client_lag_ms.empty() && m.client_lag.percentiles_ms[2].second > 1.0;
+  summarise(samples, options, m);
   m.saturation = analyse_saturation(records, start_ns);
   return m;
 }

@@ -39,11 +39,21 @@ std::string build_body(const SampleRequest& sample, const RequestOptions& option
 std::vector<PreparedRequest> prepare_requests(const std::vector<SampleRequest>& samples, const RequestOptions& options) {
   std::vector<PreparedRequest> out;
   out.reserve(samples.size());
+  const bool lora = !options.model_per_request.empty();
+  RequestOptions per_request;
+  if (lora) {
+    per_request = options;
+    per_request.model_per_request.clear();
+  }
   for (std::size_t i = 0; i < samples.size(); ++i) {
     PreparedRequest r;
     r.index = i;
     r.request_id = options.request_id_prefix + std::to_string(i);
-    r.body = build_body(samples[i], options);
+    if (lora) {
+      require(i < options.model_per_request.size(), "internal: a LoRA model for every request");
+      per_request.model = options.model_per_request[i];
+    }
+    r.body = build_body(samples[i], lora ? per_request : options);
     r.headers = options.headers;
     r.headers.push_back("x-request-id: " + r.request_id);
     r.prompt_len_client = samples[i].prompt_len;

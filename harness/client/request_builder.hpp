@@ -21,6 +21,8 @@ struct RequestOptions {
   nlohmann::json extra_body = nlohmann::json::object();  // sampling flags given, then --extra-body
   std::vector<std::string> headers;        // "Name: value" (from --header K=V), plus Authorization
   std::string request_id_prefix = "bench-";
+  // --lora-modules: the model sent by request i (vLLM's req_model_name); empty: `model` for all.
+  std::vector<std::string> model_per_request;
 };
 
 std::string build_body(const SampleRequest& sample, const RequestOptions& options);

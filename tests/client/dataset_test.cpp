@@ -241,6 +241,52 @@ TEST(Dataset, CustomImageCarriesImageFilesAsDataUrls) {
   }
 }
 
+// vLLM's custom_mm (CustomMMDataset): the custom_image rows, but only image_files[0] is sent.
+TEST(Dataset, CustomMmSendsOnlyTheFirstImageFile) {
+  const auto dir = temp_dir("custom_mm");
+  GenerateConfig gen;
+  gen.layout = "custom_image";
+  gen.image_ref = "path";
+  gen.num = 3;
+  gen.width = 16;
+  gen.height = 16;
+  gen.out = dir / "ci.jsonl";
+  generate_dataset(gen);
+  // Rows with two image files each: row k lists image k, then image k+1.
+  std::vector<std::string> files;
+  {
+    std::ifstream in(gen.out);
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty()) files.push_back(nlohmann::json::parse(line)["image_files"][0]);
+  }
+  ASSERT_EQ(files.size(), 3u);
+  {
+    std::ofstream out(dir / "mm.jsonl");
+    for (std::size_t k = 0; k < 3; ++k)
+      out << nlohmann::json{{"prompt", "row " + std::to_string(k)}, {"image_files", {files[k], files[(k + 1) % 3]}}}.dump() << "\n";
+  }
+  DatasetConfig cfg;
+  cfg.path = (dir / "mm.jsonl").string();
+  cfg.num_prompts = 3;
+  cfg.custom_output_len = 9;
+  cfg.shuffle = false;
+  cfg.name = "custom_image";
+  const Dataset all = load_dataset(cfg);
+  cfg.name = "custom_mm";
+  const Dataset first = load_dataset(cfg);
+  EXPECT_EQ(first.layout, "custom_mm");
+  EXPECT_TRUE(first.multimodal);
+  ASSERT_EQ(first.samples.size(), 3u);
+  for (std::size_t k = 0; k < 3; ++k) {
+    ASSERT_EQ(all.samples[k].image_urls.size(), 2u);
+    ASSERT_EQ(first.samples[k].image_urls.size(), 1u);
+    EXPECT_EQ(first.samples[k].image_urls[0], all.samples[k].image_urls[0]);
+    EXPECT_NE(first.samples[k].image_urls[0], all.samples[k].image_urls[1]);
+    EXPECT_EQ(first.samples[k].prompt, "row " + std::to_string(k));
+    EXPECT_EQ(first.samples[k].output_len, 9);
+  }
+}
+
 TEST(Dataset, RandomOutputRangeAndImageCountWithinLimit) {
   DatasetConfig cfg;
   cfg.name = "random-mm";

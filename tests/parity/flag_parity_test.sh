@@ -33,17 +33,18 @@ expect_exit2() {
     status=1
   fi
 }
-expect_exit2 "--probe-request-rate must be >= 0" --probe-request-rate -1
-expect_exit2 "--probe-request-rate: probe requests" --probe-request-rate 5
-expect_exit2 "--dataset-name sonnet" --dataset-name sonnet
+expect_exit2 "--probe-request-rate must be a finite rate >= 0" --probe-request-rate -1
+expect_exit2 "--probe-request-rate must be a finite rate >= 0" --probe-request-rate inf
+expect_exit2 "--dataset-name spec_bench" --dataset-name spec_bench
+expect_exit2 "--dataset-name mmvu: vLLM's mmvu dataset is a video dataset" --dataset-name mmvu
+expect_exit2 "--dataset-name sonnet needs --dataset-path" --dataset-name sonnet --tokenizer "$here/../tokenizer/data/tiny-qwen2"
 expect_exit2 "--dataset-name sharegpt makes and counts its prompts with the model's tokenizer" --dataset-name sharegpt --dataset-path /dev/null
 trace="$(mktemp)"
 printf '{"timestamp": 2, "input_length": 8, "output_length": 2}\n{"timestamp": 1, "input_length": 8, "output_length": 2}\n' >"$trace"
 expect_exit2 "$trace:2: timestamp 1" --dataset-name timed_trace --dataset-path "$trace" --tokenizer "$here/../tokenizer/data/tiny-qwen2"
 rm -f "$trace"
-expect_exit2 "--use-beam-search" --use-beam-search
-expect_exit2 "--lora-modules" --lora-modules a b
-expect_exit2 "--plot-dataset-stats" --plot-dataset-stats
+expect_exit2 "--lora-assignment must be random or round-robin" --lora-modules a b --lora-assignment sticky
+expect_exit2 "--timeline-itl-thresholds expects two increasing" --timeline-itl-thresholds 50,25
 expect_exit2 "--timeline-itl-thresholds expects two increasing" --timeline-itl-thresholds 25
 expect_exit2 "--timeline-itl-thresholds expects two increasing" --timeline-itl-thresholds 50 25
 exit $status
