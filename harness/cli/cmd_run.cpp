@@ -9,7 +9,6 @@
 #include "harness/scenario/sweep.hpp"
 
 #include <signal.h>
-#include <sys/signalfd.h>
 
 namespace encbench::cli {
 namespace {
@@ -157,13 +156,10 @@ scenario::ClosedLoopOptions options_from(const RunFlags& f) {
 
 int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   scenario::ClosedLoopOptions o = options_from(f);
-  // SIGINT/SIGTERM: finish the current seed or point and write what finished.
-  sigset_t mask;
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGINT);
-  sigaddset(&mask, SIGTERM);
-  if (o.clock == "virtual" && sigprocmask(SIG_BLOCK, &mask, nullptr) == 0)
-    o.stop_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+  // SIGINT/SIGTERM: finish the current seed or point (virtual clock), or stop the round's server
+  // (real clock), and write what finished.
+  o.stop_fd = stop_signal_fd();
+  signal(SIGPIPE, SIG_IGN);
   if (!f.sweep.empty() || !f.slo.empty()) {
     scenario::SweepOptions w;
     if (!f.sweep.empty()) w.sweep = scenario::parse_sweep(f.sweep);
@@ -176,6 +172,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   }
   require(!f.save_detailed, "--save-detailed is for --sweep (a closed-loop result keeps its requests already)");
   const scenario::ClosedLoopRun run = scenario::run_closed_loop(o, argv, std::cout, std::cerr);
+  if (run.interrupted) return 130;
   // No verdict when the machine could not keep up: the figures would measure the machine.
   return run.verdict_valid || f.allow_no_verdict ? 0 : 2;
 }

@@ -18,6 +18,7 @@
 #include "harness/core/clock.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
+#include "harness/scenario/live_ab.hpp"
 #include "harness/scenario/op_time_report.hpp"
 #include "harness/server/serve_command.hpp"
 #include "harness/server/server.hpp"
@@ -105,6 +106,7 @@ ClosedLoopRun run_both_clocks(const ClosedLoopOptions& o, const std::vector<std:
   virt.seeds = 1;
   virt.result_file = base.string() + "-virtual.json";
   ClosedLoopRun live = run_closed_loop(real, argv, out, progress);
+  if (live.interrupted) return live;
   const ClosedLoopRun modelled = run_closed_loop(virt, argv, out, progress);
   out << "\nAgreement of the clocks (same scenario, same requests; live round 1 vs virtual seed " << o.seed << ")\n";
   out << table_row("Metric", "real", "virtual", "virtual/real");
@@ -178,21 +180,97 @@ client::BenchConfig arm_bench_config(const ClosedLoopOptions& o, const std::stri
   return bc;
 }
 
-ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std::string>& argv, std::ostream& out,
-                              std::ostream& progress) {
-  validate(o);
-  if (o.clock == "virtual") return run_virtual_closed_loop(o, argv, out, progress);
-  if (o.clock == "both") return run_both_clocks(o, argv, out, progress);
-  // Where the result goes is checked before the arms run, not after minutes of serving.
-  const std::filesystem::path result_path =
-      o.result_file.empty() ? o.result_dir / ("closed-loop-" + safe_file_component(o.presets[0]) + "-vs-" + safe_file_component(o.presets[1]) + ".json")
-                            : o.result_file;
-  for (const auto& dir : {o.result_dir, result_path.parent_path()}) {
-    std::error_code ec;
-    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
-    require(!ec, "cannot create directory " + dir.string() + " for the results: " + ec.message());
+namespace {
+
+// One arm of one round: `encbench serve`'s Server with the arm's preset, in this process, so the
+// round can read the engine's own counters around the measured run (encoder forwards, device
+// busy/idle, syncs) and its guards (engine-thread and sim-device lateness), which /metrics lacks.
+class PresetServer final : public InProcessServer {
+ public:
+  PresetServer(const server::ServeOptions& so, OpTimeTables& op_times) : srv_(server::build_server_config(so)) {
+    if (srv_.config().measured_op_times) op_times.push_back(srv_.config().measured_op_times);
+    srv_.start();
   }
-  // The project's vision-arena sample, generated once and shared by both arms.
+  std::string base_url() const override { return srv_.base_url(); }
+  int port() const override { return srv_.port(); }
+  void measured_run_starts() override { before_ = srv_.engine_stats(); }
+  void measured_run_ended() override { after_ = srv_.engine_stats(); }
+  void stop() override { srv_.stop(); }
+  nlohmann::json round_record() const override { return {{"server_engine_delta", engine_delta(before_, after_)}}; }
+  std::vector<std::string> round_guards(const std::string& where) const override;
+
+ private:
+  server::Server srv_;
+  server::EngineStats before_, after_;
+};
+
+std::vector<std::string> PresetServer::round_guards(const std::string& where) const {
+  std::vector<std::string> reasons;
+  const nlohmann::json d = engine_delta(before_, after_);
+  // The engine thread's own lateness: every step waits out a modelled time on this machine's
+  // clock; waking late stretches every step, and the comparison would measure the scheduler.
+  const double steps = d.value("steps", 0.0);
+  const double step_ms = steps > 0 ? d.value("lm_modelled_ms", 0.0) / steps : 0.0;
+  const double step_late_ms = d.value("step_lateness_mean_ms", 0.0);
+  if (steps > 0 && step_late_ms > std::max(1.0, 0.02 * step_ms))
+    reasons.push_back(where + "the engine thread could not keep its schedule (it woke a mean " + fixed(step_late_ms, 2) +
+                      " ms after each step's modelled end, > max(1 ms, 2 % of a " + fixed(step_ms, 1) + " ms step))");
+  const double late_p99_us = d.value("encoder_lateness_p99_us_mean", 0.0);
+  const double forward_ms = d.value("encoder_wall_ms", 0.0) / std::max<double>(1.0, d.value("encoder_forwards", 0.0));
+  if (late_p99_us > 0 && late_p99_us * 1e-3 > 0.10 * forward_ms)
+    reasons.push_back(where + "the sim device could not keep up with its model (mean p99 lateness " +
+                      fixed(late_p99_us, 0) + " us per forward > 10 % of a forward)");
+  return reasons;
+}
+
+server::ServeOptions preset_serve_options(const ClosedLoopOptions& o, const std::string& preset,
+                                          const std::filesystem::path& round_dir) {
+  server::ServeOptions so;
+  so.port = 0;
+  so.model = o.model;
+  so.device = o.device;
+  if (!o.profiles_dir.empty()) so.profiles_dir = o.profiles_dir;
+  so.op_map = o.op_map;
+  so.encoder_preset = preset;
+  so.encoder_mlp = o.encoder_mlp;
+  so.max_num_seqs = o.max_num_seqs;
+  so.max_num_batched_tokens = o.max_num_batched_tokens;
+  so.max_num_encoder_input_tokens = o.max_num_encoder_input_tokens;
+  so.serving_model = o.serving_model;
+  so.async_scheduling = o.async_scheduling;
+  so.seed = o.seed;
+  // In the round's directory: the A/B picks the trace up for its idle-gap analysis.
+  so.profile_dir = round_dir / "profile";
+  so.enable_profiling = o.profile;  // the endpoints exist only when asked for
+  return so;
+}
+
+// The two presets as in-process arms of the live A/B (`encbench bench ab`'s rounds, readiness,
+// warm-ups, stop and report): one implementation of interleaved rounds, not two.
+LiveAbOptions preset_arms(const ClosedLoopOptions& o, const std::filesystem::path& out_dir,
+                          std::vector<OpTimeTables>& op_times) {
+  LiveAbOptions lo;
+  lo.rounds = o.rounds;
+  lo.out_dir = out_dir;
+  lo.stop_fd = o.stop_fd;
+  lo.ready_timeout_s = 120;  // the server is listening once constructed; this bounds a stuck poll
+  lo.stop_grace_s = 10;
+  for (std::size_t a = 0; a < 2; ++a) {
+    ArmRecipe arm;
+    arm.name = safe_file_component(o.presets[a]);
+    if (o.presets[0] == o.presets[1]) arm.name += a == 0 ? "-A" : "-B";  // an A/A run
+    arm.in_process = [&o, &op_times, a](const std::string&, int, const std::filesystem::path& round_dir) {
+      return std::make_unique<PresetServer>(preset_serve_options(o, o.presets[a], round_dir), op_times[a]);
+    };
+    lo.arms.push_back(std::move(arm));
+  }
+  return lo;
+}
+
+// The project's vision-arena sample, generated once and shared by both arms; the client's
+// configuration of every round reads it.
+client::BenchConfig preset_bench_config(const ClosedLoopOptions& o, const std::vector<std::string>& argv,
+                                        std::ostream& progress) {
   client::GenerateConfig gen;
   gen.layout = "vision-arena-bench";
   gen.num = static_cast<std::size_t>(o.num_prompts);
@@ -204,143 +282,26 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
   progress << "[run] generating " << o.num_prompts << " vision-arena prompts (" << o.image_width << "x"
            << o.image_height << ") -> " << gen.out.string() << std::endl;
   client::generate_dataset(gen);
+  client::BenchConfig bc = arm_bench_config(o, "", argv);
+  bc.endpoint_given = true;
+  bc.base_url = "http://127.0.0.1:1";  // replaced per round
+  bc.dataset.path = gen.out.string();
+  bc.profile = o.profile;
+  bc.scrape_metrics = true;
+  client::validate(bc);
+  return bc;
+}
 
-  // Interleaved rounds: ABBA... so drift hits both arms alike; a fresh server per arm and round.
-  struct ArmRound {
-    int round = 0;
-    int position = 0;  // 0: ran first in its round
-    nlohmann::json serving;
-    nlohmann::json engine_delta;
-    std::string block;
-    std::shared_ptr<const device::MeasuredOpTimes> op_times;  // trace: devices (a fresh table per server)
-  };
-  std::vector<std::vector<ArmRound>> by_arm(o.presets.size());
-  std::vector<std::string> invalid_reasons;
-  for (int round = 0; round < o.rounds; ++round) {
-    const bool reversed = round % 2 == 1;
-    for (int position = 0; position < 2; ++position) {
-      const std::size_t arm_index = static_cast<std::size_t>(reversed ? 1 - position : position);
-      const std::string& preset = o.presets[arm_index];
-      server::ServeOptions so;
-      so.port = 0;
-      so.model = o.model;
-      so.device = o.device;
-      if (!o.profiles_dir.empty()) so.profiles_dir = o.profiles_dir;
-      so.op_map = o.op_map;
-      so.encoder_preset = preset;
-      so.encoder_mlp = o.encoder_mlp;
-      so.max_num_seqs = o.max_num_seqs;
-      so.max_num_batched_tokens = o.max_num_batched_tokens;
-      so.max_num_encoder_input_tokens = o.max_num_encoder_input_tokens;
-      so.serving_model = o.serving_model;
-      so.async_scheduling = o.async_scheduling;
-      so.seed = o.seed;
-      so.profile_dir = o.result_dir / ("profile-" + safe_file_component(preset) + "-round" + std::to_string(round + 1));
-      so.enable_profiling = o.profile;  // the endpoints exist only when asked for
-      server::Server srv(server::build_server_config(so));
-      const auto op_times = srv.config().measured_op_times;
-      srv.start();
-      progress << "[run] round " << round + 1 << "/" << o.rounds << ", " << preset << ": server on " << srv.base_url()
-               << " (" << o.model << ", " << o.device << "), " << o.num_prompts << " requests at " << o.request_rate
-               << " req/s, burstiness " << o.burstiness << std::endl;
-
-      client::BenchConfig bc = arm_bench_config(o, preset, argv);
-      bc.endpoint_given = true;
-      bc.host = "127.0.0.1";
-      bc.port = srv.port();
-      bc.dataset.path = gen.out.string();
-      bc.profile = o.profile;
-      bc.scrape_metrics = true;
-      client::validate(bc);
-
-      const server::EngineStats before = srv.engine_stats();
-      const client::BenchResult result = client::run_benchmark(bc);
-      const server::EngineStats after = srv.engine_stats();
-      srv.stop();
-
-      ArmRound arm;
-      arm.op_times = op_times;
-      arm.round = round + 1;
-      arm.position = position;
-      std::ostringstream block;
-      client::print_errors(block, result);
-      client::print_vllm_block(block, bc, result);
-      client::print_server_sections(block, result);
-      arm.block = block.str();
-      arm.serving = client::to_vllm_json(bc, result);
-      arm.engine_delta = engine_delta(before, after);
-      const auto& m = result.metrics;
-      const double ttft_mean = m.latency.count("ttft") ? m.latency.at("ttft").mean_ms : 0.0;
-      progress << "[run] round " << round + 1 << ", " << preset << ": done, " << m.completed << " completed, "
-               << m.failed << " failed, mean TTFT " << fixed(ttft_mean, 2) << " ms" << std::endl;
-      // Guards: a verdict needs every request served and a client that kept its schedule.
-      const std::string where = "round " + std::to_string(round + 1) + ", " + preset + ": ";
-      if (m.failed > 0 || m.completed < o.num_prompts)
-        invalid_reasons.push_back(where + std::to_string(m.failed) + " failed / " + std::to_string(m.completed) +
-                                  " of " + std::to_string(o.num_prompts) + " completed");
-      // The client's lag delays every request by that much: fatal for the comparison once it is
-      // no longer small against the TTFTs compared (at least 5 ms, or 10 % of the median TTFT).
-      double lag_p99_ms = m.client_lag.max_ms;
-      for (const auto& [p, value] : m.client_lag.percentiles_ms)
-        if (p == 99) lag_p99_ms = value;
-      const double ttft_median = m.latency.count("ttft") ? m.latency.at("ttft").median_ms : 0.0;
-      const double lag_limit_ms = std::max(5.0, 0.10 * ttft_median);
-      if (m.client_lag.count > 0 && lag_p99_ms > lag_limit_ms)
-        invalid_reasons.push_back(where + "the client could not keep its schedule (client lag p99 " +
-                                  fixed(lag_p99_ms, 2) + " ms > " + fixed(lag_limit_ms, 2) + " ms)");
-      const double late_p99_us = arm.engine_delta.value("encoder_lateness_p99_us_mean", 0.0);
-      const double forward_ms = arm.engine_delta.value("encoder_wall_ms", 0.0) /
-                                std::max<double>(1.0, arm.engine_delta.value("encoder_forwards", 0.0));
-      // The engine thread's own lateness: every step waits out a modelled time on this machine's
-      // clock; waking late stretches every step, and the comparison would measure the scheduler.
-      const double steps = arm.engine_delta.value("steps", 0.0);
-      const double step_ms = steps > 0 ? arm.engine_delta.value("lm_modelled_ms", 0.0) / steps : 0.0;
-      const double step_late_ms = arm.engine_delta.value("step_lateness_mean_ms", 0.0);
-      if (steps > 0 && step_late_ms > std::max(1.0, 0.02 * step_ms))
-        invalid_reasons.push_back(where + "the engine thread could not keep its schedule (it woke a mean " +
-                                  fixed(step_late_ms, 2) + " ms after each step's modelled end, > max(1 ms, 2 % of a " +
-                                  fixed(step_ms, 1) + " ms step))");
-      if (late_p99_us > 0 && late_p99_us * 1e-3 > 0.10 * forward_ms)
-        invalid_reasons.push_back(where + "the sim device could not keep up with its model (mean p99 lateness " +
-                                  fixed(late_p99_us, 0) + " us per forward > 10 % of a forward)");
-      by_arm[arm_index].push_back(std::move(arm));
-    }
-  }
-
-  // The seeds' table over the pooled rounds (reports: Mann-Whitney on per-request samples, and a
-  // change must also clear the spread between rounds).
-  std::vector<std::vector<nlohmann::json>> serving(by_arm.size());
-  std::vector<std::vector<std::string>> names(by_arm.size());
-  for (std::size_t a = 0; a < by_arm.size(); ++a)
-    for (const ArmRound& r : by_arm[a]) {
-      serving[a].push_back(r.serving);
-      names[a].push_back(o.presets[a] + " round " + std::to_string(r.round));
-    }
-  const reports::Comparison comparison = compare_pooled_arms(serving, names);
-
-  for (std::size_t a = 0; a < by_arm.size(); ++a)
-    out << "\n[" << o.presets[a] << ", round 1 of " << o.rounds << "]\n" << by_arm[a].front().block;
-  out << "\nClosed loop: " << o.presets[0] << " (Before) vs " << o.presets[1] << " (After), " << o.model << " on "
-      << o.device << (o.device.rfind("sim:", 0) == 0 ? " (device times MODELLED)" : "") << ", " << o.rounds
-      << " interleaved round(s) of " << o.num_prompts << " requests per arm, pooled\n";
-  const bool valid = invalid_reasons.empty();
-  if (valid) {
-    out << reports::render_terminal(comparison);
-  } else {
-    out << "NO VERDICT: this machine could not keep up, so the comparison would measure the machine:\n";
-    for (const auto& reason : invalid_reasons) out << "  - " << reason << "\n";
-  }
-  // Encoder side of the same windows (server's counters summed over the rounds).
+// Encoder side of the measured windows (the server's counters summed over each arm's rounds).
+std::vector<nlohmann::json> print_encoder_totals(std::ostream& out, const std::vector<std::vector<LiveArmRound>>& by_arm) {
   std::vector<nlohmann::json> totals;
   for (const auto& rounds : by_arm) {
     std::vector<nlohmann::json> deltas;
-    for (const ArmRound& r : rounds) deltas.push_back(r.engine_delta);
+    for (const LiveArmRound& r : rounds) deltas.push_back(r.server_side.value("server_engine_delta", nlohmann::json::object()));
     totals.push_back(sum_engine_deltas(deltas));
   }
-  const nlohmann::json& d0 = totals[0];
-  const nlohmann::json& d1 = totals[1];
   auto row = [&](const std::string& label, const char* key, int digits) {
-    const double a = d0[key].get<double>(), b = d1[key].get<double>();
+    const double a = totals[0].value(key, 0.0), b = totals[1].value(key, 0.0);
     std::optional<double> change;
     if (a != 0) change = (b - a) / std::fabs(a);
     out << table_row(label, fixed(a, digits), fixed(b, digits), reports::format_change(change));
@@ -354,35 +315,97 @@ ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std:
   row("Encoder device idle (ms)", "device_idle_ms", 1);
   row("Encoder device idle (%)", "idle_pct", 2);
   row("Syncs per forward", "syncs_per_forward", 2);
-  std::vector<OpTimeTables> op_times(by_arm.size());
-  for (std::size_t a = 0; a < by_arm.size(); ++a)
-    for (const ArmRound& r : by_arm[a])
-      if (r.op_times) op_times[a].push_back(r.op_times);
-  print_op_time_counts(out, o.presets, op_times);
+  return totals;
+}
 
+// The closed-loop result (schema encbench-closed-loop/2, as `encbench compare` reads it) from
+// the A/B's rounds.
+nlohmann::json preset_result_json(const ClosedLoopOptions& o, const LiveAbRounds& rounds, const LiveAbRun& ab,
+                                  const std::vector<nlohmann::json>& totals, const std::vector<OpTimeTables>& op_times,
+                                  const std::vector<std::string>& argv) {
   nlohmann::json arms = nlohmann::json::array();
-  for (std::size_t a = 0; a < by_arm.size(); ++a) {
-    nlohmann::json rounds = nlohmann::json::array();
-    for (const ArmRound& r : by_arm[a])
-      rounds.push_back({{"round", r.round}, {"position", r.position}, {"serving", r.serving},
-                        {"server_engine_delta", r.engine_delta}});
-    arms.push_back({{"preset", o.presets[a]}, {"rounds", rounds}, {"server_engine_delta", totals[a]}});
+  for (std::size_t a = 0; a < rounds.by_arm.size(); ++a) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const LiveArmRound& r : rounds.by_arm[a])
+      list.push_back({{"round", r.round}, {"position", r.position}, {"serving", r.serving},
+                      {"server_engine_delta", r.server_side.value("server_engine_delta", nlohmann::json::object())},
+                      {"server", r.server}});
+    arms.push_back({{"preset", o.presets[a]}, {"rounds", list}, {"server_engine_delta", totals[a]}});
     if (!op_times[a].empty()) arms.back()["measured_op_times"] = op_time_counts_json(op_times[a]);
   }
+  const auto invalid = ab.result.value("invalid_reasons", std::vector<std::string>{});
+  const bool valid = invalid.empty() && ab.result.contains("comparison");
   nlohmann::json doc = make_result_envelope("encbench-closed-loop", 2, argv, o.device);
   doc["scenario"] = to_json(o);
   doc["arms"] = arms;
   doc["verdict_valid"] = valid;
-  doc["invalid_reasons"] = invalid_reasons;
-  if (valid) doc["comparison"] = reports::to_json(comparison);
+  doc["invalid_reasons"] = invalid;
+  if (valid) doc["comparison"] = ab.result["comparison"];
+  for (const char* key : {"verdicts", "mde", "plan", "overhead", "headline"})
+    if (ab.result.contains(key)) doc[key] = ab.result[key];
+  doc["live_ab"] = {{"json", ab.json_path.string()}, {"html", ab.html_path.string()}};
+  return doc;
+}
+
+std::filesystem::path preset_result_path(const ClosedLoopOptions& o) {
+  const std::filesystem::path result_path =
+      o.result_file.empty() ? o.result_dir / ("closed-loop-" + safe_file_component(o.presets[0]) + "-vs-" +
+                                              safe_file_component(o.presets[1]) + ".json")
+                            : o.result_file;
+  for (const auto& dir : {o.result_dir, result_path.parent_path()}) {
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    require(!ec, "cannot create directory " + dir.string() + " for the results: " + ec.message());
+  }
+  return result_path;
+}
+
+// --clock real: the live A/B of the two presets (live_ab.hpp), plus the server's encoder counters.
+ClosedLoopRun run_real_clock(const ClosedLoopOptions& o, const std::vector<std::string>& argv, std::ostream& out,
+                             std::ostream& progress) {
+  // Where the result goes is checked before the arms run, not after minutes of serving.
   ClosedLoopRun run;
-  run.result_path = result_path;
-  run.verdict_valid = valid;
-  run.invalid_reasons = invalid_reasons;
+  run.result_path = preset_result_path(o);
+  const client::BenchConfig base = preset_bench_config(o, argv, progress);
+  std::vector<OpTimeTables> op_times(2);
+  const LiveAbOptions lo = preset_arms(o, run.result_path.parent_path() / run.result_path.stem(), op_times);
+  const LiveAbRounds rounds = run_live_ab_rounds(base, lo, progress);
+  for (std::size_t a = 0; a < rounds.by_arm.size(); ++a)
+    if (!rounds.by_arm[a].empty())
+      out << "\n[" << o.presets[a] << ", round 1 of " << o.rounds << "]\n" << rounds.by_arm[a].front().block;
+  out << "\nA/B of encoder presets: " << o.presets[0] << " (Before) vs " << o.presets[1] << " (After), " << o.model
+      << " on " << o.device << (o.device.rfind("sim:", 0) == 0 ? " (device times MODELLED)" : "") << ", "
+      << o.num_prompts << " requests per arm and round\n";
+  const LiveAbRun ab = report_live_ab(lo, rounds.by_arm, rounds.run, argv, out, progress);
+  if (!ab.failure.empty()) throw std::runtime_error(ab.failure + " (finished rounds: " + ab.json_path.string() + ")");
+  run.interrupted = ab.interrupted;
+  if (rounds.by_arm[0].empty() || rounds.by_arm[1].empty()) {  // interrupted before both finished a round
+    run.verdict_valid = false;
+    run.invalid_reasons = {"interrupted before both presets finished a round"};
+    run.result_path = ab.json_path;
+    run.result = ab.result;
+    return run;
+  }
+  const std::vector<nlohmann::json> totals = print_encoder_totals(out, rounds.by_arm);
+  print_op_time_counts(out, o.presets, op_times);
+  nlohmann::json doc = preset_result_json(o, rounds, ab, totals, op_times, argv);
+  if (ab.interrupted) doc["invalid_reasons"].push_back("interrupted: only the rounds that finished are pooled");
+  run.verdict_valid = doc["verdict_valid"] = doc["verdict_valid"].get<bool>() && !ab.interrupted;
+  run.invalid_reasons = doc["invalid_reasons"].get<std::vector<std::string>>();
   write_json_file(run.result_path, doc);
   progress << "[run] wrote " << run.result_path.string() << std::endl;
   run.result = std::move(doc);
   return run;
+}
+
+}  // namespace
+
+ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std::string>& argv, std::ostream& out,
+                              std::ostream& progress) {
+  validate(o);
+  if (o.clock == "virtual") return run_virtual_closed_loop(o, argv, out, progress);
+  if (o.clock == "both") return run_both_clocks(o, argv, out, progress);
+  return run_real_clock(o, argv, out, progress);
 }
 
 }  // namespace encbench::scenario

@@ -92,6 +92,7 @@ struct ClosedLoopRun {
   // requests, or the sim device's lateness): the run printed no verdict; `encbench run` exits 2.
   bool verdict_valid = true;
   std::vector<std::string> invalid_reasons;
+  bool interrupted = false;  // SIGINT/SIGTERM (stop_fd): only the rounds that finished are pooled
 };
 
 // Runs every arm; tables on `out`, progress on `progress`. Dispatches on options.clock.
