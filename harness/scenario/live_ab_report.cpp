@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <iomanip>
+#include <map>
 #include <ostream>
 #include <sstream>
 
@@ -108,12 +109,41 @@ void print_trace_summary(std::ostream& out, const nlohmann::json& arms) {
   }
 }
 
+// `trace diff` between the arms when any round's server wrote a profiler trace; null otherwise.
+nlohmann::json arm_trace_diff(const std::vector<std::vector<LiveArmRound>>& by_arm) {
+  std::map<int, nlohmann::json> traces[2];
+  bool any = false;
+  for (std::size_t a = 0; a < 2; ++a)
+    for (const auto& r : by_arm[a]) {
+      traces[a][r.round] = r.server.value("traces", nlohmann::json::array());
+      any = any || !traces[a][r.round].empty();
+    }
+  for (const auto& [round, ignored] : traces[1]) traces[0].try_emplace(round, nlohmann::json::array());
+  return any ? diff_arm_traces(traces[0], traces[1]) : nlohmann::json();
+}
+
+void print_trace_diff(std::ostream& out, const LiveAbOptions& o, const nlohmann::json& d) {
+  if (d.is_null()) return;
+  out << "\nTrace diff per forward, " << o.arms[0].name << " (A) vs " << o.arms[1].name << " (B), mean of "
+      << d["rounds_diffed"].get<int>() << " round(s); harness/trace as `encbench trace diff`\n";
+  if (d.contains("note")) out << "  " << d["note"].get<std::string>() << "\n";
+  for (const auto& [name, v] : d["mean"].items())
+    out << "  " << std::left << std::setw(24) << name << std::right << std::setw(12) << fixed(v["a"].get<double>(), 3)
+        << std::setw(12) << fixed(v["b"].get<double>(), 3) << std::setw(12) << std::showpos
+        << fixed(v["delta"].get<double>(), 3) << std::noshowpos << "\n";
+  for (const auto& r : d["rounds"]) {
+    if (r.contains("error")) out << "  round " << r["round"].get<int>() << ": " << r["error"].get<std::string>() << "\n";
+    if (r.contains("workload_warning"))
+      out << "  round " << r["round"].get<int>() << ": " << r["workload_warning"].get<std::string>() << "\n";
+  }
+}
+
 // Start/stop cost per round against the measured run: what a fresh server per round adds.
 nlohmann::json overhead_summary(const std::vector<std::vector<LiveArmRound>>& by_arm) {
   std::vector<double> ready, stop, run_s, warmup, wall;
   for (const auto& rounds : by_arm)
     for (const auto& r : rounds) {
-      if (r.server.contains("pgid")) {
+      if (r.server.contains("stop_ms")) {  // a server this run started (not a URL arm)
         ready.push_back(r.server.value("ready_ms", 0.0));
         stop.push_back(r.server.value("stop_ms", 0.0));
       }
@@ -139,6 +169,8 @@ nlohmann::json rounds_json(const LiveAbOptions& o, const std::vector<std::vector
     for (const auto& r : by_arm[a])
       rounds.push_back({{"round", r.round}, {"position", r.position}, {"server", r.server},
                         {"invalid_reasons", r.invalid}, {"serving", r.serving}});
+    for (std::size_t k = 0; k < by_arm[a].size(); ++k)
+      if (!by_arm[a][k].server_side.is_null()) rounds[k]["server_side"] = by_arm[a][k].server_side;
     std::vector<nlohmann::json> traces;
     for (const auto& r : by_arm[a]) traces.push_back(r.server.value("traces", nlohmann::json::array()));
     arms.push_back({{"name", arm.name}, {"url", arm.url}, {"command", arm.command}, {"env", env},
@@ -195,6 +227,22 @@ std::string html_summary(const LiveAbOptions& o, const nlohmann::json& doc) {
       h << "</td></tr>\n";
     }
     h << "</table>\n";
+  }
+  if (doc.contains("trace_diff")) {
+    const auto& d = doc["trace_diff"];
+    h << "<h2 id=\"ab-trace-diff\">Trace diff per forward (mean of " << d["rounds_diffed"].get<int>()
+      << " round(s))</h2>\n";
+    if (d.contains("note")) h << "<p class=\"warn\">" << xml_escape(d["note"].get<std::string>()) << "</p>\n";
+    h << "<table><tr><th>metric</th><th>" << xml_escape(o.arms[0].name) << "</th><th>" << xml_escape(o.arms[1].name)
+      << "</th><th>B - A</th></tr>\n";
+    for (const auto& [name, v] : d["mean"].items())
+      h << "<tr><td>" << xml_escape(name) << "</td><td>" << fixed(v["a"].get<double>(), 3) << "</td><td>"
+        << fixed(v["b"].get<double>(), 3) << "</td><td>" << fixed(v["delta"].get<double>(), 3) << "</td></tr>\n";
+    h << "</table>\n";
+    for (const auto& r : d["rounds"])
+      if (r.contains("error") || r.contains("workload_warning"))
+        h << "<p class=\"warn\">round " << r["round"].get<int>() << ": "
+          << xml_escape(r.value("error", r.value("workload_warning", std::string()))) << "</p>\n";
   }
   if (doc.contains("plan")) h << "<p id=\"ab-plan\">Plan: " << xml_escape(doc["plan"].value("summary", std::string())) << "</p>\n";
   return h.str();
@@ -303,6 +351,10 @@ LiveAbRun report_live_ab(const LiveAbOptions& o, const std::vector<std::vector<L
                    (r["mde_rel"].is_number() ? " (MDE " + fixed(100 * r["mde_rel"].get<double>(), 2) + " %)" : "");
   doc["headline"] = headline;
   print_trace_summary(out, doc["arms"]);
+  if (nlohmann::json diff = arm_trace_diff(by_arm); !diff.is_null()) {
+    print_trace_diff(out, o, diff);
+    doc["trace_diff"] = std::move(diff);
+  }
   const auto& ov = doc["overhead"];
   if (ov["start_to_ready_ms"].is_object())
     out << "\nServer start/stop per round: start to ready " << fixed(ov["start_to_ready_ms"]["mean"].get<double>(), 0)
