@@ -38,7 +38,7 @@ constexpr RoundColumn kRoundColumns[] = {
 
 // Per-round values in run order, so drift over the run is visible.
 void print_rounds(std::ostream& out, const LiveAbOptions& o, const std::vector<std::vector<LiveArmRound>>& by_arm) {
-  out << "\nPer-round values (run order; start = fork to ready, stop = SIGTERM to group gone, ms)\n";
+  out << "\nPer-round values (run order; start = launch to ready, stop = stop to gone (SIGTERM to the process group for a command), ms)\n";
   out << std::left << std::setw(6) << "round" << std::setw(12) << "arm";
   for (const auto& c : kRoundColumns) out << std::right << std::setw(11) << c.title;
   out << std::setw(10) << "start" << std::setw(9) << "stop" << "\n";

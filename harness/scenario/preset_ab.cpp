@@ -1,5 +1,5 @@
 #include "harness/core/text_escape.hpp"
-#include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/preset_ab.hpp"
 #include "harness/scenario/pooled.hpp"
 
 #include <algorithm>
@@ -95,19 +95,19 @@ namespace {
 
 // --clock both: the live round, then the same scenario in virtual time, and how far apart they are
 // (the virtual clock is only as good as its agreement with the real one where both can run).
-ClosedLoopRun run_both_clocks(const ClosedLoopOptions& o, const std::vector<std::string>& argv, std::ostream& out,
+PresetAbRun run_both_clocks(const PresetAbOptions& o, const std::vector<std::string>& argv, std::ostream& out,
                               std::ostream& progress) {
   const std::filesystem::path base =
       o.result_file.empty() ? o.result_dir / ("closed-loop-" + safe_file_component(o.name)) : o.result_file.parent_path() / o.result_file.stem();
-  ClosedLoopOptions real = o, virt = o;
+  PresetAbOptions real = o, virt = o;
   real.clock = "real";
   real.result_file = base.string() + "-real.json";
   virt.clock = "virtual";
   virt.seeds = 1;
   virt.result_file = base.string() + "-virtual.json";
-  ClosedLoopRun live = run_closed_loop(real, argv, out, progress);
+  PresetAbRun live = run_preset_ab(real, argv, out, progress);
   if (live.interrupted) return live;
-  const ClosedLoopRun modelled = run_closed_loop(virt, argv, out, progress);
+  const PresetAbRun modelled = run_preset_ab(virt, argv, out, progress);
   out << "\nAgreement of the clocks (same scenario, same requests; live round 1 vs virtual seed " << o.seed << ")\n";
   out << table_row("Metric", "real", "virtual", "virtual/real");
   nlohmann::json rows = nlohmann::json::array();
@@ -142,7 +142,7 @@ reports::RunResult pool_repeats(const std::vector<nlohmann::json>& serving, cons
 reports::Comparison compare_pooled_arms(const std::vector<std::vector<nlohmann::json>>& serving_by_arm,
                                         const std::vector<std::vector<std::string>>& repeat_names,
                                         const reports::Gate& gate) {
-  require(serving_by_arm.size() == 2, "a closed-loop comparison needs two arms");
+  require(serving_by_arm.size() == 2, "a preset A/B comparison needs two arms");
   std::vector<reports::RunResult> pooled;
   for (std::size_t a = 0; a < serving_by_arm.size(); ++a) {
     require(!serving_by_arm[a].empty(), "arm " + std::to_string(a) + " has no finished repeat to compare");
@@ -157,7 +157,7 @@ bool stop_requested(int fd) {
   return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0;
 }
 
-client::BenchConfig arm_bench_config(const ClosedLoopOptions& o, const std::string& label,
+client::BenchConfig arm_bench_config(const PresetAbOptions& o, const std::string& label,
                                      const std::vector<std::string>& argv) {
   client::BenchConfig bc;
   bc.backend = client::Backend::openai_chat;
@@ -223,7 +223,7 @@ std::vector<std::string> PresetServer::round_guards(const std::string& where) co
   return reasons;
 }
 
-server::ServeOptions preset_serve_options(const ClosedLoopOptions& o, const std::string& preset,
+server::ServeOptions preset_serve_options(const PresetAbOptions& o, const std::string& preset,
                                           const std::filesystem::path& round_dir) {
   server::ServeOptions so;
   so.port = 0;
@@ -247,7 +247,7 @@ server::ServeOptions preset_serve_options(const ClosedLoopOptions& o, const std:
 
 // The two presets as in-process arms of the live A/B (`encbench bench ab`'s rounds, readiness,
 // warm-ups, stop and report): one implementation of interleaved rounds, not two.
-LiveAbOptions preset_arms(const ClosedLoopOptions& o, const std::filesystem::path& out_dir,
+LiveAbOptions preset_arms(const PresetAbOptions& o, const std::filesystem::path& out_dir,
                           std::vector<OpTimeTables>& op_times) {
   LiveAbOptions lo;
   lo.rounds = o.rounds;
@@ -269,7 +269,7 @@ LiveAbOptions preset_arms(const ClosedLoopOptions& o, const std::filesystem::pat
 
 // The project's vision-arena sample, generated once and shared by both arms; the client's
 // configuration of every round reads it.
-client::BenchConfig preset_bench_config(const ClosedLoopOptions& o, const std::vector<std::string>& argv,
+client::BenchConfig preset_bench_config(const PresetAbOptions& o, const std::vector<std::string>& argv,
                                         std::ostream& progress) {
   client::GenerateConfig gen;
   gen.layout = "vision-arena-bench";
@@ -318,9 +318,9 @@ std::vector<nlohmann::json> print_encoder_totals(std::ostream& out, const std::v
   return totals;
 }
 
-// The closed-loop result (schema encbench-closed-loop/2, as `encbench compare` reads it) from
+// The result (schema encbench-closed-loop/2, the name kept, as `encbench compare` reads it) from
 // the A/B's rounds.
-nlohmann::json preset_result_json(const ClosedLoopOptions& o, const LiveAbRounds& rounds, const LiveAbRun& ab,
+nlohmann::json preset_result_json(const PresetAbOptions& o, const LiveAbRounds& rounds, const LiveAbRun& ab,
                                   const std::vector<nlohmann::json>& totals, const std::vector<OpTimeTables>& op_times,
                                   const std::vector<std::string>& argv) {
   nlohmann::json arms = nlohmann::json::array();
@@ -347,7 +347,7 @@ nlohmann::json preset_result_json(const ClosedLoopOptions& o, const LiveAbRounds
   return doc;
 }
 
-std::filesystem::path preset_result_path(const ClosedLoopOptions& o) {
+std::filesystem::path preset_result_path(const PresetAbOptions& o) {
   const std::filesystem::path result_path =
       o.result_file.empty() ? o.result_dir / ("closed-loop-" + safe_file_component(o.presets[0]) + "-vs-" +
                                               safe_file_component(o.presets[1]) + ".json")
@@ -361,10 +361,10 @@ std::filesystem::path preset_result_path(const ClosedLoopOptions& o) {
 }
 
 // --clock real: the live A/B of the two presets (live_ab.hpp), plus the server's encoder counters.
-ClosedLoopRun run_real_clock(const ClosedLoopOptions& o, const std::vector<std::string>& argv, std::ostream& out,
+PresetAbRun run_real_clock(const PresetAbOptions& o, const std::vector<std::string>& argv, std::ostream& out,
                              std::ostream& progress) {
   // Where the result goes is checked before the arms run, not after minutes of serving.
-  ClosedLoopRun run;
+  PresetAbRun run;
   run.result_path = preset_result_path(o);
   const client::BenchConfig base = preset_bench_config(o, argv, progress);
   std::vector<OpTimeTables> op_times(2);
@@ -400,7 +400,7 @@ ClosedLoopRun run_real_clock(const ClosedLoopOptions& o, const std::vector<std::
 
 }  // namespace
 
-ClosedLoopRun run_closed_loop(const ClosedLoopOptions& o, const std::vector<std::string>& argv, std::ostream& out,
+PresetAbRun run_preset_ab(const PresetAbOptions& o, const std::vector<std::string>& argv, std::ostream& out,
                               std::ostream& progress) {
   validate(o);
   if (o.clock == "virtual") return run_virtual_closed_loop(o, argv, out, progress);
