@@ -207,18 +207,26 @@ TEST(LiveAbTest, FixedPortAlreadyTaken) {
   const int port = ntohs(addr.sin_port);
   LiveAbOptions o = two_arms(test_server(5), test_server(5), "port");
   apply_arm_port(o.arms, "opt:" + std::to_string(port));
+  GroupLog log;
+  log.attach(o);
   const LiveAbRun r = run(o);
   ::close(fd);
   expect_failure(r, "arm 'opt', round 1", "port " + std::to_string(port) + " is already in use", 1);
+  ASSERT_EQ(log.groups.size(), 1u);  // base's round-1 server, stopped with its group
+  for (pid_t g : log.groups) EXPECT_TRUE(group_gone(g));
 }
 
 TEST(LiveAbTest, UrlThatRefusesConnections) {
   const int port = pick_free_port();  // nothing listens there
   LiveAbOptions o = two_arms(test_server(5), "http://127.0.0.1:" + std::to_string(port), "url");
   o.ready_timeout_s = 1;
+  GroupLog log;
+  log.attach(o);
   const LiveAbRun r = run(o);
   expect_failure(r, "arm 'opt', round 1", "not ready within --ready-timeout", 1);
   EXPECT_NE(r.failure.find("http://127.0.0.1:" + std::to_string(port)), std::string::npos);
+  ASSERT_EQ(log.groups.size(), 1u);
+  for (pid_t g : log.groups) EXPECT_TRUE(group_gone(g));
 }
 
 TEST(LiveAbTest, InterruptStopsTheServersAndWritesWhatFinished) {
