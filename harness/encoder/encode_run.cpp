@@ -511,6 +511,87 @@ int run_encode(const EncodeOptions& options, const std::vector<std::string>& arg
   return exit_code;
 }
 
+namespace {
+
+// The A/B table and its JSON: per metric, the sides' medians [min-max] over the repetitions and a
+// two-sided Mann-Whitney U test at `alpha` (identical constants differ by nothing).
+struct SideComparison {
+  nlohmann::json json;
+  std::string table;  // markdown
+};
+
+SideComparison compare_sides(const ConfigRun& a, const ConfigRun& b, double alpha) {
+  // Comparison rows: metric, lower-is-better samples.
+  struct Row { std::string name, key, unit; double (*get)(const ForwardReport&); double scale; int precision; };
+  const Row rows[] = {{"Forward time", "forward_ms", "ms", forward_ms, 1.0, 3},
+                      {"Device busy", "device_busy_ms", "ms", busy_ms, 1.0, 3},
+                      {"Device idle", "idle_fraction", "%", idle_frac, 100.0, 1},
+                      {"Syncs per forward", "syncs_per_forward", "", syncs_of, 1.0, 0},
+                      {"Host time per layer", "host_us_per_layer", "us", host_layer, 1.0, 1},
+                      {"Idle gaps per forward", "gap_count", "", gap_count, 1.0, 0},
+                      {"Largest gap", "gap_max_us", "us", gap_max, 1.0, 1},
+                      {"Peak device memory", "peak_device_memory_mb", "MB", peak_in_use, 1e-6, 1},
+                      {"Bytes allocated per forward", "bytes_allocated_mb", "MB", allocated, 1e-6, 1}};
+  nlohmann::json comparison = nlohmann::json::object();
+  std::ostringstream table;
+  table << "| Metric | Before (" << a.label << ") | After (" << b.label << ") | Change | p-value | Above noise |\n";
+  table << "|---|---|---|---|---|---|\n";
+  for (const Row& row : rows) {
+    std::vector<double> xa, xb;
+    for (const auto& f : a.forwards) xa.push_back(row.get(f) * row.scale);
+    for (const auto& f : b.forwards) xb.push_back(row.get(f) * row.scale);
+    const double ma = stats::median(xa), mb = stats::median(xb);
+    const auto sa = stats::summarize(xa), sb = stats::summarize(xb);
+    const stats::MannWhitney mw = stats::mann_whitney_u(xa, xb);
+    const bool constant = sa.min == sa.max && sb.min == sb.max;
+    // Identical constant samples differ by nothing; different constants differ without noise.
+    const bool significant = constant ? ma != mb : mw.p_value < alpha;
+    const double change = ma != 0 ? (mb - ma) / std::fabs(ma) * 100.0 : 0.0;
+    comparison[row.key] = {{"a_median", ma},        {"b_median", mb},
+                           {"a_min", sa.min},       {"a_max", sa.max},
+                           {"b_min", sb.min},       {"b_max", sb.max},
+                           {"change_pct", change},  {"p_value", constant ? (ma != mb ? 0.0 : 1.0) : mw.p_value},
+                           {"significant", significant}};
+    auto cell = [&](double med, const stats::Summary& s) {
+      return fmt(med, row.precision) + (row.unit.empty() ? "" : " " + row.unit) + " [" + fmt(s.min, row.precision) +
+             "-" + fmt(s.max, row.precision) + "]";
+    };
+    table << "| " << row.name << " | " << cell(ma, sa) << " | " << cell(mb, sb) << " | "
+          << (ma != 0 ? std::string(change >= 0 ? "+" : "").append(fmt(change, 2)).append(" %") : std::string("n/a")) << " | "
+          << (constant ? std::string("-") : fmt(mw.p_value, 4)) << " | " << (significant ? "yes" : "no") << " |\n";
+  }
+  table << "| Accuracy | " << a.accuracy.verdict << " | " << b.accuracy.verdict << " | | | |\n";
+  comparison["accuracy"] = {{"a", a.accuracy.verdict}, {"b", b.accuracy.verdict}};
+  comparison["alpha"] = alpha;
+  comparison["test"] = "mann-whitney-u two-sided";
+
+  return {comparison, table.str()};
+}
+
+// What ran (model, inputs, device and its clock, repetitions), the sides, the table and any
+// accuracy failure.
+void print_ab_report(std::ostream& out, const ResolvedRun& resolved, const RunOptions& o, const device::DeviceInfo& info,
+                     const ConfigRun& a, const ConfigRun& b, const SideComparison& compared, double alpha) {
+  const ModelConfig& m = resolved.model;
+  out << "A/B: " << m.name << ", ";
+  for (std::size_t i = 0; i < resolved.media.size(); ++i) out << (i ? ", " : "") << resolved.media[i].spec;
+  out << ", device " << info.kind
+      << (!info.modelled ? ""
+          : info.clock == "virtual" ? " (VIRTUAL CLOCK: roofline per op; " + host_time_text(info) + ")"
+                                    : " (TIMES ARE MODELLED on the real clock: roofline per op; host work real)")
+      << ", launch overhead " << fmt(o.launch_overhead_us, 1) << " us per op, " << o.forwards
+      << " interleaved repetitions (ABAB...) after " << o.warmup << " warm-up\n";
+  out << "A = " << a.label << " [" << describe(a.toggles) << "]\n";
+  out << "B = " << b.label << " [" << describe(b.toggles) << "]\n\n";
+  out << compared.table << "\n";
+  out << "Values: median [min-max] over repetitions; 'Above noise' = two-sided Mann-Whitney U p < " << alpha
+      << ".\n";
+  if (a.accuracy.verdict == "FAIL") out << "A accuracy FAIL: " << a.accuracy.reason << "\n";
+  if (b.accuracy.verdict == "FAIL") out << "B accuracy FAIL: " << b.accuracy.reason << "\n";
+}
+
+}  // namespace
+
 int run_ab(const AbOptions& options, const std::vector<std::string>& argv, std::ostream& out) {
   const ResolvedRun resolved = resolve(options.run);
   require(options.alpha > 0 && options.alpha < 1, "--alpha must be in (0, 1)");
@@ -578,69 +659,13 @@ int run_ab(const AbOptions& options, const std::vector<std::string>& argv, std::
   verify_side(toggles_a, a);
   verify_side(toggles_b, b);
 
-  // Comparison rows: metric, lower-is-better samples.
-  struct Row { std::string name, key, unit; double (*get)(const ForwardReport&); double scale; int precision; };
-  const Row rows[] = {{"Forward time", "forward_ms", "ms", forward_ms, 1.0, 3},
-                      {"Device busy", "device_busy_ms", "ms", busy_ms, 1.0, 3},
-                      {"Device idle", "idle_fraction", "%", idle_frac, 100.0, 1},
-                      {"Syncs per forward", "syncs_per_forward", "", syncs_of, 1.0, 0},
-                      {"Host time per layer", "host_us_per_layer", "us", host_layer, 1.0, 1},
-                      {"Idle gaps per forward", "gap_count", "", gap_count, 1.0, 0},
-                      {"Largest gap", "gap_max_us", "us", gap_max, 1.0, 1},
-                      {"Peak device memory", "peak_device_memory_mb", "MB", peak_in_use, 1e-6, 1},
-                      {"Bytes allocated per forward", "bytes_allocated_mb", "MB", allocated, 1e-6, 1}};
-  nlohmann::json comparison = nlohmann::json::object();
-  std::ostringstream table;
-  table << "| Metric | Before (" << a.label << ") | After (" << b.label << ") | Change | p-value | Above noise |\n";
-  table << "|---|---|---|---|---|---|\n";
-  for (const Row& row : rows) {
-    std::vector<double> xa, xb;
-    for (const auto& f : a.forwards) xa.push_back(row.get(f) * row.scale);
-    for (const auto& f : b.forwards) xb.push_back(row.get(f) * row.scale);
-    const double ma = stats::median(xa), mb = stats::median(xb);
-    const auto sa = stats::summarize(xa), sb = stats::summarize(xb);
-    const stats::MannWhitney mw = stats::mann_whitney_u(xa, xb);
-    const bool constant = sa.min == sa.max && sb.min == sb.max;
-    // Identical constant samples differ by nothing; different constants differ without noise.
-    const bool significant = constant ? ma != mb : mw.p_value < options.alpha;
-    const double change = ma != 0 ? (mb - ma) / std::fabs(ma) * 100.0 : 0.0;
-    comparison[row.key] = {{"a_median", ma},        {"b_median", mb},
-                           {"a_min", sa.min},       {"a_max", sa.max},
-                           {"b_min", sb.min},       {"b_max", sb.max},
-                           {"change_pct", change},  {"p_value", constant ? (ma != mb ? 0.0 : 1.0) : mw.p_value},
-                           {"significant", significant}};
-    auto cell = [&](double med, const stats::Summary& s) {
-      return fmt(med, row.precision) + (row.unit.empty() ? "" : " " + row.unit) + " [" + fmt(s.min, row.precision) +
-             "-" + fmt(s.max, row.precision) + "]";
-    };
-    table << "| " << row.name << " | " << cell(ma, sa) << " | " << cell(mb, sb) << " | "
-          << (ma != 0 ? std::string(change >= 0 ? "+" : "").append(fmt(change, 2)).append(" %") : std::string("n/a")) << " | "
-          << (constant ? std::string("-") : fmt(mw.p_value, 4)) << " | " << (significant ? "yes" : "no") << " |\n";
-  }
-  table << "| Accuracy | " << a.accuracy.verdict << " | " << b.accuracy.verdict << " | | | |\n";
-  comparison["accuracy"] = {{"a", a.accuracy.verdict}, {"b", b.accuracy.verdict}};
-  comparison["alpha"] = options.alpha;
-  comparison["test"] = "mann-whitney-u two-sided";
+  SideComparison compared = compare_sides(a, b, options.alpha);
+  nlohmann::json& comparison = compared.json;
   comparison["repetitions"] = o.forwards;
   comparison["clock"] = info.clock;
   if (!info.host_time.empty()) comparison["host_time"] = info.host_time;
 
-  const ModelConfig& m = resolved.model;
-  out << "A/B: " << m.name << ", ";
-  for (std::size_t i = 0; i < resolved.media.size(); ++i) out << (i ? ", " : "") << resolved.media[i].spec;
-  out << ", device " << info.kind
-      << (!info.modelled ? ""
-          : info.clock == "virtual" ? " (VIRTUAL CLOCK: roofline per op; " + host_time_text(info) + ")"
-                                    : " (TIMES ARE MODELLED on the real clock: roofline per op; host work real)")
-      << ", launch overhead " << fmt(o.launch_overhead_us, 1) << " us per op, " << o.forwards
-      << " interleaved repetitions (ABAB...) after " << o.warmup << " warm-up\n";
-  out << "A = " << a.label << " [" << describe(a.toggles) << "]\n";
-  out << "B = " << b.label << " [" << describe(b.toggles) << "]\n\n";
-  out << table.str() << "\n";
-  out << "Values: median [min-max] over repetitions; 'Above noise' = two-sided Mann-Whitney U p < " << options.alpha
-      << ".\n";
-  if (a.accuracy.verdict == "FAIL") out << "A accuracy FAIL: " << a.accuracy.reason << "\n";
-  if (b.accuracy.verdict == "FAIL") out << "B accuracy FAIL: " << b.accuracy.reason << "\n";
+  print_ab_report(out, resolved, o, info, a, b, compared, options.alpha);
 
   nlohmann::json result = make_result_envelope("encbench-ab", 1, argv, info.kind);
   nlohmann::json ja = make_result_envelope("encbench-encode", 1, argv, info.kind);
@@ -650,7 +675,7 @@ int run_ab(const AbOptions& options, const std::vector<std::string>& argv, std::
   result["a"] = ja;
   result["b"] = jb;
   result["comparison"] = comparison;
-  result["markdown_table"] = table.str();
+  result["markdown_table"] = compared.table;
   if (!o.json_path.empty()) write_json_file(o.json_path, result);
   if (!o.trace_path.empty()) {
     // Two traces: <path> for B (after) and <path>.a.json for A (before).
