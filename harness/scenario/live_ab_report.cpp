@@ -279,6 +279,60 @@ void write_page(const std::filesystem::path& path, const std::string& html) {
   require(static_cast<bool>(f), "cannot write " + path.string());
 }
 
+// Both arms finished a round: the pooled comparison, verdicts, MDE and plan, on `out` and in `doc`.
+reports::Comparison compare_arms(const LiveAbOptions& o, const std::vector<std::vector<LiveArmRound>>& by_arm,
+                                 const std::vector<std::string>& invalid, nlohmann::json& doc, std::ostream& out) {
+  std::vector<std::vector<std::string>> names(2);
+  std::vector<std::vector<nlohmann::json>> serving(2);
+  for (std::size_t a = 0; a < 2; ++a)
+    for (const auto& r : by_arm[a]) {
+      serving[a].push_back(r.serving);
+      names[a].push_back(o.arms[a].name + " round " + std::to_string(r.round));
+    }
+  const reports::RunResult pa = pool_repeats(serving[0], names[0]), pb = pool_repeats(serving[1], names[1]);
+  reports::Gate gate = reports::default_gate();
+  gate.name = "bench ab (alpha " + fixed(o.power.alpha, 3) + ", threshold " + fixed(100 * o.power.threshold, 1) + " %)";
+  gate.alpha = gate.defaults.alpha = o.power.alpha;
+  gate.defaults.relative = o.power.threshold;
+  const reports::Comparison comparison = reports::compare_runs(pa, pb, gate);
+  const auto mde = minimum_detectable_effects(pa, pb, o.power);
+  doc["comparison"] = reports::to_json(comparison);
+  doc["mde"] = nlohmann::json::array();
+  for (const auto& row : mde) doc["mde"].push_back(to_json(row));
+  doc["verdicts"] = headline_verdicts(comparison, mde);
+  out << "\nA/B: " << o.arms[0].name << " (Before) vs " << o.arms[1].name << " (After), " << by_arm[0].size() << " + "
+      << by_arm[1].size() << " round(s), interleaved ABBA, pooled\n";
+  if (invalid.empty()) {
+    // The table without compare's "Gate (...): PASS/FAIL" line: a gate's "regression" wording
+    // beside the A/B verdict below read as a second, contradicting verdict.
+    std::string table = reports::render_terminal(comparison);
+    if (const auto gate_line = table.rfind("\nGate ("); gate_line != std::string::npos) table.erase(gate_line + 1);
+    out << table;
+    print_verdicts(out, doc["verdicts"]);
+  } else {
+    out << "NO VERDICT: some rounds did not run cleanly:\n";
+    for (const auto& reason : invalid) out << "  - " << reason << "\n";
+  }
+  print_mde(out, mde, o.power);
+  if (o.plan_change && by_arm[0].size() >= 2 && by_arm[1].size() >= 2) {
+    const Plan plan = plan_rounds(pa, pb, *o.plan_change, o.rounds > 0 ? by_arm[0].front().serving.value("num_prompts", 0) : 0,
+                                  o.power);
+    print_plan(out, plan);
+    doc["plan"] = to_json(plan);
+  }
+  return comparison;
+}
+
+void print_overhead(std::ostream& out, const nlohmann::json& ov) {
+  if (!ov["start_to_ready_ms"].is_object()) return;
+  out << "\nServer start/stop per round: start to ready " << fixed(ov["start_to_ready_ms"]["mean"].get<double>(), 0)
+      << " ms mean (max " << fixed(ov["start_to_ready_ms"]["max"].get<double>(), 0) << "), stop "
+      << fixed(ov["stop_ms"]["mean"].get<double>(), 0) << " ms mean (max " << fixed(ov["stop_ms"]["max"].get<double>(), 0)
+      << "), warm-up run " << fixed(ov["warmup_ms"]["mean"].get<double>(), 0) << " ms mean, measured run "
+      << fixed(ov["measured_run_s"]["mean"].get<double>(), 2) << " s mean, whole round "
+      << fixed(ov["round_wall_ms"]["mean"].get<double>() / 1e3, 2) << " s mean\n";
+}
+
 }  // namespace
 
 LiveAbRun report_live_ab(const LiveAbOptions& o, const std::vector<std::vector<LiveArmRound>>& by_arm, LiveAbRun run,
@@ -297,47 +351,9 @@ LiveAbRun report_live_ab(const LiveAbOptions& o, const std::vector<std::vector<L
   doc["invalid_reasons"] = invalid;
   run.no_verdict = !invalid.empty();
   print_rounds(out, o, by_arm);
-  const bool comparable = !by_arm[0].empty() && !by_arm[1].empty();
   std::optional<reports::Comparison> comparison;
-  if (comparable) {
-    std::vector<std::vector<std::string>> names(2);
-    std::vector<std::vector<nlohmann::json>> serving(2);
-    for (std::size_t a = 0; a < 2; ++a)
-      for (const auto& r : by_arm[a]) {
-        serving[a].push_back(r.serving);
-        names[a].push_back(o.arms[a].name + " round " + std::to_string(r.round));
-      }
-    const reports::RunResult pa = pool_repeats(serving[0], names[0]), pb = pool_repeats(serving[1], names[1]);
-    reports::Gate gate = reports::default_gate();
-    gate.name = "bench ab (alpha " + fixed(o.power.alpha, 3) + ", threshold " + fixed(100 * o.power.threshold, 1) + " %)";
-    gate.alpha = gate.defaults.alpha = o.power.alpha;
-    gate.defaults.relative = o.power.threshold;
-    comparison = reports::compare_runs(pa, pb, gate);
-    const auto mde = minimum_detectable_effects(pa, pb, o.power);
-    doc["comparison"] = reports::to_json(*comparison);
-    doc["mde"] = nlohmann::json::array();
-    for (const auto& row : mde) doc["mde"].push_back(to_json(row));
-    doc["verdicts"] = headline_verdicts(*comparison, mde);
-    out << "\nA/B: " << o.arms[0].name << " (Before) vs " << o.arms[1].name << " (After), " << by_arm[0].size() << " + "
-        << by_arm[1].size() << " round(s), interleaved ABBA, pooled\n";
-    if (invalid.empty()) {
-      // The table without compare's "Gate (...): PASS/FAIL" line: a gate's "regression" wording
-      // beside the A/B verdict below read as a second, contradicting verdict.
-      std::string table = reports::render_terminal(*comparison);
-      if (const auto gate_line = table.rfind("\nGate ("); gate_line != std::string::npos) table.erase(gate_line + 1);
-      out << table;
-      print_verdicts(out, doc["verdicts"]);
-    } else {
-      out << "NO VERDICT: some rounds did not run cleanly:\n";
-      for (const auto& reason : invalid) out << "  - " << reason << "\n";
-    }
-    print_mde(out, mde, o.power);
-    if (o.plan_change && by_arm[0].size() >= 2 && by_arm[1].size() >= 2) {
-      const Plan plan = plan_rounds(pa, pb, *o.plan_change, o.rounds > 0 ? by_arm[0].front().serving.value("num_prompts", 0) : 0,
-                                    o.power);
-      print_plan(out, plan);
-      doc["plan"] = to_json(plan);
-    }
+  if (!by_arm[0].empty() && !by_arm[1].empty()) {
+    comparison = compare_arms(o, by_arm, invalid, doc, out);
   } else {
     out << "\nNo comparison: arm '" << o.arms[by_arm[0].empty() ? 0 : 1].name << "' finished no round\n";
   }
@@ -355,14 +371,7 @@ LiveAbRun report_live_ab(const LiveAbOptions& o, const std::vector<std::vector<L
     print_trace_diff(out, o, diff);
     doc["trace_diff"] = std::move(diff);
   }
-  const auto& ov = doc["overhead"];
-  if (ov["start_to_ready_ms"].is_object())
-    out << "\nServer start/stop per round: start to ready " << fixed(ov["start_to_ready_ms"]["mean"].get<double>(), 0)
-        << " ms mean (max " << fixed(ov["start_to_ready_ms"]["max"].get<double>(), 0) << "), stop "
-        << fixed(ov["stop_ms"]["mean"].get<double>(), 0) << " ms mean (max " << fixed(ov["stop_ms"]["max"].get<double>(), 0)
-        << "), warm-up run " << fixed(ov["warmup_ms"]["mean"].get<double>(), 0) << " ms mean, measured run "
-        << fixed(ov["measured_run_s"]["mean"].get<double>(), 2) << " s mean, whole round "
-        << fixed(ov["round_wall_ms"]["mean"].get<double>() / 1e3, 2) << " s mean\n";
+  print_overhead(out, doc["overhead"]);
   out << "Headline: " << headline << "\n";
   if (!run.failure.empty()) out << "error: " << run.failure << " (the rounds that finished are written)\n";
   run.json_path = o.out_dir / "ab.json";
