@@ -307,11 +307,7 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
   // interrupted) instead of killing the process mid-write. Blocked before any thread starts
   // (MPI's threads included). Under mpirun, SIGINT to mpirun kills the job; SIGINT to the
   // ranks drains them and rank 0 still writes the interrupted result (docs/client.md).
-  sigset_t mask;
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGINT);
-  sigaddset(&mask, SIGTERM);
-  sigprocmask(SIG_BLOCK, &mask, nullptr);
+  const sigset_t mask = block_stop_signals();
   // Started by mpirun: one shard of the schedule per rank, rank 0 prints and writes (issue 19).
   std::unique_ptr<client::Coordinator> coordinator;
 #ifdef ENCBENCH_HAVE_MPI
@@ -422,12 +418,7 @@ int run_sweep(const BenchFlags& flags, const SweepFlags& sf, const std::vector<s
   } catch (const client::ServerUnreachable& e) {
     throw InvalidInput("bench sweep: the server at " + client::base_url(config) + " does not answer (" + e.what() + ")");
   }
-  sigset_t mask;
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGINT);
-  sigaddset(&mask, SIGTERM);
-  sigprocmask(SIG_BLOCK, &mask, nullptr);
-  config.stop_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+  config.stop_fd = stop_signal_fd();
   signal(SIGPIPE, SIG_IGN);
   const std::string label = config.label.empty() ? "bench" : config.label;
   const std::filesystem::path result = !sf.result.empty()

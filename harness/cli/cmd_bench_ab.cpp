@@ -2,11 +2,11 @@
 #include "harness/cli/cmd_bench_ab.hpp"
 
 #include <signal.h>
-#include <sys/signalfd.h>
 #include <unistd.h>
 
 #include <iostream>
 
+#include "harness/cli/command.hpp"
 #include "harness/core/error.hpp"
 #include "harness/scenario/live_ab.hpp"
 
@@ -85,16 +85,11 @@ int run_bench_ab(client::BenchConfig config, const BenchAbFlags& f, const CLI::A
   config.base_url = "http://127.0.0.1:1";  // replaced per round; validate() needs a target
   client::validate(config);
   // SIGINT/SIGTERM: a readable fd the rounds poll (stop the servers, write what finished).
-  sigset_t mask;
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGINT);
-  sigaddset(&mask, SIGTERM);
-  sigprocmask(SIG_BLOCK, &mask, nullptr);
-  o.stop_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+  o.stop_fd = stop_signal_fd();
   signal(SIGPIPE, SIG_IGN);
   client::global_curl_init();
   const scenario::LiveAbRun run = scenario::run_live_ab(config, o, argv, std::cout, std::cerr);
-  close(o.stop_fd);
+  if (o.stop_fd >= 0) close(o.stop_fd);
   return run.exit_code();
 }
 

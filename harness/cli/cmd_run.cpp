@@ -1,15 +1,14 @@
-// `encbench run`: the closed-loop scenario (flags only; logic in harness/scenario).
+// `encbench run`: the A/B of two encoder presets (flags only; logic in harness/scenario/preset_ab.hpp).
 #include <iostream>
 #include <memory>
 #include <sstream>
 
 #include "harness/cli/command.hpp"
 #include "harness/core/error.hpp"
-#include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/preset_ab.hpp"
 #include "harness/scenario/sweep.hpp"
 
 #include <signal.h>
-#include <sys/signalfd.h>
 
 namespace encbench::cli {
 namespace {
@@ -108,8 +107,8 @@ void add_virtual_clock_flags(CLI::App* sub, RunFlags& f) {
 }
 
 // The scenario: the file's keys, then every flag given on top.
-scenario::ClosedLoopOptions options_from(const RunFlags& f) {
-  scenario::ClosedLoopOptions o;
+scenario::PresetAbOptions options_from(const RunFlags& f) {
+  scenario::PresetAbOptions o;
   if (!f.scenario_file.empty()) o = scenario::load_scenario(f.scenario_file, o);
   if (f.rounds) o.rounds = *f.rounds;
   if (f.num_prompts) o.num_prompts = *f.num_prompts;
@@ -156,14 +155,11 @@ scenario::ClosedLoopOptions options_from(const RunFlags& f) {
 }
 
 int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
-  scenario::ClosedLoopOptions o = options_from(f);
-  // SIGINT/SIGTERM: finish the current seed or point and write what finished.
-  sigset_t mask;
-  sigemptyset(&mask);
-  sigaddset(&mask, SIGINT);
-  sigaddset(&mask, SIGTERM);
-  if (o.clock == "virtual" && sigprocmask(SIG_BLOCK, &mask, nullptr) == 0)
-    o.stop_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
+  scenario::PresetAbOptions o = options_from(f);
+  // SIGINT/SIGTERM: finish the current seed or point (virtual clock), or stop the round's server
+  // (real clock), and write what finished.
+  o.stop_fd = stop_signal_fd();
+  signal(SIGPIPE, SIG_IGN);
   if (!f.sweep.empty() || !f.slo.empty()) {
     scenario::SweepOptions w;
     if (!f.sweep.empty()) w.sweep = scenario::parse_sweep(f.sweep);
@@ -174,8 +170,9 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
     (void)scenario::run_virtual_sweep(o, w, argv, std::cout, std::cerr);
     return 0;
   }
-  require(!f.save_detailed, "--save-detailed is for --sweep (a closed-loop result keeps its requests already)");
-  const scenario::ClosedLoopRun run = scenario::run_closed_loop(o, argv, std::cout, std::cerr);
+  require(!f.save_detailed, "--save-detailed is for --sweep (a preset A/B result keeps its requests already)");
+  const scenario::PresetAbRun run = scenario::run_preset_ab(o, argv, std::cout, std::cerr);
+  if (run.interrupted) return 130;
   // No verdict when the machine could not keep up: the figures would measure the machine.
   return run.verdict_valid || f.allow_no_verdict ? 0 : 2;
 }
@@ -185,9 +182,11 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
 void add_run_command(CLI::App& app, CommandContext& ctx) {
   auto flags = std::make_shared<RunFlags>();
   auto* sub = app.add_subcommand(
-      "run", "Closed-loop scenario: live server with preset A and B in interleaved rounds on the device, "
-             "vision-arena traffic, Before/After/Comparison table over the pooled rounds; exit 2 without a "
-             "verdict when this machine could not keep up (defaults: scenarios/closed-loop.json)");
+      "run", "A/B of two encoder presets against encbench's own server: with --clock real, bench ab's "
+             "interleaved rounds (ABBA, a fresh in-process server per arm and round) with the presets as arms, "
+             "vision-arena traffic from an open-loop client, the Before/After/Comparison table over the pooled "
+             "rounds, verdict, MDE and ab.html; --clock virtual: the same as a discrete-event simulation. Exit 2 "
+             "without a verdict when this machine could not keep up (defaults: scenarios/closed-loop.json)");
   add_scenario_flags(sub, *flags);
   add_virtual_clock_flags(sub, *flags);
   sub->callback([&ctx, flags] { ctx.action = [&ctx, flags] { return run_command(*flags, ctx.argv); }; });

@@ -523,13 +523,14 @@ int run_encode(const EncodeOptions& options, const std::vector<std::string>& arg
 
 namespace {
 
-// The A/B table (median [min-max] per side, change, two-sided Mann-Whitney U p, above noise at
-// `alpha`) from the two sides' records, as JSON and as the Markdown table printed.
-struct AbComparison {
+// The A/B table and its JSON: per metric, the sides' medians [min-max] over the repetitions and a
+// two-sided Mann-Whitney U test at `alpha` (identical constants differ by nothing).
+struct SideComparison {
   nlohmann::json json;
-  std::string table;
+  std::string table;  // markdown
 };
-AbComparison compare_sides(const ConfigRun& a, const ConfigRun& b, double alpha) {
+
+SideComparison compare_sides(const ConfigRun& a, const ConfigRun& b, double alpha) {
   // Comparison rows: metric, lower-is-better samples.
   struct Row { std::string name, key, unit; double (*get)(const ForwardReport&); double scale; int precision; };
   const Row rows[] = {{"Forward time", "forward_ms", "ms", forward_ms, 1.0, 3},
@@ -573,12 +574,14 @@ AbComparison compare_sides(const ConfigRun& a, const ConfigRun& b, double alpha)
   comparison["accuracy"] = {{"a", a.accuracy.verdict}, {"b", b.accuracy.verdict}};
   comparison["alpha"] = alpha;
   comparison["test"] = "mann-whitney-u two-sided";
+
   return {comparison, table.str()};
 }
 
-// What was compared, on what, and how: the lines above the A/B table.
-void print_ab_header(std::ostream& out, const ResolvedRun& resolved, const RunOptions& o, const device::DeviceInfo& info,
-                     const ConfigRun& a, const ConfigRun& b) {
+// What ran (model, inputs, device and its clock, repetitions), the sides, the table and any
+// accuracy failure.
+void print_ab_report(std::ostream& out, const ResolvedRun& resolved, const RunOptions& o, const device::DeviceInfo& info,
+                     const ConfigRun& a, const ConfigRun& b, const SideComparison& compared, double alpha) {
   const ModelConfig& m = resolved.model;
   out << "A/B: " << m.name << ", ";
   for (std::size_t i = 0; i < resolved.media.size(); ++i) out << (i ? ", " : "") << resolved.media[i].spec;
@@ -590,6 +593,11 @@ void print_ab_header(std::ostream& out, const ResolvedRun& resolved, const RunOp
       << " interleaved repetitions (ABAB...) after " << o.warmup << " warm-up\n";
   out << "A = " << a.label << " [" << describe(a.toggles) << "]\n";
   out << "B = " << b.label << " [" << describe(b.toggles) << "]\n\n";
+  out << compared.table << "\n";
+  out << "Values: median [min-max] over repetitions; 'Above noise' = two-sided Mann-Whitney U p < " << alpha
+      << ".\n";
+  if (a.accuracy.verdict == "FAIL") out << "A accuracy FAIL: " << a.accuracy.reason << "\n";
+  if (b.accuracy.verdict == "FAIL") out << "B accuracy FAIL: " << b.accuracy.reason << "\n";
 }
 
 }  // namespace
@@ -661,16 +669,13 @@ int run_ab(const AbOptions& options, const std::vector<std::string>& argv, std::
   verify_side(toggles_a, a);
   verify_side(toggles_b, b);
 
-  auto [comparison, table] = compare_sides(a, b, options.alpha);
+  SideComparison compared = compare_sides(a, b, options.alpha);
+  nlohmann::json& comparison = compared.json;
   comparison["repetitions"] = o.forwards;
   comparison["clock"] = info.clock;
   if (!info.host_time.empty()) comparison["host_time"] = info.host_time;
-  print_ab_header(out, resolved, o, info, a, b);
-  out << table << "\n";
-  out << "Values: median [min-max] over repetitions; 'Above noise' = two-sided Mann-Whitney U p < " << options.alpha
-      << ".\n";
-  if (a.accuracy.verdict == "FAIL") out << "A accuracy FAIL: " << a.accuracy.reason << "\n";
-  if (b.accuracy.verdict == "FAIL") out << "B accuracy FAIL: " << b.accuracy.reason << "\n";
+
+  print_ab_report(out, resolved, o, info, a, b, compared, options.alpha);
 
   nlohmann::json result = make_result_envelope("encbench-ab", 1, argv, info.kind);
   nlohmann::json ja = make_result_envelope("encbench-encode", 1, argv, info.kind);
@@ -680,7 +685,7 @@ int run_ab(const AbOptions& options, const std::vector<std::string>& argv, std::
   result["a"] = ja;
   result["b"] = jb;
   result["comparison"] = comparison;
-  result["markdown_table"] = table;
+  result["markdown_table"] = compared.table;
   if (!o.json_path.empty()) write_json_file(o.json_path, result);
   if (!o.trace_path.empty()) {
     // Two traces: <path> for B (after) and <path>.a.json for A (before).

@@ -12,7 +12,7 @@
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
 #include "harness/core/stats.hpp"
-#include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/preset_ab.hpp"
 #include "harness/scenario/pooled.hpp"
 #include "harness/scenario/round_traces.hpp"
 #include "reports/compare.hpp"
@@ -93,7 +93,8 @@ bool wait_port_free(int port, double grace_s) {
 }
 
 struct StartedServer {
-  std::unique_ptr<ServerProcess> process;  // null for a URL arm
+  std::unique_ptr<ServerProcess> process;  // set for a command arm
+  std::unique_ptr<InProcessServer> in_process;  // set for an in-process arm; both null: a URL arm
   std::string url;
   int port = 0;
   nlohmann::json info;
@@ -107,7 +108,19 @@ StartedServer start_server(const ArmRecipe& arm, int round, const std::filesyste
   s.info = nlohmann::json::object();
   std::function<std::optional<std::string>()> died;
   const auto stdout_path = round_dir / "server.stdout.log", stderr_path = round_dir / "server.stderr.log";
-  if (arm.started()) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (arm.in_process) {
+    try {
+      s.in_process = arm.in_process(arm.name, round, round_dir);
+    } catch (const InvalidInput&) {
+      throw;  // bad settings (a preset, a device): exit 2, not a round failure
+    } catch (const std::exception& e) {
+      throw RoundFailure(where + "cannot start the in-process server: " + e.what());
+    }
+    s.url = s.in_process->base_url();
+    s.port = s.in_process->port();
+    s.info = {{"in_process", true}, {"port", s.port}};
+  } else if (arm.started()) {
     s.port = arm.fixed_port ? arm.fixed_port : pick_free_port();
     if (port_in_use(s.port))
       throw RoundFailure(where + "port " + std::to_string(s.port) +
@@ -133,7 +146,8 @@ StartedServer start_server(const ArmRecipe& arm, int round, const std::filesyste
     s.info = {{"url", arm.url}};
   }
   const ReadyCheck ready = wait_until_ready(s.url, o.ready_timeout_s, o.stop_fd, died);
-  s.info["ready_ms"] = ready.waited_ms;
+  // Start to ready: an in-process server is built (model, device) before its port answers.
+  s.info["ready_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   s.info["ready_endpoint"] = ready.endpoint;
   // Ready, but our process gone: another process answered on that port.
   if (ready.ready && s.process)
@@ -142,6 +156,7 @@ StartedServer start_server(const ArmRecipe& arm, int round, const std::filesyste
                          std::to_string(s.port) + " (port taken?); log " + stderr_path.string());
   if (ready.ready) return s;
   if (s.process) s.process->stop(o.stop_grace_s);
+  if (s.in_process) s.in_process->stop();
   if (ready.interrupted) throw RoundInterrupted(where + "interrupted while waiting for the server");
   std::string message = where + ready.failure + " (" + s.url + ")";
   if (s.process) {
@@ -153,6 +168,13 @@ StartedServer start_server(const ArmRecipe& arm, int round, const std::filesyste
 
 // Stops a started server and records how long that took; the port must come free.
 void stop_server(StartedServer& s, const LiveAbOptions& o) {
+  if (s.in_process) {
+    const auto t0 = std::chrono::steady_clock::now();
+    s.in_process->stop();
+    s.info["stop_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    s.info["port_free_after_stop"] = wait_port_free(s.port, o.stop_grace_s);
+    return;
+  }
   if (!s.process) return;
   const StopReport stop = s.process->stop(o.stop_grace_s);
   s.info["stop_ms"] = stop.stop_ms;
@@ -160,6 +182,63 @@ void stop_server(StartedServer& s, const LiveAbOptions& o) {
   s.info["exit"] = stop.exit;
   s.info["group_left"] = s.process->group_alive();
   s.info["port_free_after_stop"] = wait_port_free(s.port, o.stop_grace_s);
+}
+
+// The warm-ups (a short run of the same workload at rate inf, discarded) and the measured run.
+// Warm-ups are not bench's own (copies of the first request): its run shares the stop fd and would
+// swallow a Ctrl-C that arrives during them. Connection errors come back in `client_error`.
+client::BenchResult measure_round(const client::BenchConfig& base, client::BenchConfig& bc, StartedServer& server,
+                                  std::string& client_error) {
+  client::BenchResult result;
+  try {
+    if (base.num_warmups > 0) {
+      client::BenchConfig warm = bc;
+      warm.num_warmups = 0;
+      warm.dataset.num_prompts = static_cast<std::size_t>(base.num_warmups);
+      warm.request_rate = INFINITY;
+      warm.profile = warm.scrape_metrics = warm.save_detailed = false;
+      warm.goodput_slo_ms.clear();
+      bc.num_warmups = 0;
+      const auto w0 = std::chrono::steady_clock::now();
+      if (client::run_benchmark(warm).run.interrupted) result.run.interrupted = true;
+      server.info["warmup_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count();
+    }
+    if (!result.run.interrupted) {
+      if (server.in_process) server.in_process->measured_run_starts();
+      result = client::run_benchmark(bc);
+      if (server.in_process) server.in_process->measured_run_ended();
+    }
+  } catch (const client::ServerUnreachable& e) {
+    client_error = e.what();
+  }
+  return result;
+}
+
+// The finished round as recorded: vLLM's result keys, the server block, guards; serving.json written.
+LiveArmRound record_round(const client::BenchConfig& bc, const client::BenchResult& result, const StartedServer& server,
+                          int round, int position, const std::filesystem::path& round_dir, const std::string& where) {
+  LiveArmRound r;
+  r.round = round;
+  r.position = position;
+  r.serving = client::to_vllm_json(bc, result);
+  r.serving["server_metrics_summary"] = vllm_metrics_summary(result.server_metrics_delta);
+  r.server = server.info;
+  r.server["prepare_ms"] = static_cast<double>(result.prepare_ns) / 1e6;  // dataset + requests, untimed
+  r.server["traces"] = analyze_round_traces(round_dir);  // profiler traces the server wrote there
+  r.server["metrics_message"] = result.metrics_message;
+  r.server["profile_message"] = result.profile_message;
+  std::ostringstream block;
+  client::print_errors(block, result);
+  client::print_vllm_block(block, bc, result);
+  client::print_server_sections(block, result);
+  r.block = block.str();
+  r.invalid = round_guards(bc, result, where);
+  if (server.in_process) {
+    r.server_side = server.in_process->round_record();
+    for (auto& reason : server.in_process->round_guards(where)) r.invalid.push_back(std::move(reason));
+  }
+  write_json_file(round_dir / "serving.json", r.serving);
+  return r;
 }
 
 LiveArmRound run_arm_round(const client::BenchConfig& base, const ArmRecipe& arm, int round, int position,
@@ -185,27 +264,8 @@ LiveArmRound run_arm_round(const client::BenchConfig& base, const ArmRecipe& arm
   bc.scrape_metrics = true;  // what a server lacks is noted in metrics_message
   bc.stop_fd = o.stop_fd;
   bc.progress = false;
-  client::BenchResult result;
   std::string client_error;
-  try {
-    // Warm-ups as a short run of the same workload, not bench's own (copies of the first request):
-    // its run shares the stop fd and would swallow a Ctrl-C that arrives during the warm-ups.
-    if (base.num_warmups > 0) {
-      client::BenchConfig warm = bc;
-      warm.num_warmups = 0;
-      warm.dataset.num_prompts = static_cast<std::size_t>(base.num_warmups);
-      warm.request_rate = INFINITY;
-      warm.profile = warm.scrape_metrics = warm.save_detailed = false;
-      warm.goodput_slo_ms.clear();
-      bc.num_warmups = 0;
-      const auto w0 = std::chrono::steady_clock::now();
-      if (client::run_benchmark(warm).run.interrupted) result.run.interrupted = true;
-      server.info["warmup_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count();
-    }
-    if (!result.run.interrupted) result = client::run_benchmark(bc);
-  } catch (const client::ServerUnreachable& e) {
-    client_error = e.what();
-  }
+  const client::BenchResult result = measure_round(base, bc, server, client_error);
   std::optional<std::string> died = server.process ? server.process->exited() : std::nullopt;
   // The client failed to reach a server that was ready: if it is dying, say so rather than
   // quote the connection error (its exit shows a moment after its sockets closed).
@@ -222,24 +282,7 @@ LiveArmRound run_arm_round(const client::BenchConfig& base, const ArmRecipe& arm
                        server.info.value("stderr", std::string()) + ": " +
                        log_tail(server.info.value("stderr", std::string())));
   if (!client_error.empty()) throw RoundFailure(where + client_error);
-
-  LiveArmRound r;
-  r.round = round;
-  r.position = position;
-  r.serving = client::to_vllm_json(bc, result);
-  r.serving["server_metrics_summary"] = vllm_metrics_summary(result.server_metrics_delta);
-  r.server = server.info;
-  r.server["prepare_ms"] = static_cast<double>(result.prepare_ns) / 1e6;  // dataset + requests, untimed
-  r.server["traces"] = analyze_round_traces(round_dir);  // profiler traces the server wrote there
-  r.server["metrics_message"] = result.metrics_message;
-  r.server["profile_message"] = result.profile_message;
-  std::ostringstream block;
-  client::print_errors(block, result);
-  client::print_vllm_block(block, bc, result);
-  client::print_server_sections(block, result);
-  r.block = block.str();
-  r.invalid = round_guards(bc, result, where);
-  write_json_file(round_dir / "serving.json", r.serving);
+  LiveArmRound r = record_round(bc, result, server, round, position, round_dir, where);
   const auto& m = result.metrics;
   progress << "[ab] round " << round << ", " << arm.name << ": " << m.completed << " completed, " << m.failed
            << " failed, mean TTFT " << fixed(m.latency.count("ttft") ? m.latency.at("ttft").mean_ms : 0.0, 2)
@@ -263,14 +306,14 @@ void validate(const LiveAbOptions& o) {
   }
 }
 
-LiveAbRun run_live_ab(const client::BenchConfig& base, const LiveAbOptions& o, const std::vector<std::string>& argv,
-                      std::ostream& out, std::ostream& progress) {
+LiveAbRounds run_live_ab_rounds(const client::BenchConfig& base, const LiveAbOptions& o, std::ostream& progress) {
   validate(o);
   std::error_code ec;
   std::filesystem::create_directories(o.out_dir, ec);
   require(!ec, "cannot create the result directory " + o.out_dir.string() + ": " + ec.message());
-  std::vector<std::vector<LiveArmRound>> by_arm(2);
-  LiveAbRun run;
+  LiveAbRounds rounds;
+  rounds.by_arm.resize(2);
+  LiveAbRun& run = rounds.run;
   for (int round = 1; round <= o.rounds && run.failure.empty() && !run.interrupted; ++round) {
     const bool reversed = round % 2 == 0;  // ABBA: A first in odd rounds
     for (int position = 0; position < 2; ++position) {
@@ -280,7 +323,7 @@ LiveAbRun run_live_ab(const client::BenchConfig& base, const LiveAbOptions& o, c
         break;
       }
       try {
-        by_arm[a].push_back(run_arm_round(base, o.arms[a], round, position, o, progress));
+        rounds.by_arm[a].push_back(run_arm_round(base, o.arms[a], round, position, o, progress));
       } catch (const RoundInterrupted& e) {
         run.interrupted = true;
         progress << "[ab] " << e.what() << std::endl;
@@ -292,7 +335,13 @@ LiveAbRun run_live_ab(const client::BenchConfig& base, const LiveAbOptions& o, c
       }
     }
   }
-  return report_live_ab(o, by_arm, std::move(run), argv, out, progress);
+  return rounds;
+}
+
+LiveAbRun run_live_ab(const client::BenchConfig& base, const LiveAbOptions& o, const std::vector<std::string>& argv,
+                      std::ostream& out, std::ostream& progress) {
+  LiveAbRounds rounds = run_live_ab_rounds(base, o, progress);
+  return report_live_ab(o, rounds.by_arm, std::move(rounds.run), argv, out, progress);
 }
 
 }  // namespace encbench::scenario

@@ -65,12 +65,24 @@ struct LiveArmRound {
   nlohmann::json serving;      // vLLM's result keys, per-request arrays included
   nlohmann::json server;       // how the server was started, readied, stopped (times in ms)
   std::string block;           // vLLM's printed block
-  std::vector<std::string> invalid;  // guard failures (failed requests, client lag)
+  std::vector<std::string> invalid;  // guard failures (failed requests, client lag, the server's own)
+  nlohmann::json server_side;  // an in-process server's round_record() (null for other arms)
+};
+
+// The rounds as they finished: by_arm[a] holds arm a's rounds (possibly none); run carries
+// failure / interrupted.
+struct LiveAbRounds {
+  std::vector<std::vector<LiveArmRound>> by_arm;
+  LiveAbRun run;
 };
 
 void validate(const LiveAbOptions& options);  // throws InvalidInput naming the flag
 
-// `base` is the bench serve configuration of every round (its target is replaced per arm).
+// The interleaved rounds alone (no report): `encbench run --clock real` adds its own sections.
+LiveAbRounds run_live_ab_rounds(const client::BenchConfig& base, const LiveAbOptions& options, std::ostream& progress);
+
+// `base` is the bench serve configuration of every round (its target is replaced per arm):
+// run_live_ab_rounds, then report_live_ab.
 LiveAbRun run_live_ab(const client::BenchConfig& base, const LiveAbOptions& options,
                       const std::vector<std::string>& argv, std::ostream& out, std::ostream& progress);
 

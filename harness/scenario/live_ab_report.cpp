@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fstream>
 #include <iomanip>
+#include <map>
 #include <ostream>
 #include <sstream>
 
@@ -37,7 +38,7 @@ constexpr RoundColumn kRoundColumns[] = {
 
 // Per-round values in run order, so drift over the run is visible.
 void print_rounds(std::ostream& out, const LiveAbOptions& o, const std::vector<std::vector<LiveArmRound>>& by_arm) {
-  out << "\nPer-round values (run order; start = fork to ready, stop = SIGTERM to group gone, ms)\n";
+  out << "\nPer-round values (run order; start = launch to ready, stop = stop to gone (SIGTERM to the process group for a command), ms)\n";
   out << std::left << std::setw(6) << "round" << std::setw(12) << "arm";
   for (const auto& c : kRoundColumns) out << std::right << std::setw(11) << c.title;
   out << std::setw(10) << "start" << std::setw(9) << "stop" << "\n";
@@ -108,12 +109,41 @@ void print_trace_summary(std::ostream& out, const nlohmann::json& arms) {
   }
 }
 
+// `trace diff` between the arms when any round's server wrote a profiler trace; null otherwise.
+nlohmann::json arm_trace_diff(const std::vector<std::vector<LiveArmRound>>& by_arm) {
+  std::map<int, nlohmann::json> traces[2];
+  bool any = false;
+  for (std::size_t a = 0; a < 2; ++a)
+    for (const auto& r : by_arm[a]) {
+      traces[a][r.round] = r.server.value("traces", nlohmann::json::array());
+      any = any || !traces[a][r.round].empty();
+    }
+  for (const auto& [round, ignored] : traces[1]) traces[0].try_emplace(round, nlohmann::json::array());
+  return any ? diff_arm_traces(traces[0], traces[1]) : nlohmann::json();
+}
+
+void print_trace_diff(std::ostream& out, const LiveAbOptions& o, const nlohmann::json& d) {
+  if (d.is_null()) return;
+  out << "\nTrace diff per forward, " << o.arms[0].name << " (A) vs " << o.arms[1].name << " (B), mean of "
+      << d["rounds_diffed"].get<int>() << " round(s); harness/trace as `encbench trace diff`\n";
+  if (d.contains("note")) out << "  " << d["note"].get<std::string>() << "\n";
+  for (const auto& [name, v] : d["mean"].items())
+    out << "  " << std::left << std::setw(24) << name << std::right << std::setw(12) << fixed(v["a"].get<double>(), 3)
+        << std::setw(12) << fixed(v["b"].get<double>(), 3) << std::setw(12) << std::showpos
+        << fixed(v["delta"].get<double>(), 3) << std::noshowpos << "\n";
+  for (const auto& r : d["rounds"]) {
+    if (r.contains("error")) out << "  round " << r["round"].get<int>() << ": " << r["error"].get<std::string>() << "\n";
+    if (r.contains("workload_warning"))
+      out << "  round " << r["round"].get<int>() << ": " << r["workload_warning"].get<std::string>() << "\n";
+  }
+}
+
 // Start/stop cost per round against the measured run: what a fresh server per round adds.
 nlohmann::json overhead_summary(const std::vector<std::vector<LiveArmRound>>& by_arm) {
   std::vector<double> ready, stop, run_s, warmup, wall;
   for (const auto& rounds : by_arm)
     for (const auto& r : rounds) {
-      if (r.server.contains("pgid")) {
+      if (r.server.contains("stop_ms")) {  // a server this run started (not a URL arm)
         ready.push_back(r.server.value("ready_ms", 0.0));
         stop.push_back(r.server.value("stop_ms", 0.0));
       }
@@ -139,6 +169,8 @@ nlohmann::json rounds_json(const LiveAbOptions& o, const std::vector<std::vector
     for (const auto& r : by_arm[a])
       rounds.push_back({{"round", r.round}, {"position", r.position}, {"server", r.server},
                         {"invalid_reasons", r.invalid}, {"serving", r.serving}});
+    for (std::size_t k = 0; k < by_arm[a].size(); ++k)
+      if (!by_arm[a][k].server_side.is_null()) rounds[k]["server_side"] = by_arm[a][k].server_side;
     std::vector<nlohmann::json> traces;
     for (const auto& r : by_arm[a]) traces.push_back(r.server.value("traces", nlohmann::json::array()));
     arms.push_back({{"name", arm.name}, {"url", arm.url}, {"command", arm.command}, {"env", env},
@@ -196,6 +228,22 @@ std::string html_summary(const LiveAbOptions& o, const nlohmann::json& doc) {
     }
     h << "</table>\n";
   }
+  if (doc.contains("trace_diff")) {
+    const auto& d = doc["trace_diff"];
+    h << "<h2 id=\"ab-trace-diff\">Trace diff per forward (mean of " << d["rounds_diffed"].get<int>()
+      << " round(s))</h2>\n";
+    if (d.contains("note")) h << "<p class=\"warn\">" << xml_escape(d["note"].get<std::string>()) << "</p>\n";
+    h << "<table><tr><th>metric</th><th>" << xml_escape(o.arms[0].name) << "</th><th>" << xml_escape(o.arms[1].name)
+      << "</th><th>B - A</th></tr>\n";
+    for (const auto& [name, v] : d["mean"].items())
+      h << "<tr><td>" << xml_escape(name) << "</td><td>" << fixed(v["a"].get<double>(), 3) << "</td><td>"
+        << fixed(v["b"].get<double>(), 3) << "</td><td>" << fixed(v["delta"].get<double>(), 3) << "</td></tr>\n";
+    h << "</table>\n";
+    for (const auto& r : d["rounds"])
+      if (r.contains("error") || r.contains("workload_warning"))
+        h << "<p class=\"warn\">round " << r["round"].get<int>() << ": "
+          << xml_escape(r.value("error", r.value("workload_warning", std::string()))) << "</p>\n";
+  }
   if (doc.contains("plan")) h << "<p id=\"ab-plan\">Plan: " << xml_escape(doc["plan"].value("summary", std::string())) << "</p>\n";
   return h.str();
 }
@@ -231,6 +279,60 @@ void write_page(const std::filesystem::path& path, const std::string& html) {
   require(static_cast<bool>(f), "cannot write " + path.string());
 }
 
+// Both arms finished a round: the pooled comparison, verdicts, MDE and plan, on `out` and in `doc`.
+reports::Comparison compare_arms(const LiveAbOptions& o, const std::vector<std::vector<LiveArmRound>>& by_arm,
+                                 const std::vector<std::string>& invalid, nlohmann::json& doc, std::ostream& out) {
+  std::vector<std::vector<std::string>> names(2);
+  std::vector<std::vector<nlohmann::json>> serving(2);
+  for (std::size_t a = 0; a < 2; ++a)
+    for (const auto& r : by_arm[a]) {
+      serving[a].push_back(r.serving);
+      names[a].push_back(o.arms[a].name + " round " + std::to_string(r.round));
+    }
+  const reports::RunResult pa = pool_repeats(serving[0], names[0]), pb = pool_repeats(serving[1], names[1]);
+  reports::Gate gate = reports::default_gate();
+  gate.name = "bench ab (alpha " + fixed(o.power.alpha, 3) + ", threshold " + fixed(100 * o.power.threshold, 1) + " %)";
+  gate.alpha = gate.defaults.alpha = o.power.alpha;
+  gate.defaults.relative = o.power.threshold;
+  const reports::Comparison comparison = reports::compare_runs(pa, pb, gate);
+  const auto mde = minimum_detectable_effects(pa, pb, o.power);
+  doc["comparison"] = reports::to_json(comparison);
+  doc["mde"] = nlohmann::json::array();
+  for (const auto& row : mde) doc["mde"].push_back(to_json(row));
+  doc["verdicts"] = headline_verdicts(comparison, mde);
+  out << "\nA/B: " << o.arms[0].name << " (Before) vs " << o.arms[1].name << " (After), " << by_arm[0].size() << " + "
+      << by_arm[1].size() << " round(s), interleaved ABBA, pooled\n";
+  if (invalid.empty()) {
+    // The table without compare's "Gate (...): PASS/FAIL" line: a gate's "regression" wording
+    // beside the A/B verdict below read as a second, contradicting verdict.
+    std::string table = reports::render_terminal(comparison);
+    if (const auto gate_line = table.rfind("\nGate ("); gate_line != std::string::npos) table.erase(gate_line + 1);
+    out << table;
+    print_verdicts(out, doc["verdicts"]);
+  } else {
+    out << "NO VERDICT: some rounds did not run cleanly:\n";
+    for (const auto& reason : invalid) out << "  - " << reason << "\n";
+  }
+  print_mde(out, mde, o.power);
+  if (o.plan_change && by_arm[0].size() >= 2 && by_arm[1].size() >= 2) {
+    const Plan plan = plan_rounds(pa, pb, *o.plan_change, o.rounds > 0 ? by_arm[0].front().serving.value("num_prompts", 0) : 0,
+                                  o.power);
+    print_plan(out, plan);
+    doc["plan"] = to_json(plan);
+  }
+  return comparison;
+}
+
+void print_overhead(std::ostream& out, const nlohmann::json& ov) {
+  if (!ov["start_to_ready_ms"].is_object()) return;
+  out << "\nServer start/stop per round: start to ready " << fixed(ov["start_to_ready_ms"]["mean"].get<double>(), 0)
+      << " ms mean (max " << fixed(ov["start_to_ready_ms"]["max"].get<double>(), 0) << "), stop "
+      << fixed(ov["stop_ms"]["mean"].get<double>(), 0) << " ms mean (max " << fixed(ov["stop_ms"]["max"].get<double>(), 0)
+      << "), warm-up run " << fixed(ov["warmup_ms"]["mean"].get<double>(), 0) << " ms mean, measured run "
+      << fixed(ov["measured_run_s"]["mean"].get<double>(), 2) << " s mean, whole round "
+      << fixed(ov["round_wall_ms"]["mean"].get<double>() / 1e3, 2) << " s mean\n";
+}
+
 }  // namespace
 
 LiveAbRun report_live_ab(const LiveAbOptions& o, const std::vector<std::vector<LiveArmRound>>& by_arm, LiveAbRun run,
@@ -249,47 +351,9 @@ LiveAbRun report_live_ab(const LiveAbOptions& o, const std::vector<std::vector<L
   doc["invalid_reasons"] = invalid;
   run.no_verdict = !invalid.empty();
   print_rounds(out, o, by_arm);
-  const bool comparable = !by_arm[0].empty() && !by_arm[1].empty();
   std::optional<reports::Comparison> comparison;
-  if (comparable) {
-    std::vector<std::vector<std::string>> names(2);
-    std::vector<std::vector<nlohmann::json>> serving(2);
-    for (std::size_t a = 0; a < 2; ++a)
-      for (const auto& r : by_arm[a]) {
-        serving[a].push_back(r.serving);
-        names[a].push_back(o.arms[a].name + " round " + std::to_string(r.round));
-      }
-    const reports::RunResult pa = pool_repeats(serving[0], names[0]), pb = pool_repeats(serving[1], names[1]);
-    reports::Gate gate = reports::default_gate();
-    gate.name = "bench ab (alpha " + fixed(o.power.alpha, 3) + ", threshold " + fixed(100 * o.power.threshold, 1) + " %)";
-    gate.alpha = gate.defaults.alpha = o.power.alpha;
-    gate.defaults.relative = o.power.threshold;
-    comparison = reports::compare_runs(pa, pb, gate);
-    const auto mde = minimum_detectable_effects(pa, pb, o.power);
-    doc["comparison"] = reports::to_json(*comparison);
-    doc["mde"] = nlohmann::json::array();
-    for (const auto& row : mde) doc["mde"].push_back(to_json(row));
-    doc["verdicts"] = headline_verdicts(*comparison, mde);
-    out << "\nA/B: " << o.arms[0].name << " (Before) vs " << o.arms[1].name << " (After), " << by_arm[0].size() << " + "
-        << by_arm[1].size() << " round(s), interleaved ABBA, pooled\n";
-    if (invalid.empty()) {
-      // The table without compare's "Gate (...): PASS/FAIL" line: a gate's "regression" wording
-      // beside the A/B verdict below read as a second, contradicting verdict.
-      std::string table = reports::render_terminal(*comparison);
-      if (const auto gate_line = table.rfind("\nGate ("); gate_line != std::string::npos) table.erase(gate_line + 1);
-      out << table;
-      print_verdicts(out, doc["verdicts"]);
-    } else {
-      out << "NO VERDICT: some rounds did not run cleanly:\n";
-      for (const auto& reason : invalid) out << "  - " << reason << "\n";
-    }
-    print_mde(out, mde, o.power);
-    if (o.plan_change && by_arm[0].size() >= 2 && by_arm[1].size() >= 2) {
-      const Plan plan = plan_rounds(pa, pb, *o.plan_change, o.rounds > 0 ? by_arm[0].front().serving.value("num_prompts", 0) : 0,
-                                    o.power);
-      print_plan(out, plan);
-      doc["plan"] = to_json(plan);
-    }
+  if (!by_arm[0].empty() && !by_arm[1].empty()) {
+    comparison = compare_arms(o, by_arm, invalid, doc, out);
   } else {
     out << "\nNo comparison: arm '" << o.arms[by_arm[0].empty() ? 0 : 1].name << "' finished no round\n";
   }
@@ -303,14 +367,11 @@ LiveAbRun report_live_ab(const LiveAbOptions& o, const std::vector<std::vector<L
                    (r["mde_rel"].is_number() ? " (MDE " + fixed(100 * r["mde_rel"].get<double>(), 2) + " %)" : "");
   doc["headline"] = headline;
   print_trace_summary(out, doc["arms"]);
-  const auto& ov = doc["overhead"];
-  if (ov["start_to_ready_ms"].is_object())
-    out << "\nServer start/stop per round: start to ready " << fixed(ov["start_to_ready_ms"]["mean"].get<double>(), 0)
-        << " ms mean (max " << fixed(ov["start_to_ready_ms"]["max"].get<double>(), 0) << "), stop "
-        << fixed(ov["stop_ms"]["mean"].get<double>(), 0) << " ms mean (max " << fixed(ov["stop_ms"]["max"].get<double>(), 0)
-        << "), warm-up run " << fixed(ov["warmup_ms"]["mean"].get<double>(), 0) << " ms mean, measured run "
-        << fixed(ov["measured_run_s"]["mean"].get<double>(), 2) << " s mean, whole round "
-        << fixed(ov["round_wall_ms"]["mean"].get<double>() / 1e3, 2) << " s mean\n";
+  if (nlohmann::json diff = arm_trace_diff(by_arm); !diff.is_null()) {
+    print_trace_diff(out, o, diff);
+    doc["trace_diff"] = std::move(diff);
+  }
+  print_overhead(out, doc["overhead"]);
   out << "Headline: " << headline << "\n";
   if (!run.failure.empty()) out << "error: " << run.failure << " (the rounds that finished are written)\n";
   run.json_path = o.out_dir / "ab.json";

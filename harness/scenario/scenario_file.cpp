@@ -1,4 +1,4 @@
-// The scenario file half of closed_loop.hpp: reading, validating and writing ClosedLoopOptions.
+// The scenario file half of preset_ab.hpp: reading, validating and writing PresetAbOptions.
 // Kept apart from the runner so that it links only core + nlohmann_json (the fuzz target
 // tests/fuzz/fuzz_scenario_json.cpp builds it alone).
 #include <algorithm>
@@ -9,7 +9,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/json_read.hpp"
-#include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/preset_ab.hpp"
 
 namespace encbench::scenario {
 namespace {
@@ -37,7 +37,7 @@ void read_key(const nlohmann::json& doc, const char* key, T& into, const std::st
 
 }  // namespace
 
-ClosedLoopOptions apply_scenario_json(const nlohmann::json& doc, const std::string& origin, ClosedLoopOptions o) {
+PresetAbOptions apply_scenario_json(const nlohmann::json& doc, const std::string& origin, PresetAbOptions o) {
   require(doc.is_object(), origin + ": a scenario is a JSON object");
   static const std::vector<std::string> known = {
       "schema", "version", "name", "description", "model", "device", "presets", "rounds", "num_prompts",
@@ -95,12 +95,12 @@ ClosedLoopOptions apply_scenario_json(const nlohmann::json& doc, const std::stri
   return o;
 }
 
-ClosedLoopOptions load_scenario(const std::filesystem::path& file, ClosedLoopOptions base) {
+PresetAbOptions load_scenario(const std::filesystem::path& file, PresetAbOptions base) {
   std::ifstream in(file);
   require(static_cast<bool>(in), "cannot read scenario file " + file.string());
   const nlohmann::json doc = nlohmann::json::parse(in, nullptr, false);
   require(!doc.is_discarded(), "scenario file " + file.string() + " is not valid JSON");
-  ClosedLoopOptions o = apply_scenario_json(doc, file.string(), std::move(base));
+  PresetAbOptions o = apply_scenario_json(doc, file.string(), std::move(base));
   // Relative paths in a scenario name files of the project (scenarios/...): found from the working
   // directory, else from the folders above the scenario file, so any working directory works.
   const auto resolve = [&](std::filesystem::path& path) {
@@ -117,7 +117,7 @@ ClosedLoopOptions load_scenario(const std::filesystem::path& file, ClosedLoopOpt
   return o;
 }
 
-void validate(const ClosedLoopOptions& o) {
+void validate(const PresetAbOptions& o) {
   require(o.presets.size() == 2, "--presets needs exactly two presets (before,after)");
   require(o.rounds >= 1 && o.rounds <= 100, "--rounds must be in [1, 100]");
   require(o.num_prompts >= 1 && o.num_prompts <= 1'000'000, "--num-prompts must be in [1, 1000000]");
@@ -141,7 +141,7 @@ void validate(const ClosedLoopOptions& o) {
   require(o.clock == "virtual" || o.model_set.empty(), "--model-set needs --clock virtual");
 }
 
-nlohmann::json to_json(const ClosedLoopOptions& o) {
+nlohmann::json to_json(const PresetAbOptions& o) {
   return {{"name", o.name},
           {"model", o.model},
           {"device", o.device},

@@ -118,6 +118,7 @@ void validate_arms(const std::vector<ArmRecipe>& arms) {
               "--arm " + arm.name + " is a URL (a running server): --arm-env/--arm-cwd/--arm-port apply to commands only");
       continue;
     }
+    if (arm.in_process) continue;  // picks its own port
     require(arm.command.find("{port}") != std::string::npos || arm.fixed_port != 0,
             "--arm " + arm.name + ": the command needs {port} (a free port per round) or --arm-port " + arm.name +
                 ":PORT (the port it listens on)");

@@ -20,12 +20,34 @@
 
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 namespace encbench::scenario {
+
+// A server this process runs itself, started fresh for each round like a command arm and going
+// through the same rounds, readiness, warm-ups and stop (`encbench run --clock real`: encbench
+// serve in-process, because its guards read the engine's own counters, which /metrics lacks).
+class InProcessServer {
+ public:
+  virtual ~InProcessServer() = default;
+  virtual std::string base_url() const = 0;
+  virtual int port() const = 0;
+  virtual void measured_run_starts() = 0;  // around the measured run only (not the warm-ups)
+  virtual void measured_run_ended() = 0;
+  virtual void stop() = 0;
+  // What the server says about the measured run: JSON merged into the round's record, and guard
+  // failures ("where" names the arm and round) that make the run refuse a verdict.
+  virtual nlohmann::json round_record() const = 0;
+  virtual std::vector<std::string> round_guards(const std::string& where) const = 0;
+};
+using InProcessLauncher =
+    std::function<std::unique_ptr<InProcessServer>(const std::string& arm, int round, const std::filesystem::path& round_dir)>;
 
 struct ArmRecipe {
   std::string name;
@@ -34,6 +56,7 @@ struct ArmRecipe {
   std::vector<std::pair<std::string, std::string>> env;
   std::filesystem::path cwd;
   int fixed_port = 0;   // --arm-port; 0 = pick a free port per round
+  InProcessLauncher in_process;  // set: a server in this process (no command, no URL)
   bool started() const { return url.empty(); }
 };
 

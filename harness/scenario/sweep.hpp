@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/client/bench.hpp"
-#include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/preset_ab.hpp"
 
 namespace encbench::scenario {
 

@@ -8,7 +8,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/preset_ab.hpp"
 #include "harness/scenario/virtual_experiment.hpp"
 #include "reports/compare.hpp"
 

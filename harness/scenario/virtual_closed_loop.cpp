@@ -22,7 +22,7 @@
 #include "harness/device/device.hpp"
 #include "harness/device/sim_profile.hpp"
 #include "harness/encoder/model_config.hpp"
-#include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/preset_ab.hpp"
 #include "harness/scenario/op_time_report.hpp"
 #include "harness/scenario/pooled.hpp"
 #include "harness/scenario/timeline_page.hpp"

@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/preset_ab.hpp"
 #include "harness/scenario/op_time_report.hpp"
 #include "harness/serving/virtual_loop.hpp"
 #include "harness/scenario/workload.hpp"

@@ -12,7 +12,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/device/op_name_map.hpp"
-#include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/preset_ab.hpp"
 
 namespace {
 
@@ -39,7 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       exercise_op_name_map(doc);
       return 0;
     }
-    const ClosedLoopOptions options = apply_scenario_json(doc, "fuzz");
+    const PresetAbOptions options = apply_scenario_json(doc, "fuzz");
     validate(options);
     (void)to_json(options).dump();
   } catch (const encbench::InvalidInput&) {

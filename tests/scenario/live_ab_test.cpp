@@ -207,18 +207,26 @@ TEST(LiveAbTest, FixedPortAlreadyTaken) {
   const int port = ntohs(addr.sin_port);
   LiveAbOptions o = two_arms(test_server(5), test_server(5), "port");
   apply_arm_port(o.arms, "opt:" + std::to_string(port));
+  GroupLog log;
+  log.attach(o);
   const LiveAbRun r = run(o);
   ::close(fd);
   expect_failure(r, "arm 'opt', round 1", "port " + std::to_string(port) + " is already in use", 1);
+  ASSERT_EQ(log.groups.size(), 1u);  // base's round-1 server, stopped with its group
+  for (pid_t g : log.groups) EXPECT_TRUE(group_gone(g));
 }
 
 TEST(LiveAbTest, UrlThatRefusesConnections) {
   const int port = pick_free_port();  // nothing listens there
   LiveAbOptions o = two_arms(test_server(5), "http://127.0.0.1:" + std::to_string(port), "url");
   o.ready_timeout_s = 1;
+  GroupLog log;
+  log.attach(o);
   const LiveAbRun r = run(o);
   expect_failure(r, "arm 'opt', round 1", "not ready within --ready-timeout", 1);
   EXPECT_NE(r.failure.find("http://127.0.0.1:" + std::to_string(port)), std::string::npos);
+  ASSERT_EQ(log.groups.size(), 1u);
+  for (pid_t g : log.groups) EXPECT_TRUE(group_gone(g));
 }
 
 TEST(LiveAbTest, InterruptStopsTheServersAndWritesWhatFinished) {
@@ -288,6 +296,80 @@ TEST(LiveAbTest, RoundTracesAreAnalysedAndSummedPerArm) {
   std::ifstream html_in(r.html_path);
   const std::string html((std::istreambuf_iterator<char>(html_in)), std::istreambuf_iterator<char>());
   EXPECT_NE(html.find("id=\"ab-traces\""), std::string::npos);
+}
+
+// A torch-profiler (Kineto) trace of one step: k1, then (with_sync) a D2H copy the host waits
+// for with cudaStreamSynchronize, then k2 launched after the wait; without it, k2 follows k1.
+std::string one_step_trace(bool with_sync) {
+  const std::string head = R"json({"schemaVersion": 1, "traceEvents": [
+  {"ph":"M","name":"process_name","pid":100,"tid":0,"args":{"name":"python3"}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":100,"tid":100,"ts":0,"dur":5,"args":{"correlation":1}},
+  {"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":7,"ts":10,"dur":100,"args":{"correlation":1,"stream":7,"device":0}},)json";
+  if (with_sync)
+    return head + R"json(
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":100,"tid":100,"ts":0,"dur":270},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaMemcpyAsync","pid":100,"tid":100,"ts":10,"dur":5,"args":{"correlation":2}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaStreamSynchronize","pid":100,"tid":100,"ts":20,"dur":100,"args":{"correlation":3}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":100,"tid":100,"ts":150,"dur":5,"args":{"correlation":4}},
+  {"ph":"X","cat":"gpu_memcpy","name":"Memcpy DtoH (Device -> Pageable)","pid":0,"tid":7,"ts":110,"dur":5,"args":{"correlation":2,"stream":7,"device":0}},
+  {"ph":"X","cat":"kernel","name":"k2","pid":0,"tid":7,"ts":160,"dur":100,"args":{"correlation":4,"stream":7,"device":0}}]})json";
+  return head + R"json(
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":100,"tid":100,"ts":0,"dur":210},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":100,"tid":100,"ts":10,"dur":5,"args":{"correlation":4}},
+  {"ph":"X","cat":"kernel","name":"k2","pid":0,"tid":7,"ts":110,"dur":100,"args":{"correlation":4,"stream":7,"device":0}}]})json";
+}
+
+// Scripted servers that write a profiler trace into their round's directory, as vLLM does with
+// VLLM_TORCH_PROFILER_DIR={round_dir}/torch: the A/B runs `trace diff` between the arms round by
+// round (the references: the traces' own sync and launch counts); the After server writes no
+// trace in round 2, which is noted, not fatal.
+TEST(LiveAbTest, TraceDiffBetweenArmsFromTheRoundsTraces) {
+  const auto dir = testpaths::temp_dir("live-ab", "trace-diff-src");
+  std::ofstream(dir / "sync.json") << one_step_trace(true);
+  std::ofstream(dir / "nosync.json") << one_step_trace(false);
+  const std::string base = "mkdir -p {round_dir}/torch && cp '" + (dir / "sync.json").string() +
+                           "' {round_dir}/torch/step.pt.trace.json && " + test_server(5);
+  const std::string opt = "if [ {round} = 1 ]; then mkdir -p {round_dir}/torch && cp '" + (dir / "nosync.json").string() +
+                          "' {round_dir}/torch/step.pt.trace.json; fi; " + test_server(5);
+  LiveAbOptions o = two_arms(base, opt, "trace-diff");
+  const LiveAbRun r = run(o);
+  ASSERT_EQ(r.failure, "");
+  ASSERT_TRUE(r.result.contains("trace_diff")) << r.result["test_stdout"].get<std::string>();
+  const auto& d = r.result["trace_diff"];
+  EXPECT_EQ(d["rounds_diffed"], 1);
+  ASSERT_EQ(d["rounds"].size(), 2u);
+  EXPECT_EQ(d["rounds"][1]["round"], 2);
+  EXPECT_NE(d["rounds"][1].value("error", std::string()).find("no readable trace from arm B"), std::string::npos)
+      << d["rounds"][1].dump();
+  const auto& mean = d["mean"];
+  EXPECT_DOUBLE_EQ(mean["syncs_per_forward"]["a"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(mean["syncs_per_forward"]["b"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(mean["d2h_per_forward"]["a"].get<double>(), 1.0);
+  EXPECT_DOUBLE_EQ(mean["d2h_per_forward"]["b"].get<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(mean["launches_per_forward"]["a"].get<double>(), 3.0);
+  EXPECT_DOUBLE_EQ(mean["launches_per_forward"]["b"].get<double>(), 2.0);
+  EXPECT_NEAR(mean["forward_ms"]["a"].get<double>(), 0.270, 1e-9);
+  EXPECT_NEAR(mean["forward_ms"]["b"].get<double>(), 0.210, 1e-9);
+  EXPECT_NEAR(mean["forward_ms"]["delta"].get<double>(), -0.060, 1e-9);
+  // The idle-gap analysis of every round's trace is still there (three traces: base 2, opt 1).
+  EXPECT_EQ(r.result["arms"][0]["trace_summary"]["traces"], 2);
+  EXPECT_EQ(r.result["arms"][1]["trace_summary"]["traces"], 1);
+  const std::string out = r.result["test_stdout"];
+  EXPECT_NE(out.find("Trace diff per forward"), std::string::npos) << out;
+  EXPECT_NE(read_json_file(r.json_path).value("trace_diff", nlohmann::json()).value("rounds_diffed", 0), 0);
+  std::ifstream html_in(r.html_path);
+  const std::string html((std::istreambuf_iterator<char>(html_in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(html.find("id=\"ab-trace-diff\""), std::string::npos);
+}
+
+// Servers that write no trace: no trace diff section at all (nothing to note).
+TEST(LiveAbTest, NoTracesMeansNoTraceDiff) {
+  LiveAbOptions o = two_arms(test_server(5), test_server(5), "no-traces");
+  o.rounds = 1;
+  const LiveAbRun r = run(o, 4);
+  ASSERT_EQ(r.failure, "");
+  EXPECT_FALSE(r.result.contains("trace_diff"));
+  EXPECT_EQ(r.result["test_stdout"].get<std::string>().find("Trace diff"), std::string::npos);
 }
 
 TEST(LiveAbTest, BadArmsAreRefusedNamingTheFlag) {

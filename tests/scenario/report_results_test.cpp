@@ -12,7 +12,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
-#include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/preset_ab.hpp"
 #include "harness/scenario/sweep.hpp"
 #include "reports/actions.hpp"
 #include "reports/tables.hpp"

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/error.hpp"
-#include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/preset_ab.hpp"
 #include "harness/serving/serving_model.hpp"
 
 namespace encbench::scenario {

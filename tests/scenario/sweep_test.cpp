@@ -17,7 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/error.hpp"
-#include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/preset_ab.hpp"
 #include "harness/scenario/sweep.hpp"
 #include "harness/scenario/virtual_experiment.hpp"
 

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/preset_ab.hpp"
 #include "harness/server/serve_command.hpp"
 #include "harness/server/server.hpp"
 

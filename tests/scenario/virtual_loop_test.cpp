@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/core/error.hpp"
-#include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/preset_ab.hpp"
 #include "harness/scenario/workload.hpp"
 #include "harness/scenario/dataset_stats.hpp"
 #include "harness/client/dataset.hpp"

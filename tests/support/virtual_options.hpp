@@ -6,7 +6,7 @@
 #include <filesystem>
 #include <string>
 
-#include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/preset_ab.hpp"
 
 namespace encbench::testing {
 

@@ -1,11 +1,14 @@
-// The closed loop end to end on the sim device with a tiny model: server in-process, the serving
-// client with --profile and --scrape-metrics, the server's profile summary and trace, and the
+// The A/B of two encoder presets (`encbench run --clock real`) end to end on the sim device with
+// a tiny model: servers in-process as arms of the live A/B's rounds, the serving client with --profile and --scrape-metrics, the server's profile summary and trace, and the
 // profiling endpoints' faults. The references are the server's own counters (/metrics, engine
 // stats) and the model's depth, never the numbers under test.
 #include <gtest/gtest.h>
 
 #include "tests/scenario/scenario_test_paths.hpp"
 #include "tests/support/tiny_serving.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
@@ -17,8 +20,9 @@
 #include "harness/client/bench.hpp"
 #include "harness/client/dataset.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/result_json.hpp"
 #include "harness/encoder/model_config.hpp"
-#include "harness/scenario/closed_loop.hpp"
+#include "harness/scenario/preset_ab.hpp"
 #include "harness/server/serve_command.hpp"
 #include "harness/server/server.hpp"
 #include "harness/timeline/chrome_trace.hpp"
@@ -34,9 +38,9 @@ using testpaths::source_dir;
 using testing::kTinyModel;
 using testing::tiny_server_options;
 
-TEST(ClosedLoop, ProfileSummaryMatchesPresetAndServedImages) {
+TEST(PresetAb, ProfileSummaryMatchesPresetAndServedImages) {
   const auto dir = temp_dir("loop");
-  scenario::ClosedLoopOptions o;
+  scenario::PresetAbOptions o;
   o.model = kTinyModel;
   o.device = "sim:ascend-910b";
   o.profiles_dir = source_dir() / "scenarios/devices";
@@ -50,7 +54,7 @@ TEST(ClosedLoop, ProfileSummaryMatchesPresetAndServedImages) {
   o.result_dir = dir;
   o.result_file = dir / "nested" / "result.json";  // --result: parent directories are created
   std::ostringstream out, progress;
-  const scenario::ClosedLoopRun run = scenario::run_closed_loop(o, {"test"}, out, progress);
+  const scenario::PresetAbRun run = scenario::run_preset_ab(o, {"test"}, out, progress);
 
   ASSERT_EQ(run.result_path, o.result_file);
   ASSERT_TRUE(std::filesystem::exists(run.result_path));
@@ -108,12 +112,57 @@ TEST(ClosedLoop, ProfileSummaryMatchesPresetAndServedImages) {
     EXPECT_EQ(delta.value("encbench:generation_tokens_total", 0.0), serving["total_output_tokens"].get<double>());
     EXPECT_EQ(delta.value("encbench:encoder_images_total", 0.0), profile["images"].get<double>());
   }
+  // The rounds ran through the live A/B (bench ab's code): its per-round values, MDE, JSON and
+  // page, and each round's server trace through the idle-gap analysis and the trace diff.
+  EXPECT_NE(out.str().find("Per-round values"), std::string::npos);
+  EXPECT_NE(out.str().find("Minimum detectable effect"), std::string::npos);
+  const auto ab = read_json_file(run.result["live_ab"]["json"].get<std::string>());
+  EXPECT_EQ(ab["schema"], "encbench-live-ab");
+  EXPECT_EQ(ab["arms"][0]["trace_summary"]["traces"], o.rounds);
+  ASSERT_TRUE(ab.contains("trace_diff"));
+  EXPECT_EQ(ab["trace_diff"]["rounds_diffed"], o.rounds);
+  // The optimized preset drops the per-layer D2H: the traces say so as the counters do.
+  EXPECT_EQ(ab["trace_diff"]["mean"]["d2h_per_forward"]["b"].get<double>(), 0.0);
+  EXPECT_EQ(ab["trace_diff"]["mean"]["d2h_per_forward"]["a"].get<double>(), depth);
+  EXPECT_TRUE(std::filesystem::exists(run.result["live_ab"]["html"].get<std::string>()));
+  for (const auto& arm : ab["arms"])
+    for (const auto& round : arm["rounds"]) EXPECT_TRUE(round["server"]["port_free_after_stop"].get<bool>());
   EXPECT_NE(out.str().find("Encoder device (server side)"), std::string::npos);
   EXPECT_NE(out.str().find("Syncs per forward"), std::string::npos);
   std::filesystem::remove_all(dir);
 }
 
-TEST(ClosedLoop, BenchServeTotalsAgreeWithServerMetrics) {
+// Ctrl-C before the first round (the stop fd already readable): no server runs, the run says it
+// was interrupted and writes the (empty) live A/B record.
+TEST(PresetAb, InterruptBeforeAnyRoundIsReportedNotAResult) {
+  const auto dir = temp_dir("interrupt");
+  scenario::PresetAbOptions o;
+  o.model = kTinyModel;
+  o.profiles_dir = source_dir() / "scenarios/devices";
+  o.rounds = 2;
+  o.num_prompts = 2;
+  o.image_width = 32;
+  o.image_height = 32;
+  o.result_dir = dir;
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_NONBLOCK | O_CLOEXEC), 0);
+  const char byte = 1;
+  ASSERT_EQ(::write(fds[1], &byte, 1), 1);
+  o.stop_fd = fds[0];
+  std::ostringstream out, progress;
+  const scenario::PresetAbRun run = scenario::run_preset_ab(o, {"test"}, out, progress);
+  ::close(fds[0]);
+  ::close(fds[1]);
+  EXPECT_TRUE(run.interrupted);
+  EXPECT_FALSE(run.verdict_valid);
+  EXPECT_EQ(run.result["schema"], "encbench-live-ab");
+  EXPECT_TRUE(run.result["interrupted"].get<bool>());
+  EXPECT_TRUE(run.result["arms"][0]["rounds"].empty());
+  EXPECT_TRUE(std::filesystem::exists(run.result_path));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(PresetAb, BenchServeTotalsAgreeWithServerMetrics) {
   const auto dir = temp_dir("metrics");
   client::GenerateConfig gen;
   gen.num = 5;
@@ -193,20 +242,20 @@ TEST(ServerProfile, ClientContinuesWhenServerHasNoProfiler) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(ClosedLoop, ScenarioFileMatchesEmbeddedDefaults) {
-  const scenario::ClosedLoopOptions defaults;
+TEST(PresetAb, ScenarioFileMatchesEmbeddedDefaults) {
+  const scenario::PresetAbOptions defaults;
   const auto from_file = scenario::load_scenario(source_dir() / "scenarios/closed-loop.json");
   EXPECT_EQ(scenario::to_json(from_file), scenario::to_json(defaults));
   EXPECT_THROW(scenario::apply_scenario_json(nlohmann::json{{"num_prompts", "many"}}, "t"), InvalidInput);
-  scenario::ClosedLoopOptions bad;
+  scenario::PresetAbOptions bad;
   bad.presets = {"baseline"};
   EXPECT_THROW(scenario::validate(bad), InvalidInput);
   // An unusable result path is refused before any serving, not after it.
-  scenario::ClosedLoopOptions unwritable;
+  scenario::PresetAbOptions unwritable;
   unwritable.result_dir = temp_dir("unwritable");
   unwritable.result_file = "/proc/encbench-no-such-dir/result.json";
   std::ostringstream out, progress;
-  EXPECT_THROW(scenario::run_closed_loop(unwritable, {"test"}, out, progress), InvalidInput);
+  EXPECT_THROW(scenario::run_preset_ab(unwritable, {"test"}, out, progress), InvalidInput);
   EXPECT_EQ(progress.str().find("server on"), std::string::npos);
   // The CI gate's short scenario is a valid file too.
   const auto ci = scenario::load_scenario(source_dir() / "scenarios/closed-loop-ci.json");

@@ -1,12 +1,13 @@
 #pragma once
-// The closed-loop scenario (`encbench run`): for each encoder preset, start the live server
-// in-process on the chosen device, drive it with the project's vision-arena sample through the
-// serving client, stop it. Arms run in interleaved rounds (ABBA...: round 1 A then B, round 2 B
-// then A, ...), each arm of each round on a fresh server with its own warm-up, so drift of a
-// shared machine falls on both arms alike. Then print the seeds' Before/After/Comparison table
-// over the pooled rounds (round-to-round spread as the noise floor), the first round's serving
-// blocks and the server-side encoder figures, and write one versioned JSON.
-// Plain data in (ClosedLoopOptions, from the scenario file + flags), plain data out (JSON).
+// The A/B of two encoder presets (`encbench run`): an open-loop client (requests at a set rate,
+// not waiting on answers) against encbench's own server, once with preset A and once with B.
+// On the real clock the presets are in-process arms of the live A/B (live_ab.hpp: the same
+// interleaved ABBA rounds on fresh servers, readiness, warm-ups, stop, pooled comparison, MDE,
+// per-round values, HTML) with the server's encoder counters beside it; on the virtual clock the
+// same scheduler, encoder and metrics run as a discrete-event simulation
+// (virtual_closed_loop.cpp). Both write one versioned JSON (schema "encbench-closed-loop", the
+// name `encbench compare` and the CI gate read; kept for them).
+// Plain data in (PresetAbOptions, from the scenario file + flags), plain data out (JSON).
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
@@ -22,7 +23,7 @@ struct BenchConfig;  // harness/client/bench.hpp (the scenario file reader does 
 
 namespace encbench::scenario {
 
-struct ClosedLoopOptions {
+struct PresetAbOptions {
   // Defaults = scenarios/closed-loop.json (kept in sync by tests/scenario).
   std::string name = "closed-loop";
   std::string model = "qwen3-vl-8b";
@@ -74,32 +75,42 @@ bool stop_requested(int fd);
 
 // Reads a scenario file over `base` (keys absent keep base's values). Throws InvalidInput naming
 // the file and key.
-ClosedLoopOptions load_scenario(const std::filesystem::path& file, ClosedLoopOptions base = {});
-ClosedLoopOptions apply_scenario_json(const nlohmann::json& doc, const std::string& origin,
-                                      ClosedLoopOptions base = {});
-void validate(const ClosedLoopOptions& options);  // throws InvalidInput
-nlohmann::json to_json(const ClosedLoopOptions& options);
+PresetAbOptions load_scenario(const std::filesystem::path& file, PresetAbOptions base = {});
+PresetAbOptions apply_scenario_json(const nlohmann::json& doc, const std::string& origin,
+                                      PresetAbOptions base = {});
+void validate(const PresetAbOptions& options);  // throws InvalidInput
+nlohmann::json to_json(const PresetAbOptions& options);
 
 // The serving client's configuration of one arm (vLLM's bench serve flags as the scenario sets
 // them), shared by both clocks; the live loop adds where the server is and what to scrape.
-client::BenchConfig arm_bench_config(const ClosedLoopOptions& options, const std::string& label,
+client::BenchConfig arm_bench_config(const PresetAbOptions& options, const std::string& label,
                                      const std::vector<std::string>& argv);
 
-struct ClosedLoopRun {
+struct PresetAbRun {
   nlohmann::json result;             // schema "encbench-closed-loop" / 2
   std::filesystem::path result_path; // where it was written
   // False when a guard found that this machine could not keep up (client dispatch lag, failed
   // requests, or the sim device's lateness): the run printed no verdict; `encbench run` exits 2.
   bool verdict_valid = true;
   std::vector<std::string> invalid_reasons;
+  bool interrupted = false;  // SIGINT/SIGTERM (stop_fd): only the rounds that finished are pooled
 };
 
 // Runs every arm; tables on `out`, progress on `progress`. Dispatches on options.clock.
-ClosedLoopRun run_closed_loop(const ClosedLoopOptions& options, const std::vector<std::string>& argv,
+PresetAbRun run_preset_ab(const PresetAbOptions& options, const std::vector<std::string>& argv,
                               std::ostream& out, std::ostream& progress);
 
-// The virtual-clock closed loop (virtual_closed_loop.cpp).
-ClosedLoopRun run_virtual_closed_loop(const ClosedLoopOptions& options, const std::vector<std::string>& argv,
+// The virtual-clock preset A/B (virtual_closed_loop.cpp).
+PresetAbRun run_virtual_closed_loop(const PresetAbOptions& options, const std::vector<std::string>& argv,
                                       std::ostream& out, std::ostream& progress);
+
+// The former names (this was "the closed loop", though its client is open-loop): kept while
+// virtual_closed_loop.cpp, sweep.* and the virtual-loop tests, which other changes own, move over.
+using ClosedLoopOptions = PresetAbOptions;
+using ClosedLoopRun = PresetAbRun;
+inline PresetAbRun run_closed_loop(const PresetAbOptions& options, const std::vector<std::string>& argv,
+                                   std::ostream& out, std::ostream& progress) {
+  return run_preset_ab(options, argv, out, progress);
+}
 
 }  // namespace encbench::scenario

@@ -1,0 +1,411 @@
+#include "harness/core/text_escape.hpp"
+#include "harness/scenario/preset_ab.hpp"
+#include "harness/scenario/pooled.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <cstdio>
+#include <fstream>
+#include <limits>
+
+#include <poll.h>
+#include <ostream>
+#include <sstream>
+
+#include "harness/client/bench.hpp"
+#include "harness/client/dataset.hpp"
+#include "harness/core/clock.hpp"
+#include "harness/core/error.hpp"
+#include "harness/core/result_json.hpp"
+#include "harness/scenario/live_ab.hpp"
+#include "harness/scenario/op_time_report.hpp"
+#include "harness/server/serve_command.hpp"
+#include "harness/server/server.hpp"
+#include "reports/compare.hpp"
+#include "reports/result.hpp"
+#include "reports/tables.hpp"
+
+namespace encbench::scenario {
+namespace {
+
+// What the server's own counters say about one arm (engine stats after - before): the encoder
+// forwards and their device time in exactly the benchmark's window.
+nlohmann::json engine_delta(const server::EngineCoreStats& a, const server::EngineCoreStats& b) {
+  const std::int64_t forwards = b.encoder_forwards - a.encoder_forwards;
+  const Nanos busy = b.encoder_device_busy_ns - a.encoder_device_busy_ns;
+  const Nanos idle = b.encoder_device_idle_ns - a.encoder_device_idle_ns;
+  const std::int64_t syncs = b.encoder_syncs - a.encoder_syncs;
+  return {{"requests_finished", b.requests_finished - a.requests_finished},
+          {"images", b.images - a.images},
+          {"encoder_forwards", forwards},
+          {"encoder_wall_ms", ns_to_ms(b.encoder_wall_ns - a.encoder_wall_ns)},
+          {"device_busy_ms", ns_to_ms(busy)},
+          {"device_idle_ms", ns_to_ms(idle)},
+          {"idle_pct", busy + idle > 0 ? 100.0 * static_cast<double>(idle) / static_cast<double>(busy + idle) : 0.0},
+          {"syncs", syncs},
+          {"encoder_lateness_p99_us_mean",
+           forwards > 0 ? (b.encoder_lateness_p99_us_sum - a.encoder_lateness_p99_us_sum) / static_cast<double>(forwards)
+                        : 0.0},
+          {"syncs_per_forward", forwards > 0 ? static_cast<double>(syncs) / static_cast<double>(forwards) : 0.0},
+          {"steps", b.timed_steps - a.timed_steps},
+          {"lm_modelled_ms", ns_to_ms(b.lm_modelled_ns - a.lm_modelled_ns)},
+          {"step_lateness_mean_ms",
+           b.timed_steps > a.timed_steps
+               ? ns_to_ms(b.step_lateness_sum_ns - a.step_lateness_sum_ns) / static_cast<double>(b.timed_steps - a.timed_steps)
+               : 0.0},
+          {"prompt_tokens", b.prompt_tokens - a.prompt_tokens},
+          {"generation_tokens", b.generation_tokens - a.generation_tokens}};
+}
+
+// Counters of several windows added up; the ratios recomputed from the sums.
+nlohmann::json sum_engine_deltas(const std::vector<nlohmann::json>& deltas) {
+  nlohmann::json total = nlohmann::json::object();
+  for (const auto& d : deltas)
+    for (const auto& [key, value] : d.items())
+      if (value.is_number()) total[key] = total.value(key, 0.0) + value.get<double>();
+  const double busy = total.value("device_busy_ms", 0.0), idle = total.value("device_idle_ms", 0.0);
+  const double forwards = total.value("encoder_forwards", 0.0);
+  total["idle_pct"] = busy + idle > 0 ? 100.0 * idle / (busy + idle) : 0.0;
+  total["syncs_per_forward"] = forwards > 0 ? total.value("syncs", 0.0) / forwards : 0.0;
+  double late_weighted = 0;  // forward-weighted mean of the rounds' means
+  for (const auto& d : deltas)
+    late_weighted += d.value("encoder_lateness_p99_us_mean", 0.0) * d.value("encoder_forwards", 0.0);
+  total["encoder_lateness_p99_us_mean"] = forwards > 0 ? late_weighted / forwards : 0.0;
+  return total;
+}
+
+std::string table_row(const std::string& metric, const std::string& before, const std::string& after,
+                      const std::string& change) {
+  std::ostringstream row;
+  row << "| " << std::left << std::setw(34) << metric << " | " << std::right << std::setw(12) << before << " | "
+      << std::setw(12) << after << " | " << std::left << std::setw(12) << change << " |\n";
+  return row.str();
+}
+
+std::string fixed(double v, int digits) {
+  std::ostringstream text;
+  text << std::fixed << std::setprecision(digits) << v;
+  return text.str();
+}
+
+}  // namespace
+
+namespace {
+
+// --clock both: the live round, then the same scenario in virtual time, and how far apart they are
+// (the virtual clock is only as good as its agreement with the real one where both can run).
+PresetAbRun run_both_clocks(const PresetAbOptions& o, const std::vector<std::string>& argv, std::ostream& out,
+                              std::ostream& progress) {
+  const std::filesystem::path base =
+      o.result_file.empty() ? o.result_dir / ("closed-loop-" + safe_file_component(o.name)) : o.result_file.parent_path() / o.result_file.stem();
+  PresetAbOptions real = o, virt = o;
+  real.clock = "real";
+  real.result_file = base.string() + "-real.json";
+  virt.clock = "virtual";
+  virt.seeds = 1;
+  virt.result_file = base.string() + "-virtual.json";
+  PresetAbRun live = run_preset_ab(real, argv, out, progress);
+  if (live.interrupted) return live;
+  const PresetAbRun modelled = run_preset_ab(virt, argv, out, progress);
+  out << "\nAgreement of the clocks (same scenario, same requests; live round 1 vs virtual seed " << o.seed << ")\n";
+  out << table_row("Metric", "real", "virtual", "virtual/real");
+  nlohmann::json rows = nlohmann::json::array();
+  for (std::size_t a = 0; a < o.presets.size(); ++a) {
+    const nlohmann::json& r = live.result["arms"][a]["rounds"][0]["serving"];
+    const nlohmann::json& v = modelled.result["arms"][a]["seeds"][0]["serving"];
+    for (const char* key : {"mean_ttft_ms", "median_ttft_ms", "mean_tpot_ms", "request_throughput"}) {
+      const double rv = r.value(key, 0.0), vv = v.value(key, 0.0);
+      const double ratio = rv != 0 ? vv / rv : 0.0;
+      out << table_row(o.presets[a] + " " + key, fixed(rv, 2), fixed(vv, 2), fixed(ratio, 3));
+      rows.push_back({{"preset", o.presets[a]}, {"metric", key}, {"real", rv}, {"virtual", vv}, {"ratio", ratio}});
+    }
+  }
+  nlohmann::json doc = make_result_envelope("encbench-clock-agreement", 1, argv, o.device);
+  doc["real_result"] = live.result_path.string();
+  doc["virtual_result"] = modelled.result_path.string();
+  doc["rows"] = rows;
+  live.result_path = base.string() + "-agreement.json";
+  write_json_file(live.result_path, doc);
+  progress << "[run] wrote " << live.result_path.string() << std::endl;
+  return live;
+}
+
+}  // namespace
+
+reports::RunResult pool_repeats(const std::vector<nlohmann::json>& serving, const std::vector<std::string>& names) {
+  std::vector<reports::RunResult> runs;
+  for (std::size_t k = 0; k < serving.size(); ++k) runs.push_back(reports::parse_result(serving[k], names[k]));
+  return runs.size() == 1 ? runs.front() : reports::merge_runs(runs);
+}
+
+reports::Comparison compare_pooled_arms(const std::vector<std::vector<nlohmann::json>>& serving_by_arm,
+                                        const std::vector<std::vector<std::string>>& repeat_names,
+                                        const reports::Gate& gate) {
+  require(serving_by_arm.size() == 2, "a preset A/B comparison needs two arms");
+  std::vector<reports::RunResult> pooled;
+  for (std::size_t a = 0; a < serving_by_arm.size(); ++a) {
+    require(!serving_by_arm[a].empty(), "arm " + std::to_string(a) + " has no finished repeat to compare");
+    pooled.push_back(pool_repeats(serving_by_arm[a], repeat_names[a]));
+  }
+  return reports::compare_runs(pooled[0], pooled[1], gate);
+}
+
+bool stop_requested(int fd) {
+  if (fd < 0) return false;
+  pollfd p{fd, POLLIN, 0};
+  return ::poll(&p, 1, 0) > 0 && (p.revents & POLLIN) != 0;
+}
+
+client::BenchConfig arm_bench_config(const PresetAbOptions& o, const std::string& label,
+                                     const std::vector<std::string>& argv) {
+  client::BenchConfig bc;
+  bc.backend = client::Backend::openai_chat;
+  bc.endpoint = "/v1/chat/completions";
+  bc.model = o.model;
+  bc.label = label;
+  bc.dataset.name = "hf";
+  bc.dataset.num_prompts = static_cast<std::size_t>(o.num_prompts);
+  bc.dataset.seed = o.seed;
+  bc.dataset.output_len = o.output_len;
+  bc.request_rate = o.request_rate;
+  bc.max_concurrency = o.max_concurrency;
+  bc.burstiness = o.burstiness;
+  bc.seed = o.seed;
+  // The fixed sample sends the same output length on both arms (only the encoder differs); a
+  // workload draws each request's length, ended by EOS as vision-arena's are.
+  bc.ignore_eos = o.workload.empty();
+  bc.save_detailed = true;  // per-request samples for the comparison's U test
+  bc.argv = argv;
+  return bc;
+}
+
+namespace {
+
+// One arm of one round: `encbench serve`'s Server with the arm's preset, in this process, so the
+// round can read the engine's own counters around the measured run (encoder forwards, device
+// busy/idle, syncs) and its guards (engine-thread and sim-device lateness), which /metrics lacks.
+class PresetServer final : public InProcessServer {
+ public:
+  PresetServer(const server::ServeOptions& so, OpTimeTables& op_times) : srv_(server::build_server_config(so)) {
+    if (srv_.config().measured_op_times) op_times.push_back(srv_.config().measured_op_times);
+    srv_.start();
+  }
+  std::string base_url() const override { return srv_.base_url(); }
+  int port() const override { return srv_.port(); }
+  void measured_run_starts() override { before_ = srv_.engine_stats(); }
+  void measured_run_ended() override { after_ = srv_.engine_stats(); }
+  void stop() override { srv_.stop(); }
+  nlohmann::json round_record() const override { return {{"server_engine_delta", engine_delta(before_, after_)}}; }
+  std::vector<std::string> round_guards(const std::string& where) const override;
+
+ private:
+  server::Server srv_;
+  server::EngineCoreStats before_, after_;
+};
+
+std::vector<std::string> PresetServer::round_guards(const std::string& where) const {
+  std::vector<std::string> reasons;
+  const nlohmann::json d = engine_delta(before_, after_);
+  // The engine thread's own lateness: every step waits out a modelled time on this machine's
+  // clock; waking late stretches every step, and the comparison would measure the scheduler.
+  const double steps = d.value("steps", 0.0);
+  const double step_ms = steps > 0 ? d.value("lm_modelled_ms", 0.0) / steps : 0.0;
+  const double step_late_ms = d.value("step_lateness_mean_ms", 0.0);
+  if (steps > 0 && step_late_ms > std::max(1.0, 0.02 * step_ms))
+    reasons.push_back(where + "the engine thread could not keep its schedule (it woke a mean " + fixed(step_late_ms, 2) +
+                      " ms after each step's modelled end, > max(1 ms, 2 % of a " + fixed(step_ms, 1) + " ms step))");
+  const double late_p99_us = d.value("encoder_lateness_p99_us_mean", 0.0);
+  const double forward_ms = d.value("encoder_wall_ms", 0.0) / std::max<double>(1.0, d.value("encoder_forwards", 0.0));
+  if (late_p99_us > 0 && late_p99_us * 1e-3 > 0.10 * forward_ms)
+    reasons.push_back(where + "the sim device could not keep up with its model (mean p99 lateness " +
+                      fixed(late_p99_us, 0) + " us per forward > 10 % of a forward)");
+  return reasons;
+}
+
+server::ServeOptions preset_serve_options(const PresetAbOptions& o, const std::string& preset,
+                                          const std::filesystem::path& round_dir) {
+  server::ServeOptions so;
+  so.port = 0;
+  so.model = o.model;
+  so.device = o.device;
+  if (!o.profiles_dir.empty()) so.profiles_dir = o.profiles_dir;
+  so.op_map = o.op_map;
+  so.encoder_preset = preset;
+  so.encoder_mlp = o.encoder_mlp;
+  so.max_num_seqs = o.max_num_seqs;
+  so.max_num_batched_tokens = o.max_num_batched_tokens;
+  so.max_num_encoder_input_tokens = o.max_num_encoder_input_tokens;
+  so.serving_model = o.serving_model;
+  so.async_scheduling = o.async_scheduling;
+  so.seed = o.seed;
+  // In the round's directory: the A/B picks the trace up for its idle-gap analysis.
+  so.profile_dir = round_dir / "profile";
+  so.enable_profiling = o.profile;  // the endpoints exist only when asked for
+  return so;
+}
+
+// The two presets as in-process arms of the live A/B (`encbench bench ab`'s rounds, readiness,
+// warm-ups, stop and report): one implementation of interleaved rounds, not two.
+LiveAbOptions preset_arms(const PresetAbOptions& o, const std::filesystem::path& out_dir,
+                          std::vector<OpTimeTables>& op_times) {
+  LiveAbOptions lo;
+  lo.rounds = o.rounds;
+  lo.out_dir = out_dir;
+  lo.stop_fd = o.stop_fd;
+  lo.ready_timeout_s = 120;  // the server is listening once constructed; this bounds a stuck poll
+  lo.stop_grace_s = 10;
+  for (std::size_t a = 0; a < 2; ++a) {
+    ArmRecipe arm;
+    arm.name = safe_file_component(o.presets[a]);
+    if (o.presets[0] == o.presets[1]) arm.name += a == 0 ? "-A" : "-B";  // an A/A run
+    arm.in_process = [&o, &op_times, a](const std::string&, int, const std::filesystem::path& round_dir) {
+      return std::make_unique<PresetServer>(preset_serve_options(o, o.presets[a], round_dir), op_times[a]);
+    };
+    lo.arms.push_back(std::move(arm));
+  }
+  return lo;
+}
+
+// The project's vision-arena sample, generated once and shared by both arms; the client's
+// configuration of every round reads it.
+client::BenchConfig preset_bench_config(const PresetAbOptions& o, const std::vector<std::string>& argv,
+                                        std::ostream& progress) {
+  client::GenerateConfig gen;
+  gen.layout = "vision-arena-bench";
+  gen.num = static_cast<std::size_t>(o.num_prompts);
+  gen.seed = o.seed;
+  gen.width = o.image_width;
+  gen.height = o.image_height;
+  gen.image_format = "jpeg";
+  gen.out = o.result_dir / ("vision-arena-" + std::to_string(o.num_prompts) + ".jsonl");
+  progress << "[run] generating " << o.num_prompts << " vision-arena prompts (" << o.image_width << "x"
+           << o.image_height << ") -> " << gen.out.string() << std::endl;
+  client::generate_dataset(gen);
+  client::BenchConfig bc = arm_bench_config(o, "", argv);
+  bc.endpoint_given = true;
+  bc.base_url = "http://127.0.0.1:1";  // replaced per round
+  bc.dataset.path = gen.out.string();
+  bc.profile = o.profile;
+  bc.scrape_metrics = true;
+  client::validate(bc);
+  return bc;
+}
+
+// Encoder side of the measured windows (the server's counters summed over each arm's rounds).
+std::vector<nlohmann::json> print_encoder_totals(std::ostream& out, const std::vector<std::vector<LiveArmRound>>& by_arm) {
+  std::vector<nlohmann::json> totals;
+  for (const auto& rounds : by_arm) {
+    std::vector<nlohmann::json> deltas;
+    for (const LiveArmRound& r : rounds) deltas.push_back(r.server_side.value("server_engine_delta", nlohmann::json::object()));
+    totals.push_back(sum_engine_deltas(deltas));
+  }
+  auto row = [&](const std::string& label, const char* key, int digits) {
+    const double a = totals[0].value(key, 0.0), b = totals[1].value(key, 0.0);
+    std::optional<double> change;
+    if (a != 0) change = (b - a) / std::fabs(a);
+    out << table_row(label, fixed(a, digits), fixed(b, digits), reports::format_change(change));
+  };
+  out << "\nEncoder device (server side, same windows, all rounds)\n";
+  out << table_row("Metric", "Before", "After", "Comparison");
+  row("Encoder forwards", "encoder_forwards", 0);
+  row("Images encoded", "images", 0);
+  row("Encoder wall time (ms)", "encoder_wall_ms", 1);
+  row("Encoder device busy (ms)", "device_busy_ms", 1);
+  row("Encoder device idle (ms)", "device_idle_ms", 1);
+  row("Encoder device idle (%)", "idle_pct", 2);
+  row("Syncs per forward", "syncs_per_forward", 2);
+  return totals;
+}
+
+// The result (schema encbench-closed-loop/2, the name kept, as `encbench compare` reads it) from
+// the A/B's rounds.
+nlohmann::json preset_result_json(const PresetAbOptions& o, const LiveAbRounds& rounds, const LiveAbRun& ab,
+                                  const std::vector<nlohmann::json>& totals, const std::vector<OpTimeTables>& op_times,
+                                  const std::vector<std::string>& argv) {
+  nlohmann::json arms = nlohmann::json::array();
+  for (std::size_t a = 0; a < rounds.by_arm.size(); ++a) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const LiveArmRound& r : rounds.by_arm[a])
+      list.push_back({{"round", r.round}, {"position", r.position}, {"serving", r.serving},
+                      {"server_engine_delta", r.server_side.value("server_engine_delta", nlohmann::json::object())},
+                      {"server", r.server}});
+    arms.push_back({{"preset", o.presets[a]}, {"rounds", list}, {"server_engine_delta", totals[a]}});
+    if (!op_times[a].empty()) arms.back()["measured_op_times"] = op_time_counts_json(op_times[a]);
+  }
+  const auto invalid = ab.result.value("invalid_reasons", std::vector<std::string>{});
+  const bool valid = invalid.empty() && ab.result.contains("comparison");
+  nlohmann::json doc = make_result_envelope("encbench-closed-loop", 2, argv, o.device);
+  doc["scenario"] = to_json(o);
+  doc["arms"] = arms;
+  doc["verdict_valid"] = valid;
+  doc["invalid_reasons"] = invalid;
+  if (valid) doc["comparison"] = ab.result["comparison"];
+  for (const char* key : {"verdicts", "mde", "plan", "overhead", "headline"})
+    if (ab.result.contains(key)) doc[key] = ab.result[key];
+  doc["live_ab"] = {{"json", ab.json_path.string()}, {"html", ab.html_path.string()}};
+  return doc;
+}
+
+std::filesystem::path preset_result_path(const PresetAbOptions& o) {
+  const std::filesystem::path result_path =
+      o.result_file.empty() ? o.result_dir / ("closed-loop-" + safe_file_component(o.presets[0]) + "-vs-" +
+                                              safe_file_component(o.presets[1]) + ".json")
+                            : o.result_file;
+  for (const auto& dir : {o.result_dir, result_path.parent_path()}) {
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    require(!ec, "cannot create directory " + dir.string() + " for the results: " + ec.message());
+  }
+  return result_path;
+}
+
+// --clock real: the live A/B of the two presets (live_ab.hpp), plus the server's encoder counters.
+PresetAbRun run_real_clock(const PresetAbOptions& o, const std::vector<std::string>& argv, std::ostream& out,
+                             std::ostream& progress) {
+  // Where the result goes is checked before the arms run, not after minutes of serving.
+  PresetAbRun run;
+  run.result_path = preset_result_path(o);
+  const client::BenchConfig base = preset_bench_config(o, argv, progress);
+  std::vector<OpTimeTables> op_times(2);
+  const LiveAbOptions lo = preset_arms(o, run.result_path.parent_path() / run.result_path.stem(), op_times);
+  const LiveAbRounds rounds = run_live_ab_rounds(base, lo, progress);
+  for (std::size_t a = 0; a < rounds.by_arm.size(); ++a)
+    if (!rounds.by_arm[a].empty())
+      out << "\n[" << o.presets[a] << ", round 1 of " << o.rounds << "]\n" << rounds.by_arm[a].front().block;
+  out << "\nA/B of encoder presets: " << o.presets[0] << " (Before) vs " << o.presets[1] << " (After), " << o.model
+      << " on " << o.device << (o.device.rfind("sim:", 0) == 0 ? " (device times MODELLED)" : "") << ", "
+      << o.num_prompts << " requests per arm and round\n";
+  const LiveAbRun ab = report_live_ab(lo, rounds.by_arm, rounds.run, argv, out, progress);
+  if (!ab.failure.empty()) throw std::runtime_error(ab.failure + " (finished rounds: " + ab.json_path.string() + ")");
+  run.interrupted = ab.interrupted;
+  if (rounds.by_arm[0].empty() || rounds.by_arm[1].empty()) {  // interrupted before both finished a round
+    run.verdict_valid = false;
+    run.invalid_reasons = {"interrupted before both presets finished a round"};
+    run.result_path = ab.json_path;
+    run.result = ab.result;
+    return run;
+  }
+  const std::vector<nlohmann::json> totals = print_encoder_totals(out, rounds.by_arm);
+  print_op_time_counts(out, o.presets, op_times);
+  nlohmann::json doc = preset_result_json(o, rounds, ab, totals, op_times, argv);
+  if (ab.interrupted) doc["invalid_reasons"].push_back("interrupted: only the rounds that finished are pooled");
+  run.verdict_valid = doc["verdict_valid"] = doc["verdict_valid"].get<bool>() && !ab.interrupted;
+  run.invalid_reasons = doc["invalid_reasons"].get<std::vector<std::string>>();
+  write_json_file(run.result_path, doc);
+  progress << "[run] wrote " << run.result_path.string() << std::endl;
+  run.result = std::move(doc);
+  return run;
+}
+
+}  // namespace
+
+PresetAbRun run_preset_ab(const PresetAbOptions& o, const std::vector<std::string>& argv, std::ostream& out,
+                              std::ostream& progress) {
+  validate(o);
+  if (o.clock == "virtual") return run_virtual_closed_loop(o, argv, out, progress);
+  if (o.clock == "both") return run_both_clocks(o, argv, out, progress);
+  return run_real_clock(o, argv, out, progress);
+}
+
+}  // namespace encbench::scenario
