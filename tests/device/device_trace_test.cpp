@@ -35,7 +35,8 @@ Timeline record_small_run() {
       ScopedHostSpan work(&device->recorder(), "build seq_lens", HostSpanKind::work, layer);
       // Host work while the device idles; long enough to outweigh a late wake-up from the D2H
       // wait on a loaded machine (the gap is attributed to the host activity that fills it most).
-      sleep_us(5000);
+      // 5 ms was not: under ASan beside six busy loops the first layer's wait took 12-15 ms.
+      sleep_us(30000);
     }
     stream.launch(KernelLaunch{"attention", {2e6, 1e4}, layer, [](kernels::WorkerPool&) { sleep_us(200); }});
     side.memset(buffer, 0, 64, "side_memset", layer);
