@@ -16,12 +16,12 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
-  static const char* const kNames[] = {"hf", "vision-arena", "custom", "custom_image"};
+  static const char* const kNames[] = {"hf", "vision-arena", "custom", "custom_image", "custom_mm"};
   const int fd = memfd_create("fuzz_dataset", 0);
   if (fd < 0) __builtin_trap();
   if (size > 1 && write(fd, data + 1, size - 1) != static_cast<ssize_t>(size - 1)) __builtin_trap();
   encbench::client::DatasetConfig config;
-  config.name = kNames[data[0] % 4];
+  config.name = kNames[data[0] % 5];
   config.path = "/proc/self/fd/" + std::to_string(fd);
   config.num_prompts = 4;  // oversampled when the file has fewer rows
   config.custom_output_len = data[0] & 0x80 ? -1 : 16;
