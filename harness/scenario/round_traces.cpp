@@ -4,6 +4,7 @@
 #include <exception>
 
 #include "harness/core/error.hpp"
+#include "harness/trace/analyze_command.hpp"
 #include "harness/trace/replay_model.hpp"
 #include "harness/trace/trace_analysis.hpp"
 #include "harness/trace/trace_diff.hpp"
@@ -21,6 +22,10 @@ bool is_trace_name(const std::string& name) {
     if (ends_with(name, suffix)) return true;
   return false;
 }
+
+// A server writes these traces, so they are read under `trace analyze`'s default event limit
+// (~1.5 GiB at most); past it the round's analysis is noted as failed, not the A/B.
+const trace::ReadLimits kRoundTraceLimits{.max_events = trace::kDefaultAnalyzeMaxEvents};
 
 double ms(Nanos ns) { return static_cast<double>(ns) / 1e6; }
 
@@ -44,7 +49,7 @@ std::string first_read_trace(const nlohmann::json& analyses) {
 }
 
 trace::TraceSummary summarize_file(const std::string& file) {
-  const trace::ImportedTrace imported = trace::import_trace_file(file);
+  const trace::ImportedTrace imported = trace::import_trace_file(file, kRoundTraceLimits);
   // `trace diff`'s defaults: forwards are ProfilerStep#* spans, kernel_wait below 30 us.
   const trace::ReplayModel model = trace::build_replay_model(imported, -1);
   return trace::summarize_trace(imported, model, 30'000);
@@ -95,7 +100,7 @@ nlohmann::json analyze_round_traces(const std::filesystem::path& dir) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& file : find_round_traces(dir)) {
     try {
-      const trace::ImportedTrace imported = trace::import_trace_file(file);
+      const trace::ImportedTrace imported = trace::import_trace_file(file, kRoundTraceLimits);
       const trace::TraceReport report = trace::analyze_trace(imported, trace::AnalyzeOptions{});
       nlohmann::json devices = nlohmann::json::array();
       for (const auto& d : report.devices) devices.push_back(device_summary(d));
