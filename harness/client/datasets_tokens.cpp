@@ -55,7 +55,7 @@ std::optional<std::vector<std::pair<std::int64_t, std::int64_t>>> image_sizes(co
   return sizes;
 }
 
-std::int64_t vision_tokens_of(const SampleRequest& s, const server::VisionGeometry* geometry) {
+std::int64_t vision_tokens_of(const SampleRequest& s, const serving::VisionGeometry* geometry) {
   if (s.image_urls.empty()) return 0;
   if (geometry == nullptr) return -1;
   const auto sizes = image_sizes(s);
@@ -63,7 +63,7 @@ std::int64_t vision_tokens_of(const SampleRequest& s, const server::VisionGeomet
   std::int64_t total = 0;
   for (const auto& [h, w] : *sizes) {
     try {
-      total += server::image_token_count(*geometry, server::image_grid(*geometry, h, w));
+      total += serving::image_token_count(*geometry, serving::image_grid(*geometry, h, w));
     } catch (const InvalidInput&) {
       return -1;  // an aspect ratio the processor refuses: the server will refuse it too
     }
@@ -199,7 +199,7 @@ std::string vision_model_key(const std::string& model) {
   for (const std::string suffix : {"-instruct", "-thinking"})
     if (m.size() > suffix.size() && m.compare(m.size() - suffix.size(), suffix.size(), suffix) == 0)
       m.resize(m.size() - suffix.size());
-  for (const auto& known : server::known_vision_models())
+  for (const auto& known : serving::known_vision_models())
     if (m == known) return known;
   return "";
 }
@@ -227,8 +227,8 @@ std::string apply_tokenizer(Dataset& dataset, const DatasetConfig& config, const
     note = "prompt lengths counted by the tokenizer";
   }
   const std::string key = vision_model_key(vision_model);
-  std::optional<server::VisionGeometry> geometry;
-  if (!key.empty()) geometry = server::vision_geometry_for(key);
+  std::optional<serving::VisionGeometry> geometry;
+  if (!key.empty()) geometry = serving::vision_geometry_for(key);
   for (auto& s : dataset.samples) {
     s.text_tokens = tok != nullptr ? s.prompt_len : -1;
     s.vision_tokens = vision_tokens_of(s, geometry ? &*geometry : nullptr);
@@ -288,8 +288,8 @@ TokenizedDataset load_tokenized_dataset(const DatasetConfig& config, const std::
                 : config.name == "sonnet"            ? load_sonnet(config, tok)
                                                      : load_timed_trace(config, tok);
   const std::string key = vision_model_key(model);
-  std::optional<server::VisionGeometry> geometry;
-  if (!key.empty()) geometry = server::vision_geometry_for(key);
+  std::optional<serving::VisionGeometry> geometry;
+  if (!key.empty()) geometry = serving::vision_geometry_for(key);
   for (auto& s : out.dataset.samples) {
     s.text_tokens = s.prompt_len;
     s.vision_tokens = vision_tokens_of(s, geometry ? &*geometry : nullptr);

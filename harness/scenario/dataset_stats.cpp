@@ -138,11 +138,11 @@ WorkloadModel dataset_stats(const DatasetStatsOptions& o, std::ostream& out) {
                                : "; text tokens per row; outputs and template from " + o.base_workload.string());
   m.derivation = d.str();
   // What the model would see of these images.
-  const server::VisionGeometry g = server::vision_geometry_for(o.model);
+  const serving::VisionGeometry g = serving::vision_geometry_for(o.model);
   std::vector<double> pixels, tokens;
   for (const auto& [w, h] : c.sizes) {
     pixels.push_back(static_cast<double>(w * h));
-    tokens.push_back(static_cast<double>(server::image_token_count(g, server::image_grid(g, h, w))));
+    tokens.push_back(static_cast<double>(serving::image_token_count(g, serving::image_grid(g, h, w))));
   }
   out << "rows/files: " << c.rows << ", images read: " << c.sizes.size() << ", skipped: " << c.skipped << "\n"
       << std::fixed << std::setprecision(0) << "pixels per image: mean " << stats::mean(pixels) << ", median "

@@ -195,10 +195,10 @@ TimelineArm timeline_arm_of(const std::string& label, const ArmSeed& arm) {
   out.records = arm.detail.records;
   out.start_ns = arm.detail.start_ns;
   out.end_ns = arm.detail.end_ns;
-  for (const VirtualStep& s : arm.detail.steps)
+  for (const serving::VirtualStep& s : arm.detail.steps)
     out.steps.push_back({s.start_ns, s.start_ns, s.encoder_ns, s.encoder_busy_ns, s.encoder_idle_by_class, s.lm_ns});
   // The virtual engine receives a request at its dispatch: no transfer, no decode leg.
-  for (const VirtualRequestTrace& t : arm.detail.traces)
+  for (const serving::VirtualRequestTrace& t : arm.detail.traces)
     out.traces.push_back({true, 0, 0, t.first_scheduled_ns, t.encoder_step});
   return out;
 }

@@ -45,37 +45,37 @@ using numbers::fixed;
 
 // Everything both arms share: the step cost, the scheduler's limits, the geometry.
 struct SharedModel {
-  server::VisionGeometry geometry;
-  server::ServingModel serving;
-  engine::StepCostModel cost;
-  engine::SchedulerConfig scheduler;
+  serving::VisionGeometry geometry;
+  serving::ServingModel serving;
+  serving::StepCostModel cost;
+  serving::SchedulerConfig scheduler;
   std::string description;
 };
 
 SharedModel build_shared_model(const ClosedLoopOptions& o) {
   SharedModel m;
-  m.geometry = server::vision_geometry_for(o.model);
-  if (!o.serving_model.empty()) m.serving = server::load_serving_model(o.serving_model);
-  server::apply_overrides(m.serving, o.model_set);
+  m.geometry = serving::vision_geometry_for(o.model);
+  if (!o.serving_model.empty()) m.serving = serving::load_serving_model(o.serving_model);
+  serving::apply_overrides(m.serving, o.model_set);
   const std::filesystem::path profiles =
       o.profiles_dir.empty() ? device::default_profiles_dir() : o.profiles_dir;
   // sim:<profile> or trace:FILE[@PROFILE]: the LM step's roofline uses the device's profile.
   const device::SimProfile profile = device::load_sim_profile(device::sim_profile_name(o.device), profiles);
   const std::filesystem::path model_file = encoder::find_model_file(o.model);
-  server::LanguageModelDims dims;
-  require(server::read_language_model(read_json_file(model_file), model_file.string(), dims),
+  serving::LanguageModelDims dims;
+  require(serving::read_language_model(read_json_file(model_file), model_file.string(), dims),
           "--clock virtual needs a model preset with a language_model block; " + model_file.string() + " has none");
-  m.cost = server::step_cost_model(m.serving, dims, profile, o.async_scheduling);
+  m.cost = serving::step_cost_model(m.serving, dims, profile, o.async_scheduling);
   m.scheduler.max_num_seqs = o.max_num_seqs;
   m.scheduler.max_num_batched_tokens = o.max_num_batched_tokens;
   // vLLM: encoder compute budget = cache size = max(max_num_batched_tokens, the largest item).
   const auto side = static_cast<std::int64_t>(std::sqrt(static_cast<double>(m.geometry.max_pixels)));
   const std::int64_t largest =
-      server::image_token_count(m.geometry, server::image_grid(m.geometry, side, side));
+      serving::image_token_count(m.geometry, serving::image_grid(m.geometry, side, side));
   m.scheduler.encoder_budget_tokens = o.max_num_encoder_input_tokens > 0
                                           ? o.max_num_encoder_input_tokens
                                           : std::max(o.max_num_batched_tokens, largest);
-  m.scheduler.kv_capacity_tokens = server::kv_capacity_tokens(m.serving, dims);
+  m.scheduler.kv_capacity_tokens = serving::kv_capacity_tokens(m.serving, dims);
   m.description = m.cost.source + "; KV cache " +
                   (m.scheduler.kv_capacity_tokens > 0 ? std::to_string(m.scheduler.kv_capacity_tokens) + " tokens"
                                                        : std::string("unlimited")) +
@@ -86,7 +86,7 @@ SharedModel build_shared_model(const ClosedLoopOptions& o) {
 // The fixed sample: the very requests the live client would send (the same generated dataset,
 // loaded, shuffled and built by the client's code), as the live server would parse them; no
 // arrival times yet.
-std::vector<VirtualRequest> fixed_sample_requests(const ClosedLoopOptions& o, const SharedModel& m,
+std::vector<serving::VirtualRequest> fixed_sample_requests(const ClosedLoopOptions& o, const SharedModel& m,
                                                   std::uint64_t seed) {
   client::GenerateConfig gen;
   gen.layout = "vision-arena-bench";
@@ -110,11 +110,11 @@ std::vector<VirtualRequest> fixed_sample_requests(const ClosedLoopOptions& o, co
   server::RequestParseOptions parse;
   parse.served_model_name = o.model;
   parse.geometry = m.geometry;
-  std::vector<VirtualRequest> out(prepared.size());
+  std::vector<serving::VirtualRequest> out(prepared.size());
   for (std::size_t i = 0; i < prepared.size(); ++i) {
     const server::GenerationRequest g =
         server::parse_generation_request(server::Endpoint::chat_completions, prepared[i].body, parse);
-    VirtualRequest& r = out[i];
+    serving::VirtualRequest& r = out[i];
     r.client_prompt_tokens = prepared[i].prompt_len_client;
     r.request.prompt_tokens = g.prompt_tokens();
     r.request.encoder_tokens = g.image_tokens;
@@ -127,21 +127,21 @@ std::vector<VirtualRequest> fixed_sample_requests(const ClosedLoopOptions& o, co
 
 // The requests of one seed in send order, without arrival times: they depend on the seed and the
 // number of prompts only, so a sweep or capacity search builds them once per seed.
-std::vector<VirtualRequest> request_shapes(const ClosedLoopOptions& o, const SharedModel& m,
+std::vector<serving::VirtualRequest> request_shapes(const ClosedLoopOptions& o, const SharedModel& m,
                                            const WorkloadModel* workload, std::uint64_t seed) {
   if (workload == nullptr) return fixed_sample_requests(o, m, seed);
   const auto n = static_cast<std::size_t>(o.num_prompts);
   const std::vector<WorkloadRequest> shapes = sample_workload(*workload, n, seed);
   const std::int64_t template_tokens = workload->template_tokens;
-  std::vector<VirtualRequest> out(n);
+  std::vector<serving::VirtualRequest> out(n);
   for (std::size_t i = 0; i < n; ++i) {
     const WorkloadRequest& w = shapes[i];
-    VirtualRequest& r = out[i];
+    serving::VirtualRequest& r = out[i];
     r.client_prompt_tokens = w.text_tokens;  // vLLM's client counts the question text only
     std::int64_t image_tokens = 0;
     if (w.image_width > 0) {
-      const encoder::GridTHW grid = server::image_grid(m.geometry, w.image_height, w.image_width);
-      image_tokens = server::image_token_count(m.geometry, grid);
+      const encoder::GridTHW grid = serving::image_grid(m.geometry, w.image_height, w.image_width);
+      image_tokens = serving::image_token_count(m.geometry, grid);
       r.request.images.push_back(grid);
     }
     r.request.encoder_tokens = image_tokens;
@@ -155,7 +155,7 @@ std::vector<VirtualRequest> request_shapes(const ClosedLoopOptions& o, const Sha
 
 }  // namespace
 
-nlohmann::json engine_json(const VirtualEngineCounters& c) {
+nlohmann::json engine_json(const serving::VirtualEngineCounters& c) {
   return {{"steps", c.scheduler.steps},
           {"preemptions", c.scheduler.preemptions},
           {"max_running", c.scheduler.max_running},
@@ -187,13 +187,13 @@ struct VirtualExperiment::Impl {
   std::vector<OpTimeTables> op_times;         // per arm: its trace device's table (trace: devices)
   // Request shapes per (seed, num_prompts): both arms, every load point and every capacity probe
   // of a seed send the same requests (the fixed sample costs a dataset file and JPEG encodes).
-  std::map<std::pair<std::uint64_t, int>, std::vector<VirtualRequest>> shapes;
+  std::map<std::pair<std::uint64_t, int>, std::vector<serving::VirtualRequest>> shapes;
 
   // The requests of one seed at one load, in arrival order (arrivals as vLLM's client draws them).
-  std::vector<VirtualRequest> requests(const ClosedLoopOptions& o, std::uint64_t seed) {
+  std::vector<serving::VirtualRequest> requests(const ClosedLoopOptions& o, std::uint64_t seed) {
     auto [it, added] = shapes.try_emplace({seed, o.num_prompts});
     if (added) it->second = request_shapes(o, shared, workload ? &*workload : nullptr, seed);
-    std::vector<VirtualRequest> out = it->second;
+    std::vector<serving::VirtualRequest> out = it->second;
     const std::vector<Nanos> offsets = client::arrival_offsets_ns(out.size(), o.request_rate, o.burstiness, seed);
     for (std::size_t i = 0; i < out.size(); ++i) out[i].arrival_ns = offsets[i];
     return out;
@@ -229,7 +229,7 @@ VirtualExperiment::VirtualExperiment(const ClosedLoopOptions& o, const std::vect
 VirtualExperiment::~VirtualExperiment() = default;
 
 const std::string& VirtualExperiment::description() const { return impl_->shared.description; }
-const server::ServingModel& VirtualExperiment::serving_model() const { return impl_->shared.serving; }
+const serving::ServingModel& VirtualExperiment::serving_model() const { return impl_->shared.serving; }
 const std::vector<OpTimeTables>& VirtualExperiment::op_times() const { return impl_->op_times; }
 const WorkloadModel* VirtualExperiment::workload() const { return impl_->workload ? &*impl_->workload : nullptr; }
 
@@ -239,15 +239,15 @@ ArmSeed VirtualExperiment::run(std::size_t arm, const ClosedLoopOptions& load, s
   o.burstiness = load.burstiness;
   o.max_concurrency = load.max_concurrency;
   o.num_prompts = load.num_prompts;
-  const std::vector<VirtualRequest> requests = impl_->requests(o, seed);
+  const std::vector<serving::VirtualRequest> requests = impl_->requests(o, seed);
   const auto wall_start = std::chrono::steady_clock::now();
-  VirtualArmOptions arm_options;
+  serving::VirtualArmOptions arm_options;
   arm_options.max_concurrency = o.max_concurrency;
   arm_options.keep_steps = keep_detail;
   // Each arm of a seed is its own run of a real server: the same requests, independent jitter.
   arm_options.step_time_cv = impl_->shared.serving.step_time_cv.value;
   arm_options.jitter_seed = seed * 1000003ULL + arm;
-  VirtualArmResult result = run_virtual_arm(requests, impl_->shared.scheduler, impl_->shared.cost,
+  serving::VirtualArmResult result = serving::run_virtual_arm(requests, impl_->shared.scheduler, impl_->shared.cost,
                                             impl_->encoders.at(arm), arm_options);
   const std::string& preset = o.presets.at(arm);
   client::BenchConfig bc = arm_bench_config(o, preset, impl_->argv);
@@ -311,7 +311,7 @@ ClosedLoopRun run_virtual_closed_loop(const ClosedLoopOptions& o, const std::vec
   record.op_times = experiment.op_times();
   record.description = experiment.description();
   record.model = {{"description", experiment.description()},
-                  {"serving_model", server::to_json(experiment.serving_model())},
+                  {"serving_model", serving::to_json(experiment.serving_model())},
                   {"workload", experiment.workload() ? to_json(*experiment.workload()) : nlohmann::json(nullptr)}};
   // Pooled comparison over the seeds, as the live loop pools its rounds.
   std::vector<std::vector<nlohmann::json>> serving(record.by_arm.size());

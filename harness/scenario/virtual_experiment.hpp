@@ -22,10 +22,10 @@ namespace encbench::scenario {
 struct ArmSeed {
   std::uint64_t seed = 0;
   nlohmann::json serving;  // vLLM's result keys (per-request arrays included, in memory only)
-  VirtualEngineCounters engine;
+  serving::VirtualEngineCounters engine;
   std::string block;       // vLLM's printed block
   double wall_s = 0;
-  VirtualArmResult detail; // steps, traces and records: only with keep_detail
+  serving::VirtualArmResult detail; // steps, traces and records: only with keep_detail
 };
 
 class VirtualExperiment {
@@ -43,7 +43,7 @@ class VirtualExperiment {
                                             bool keep_first_seed_detail = false);
 
   const std::string& description() const;
-  const server::ServingModel& serving_model() const;
+  const serving::ServingModel& serving_model() const;
   const WorkloadModel* workload() const;
   // Per arm: the trace device's op-time table (empty on a sim: device); its counts grow with
   // every forward run.
@@ -56,6 +56,6 @@ class VirtualExperiment {
 
 // Scalar keys of a serving result (what files keep; per-request arrays dropped).
 nlohmann::json summary_of(const nlohmann::json& serving);
-nlohmann::json engine_json(const VirtualEngineCounters& c);
+nlohmann::json engine_json(const serving::VirtualEngineCounters& c);
 
 }  // namespace encbench::scenario

@@ -104,8 +104,8 @@ struct Submission {
 
 using Outbox = std::vector<std::pair<std::shared_ptr<EngineSink>, EngineEvent>>;
 
-engine::SchedRequest to_sched_request(const EngineRequest& r) {
-  engine::SchedRequest s;
+serving::SchedRequest to_sched_request(const EngineRequest& r) {
+  serving::SchedRequest s;
   s.prompt_tokens = std::max<std::int64_t>(1, r.prompt_tokens);
   s.encoder_tokens = std::min(r.encoder_tokens, s.prompt_tokens);
   // Images always go through the encoder; one whose token count was not given costs one token.
@@ -118,8 +118,8 @@ engine::SchedRequest to_sched_request(const EngineRequest& r) {
   return s;
 }
 
-engine::SchedulerConfig scheduler_config(const EngineCoreConfig& c) {
-  engine::SchedulerConfig s;
+serving::SchedulerConfig scheduler_config(const EngineCoreConfig& c) {
+  serving::SchedulerConfig s;
   s.max_num_seqs = c.null_mode ? std::numeric_limits<int>::max() : c.max_num_seqs;
   s.max_num_batched_tokens = c.max_num_batched_tokens;
   s.encoder_budget_tokens = c.max_num_encoder_input_tokens;
@@ -142,16 +142,16 @@ struct EngineCoreThread::State {
   Nanos started_ns = 0;
   std::thread thread;
   // Engine thread only:
-  engine::Scheduler scheduler;
-  std::unordered_map<engine::RequestId, LiveRequest> live;
-  engine::RequestId next_id = 1;
+  serving::Scheduler scheduler;
+  std::unordered_map<serving::RequestId, LiveRequest> live;
+  serving::RequestId next_id = 1;
 
   // Null mode: every request's whole output at once, no scheduler, no encoder, no modelled time.
   void null_step(std::deque<Submission>& fresh, std::int64_t aborted);
   // One scheduled step: plan, encoder, modelled LM time, tokens. False when stop() came during it.
   bool engine_step(const EngineCoreConfig& config, Outbox& outbox, std::int64_t failed, std::int64_t aborted);
   // Counts first-time admissions of the plan (resumed requests were counted before).
-  void count_admissions(const engine::StepPlan& plan);
+  void count_admissions(const serving::StepPlan& plan);
   static void deliver(Outbox& outbox) {
     for (auto& [sink, event] : outbox) (*sink)(std::move(event));
   }
@@ -231,11 +231,11 @@ namespace {
 
 // Moves new submissions into the scheduler. A request the scheduler refuses (it could never run)
 // fails at once.
-void admit_submissions(std::deque<Submission>& fresh, engine::Scheduler& scheduler,
-                       std::unordered_map<engine::RequestId, LiveRequest>& live, engine::RequestId& next_id,
+void admit_submissions(std::deque<Submission>& fresh, serving::Scheduler& scheduler,
+                       std::unordered_map<serving::RequestId, LiveRequest>& live, serving::RequestId& next_id,
                        Outbox& outbox, std::int64_t& failed) {
   for (Submission& s : fresh) {
-    const engine::RequestId id = next_id++;
+    const serving::RequestId id = next_id++;
     try {
       scheduler.add(id, to_sched_request(s.request));
     } catch (const InvalidInput& e) {
@@ -249,7 +249,7 @@ void admit_submissions(std::deque<Submission>& fresh, engine::Scheduler& schedul
   fresh.clear();
 }
 
-std::int64_t drop_cancelled(engine::Scheduler& scheduler, std::unordered_map<engine::RequestId, LiveRequest>& live) {
+std::int64_t drop_cancelled(serving::Scheduler& scheduler, std::unordered_map<serving::RequestId, LiveRequest>& live) {
   return static_cast<std::int64_t>(std::erase_if(live, [&](const auto& entry) {
     if (!entry.second.handle->cancelled()) return false;
     (void)scheduler.remove(entry.first);
@@ -259,8 +259,8 @@ std::int64_t drop_cancelled(engine::Scheduler& scheduler, std::unordered_map<eng
 
 // Runs the encoder on the step's images and measures its wall time. On failure the requests
 // whose images were in the step fail; the others go on.
-serving::EncoderStepResult run_encoder(const serving::EncoderHook& hook, const engine::StepPlan& plan, engine::Scheduler& scheduler,
-                              std::unordered_map<engine::RequestId, LiveRequest>& live, Outbox& outbox,
+serving::EncoderStepResult run_encoder(const serving::EncoderHook& hook, const serving::StepPlan& plan, serving::Scheduler& scheduler,
+                              std::unordered_map<serving::RequestId, LiveRequest>& live, Outbox& outbox,
                               Nanos& wall_ns, std::int64_t& failed) {
   serving::EncoderStepResult encoded;
   wall_ns = 0;
@@ -274,7 +274,7 @@ serving::EncoderStepResult run_encoder(const serving::EncoderHook& hook, const e
   }
   wall_ns = now_ns() - start;
   if (encoded.ok) return encoded;
-  for (const engine::RequestId id : plan.encoded) {
+  for (const serving::RequestId id : plan.encoded) {
     const auto it = live.find(id);
     if (it == live.end()) continue;
     outbox.emplace_back(it->second.sink, EngineEvent{0, 0, true, FinishReason::error,
@@ -288,12 +288,12 @@ serving::EncoderStepResult run_encoder(const serving::EncoderHook& hook, const e
 
 // Timeline bookkeeping of a step (cheap, done whether or not the recorder is active): when each
 // request was first scheduled and which step encoded its images.
-void note_scheduling(const engine::StepPlan& plan, std::unordered_map<engine::RequestId, LiveRequest>& live,
+void note_scheduling(const serving::StepPlan& plan, std::unordered_map<serving::RequestId, LiveRequest>& live,
                      Nanos step_start, std::int64_t step_number) {
-  for (const engine::RequestId id : plan.admitted)
+  for (const serving::RequestId id : plan.admitted)
     if (const auto it = live.find(id); it != live.end() && it->second.first_scheduled_ns == 0)
       it->second.first_scheduled_ns = step_start;
-  for (const engine::RequestId id : plan.encoded)
+  for (const serving::RequestId id : plan.encoded)
     if (const auto it = live.find(id); it != live.end()) it->second.encoder_step = step_number;
 }
 
@@ -303,7 +303,7 @@ EngineRequestRecord first_token_record(const LiveRequest& r, Nanos first_token_n
 }
 
 // The step as the timeline records it; the LM part is what follows the encoder part.
-EngineStepRecord step_record(std::int64_t step_number, const engine::StepPlan& plan, Nanos step_start,
+EngineStepRecord step_record(std::int64_t step_number, const serving::StepPlan& plan, Nanos step_start,
                              Nanos encoder_start, Nanos encoder_wall, const serving::EncoderStepResult& encoded,
                              Nanos step_end) {
   EngineStepRecord r;
@@ -369,8 +369,8 @@ void EngineCoreThread::run() {
   }
 }
 
-void EngineCoreThread::State::count_admissions(const engine::StepPlan& plan) {
-  for (const engine::RequestId id : plan.admitted) {
+void EngineCoreThread::State::count_admissions(const serving::StepPlan& plan) {
+  for (const serving::RequestId id : plan.admitted) {
     LiveRequest& request = live.at(id);
     if (request.admitted_once) continue;
     request.admitted_once = true;
@@ -406,7 +406,7 @@ void EngineCoreThread::State::null_step(std::deque<Submission>& fresh, std::int6
 bool EngineCoreThread::State::engine_step(const EngineCoreConfig& config, Outbox& outbox, std::int64_t failed,
                                 std::int64_t aborted) {
   const Nanos step_start = now_ns();
-  const engine::StepPlan& plan = scheduler.schedule();
+  const serving::StepPlan& plan = scheduler.schedule();
   std::int64_t step_number = 0;
   {
     std::lock_guard lock(mutex);
@@ -453,7 +453,7 @@ bool EngineCoreThread::State::engine_step(const EngineCoreConfig& config, Outbox
   if (recorder) step_trace = step_record(step_number, plan, step_start, encoder_start, encoder_wall, encoded, step_end);
   std::int64_t emitted = 0;
   std::int64_t finished = 0;
-  for (const engine::EmittedToken& t : scheduler.complete()) {
+  for (const serving::EmittedToken& t : scheduler.complete()) {
     const auto it = live.find(t.id);
     if (it == live.end()) continue;
     if (it->second.handle->cancelled()) continue;  // leaves at the next step

@@ -6,7 +6,7 @@
 // Every step: the scheduler plans the step (running requests first, then waiting ones FCFS,
 // chunked prefill, whole-image encoder budget, KV blocks with preemption); the encoder hook runs
 // on the images the plan encodes (its time is real: whatever the encoder took); then the
-// language-model step costs a modelled time (engine::StepCostModel, harness/serving/step_cost.hpp,
+// language-model step costs a modelled time (serving::StepCostModel, harness/serving/step_cost.hpp,
 // waited out on the real clock). A request whose prefill completes in a step emits its first token at the end
 // of that step; decoding requests emit one token per step.
 //
@@ -77,7 +77,7 @@ struct EngineCoreConfig {
   // The LM step and the engine core's host work (harness/serving/step_cost.hpp): with a sim device
   // and a model preset that has a "language_model" block, serve derives it from a roofline
   // (harness/serving/lm_roofline.hpp); defaults (no source) otherwise.
-  engine::StepCostModel lm;
+  serving::StepCostModel lm;
   bool null_mode = false;           // no encoder, no modelled time, whole output at once
   serving::EncoderHook encoder;              // required unless null_mode
   // Optional: records steps and requests while active (POST /start_profile../stop_profile).
@@ -126,7 +126,7 @@ struct EngineCoreStats {
   std::int64_t running = 0;
   // The scheduler's counters (steps, preemptions, largest batch, tokens and encoder tokens in one
   // step, KV blocks, waiting queue); in null mode only `steps` counts, one per batch of admissions.
-  engine::SchedulerCounters scheduler;
+  serving::SchedulerCounters scheduler;
   std::int64_t requests_admitted = 0;
   std::int64_t requests_finished = 0;     // stop or length
   std::int64_t requests_aborted = 0;      // cancelled by the client side

@@ -33,7 +33,7 @@ std::int64_t approx_text_tokens(std::string_view text);
 
 struct RequestParseOptions {
   std::string served_model_name;          // the only model this server answers to
-  VisionGeometry geometry;
+  serving::VisionGeometry geometry;
   int limit_images_per_prompt = 16;
   std::int64_t max_model_len = 32768;
   // vLLM's encoder budget (--max-num-encoder-input-tokens): the most multimodal tokens one engine

@@ -45,7 +45,7 @@ int parse_image_limit(const std::string& text) {
   return static_cast<int>(value.get<std::int64_t>());
 }
 
-void apply_mm_processor_kwargs(const std::string& text, VisionGeometry& geometry) {
+void apply_mm_processor_kwargs(const std::string& text, serving::VisionGeometry& geometry) {
   if (text.empty()) return;
   nlohmann::json value;
   try {
@@ -75,11 +75,11 @@ namespace {
 
 // Server geometry: the built-in serving geometry when the model has one (it carries vLLM's serving
 // pixel cap), else the encoder model file's patch/merge/pixel limits (tiny test models, user files).
-VisionGeometry geometry_for_model(const std::string& model) {
-  for (const auto& known : known_vision_models())
-    if (known == model) return vision_geometry_for(model);
+serving::VisionGeometry geometry_for_model(const std::string& model) {
+  for (const auto& known : serving::known_vision_models())
+    if (known == model) return serving::vision_geometry_for(model);
   const encoder::ModelConfig m = encoder::load_model(model);
-  VisionGeometry g;
+  serving::VisionGeometry g;
   g.model = m.name;
   g.patch_size = m.patch_size;
   g.temporal_patch_size = m.temporal_patch_size;
@@ -111,9 +111,9 @@ serving::EncoderStepOptions encoder_step_options(const ServeOptions& o) {
 ServerConfig build_server_config(const ServeOptions& options) {
   ServerConfig config;
   ServeOptions o = options;
-  std::optional<ServingModel> serving;
+  std::optional<serving::ServingModel> serving;
   if (!o.serving_model.empty()) {
-    serving = load_serving_model(o.serving_model);
+    serving = serving::load_serving_model(o.serving_model);
     if (o.encoder_dispatch_us < 0) o.encoder_dispatch_us = serving->encoder_dispatch_us_per_op.value;
     if (o.encoder_host_ms_per_step < 0) o.encoder_host_ms_per_step = serving->encoder_host_ms_per_step.value;
   }
@@ -191,15 +191,15 @@ ServerConfig build_server_config(const ServeOptions& options) {
     if (profile.extension() != ".json") profile = dir / (profile.string() + ".json");
     require(std::filesystem::exists(profile), "device profile not found: " + profile.string());
     const nlohmann::json profile_doc = read_json_file(profile);
-    config.engine.lm = engine::step_cost_from_profile(profile_doc, profile.string());
+    config.engine.lm = serving::step_cost_from_profile(profile_doc, profile.string());
     // The LM step from a roofline of the model's published dimensions on this device, unless the
     // profile states its own lm_cost_model (lm_roofline.hpp).
     // (null mode has no LM step, and its --model need not name a preset.)
-    LanguageModelDims dims;
+    serving::LanguageModelDims dims;
     if (!o.null_mode && !profile_doc.contains("lm_cost_model")) {
       const std::filesystem::path model_file = encoder::find_model_file(o.model);
-      if (read_language_model(read_json_file(model_file), model_file.string(), dims)) {
-        const LmRoofline r =
+      if (serving::read_language_model(read_json_file(model_file), model_file.string(), dims)) {
+        const serving::LmRoofline r =
             lm_roofline(dims, device::parse_sim_profile(profile_doc, profile.string()), o.lm_fixed_ms);
         config.engine.lm.base_ms = r.fixed_ms + r.weights_ms;
         config.engine.lm.per_seq_ms = 0;
@@ -210,11 +210,11 @@ ServerConfig build_server_config(const ServeOptions& options) {
     }
     if (serving && !o.null_mode) {
       const std::filesystem::path model_file = encoder::find_model_file(o.model);
-      require(read_language_model(read_json_file(model_file), model_file.string(), dims),
+      require(serving::read_language_model(read_json_file(model_file), model_file.string(), dims),
               "--serving-model needs a model preset with a language_model block; " + model_file.string() + " has none");
       const device::SimProfile sim = device::parse_sim_profile(profile_doc, profile.string());
-      config.engine.lm = step_cost_model(*serving, dims, sim, o.async_scheduling);
-      if (o.kv_cache_tokens < 0) config.engine.kv_capacity_tokens = kv_capacity_tokens(*serving, dims);
+      config.engine.lm = serving::step_cost_model(*serving, dims, sim, o.async_scheduling);
+      if (o.kv_cache_tokens < 0) config.engine.kv_capacity_tokens = serving::kv_capacity_tokens(*serving, dims);
     }
   } else {
     require(!serving, "--serving-model needs a sim device (its coefficients are modelled device times)");

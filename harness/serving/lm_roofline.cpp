@@ -5,7 +5,7 @@
 
 #include "harness/core/error.hpp"
 
-namespace encbench::server {
+namespace encbench::serving {
 
 namespace {
 
@@ -79,4 +79,4 @@ LmRoofline lm_roofline(const LanguageModelDims& model, const device::SimProfile&
   return r;
 }
 
-}  // namespace encbench::server
+}  // namespace encbench::serving

@@ -17,7 +17,7 @@
 
 #include "harness/device/sim_profile.hpp"
 
-namespace encbench::server {
+namespace encbench::serving {
 
 struct LanguageModelDims {
   int layers = 0;
@@ -51,4 +51,4 @@ struct LmRoofline {
 
 LmRoofline lm_roofline(const LanguageModelDims& model, const device::SimProfile& profile, double fixed_ms = 2.0);
 
-}  // namespace encbench::server
+}  // namespace encbench::serving

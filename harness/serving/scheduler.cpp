@@ -5,7 +5,7 @@
 
 #include "harness/core/error.hpp"
 
-namespace encbench::engine {
+namespace encbench::serving {
 namespace {
 
 std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; }
@@ -202,4 +202,4 @@ std::vector<EmittedToken> Scheduler::complete() {
   return emitted;
 }
 
-}  // namespace encbench::engine
+}  // namespace encbench::serving

@@ -27,7 +27,7 @@
 
 #include "harness/encoder/grid.hpp"
 
-namespace encbench::engine {
+namespace encbench::serving {
 
 using RequestId = std::uint64_t;
 
@@ -149,4 +149,4 @@ class Scheduler {
   SchedulerCounters counters_;
 };
 
-}  // namespace encbench::engine
+}  // namespace encbench::serving

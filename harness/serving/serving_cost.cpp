@@ -7,13 +7,13 @@
 #include "harness/serving/lm_roofline.hpp"
 #include "harness/serving/serving_model.hpp"
 
-namespace encbench::server {
+namespace encbench::serving {
 
-engine::StepCostModel step_cost_model(const ServingModel& m, const LanguageModelDims& dims,
+serving::StepCostModel step_cost_model(const ServingModel& m, const LanguageModelDims& dims,
                                       const device::SimProfile& profile, bool async_scheduling) {
   const LmRoofline r = lm_roofline(dims, profile, m.lm_fixed_ms.value);
   const double f = m.achieved_flops_fraction.value, b = m.achieved_bandwidth_fraction.value;
-  engine::StepCostModel c;
+  serving::StepCostModel c;
   c.base_ms = r.fixed_ms + r.weights_ms / b;
   c.per_seq_ms = m.lm_per_seq_ms.value;
   c.per_prefill_token_ms = r.prefill_ms_per_token / f;
@@ -39,4 +39,4 @@ std::int64_t kv_capacity_tokens(const ServingModel& m, const LanguageModelDims& 
   return static_cast<std::int64_t>(bytes / dims.kv_bytes_per_token());
 }
 
-}  // namespace encbench::server
+}  // namespace encbench::serving

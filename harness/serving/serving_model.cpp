@@ -7,7 +7,7 @@
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
 
-namespace encbench::server {
+namespace encbench::serving {
 namespace {
 
 struct Field {
@@ -133,4 +133,4 @@ void apply_overrides(ServingModel& model, const std::string& overrides) {
   }
 }
 
-}  // namespace encbench::server
+}  // namespace encbench::serving

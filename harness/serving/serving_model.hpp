@@ -26,7 +26,7 @@
 #include "harness/serving/step_cost.hpp"
 #include "harness/serving/lm_roofline.hpp"
 
-namespace encbench::server {
+namespace encbench::serving {
 
 struct SourcedValue {
   double value = 0;
@@ -65,9 +65,9 @@ nlohmann::json to_json(const ServingModel& model);
 // "name=value,name=value" overrides (the fit script's way in); throws InvalidInput naming the key.
 void apply_overrides(ServingModel& model, const std::string& overrides);
 
-engine::StepCostModel step_cost_model(const ServingModel& model, const LanguageModelDims& dims,
+serving::StepCostModel step_cost_model(const ServingModel& model, const LanguageModelDims& dims,
                                       const device::SimProfile& profile, bool async_scheduling);
 // 0 when device_memory_gib is 0 (unlimited). Throws InvalidInput when nothing is left for KV.
 std::int64_t kv_capacity_tokens(const ServingModel& model, const LanguageModelDims& dims);
 
-}  // namespace encbench::server
+}  // namespace encbench::serving

@@ -4,7 +4,7 @@
 
 #include "harness/core/error.hpp"
 
-namespace encbench::engine {
+namespace encbench::serving {
 namespace {
 
 double require_non_negative(const nlohmann::json& object, const char* key, double fallback,
@@ -36,4 +36,4 @@ StepCostModel step_cost_from_profile(const nlohmann::json& profile, const std::s
   return model;
 }
 
-}  // namespace encbench::engine
+}  // namespace encbench::serving

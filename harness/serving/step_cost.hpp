@@ -17,7 +17,7 @@
 
 #include <nlohmann/json.hpp>
 
-namespace encbench::engine {
+namespace encbench::serving {
 
 struct StepCostModel {
   double base_ms = 5.0;               // fixed device cost of a forward (+ weights read)
@@ -47,4 +47,4 @@ struct StepCostModel {
 // Throws InvalidInput when a present key is not a non-negative number.
 StepCostModel step_cost_from_profile(const nlohmann::json& profile, const std::string& origin);
 
-}  // namespace encbench::engine
+}  // namespace encbench::serving

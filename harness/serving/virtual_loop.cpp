@@ -8,7 +8,7 @@
 
 #include "harness/core/error.hpp"
 
-namespace encbench::scenario {
+namespace encbench::serving {
 namespace {
 
 // The virtual clock's origin: RequestRecord uses 0 for "never".
@@ -28,7 +28,7 @@ client::RequestRecord start_record(std::size_t index, const VirtualRequest& r) {
   return rec;
 }
 
-void record_token(client::RequestRecord& rec, const engine::EmittedToken& token, Nanos now) {
+void record_token(client::RequestRecord& rec, const serving::EmittedToken& token, Nanos now) {
   if (token.index == 0) {
     rec.headers_ns = now;
     rec.first_choices_ns = now;
@@ -57,7 +57,7 @@ void record_failure(client::RequestRecord& rec, const std::string& error, Nanos 
 }
 
 // Encoder part of one step on the virtual clock; failed requests leave the scheduler.
-Nanos run_encoder_step(const serving::EncoderHook& encoder, const engine::StepPlan& plan, engine::Scheduler& scheduler,
+Nanos run_encoder_step(const serving::EncoderHook& encoder, const serving::StepPlan& plan, serving::Scheduler& scheduler,
                        std::vector<client::RequestRecord>& records, Nanos now, VirtualEngineCounters& c,
                        VirtualStep* trace, std::size_t& failed_requests) {
   if (plan.grids.empty()) return 0;
@@ -75,7 +75,7 @@ Nanos run_encoder_step(const serving::EncoderHook& encoder, const engine::StepPl
   }
   if (!step.ok) {
     ++c.encoder_failures;
-    for (const engine::RequestId id : plan.encoded) {
+    for (const serving::RequestId id : plan.encoded) {
       ++failed_requests;
       (void)scheduler.remove(id);
       record_failure(records[id], "encoder failed: " + step.error, now + took);
@@ -95,7 +95,7 @@ class ClientSide {
   ClientSide(const std::vector<VirtualRequest>& requests, std::vector<client::RequestRecord>& records, int cap)
       : requests_(requests), records_(records), cap_(cap) {}
   // Arrivals up to `now`: dispatched while the cap allows, else queued.
-  void arrive_until(Nanos now, engine::Scheduler& scheduler) {
+  void arrive_until(Nanos now, serving::Scheduler& scheduler) {
     while (next_ < requests_.size() && requests_[next_].arrival_ns <= now) {
       queue_.push_back(next_);
       ++next_;
@@ -109,7 +109,7 @@ class ClientSide {
   Nanos next_arrival() const { return requests_[next_].arrival_ns; }
 
  private:
-  void dispatch(Nanos at, engine::Scheduler& scheduler) {
+  void dispatch(Nanos at, serving::Scheduler& scheduler) {
     while (!queue_.empty() && (cap_ <= 0 || in_flight_ < cap_)) {
       const std::size_t id = queue_.front();
       queue_.pop_front();
@@ -155,8 +155,8 @@ class StepJitter {
 
 }  // namespace
 
-VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, const engine::SchedulerConfig& config,
-                                 const engine::StepCostModel& cost, const serving::EncoderHook& encoder,
+VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, const serving::SchedulerConfig& config,
+                                 const serving::StepCostModel& cost, const serving::EncoderHook& encoder,
                                  const VirtualArmOptions& options) {
   VirtualArmResult out;
   out.records.reserve(requests.size());
@@ -165,7 +165,7 @@ VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, co
     out.records.push_back(start_record(i, requests[i]));
   }
   if (options.keep_steps) out.traces.resize(requests.size());
-  engine::Scheduler scheduler(config);
+  serving::Scheduler scheduler(config);
   ClientSide client(requests, out.records, options.max_concurrency);
   VirtualEngineCounters& c = out.engine;
   StepJitter jitter(options.step_time_cv, options.jitter_seed);
@@ -177,7 +177,7 @@ VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, co
       now = client.next_arrival();  // idle until the next arrival
       continue;
     }
-    const engine::StepPlan& plan = scheduler.schedule();
+    const serving::StepPlan& plan = scheduler.schedule();
     if (plan.empty()) {
       require(client.arrivals_left(), "the scheduler can make no progress with " +
                                           std::to_string(scheduler.waiting()) + " waiting requests and none arriving");
@@ -197,14 +197,14 @@ VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, co
     if (options.keep_steps) {
       step.sequences = static_cast<std::int32_t>(plan.sequences());
       step.images = static_cast<std::int32_t>(plan.grids.size());
-      for (const engine::ScheduledItem& item : plan.items)
+      for (const serving::ScheduledItem& item : plan.items)
         if (out.traces[item.id].first_scheduled_ns == 0) out.traces[item.id].first_scheduled_ns = kOrigin + now;
-      for (const engine::RequestId id : plan.encoded)
+      for (const serving::RequestId id : plan.encoded)
         out.traces[id].encoder_step = static_cast<std::int64_t>(out.steps.size());
       out.steps.push_back(step);
     }
     now += step.encoder_ns + step.lm_ns;
-    for (const engine::EmittedToken& token : scheduler.complete()) {
+    for (const serving::EmittedToken& token : scheduler.complete()) {
       record_token(out.records[token.id], token, kOrigin + now);
       if (token.finished) ++finished;
     }
@@ -218,4 +218,4 @@ VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, co
   return out;
 }
 
-}  // namespace encbench::scenario
+}  // namespace encbench::serving

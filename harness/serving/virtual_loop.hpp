@@ -20,17 +20,17 @@
 #include "harness/serving/scheduler.hpp"
 #include "harness/serving/step_cost.hpp"
 
-namespace encbench::scenario {
+namespace encbench::serving {
 
 struct VirtualRequest {
   Nanos arrival_ns = 0;               // offset from the start
   std::int64_t client_prompt_tokens = 0;  // what the client counts (vLLM: text only)
-  engine::SchedRequest request;       // what the engine schedules
+  serving::SchedRequest request;       // what the engine schedules
 };
 
 // The scheduler's counters and what the virtual loop adds: the encoder's and the LM's time.
 struct VirtualEngineCounters {
-  engine::SchedulerCounters scheduler;
+  serving::SchedulerCounters scheduler;
   std::int64_t images = 0;
   std::int64_t encoder_steps = 0;
   std::int64_t encoder_syncs = 0;
@@ -81,8 +81,8 @@ struct VirtualArmResult {
 // Runs every request to completion. The encoder hook must run on a virtual clock (it reports
 // virtual_forward_ns); requests are in arrival order. Throws InvalidInput for a request the
 // scheduler can never run.
-VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, const engine::SchedulerConfig& scheduler,
-                                 const engine::StepCostModel& cost, const serving::EncoderHook& encoder,
+VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, const serving::SchedulerConfig& scheduler,
+                                 const serving::StepCostModel& cost, const serving::EncoderHook& encoder,
                                  const VirtualArmOptions& options = {});
 
-}  // namespace encbench::scenario
+}  // namespace encbench::serving

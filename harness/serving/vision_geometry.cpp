@@ -7,7 +7,7 @@
 #include "harness/core/error.hpp"
 #include "harness/encoder/inputs.hpp"
 
-namespace encbench::server {
+namespace encbench::serving {
 
 std::vector<std::string> known_vision_models() {
   return {"qwen2-vl-7b", "qwen2.5-vl-7b", "qwen3-vl-8b"};
@@ -52,4 +52,4 @@ std::int64_t image_token_count(const VisionGeometry& geometry, const encoder::Gr
   return encoder::output_tokens(grid, static_cast<int>(geometry.merge_size));
 }
 
-}  // namespace encbench::server
+}  // namespace encbench::serving

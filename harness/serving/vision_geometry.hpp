@@ -9,7 +9,7 @@
 #include "harness/encoder/inputs.hpp"
 #include <vector>
 
-namespace encbench::server {
+namespace encbench::serving {
 
 
 // What the vision tower's preprocessor needs to know.
@@ -34,4 +34,4 @@ encoder::GridTHW image_grid(const VisionGeometry& geometry, std::int64_t height,
 // Language-model tokens an image contributes: encoder::output_tokens (patches / merge^2).
 std::int64_t image_token_count(const VisionGeometry& geometry, const encoder::GridTHW& grid);
 
-}  // namespace encbench::server
+}  // namespace encbench::serving

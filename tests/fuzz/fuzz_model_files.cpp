@@ -40,7 +40,7 @@ void check_workload(const nlohmann::json& doc) {
 }
 
 void check_serving_model(const nlohmann::json& doc) {
-  using namespace encbench::server;
+  using namespace encbench::serving;
   const ServingModel model = parse_serving_model(doc, "fuzz");
   must_read_back([&] { (void)parse_serving_model(to_json(model), "fuzz round trip"); });
 }
@@ -70,8 +70,8 @@ void check_sim_profile(const nlohmann::json& doc) {
 }
 
 void check_model_set(std::string_view text) {
-  encbench::server::ServingModel model;
-  encbench::server::apply_overrides(model, std::string(text));
+  encbench::serving::ServingModel model;
+  encbench::serving::apply_overrides(model, std::string(text));
 }
 
 }  // namespace

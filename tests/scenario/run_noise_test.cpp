@@ -112,18 +112,18 @@ TEST(RunNoise, EachPublishedChangeHasTheOneRunIntervalAndWhetherItIsInside) {
 }
 
 TEST(RunNoise, ServingModelNamesTheEncoderHostModelWithASource) {
-  const auto ok = server::parse_serving_model(
+  const auto ok = serving::parse_serving_model(
       {{"encoder_host_model", {{"name", "torch-npu-eager"}, {"source", "s"}}},
        {"step_time_cv", {{"value", 0.05}, {"source", "s"}}}},
       "m.json");
   EXPECT_EQ(ok.encoder_host_model, "torch-npu-eager");
   EXPECT_DOUBLE_EQ(ok.step_time_cv.value, 0.05);
-  const auto back = server::parse_serving_model(server::to_json(ok), "back");
+  const auto back = serving::parse_serving_model(serving::to_json(ok), "back");
   EXPECT_EQ(back.encoder_host_model, "torch-npu-eager");
-  EXPECT_EQ(server::parse_serving_model(nlohmann::json::object(), "m.json").encoder_host_model, "dispatch-only");
+  EXPECT_EQ(serving::parse_serving_model(nlohmann::json::object(), "m.json").encoder_host_model, "dispatch-only");
   auto error_of = [](const nlohmann::json& doc) {
     try {
-      (void)server::parse_serving_model(doc, "m.json");
+      (void)serving::parse_serving_model(doc, "m.json");
     } catch (const InvalidInput& e) {
       return std::string(e.what());
     }

@@ -269,11 +269,11 @@ TEST(BadInputCorpus, EveryAnswerIsA4xxErrorObjectAndTheServerStaysUp) {
   ServerConfig config;
   config.port = 0;
   config.request.served_model_name = kModel;
-  config.request.geometry = vision_geometry_for(kModel);
+  config.request.geometry = serving::vision_geometry_for(kModel);
   config.request.limit_images_per_prompt = 2;
   config.max_body_bytes = 4u << 20;
   config.engine.max_num_seqs = 8;
-  config.engine.lm = engine::StepCostModel{0.2, 0.0, 0.0};
+  config.engine.lm = serving::StepCostModel{0.2, 0.0, 0.0};
   config.engine.encoder = make_cost_model_encoder(EncoderCostModel{0.1, 0.0, 0.0});
   Server server(config);
   server.start();

@@ -40,14 +40,14 @@ TEST(SmartResize, MatchesTransformersReference) {
 TEST(SmartResize, RejectsExtremeAspectAndEmpty) {
   EXPECT_THROW(encoder::smart_resize(1, 201, 28, 3136, 1003520), InvalidInput);
   EXPECT_THROW(encoder::smart_resize(0, 10, 28, 3136, 1003520), InvalidInput);
-  EXPECT_THROW(vision_geometry_for("llava"), InvalidInput);
+  EXPECT_THROW(serving::vision_geometry_for("llava"), InvalidInput);
 }
 
 TEST(ImageGrid, TokensArePatchesOverMergeSquared) {
-  const VisionGeometry g = vision_geometry_for("qwen2.5-vl-7b");
-  const encoder::GridTHW grid = image_grid(g, 480, 640);  // resized 476 x 644
+  const serving::VisionGeometry g = serving::vision_geometry_for("qwen2.5-vl-7b");
+  const encoder::GridTHW grid = serving::image_grid(g, 480, 640);  // resized 476 x 644
   EXPECT_EQ(grid, (encoder::GridTHW{1, 34, 46}));
-  EXPECT_EQ(image_token_count(g, grid), 34 * 46 / 4);
+  EXPECT_EQ(serving::image_token_count(g, grid), 34 * 46 / 4);
 }
 
 TEST(ImageInput, DecodesPngAndJpegDataUrls) {
@@ -67,7 +67,7 @@ TEST(TextTokens, DocumentedApproximation) {
   EXPECT_EQ(approx_text_tokens("abcde"), 2);
   RequestParseOptions options;
   options.served_model_name = "m";
-  options.geometry = vision_geometry_for("qwen2.5-vl-7b");
+  options.geometry = serving::vision_geometry_for("qwen2.5-vl-7b");
   const GenerationRequest r = parse_generation_request(
       Endpoint::chat_completions,
       R"({"model":"m","messages":[{"role":"system","content":"abcdefgh"},{"role":"user","content":"abc"}]})",
@@ -105,7 +105,7 @@ TEST(Engine, RespectsSeatAndTokenBudgets) {
   EngineCoreConfig config;
   config.max_num_seqs = 3;
   config.max_num_batched_tokens = 150;
-  config.lm = engine::StepCostModel{0.05, 0.0, 0.0};
+  config.lm = serving::StepCostModel{0.05, 0.0, 0.0};
   config.encoder = [&](const std::vector<encoder::GridTHW>& grids) {
     std::lock_guard lock(encoded_mutex);
     encoded.insert(encoded.end(), grids.begin(), grids.end());
@@ -163,7 +163,7 @@ TEST(Engine, RespectsSeatAndTokenBudgets) {
 
 TEST(Engine, EncoderFailureFailsOnlyRequestsWithImages) {
   EngineCoreConfig config;
-  config.lm = engine::StepCostModel{0.01, 0, 0};
+  config.lm = serving::StepCostModel{0.01, 0, 0};
   config.encoder = [](const std::vector<encoder::GridTHW>&) -> serving::EncoderStepResult { throw std::runtime_error("device lost"); };
   EngineCoreThread engine(config);
   engine.start();
@@ -193,7 +193,7 @@ TEST(Engine, EncoderFailureFailsOnlyRequestsWithImages) {
 TEST(Engine, CancelledRequestsLeaveTheBatch) {
   EngineCoreConfig config;
   config.max_num_seqs = 1;
-  config.lm = engine::StepCostModel{1.0, 0, 0};
+  config.lm = serving::StepCostModel{1.0, 0, 0};
   config.encoder = [](const std::vector<encoder::GridTHW>&) { return serving::EncoderStepResult{}; };
   EngineCoreThread engine(config);
   engine.start();
@@ -220,7 +220,7 @@ TEST(Engine, CancelledRequestsLeaveTheBatch) {
 RequestParseOptions qwen3_options() {
   RequestParseOptions o;
   o.served_model_name = "qwen3-vl-8b";
-  o.geometry = vision_geometry_for("qwen3-vl-8b");
+  o.geometry = serving::vision_geometry_for("qwen3-vl-8b");
   o.max_model_len = 32768;
   o.max_num_encoder_input_tokens = 8192;
   return o;
@@ -322,20 +322,20 @@ TEST(RequestLimits, ExtremeAspectRatioIsA400) {
 }
 
 TEST(RequestLimits, MmProcessorKwargsOverrideThePixelLimits) {
-  VisionGeometry g = vision_geometry_for("qwen3-vl-8b");
+  serving::VisionGeometry g = serving::vision_geometry_for("qwen3-vl-8b");
   apply_mm_processor_kwargs(R"({"max_pixels": 262144, "min_pixels": 4096})", g);
   EXPECT_EQ(g.max_pixels, 262144);
   EXPECT_EQ(g.min_pixels, 4096);
   // 4096x4096 now resizes to 512x512 -> 32x32 patches -> 256 tokens (16384 with the preset's cap).
-  const encoder::GridTHW grid = image_grid(g, 4096, 4096);
+  const encoder::GridTHW grid = serving::image_grid(g, 4096, 4096);
   EXPECT_EQ(grid, (encoder::GridTHW{1, 32, 32}));
-  EXPECT_EQ(image_token_count(g, grid), 256);
-  EXPECT_EQ(image_token_count(vision_geometry_for("qwen3-vl-8b"), image_grid(vision_geometry_for("qwen3-vl-8b"), 4096, 4096)),
+  EXPECT_EQ(serving::image_token_count(g, grid), 256);
+  EXPECT_EQ(serving::image_token_count(serving::vision_geometry_for("qwen3-vl-8b"), serving::image_grid(serving::vision_geometry_for("qwen3-vl-8b"), 4096, 4096)),
             16384);
   for (const char* bad : {"{", "[1]", R"({"max_pixels": -1})", R"({"max_pixels": "big"})",
                           R"({"do_resize": false})", R"({"min_pixels": 20000000})",
                           R"({"max_pixels": 99999999999999})"}) {
-    VisionGeometry copy = vision_geometry_for("qwen3-vl-8b");
+    serving::VisionGeometry copy = serving::vision_geometry_for("qwen3-vl-8b");
     EXPECT_THROW(apply_mm_processor_kwargs(bad, copy), InvalidInput) << bad;
   }
 }
@@ -371,7 +371,7 @@ TEST(Engine, EncoderBudgetBoundsEveryStep) {
   config.max_num_seqs = 64;
   config.max_num_batched_tokens = 100000;
   config.max_num_encoder_input_tokens = 1000;
-  config.lm = engine::StepCostModel{0.05, 0.0, 0.0};
+  config.lm = serving::StepCostModel{0.05, 0.0, 0.0};
   config.encoder = [&](const std::vector<encoder::GridTHW>& grids) {
     std::lock_guard lock(mutex);
     std::int64_t tokens = 0;
@@ -411,7 +411,7 @@ TEST(Engine, EncoderBudgetBoundsEveryStep) {
 TEST(Engine, WaitingQueueIsBoundedAndIdleHookRuns) {
   EngineCoreConfig config;
   config.max_waiting = 3;
-  config.lm = engine::StepCostModel{0.01, 0, 0};
+  config.lm = serving::StepCostModel{0.01, 0, 0};
   std::atomic<int> idle_calls{0};
   config.on_idle = [&] { ++idle_calls; };
   config.encoder = [](const std::vector<encoder::GridTHW>&) { return serving::EncoderStepResult{}; };
@@ -437,7 +437,7 @@ TEST(Engine, WaitingQueueIsBoundedAndIdleHookRuns) {
 
 TEST(Engine, OutOfMemoryIsMarkedOnTheFailedRequestsOnly) {
   EngineCoreConfig config;
-  config.lm = engine::StepCostModel{0.01, 0, 0};
+  config.lm = serving::StepCostModel{0.01, 0, 0};
   std::atomic<int> calls{0};
   config.encoder = [&](const std::vector<encoder::GridTHW>&) {
     serving::EncoderStepResult r;

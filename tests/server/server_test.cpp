@@ -30,13 +30,13 @@ ServerConfig test_config() {
   ServerConfig config;
   config.port = 0;
   config.request.served_model_name = kModel;
-  config.request.geometry = vision_geometry_for(kModel);
+  config.request.geometry = serving::vision_geometry_for(kModel);
   config.request.limit_images_per_prompt = 2;
   config.max_body_bytes = 512 * 1024;
   config.header_timeout_ns = 400'000'000;  // short, so the slowloris test is quick
   config.engine.max_num_seqs = 4;
   config.engine.max_num_batched_tokens = 2048;
-  config.engine.lm = engine::StepCostModel{0.2, 0.0, 0.0};
+  config.engine.lm = serving::StepCostModel{0.2, 0.0, 0.0};
   config.engine.encoder = make_cost_model_encoder(EncoderCostModel{0.1, 0.0, 0.0});
   return config;
 }
@@ -367,7 +367,7 @@ TEST_F(ServerTest, KeepAliveServesSeveralRequestsOnOneConnection) {
 
 TEST_F(ServerTest, ClientDisconnectMidStreamFreesEverything) {
   ServerConfig config = test_config();
-  config.engine.lm = engine::StepCostModel{2.0, 0, 0};
+  config.engine.lm = serving::StepCostModel{2.0, 0, 0};
   start(config);
   for (const bool abortive : {false, true}) {
     RawConnection c(server_->port());
@@ -487,7 +487,7 @@ TEST_F(ServerTest, NullModeServesManyConcurrentStreams) {
 
 TEST_F(ServerTest, StopWithOpenStreamsDoesNotHang) {
   ServerConfig config = test_config();
-  config.engine.lm = engine::StepCostModel{5.0, 0, 0};
+  config.engine.lm = serving::StepCostModel{5.0, 0, 0};
   start(config);
   std::vector<std::unique_ptr<RawConnection>> clients;
   json body = user_text("x", 10000);
@@ -531,7 +531,7 @@ TEST_F(ServerTest, FullWaitingQueueIs503) {
   ServerConfig config = test_config();
   config.engine.max_num_seqs = 1;
   config.engine.max_waiting = 1;
-  config.engine.lm = engine::StepCostModel{5.0, 0.0, 0.0};
+  config.engine.lm = serving::StepCostModel{5.0, 0.0, 0.0};
   start(config);
   // One running (1000 tokens of 5 ms), one waiting: the third is refused at once.
   RawConnection running(server_->port()), waiting(server_->port());

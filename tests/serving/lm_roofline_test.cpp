@@ -7,7 +7,7 @@
 #include "harness/serving/lm_roofline.hpp"
 
 using namespace encbench;
-using namespace encbench::server;
+using namespace encbench::serving;
 
 namespace {
 

@@ -8,7 +8,7 @@
 #include "harness/serving/scheduler.hpp"
 #include "harness/serving/step_cost.hpp"
 
-namespace encbench::engine {
+namespace encbench::serving {
 namespace {
 
 SchedRequest text(std::int64_t prompt, std::int64_t output) {
@@ -173,4 +173,4 @@ TEST(StepCost, AsyncSchedulingOverlapsHostAndDeviceWithoutItTheyAdd) {
 }
 
 }  // namespace
-}  // namespace encbench::engine
+}  // namespace encbench::serving

@@ -69,10 +69,10 @@ TEST(SmartResizeHf, RefusesWhatPythonCannotAnswer) {
 // The server's geometry goes through the same function: a 20 x 24 image on Qwen3-VL is the
 // 256 x 288 above, 16 x 18 patches of 16, and 16*18/2^2 = 72 LM tokens.
 TEST(SmartResizeHf, ServerGeometryUsesTheOneResize) {
-  const server::VisionGeometry g = server::vision_geometry_for("qwen3-vl-8b");
-  const encoder::GridTHW grid = server::image_grid(g, 20, 24);
+  const serving::VisionGeometry g = serving::vision_geometry_for("qwen3-vl-8b");
+  const encoder::GridTHW grid = serving::image_grid(g, 20, 24);
   EXPECT_EQ(grid, (encoder::GridTHW{1, 16, 18}));
-  EXPECT_EQ(server::image_token_count(g, grid), 72);
+  EXPECT_EQ(serving::image_token_count(g, grid), 72);
 }
 
 }  // namespace
