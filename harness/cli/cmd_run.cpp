@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "harness/cli/command.hpp"
+#include "harness/cli/preset_server.hpp"
 #include "harness/core/error.hpp"
 #include "harness/scenario/preset_ab.hpp"
 #include "harness/scenario/sweep.hpp"
@@ -159,6 +160,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   // SIGINT/SIGTERM: finish the current seed or point (virtual clock), or stop the round's server
   // (real clock), and write what finished.
   o.stop_fd = stop_signal_fd();
+  o.start_server = start_preset_server;  // --clock real / both: encbench serve in this process
   signal(SIGPIPE, SIG_IGN);
   if (!f.sweep.empty() || !f.slo.empty()) {
     scenario::SweepOptions w;

@@ -12,6 +12,7 @@
 #include <poll.h>
 #include <ostream>
 #include <sstream>
+#include <stdexcept>
 
 #include "harness/client/bench.hpp"
 #include "harness/client/dataset.hpp"
@@ -20,43 +21,12 @@
 #include "harness/core/result_json.hpp"
 #include "harness/scenario/live_ab.hpp"
 #include "harness/scenario/op_time_report.hpp"
-#include "harness/server/serve_command.hpp"
-#include "harness/server/server.hpp"
 #include "reports/compare.hpp"
 #include "reports/result.hpp"
 #include "reports/tables.hpp"
 
 namespace encbench::scenario {
 namespace {
-
-// What the server's own counters say about one arm (engine stats after - before): the encoder
-// forwards and their device time in exactly the benchmark's window.
-nlohmann::json engine_delta(const server::EngineCoreStats& a, const server::EngineCoreStats& b) {
-  const std::int64_t forwards = b.encoder_forwards - a.encoder_forwards;
-  const Nanos busy = b.encoder_device_busy_ns - a.encoder_device_busy_ns;
-  const Nanos idle = b.encoder_device_idle_ns - a.encoder_device_idle_ns;
-  const std::int64_t syncs = b.encoder_syncs - a.encoder_syncs;
-  return {{"requests_finished", b.requests_finished - a.requests_finished},
-          {"images", b.images - a.images},
-          {"encoder_forwards", forwards},
-          {"encoder_wall_ms", ns_to_ms(b.encoder_wall_ns - a.encoder_wall_ns)},
-          {"device_busy_ms", ns_to_ms(busy)},
-          {"device_idle_ms", ns_to_ms(idle)},
-          {"idle_pct", busy + idle > 0 ? 100.0 * static_cast<double>(idle) / static_cast<double>(busy + idle) : 0.0},
-          {"syncs", syncs},
-          {"encoder_lateness_p99_us_mean",
-           forwards > 0 ? (b.encoder_lateness_p99_us_sum - a.encoder_lateness_p99_us_sum) / static_cast<double>(forwards)
-                        : 0.0},
-          {"syncs_per_forward", forwards > 0 ? static_cast<double>(syncs) / static_cast<double>(forwards) : 0.0},
-          {"steps", b.timed_steps - a.timed_steps},
-          {"lm_modelled_ms", ns_to_ms(b.lm_modelled_ns - a.lm_modelled_ns)},
-          {"step_lateness_mean_ms",
-           b.timed_steps > a.timed_steps
-               ? ns_to_ms(b.step_lateness_sum_ns - a.step_lateness_sum_ns) / static_cast<double>(b.timed_steps - a.timed_steps)
-               : 0.0},
-          {"prompt_tokens", b.prompt_tokens - a.prompt_tokens},
-          {"generation_tokens", b.generation_tokens - a.generation_tokens}};
-}
 
 // Counters of several windows added up; the ratios recomputed from the sums.
 nlohmann::json sum_engine_deltas(const std::vector<nlohmann::json>& deltas) {
@@ -151,6 +121,24 @@ reports::Comparison compare_pooled_arms(const std::vector<std::vector<nlohmann::
   return reports::compare_runs(pooled[0], pooled[1], gate);
 }
 
+std::vector<std::string> engine_delta_guards(const nlohmann::json& d, const std::string& where) {
+  std::vector<std::string> reasons;
+  // The engine thread's own lateness: every step waits out a modelled time on this machine's
+  // clock; waking late stretches every step, and the comparison would measure the scheduler.
+  const double steps = d.value("steps", 0.0);
+  const double step_ms = steps > 0 ? d.value("lm_modelled_ms", 0.0) / steps : 0.0;
+  const double step_late_ms = d.value("step_lateness_mean_ms", 0.0);
+  if (steps > 0 && step_late_ms > std::max(1.0, 0.02 * step_ms))
+    reasons.push_back(where + "the engine thread could not keep its schedule (it woke a mean " + fixed(step_late_ms, 2) +
+                      " ms after each step's modelled end, > max(1 ms, 2 % of a " + fixed(step_ms, 1) + " ms step))");
+  const double late_p99_us = d.value("encoder_lateness_p99_us_mean", 0.0);
+  const double forward_ms = d.value("encoder_wall_ms", 0.0) / std::max<double>(1.0, d.value("encoder_forwards", 0.0));
+  if (late_p99_us > 0 && late_p99_us * 1e-3 > 0.10 * forward_ms)
+    reasons.push_back(where + "the sim device could not keep up with its model (mean p99 lateness " +
+                      fixed(late_p99_us, 0) + " us per forward > 10 % of a forward)");
+  return reasons;
+}
+
 bool stop_requested(int fd) {
   if (fd < 0) return false;
   pollfd p{fd, POLLIN, 0};
@@ -182,67 +170,28 @@ client::BenchConfig arm_bench_config(const PresetAbOptions& o, const std::string
 
 namespace {
 
-// One arm of one round: `encbench serve`'s Server with the arm's preset, in this process, so the
-// round can read the engine's own counters around the measured run (encoder forwards, device
-// busy/idle, syncs) and its guards (engine-thread and sim-device lateness), which /metrics lacks.
-class PresetServer final : public InProcessServer {
- public:
-  PresetServer(const server::ServeOptions& so, OpTimeTables& op_times) : srv_(server::build_server_config(so)) {
-    if (srv_.config().measured_op_times) op_times.push_back(srv_.config().measured_op_times);
-    srv_.start();
-  }
-  std::string base_url() const override { return srv_.base_url(); }
-  int port() const override { return srv_.port(); }
-  void measured_run_starts() override { before_ = srv_.engine_stats(); }
-  void measured_run_ended() override { after_ = srv_.engine_stats(); }
-  void stop() override { srv_.stop(); }
-  nlohmann::json round_record() const override { return {{"server_engine_delta", engine_delta(before_, after_)}}; }
-  std::vector<std::string> round_guards(const std::string& where) const override;
-
- private:
-  server::Server srv_;
-  server::EngineCoreStats before_, after_;
-};
-
-std::vector<std::string> PresetServer::round_guards(const std::string& where) const {
-  std::vector<std::string> reasons;
-  const nlohmann::json d = engine_delta(before_, after_);
-  // The engine thread's own lateness: every step waits out a modelled time on this machine's
-  // clock; waking late stretches every step, and the comparison would measure the scheduler.
-  const double steps = d.value("steps", 0.0);
-  const double step_ms = steps > 0 ? d.value("lm_modelled_ms", 0.0) / steps : 0.0;
-  const double step_late_ms = d.value("step_lateness_mean_ms", 0.0);
-  if (steps > 0 && step_late_ms > std::max(1.0, 0.02 * step_ms))
-    reasons.push_back(where + "the engine thread could not keep its schedule (it woke a mean " + fixed(step_late_ms, 2) +
-                      " ms after each step's modelled end, > max(1 ms, 2 % of a " + fixed(step_ms, 1) + " ms step))");
-  const double late_p99_us = d.value("encoder_lateness_p99_us_mean", 0.0);
-  const double forward_ms = d.value("encoder_wall_ms", 0.0) / std::max<double>(1.0, d.value("encoder_forwards", 0.0));
-  if (late_p99_us > 0 && late_p99_us * 1e-3 > 0.10 * forward_ms)
-    reasons.push_back(where + "the sim device could not keep up with its model (mean p99 lateness " +
-                      fixed(late_p99_us, 0) + " us per forward > 10 % of a forward)");
-  return reasons;
-}
-
-server::ServeOptions preset_serve_options(const PresetAbOptions& o, const std::string& preset,
-                                          const std::filesystem::path& round_dir) {
-  server::ServeOptions so;
-  so.port = 0;
-  so.model = o.model;
-  so.device = o.device;
-  if (!o.profiles_dir.empty()) so.profiles_dir = o.profiles_dir;
-  so.op_map = o.op_map;
-  so.encoder_preset = preset;
-  so.encoder_mlp = o.encoder_mlp;
-  so.max_num_seqs = o.max_num_seqs;
-  so.max_num_batched_tokens = o.max_num_batched_tokens;
-  so.max_num_encoder_input_tokens = o.max_num_encoder_input_tokens;
-  so.serving_model = o.serving_model;
-  so.async_scheduling = o.async_scheduling;
-  so.seed = o.seed;
+// One arm of one round: the caller's server (encbench serve's, in this process, so the round can
+// read the engine's own counters around the measured run, encoder forwards, device busy/idle,
+// syncs, and its guards, engine-thread and sim-device lateness, which /metrics lacks).
+PresetServerSpec preset_server_spec(const PresetAbOptions& o, const std::string& preset,
+                                    const std::filesystem::path& round_dir) {
+  PresetServerSpec spec;
+  spec.model = o.model;
+  spec.device = o.device;
+  spec.profiles_dir = o.profiles_dir;
+  spec.op_map = o.op_map;
+  spec.encoder_preset = preset;
+  spec.encoder_mlp = o.encoder_mlp;
+  spec.max_num_seqs = o.max_num_seqs;
+  spec.max_num_batched_tokens = o.max_num_batched_tokens;
+  spec.max_num_encoder_input_tokens = o.max_num_encoder_input_tokens;
+  spec.serving_model = o.serving_model;
+  spec.async_scheduling = o.async_scheduling;
+  spec.seed = o.seed;
   // In the round's directory: the A/B picks the trace up for its idle-gap analysis.
-  so.profile_dir = round_dir / "profile";
-  so.enable_profiling = o.profile;  // the endpoints exist only when asked for
-  return so;
+  spec.profile_dir = round_dir / "profile";
+  spec.enable_profiling = o.profile;
+  return spec;
 }
 
 // The two presets as in-process arms of the live A/B (`encbench bench ab`'s rounds, readiness,
@@ -260,7 +209,10 @@ LiveAbOptions preset_arms(const PresetAbOptions& o, const std::filesystem::path&
     arm.name = safe_file_component(o.presets[a]);
     if (o.presets[0] == o.presets[1]) arm.name += a == 0 ? "-A" : "-B";  // an A/A run
     arm.in_process = [&o, &op_times, a](const std::string&, int, const std::filesystem::path& round_dir) {
-      return std::make_unique<PresetServer>(preset_serve_options(o, o.presets[a], round_dir), op_times[a]);
+      StartedPresetServer started = o.start_server(preset_server_spec(o, o.presets[a], round_dir));
+      require(started.server != nullptr, "the server of preset " + o.presets[a] + " did not start");
+      if (started.measured_op_times) op_times[a].push_back(std::move(started.measured_op_times));
+      return std::move(started.server);
     };
     lo.arms.push_back(std::move(arm));
   }
@@ -363,6 +315,8 @@ std::filesystem::path preset_result_path(const PresetAbOptions& o) {
 // --clock real: the live A/B of the two presets (live_ab.hpp), plus the server's encoder counters.
 PresetAbRun run_real_clock(const PresetAbOptions& o, const std::vector<std::string>& argv, std::ostream& out,
                              std::ostream& progress) {
+  // A caller's wiring fault, not the user's input: the CLI and the tests always set it.
+  if (!o.start_server) throw std::logic_error("the real clock needs PresetAbOptions::start_server");
   // Where the result goes is checked before the arms run, not after minutes of serving.
   PresetAbRun run;
   run.result_path = preset_result_path(o);

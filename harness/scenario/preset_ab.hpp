@@ -10,18 +10,60 @@
 // Plain data in (PresetAbOptions, from the scenario file + flags), plain data out (JSON).
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "harness/scenario/server_recipe.hpp"
+
 namespace encbench::client {
 struct BenchConfig;  // harness/client/bench.hpp (the scenario file reader does not link the client)
 }
+namespace encbench::device {
+class MeasuredOpTimes;  // harness/device/measured_op_times.hpp
+}
 
 namespace encbench::scenario {
+
+// One arm's server on the real clock, as the preset A/B wants it started (plain data: the
+// scenario's settings with the arm's preset). The caller maps it onto `encbench serve`'s options;
+// scenario/ does not link server/ (the layering: scenario defines, the CLI wires the server in).
+struct PresetServerSpec {
+  std::string model;
+  std::string device;
+  std::filesystem::path profiles_dir;       // "" = the server's default lookup
+  std::filesystem::path op_map;
+  std::string encoder_preset;
+  bool encoder_mlp = true;
+  int max_num_seqs = 256;
+  std::int64_t max_num_batched_tokens = 8192;
+  std::int64_t max_num_encoder_input_tokens = 0;
+  std::filesystem::path serving_model;
+  bool async_scheduling = true;
+  std::uint64_t seed = 0;
+  std::filesystem::path profile_dir;        // the round's directory: the A/B reads the trace there
+  bool enable_profiling = false;            // /start_profile and /stop_profile exist only when asked
+};
+
+// A started arm server: the handle the live A/B drives (url, port, stop, the engine's counters
+// around the measured run as round_record()'s "server_engine_delta", whose keys
+// engine_delta_guards reads), and the measured op times its device model loaded (null: none).
+struct StartedPresetServer {
+  std::unique_ptr<InProcessServer> server;
+  std::shared_ptr<const device::MeasuredOpTimes> measured_op_times;
+};
+using PresetServerStarter = std::function<StartedPresetServer(const PresetServerSpec&)>;
+
+// The guards over one round's "server_engine_delta" (keys steps, lm_modelled_ms,
+// step_lateness_mean_ms, encoder_lateness_p99_us_mean, encoder_wall_ms, encoder_forwards): the
+// engine thread fell behind its modelled schedule, or the sim device behind its model. Each
+// reason starts with `where`; none = the round can be compared.
+std::vector<std::string> engine_delta_guards(const nlohmann::json& delta, const std::string& where);
 
 struct PresetAbOptions {
   // Defaults = scenarios/closed-loop.json (kept in sync by tests/scenario).
@@ -68,6 +110,9 @@ struct PresetAbOptions {
   // of the first seed here; "" = none.
   std::filesystem::path timeline_html;
   std::vector<double> timeline_itl_thresholds_ms{25, 50};
+  // --clock real / both: starts one arm's server in this process for each round (the CLI's is
+  // encbench serve's Server, cli/preset_server.hpp). Not a scenario key; required on the real clock.
+  PresetServerStarter start_server;
 };
 
 // True when `fd` (a stop_fd) is readable now; never blocks.

@@ -18,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/client/bench.hpp"
+#include "harness/cli/preset_server.hpp"
 #include "harness/client/dataset.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
@@ -41,6 +42,7 @@ using testing::tiny_server_options;
 TEST(PresetAb, ProfileSummaryMatchesPresetAndServedImages) {
   const auto dir = temp_dir("loop");
   scenario::PresetAbOptions o;
+  o.start_server = cli::start_preset_server;
   o.model = kTinyModel;
   o.device = "sim:ascend-910b";
   o.profiles_dir = source_dir() / "scenarios/devices";
@@ -137,6 +139,7 @@ TEST(PresetAb, ProfileSummaryMatchesPresetAndServedImages) {
 TEST(PresetAb, InterruptBeforeAnyRoundIsReportedNotAResult) {
   const auto dir = temp_dir("interrupt");
   scenario::PresetAbOptions o;
+  o.start_server = cli::start_preset_server;
   o.model = kTinyModel;
   o.profiles_dir = source_dir() / "scenarios/devices";
   o.rounds = 2;
@@ -252,6 +255,7 @@ TEST(PresetAb, ScenarioFileMatchesEmbeddedDefaults) {
   EXPECT_THROW(scenario::validate(bad), InvalidInput);
   // An unusable result path is refused before any serving, not after it.
   scenario::PresetAbOptions unwritable;
+  unwritable.start_server = cli::start_preset_server;
   unwritable.result_dir = temp_dir("unwritable");
   unwritable.result_file = "/proc/encbench-no-such-dir/result.json";
   std::ostringstream out, progress;

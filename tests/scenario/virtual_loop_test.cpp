@@ -15,6 +15,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/cli/preset_server.hpp"
 #include "harness/core/error.hpp"
 #include "harness/scenario/preset_ab.hpp"
 #include "harness/scenario/workload.hpp"
@@ -100,6 +101,7 @@ TEST(VirtualClosedLoop, AgreesWithTheLiveServerAndClientWithin3Percent) {
   o.output_len = 3;
   std::ostringstream out, progress;
   o.clock = "real";
+  o.start_server = cli::start_preset_server;
   o.result_file = dir / "real.json";
   const auto real = scenario::run_closed_loop(o, {"test"}, out, progress);
   if (!real.verdict_valid) {
