@@ -116,6 +116,151 @@ bool in_window(const HostSpan& span, const Window& window) {
   return span.end_ns > window.start && span.start_ns < window.end;
 }
 
+bool sync_starts_in(const HostSpan& span, const Window& window) {
+  return span.kind == HostSpanKind::wait && span.start_ns >= window.start && span.start_ns < window.end;
+}
+
+// Span, busy and idle time of the merged busy intervals, and the syncs that started in the window.
+void summarise_busy(const Timeline& timeline, const std::vector<BusyInterval>& busy, const Window& window,
+                    GapAnalysis& result) {
+  for (const HostSpan& span : timeline.host_spans)
+    if (sync_starts_in(span, window)) ++result.syncs;
+  if (busy.empty()) return;
+  result.span_start_ns = busy.front().start;
+  result.span_end_ns = busy.back().end;
+  for (const BusyInterval& interval : busy) result.busy_ns += interval.end - interval.start;
+  result.idle_ns = (result.span_end_ns - result.span_start_ns) - result.busy_ns;
+  const Nanos span_ns = result.span_end_ns - result.span_start_ns;
+  result.idle_fraction = span_ns > 0 ? static_cast<double>(result.idle_ns) / static_cast<double>(span_ns) : 0.0;
+}
+
+// A gap between consecutive busy intervals (at least min_gap_ns long) and the op that ended it.
+struct FoundGap {
+  Gap gap;
+  const DeviceOp* next;
+};
+
+std::vector<FoundGap> find_gaps(const std::vector<BusyInterval>& busy, Nanos min_gap_ns) {
+  std::vector<FoundGap> found;
+  for (std::size_t i = 1; i < busy.size(); ++i) {
+    Gap gap;
+    gap.start_ns = busy[i - 1].end;
+    gap.end_ns = busy[i].start;
+    if (gap.duration_ns() < min_gap_ns) continue;
+    gap.prev_op = busy[i - 1].last_ending->id;
+    gap.next_op = busy[i].first->id;
+    gap.layer = busy[i].first->layer;
+    found.push_back(FoundGap{std::move(gap), busy[i].first});
+  }
+  return found;
+}
+
+// Host spans overlapping each gap (closed intervals, so a wait ending exactly when the device
+// went idle still counts). Gaps are disjoint and sorted, so each span touches a contiguous run.
+std::vector<std::vector<const HostSpan*>> spans_touching(const Timeline& timeline, const std::vector<Gap>& gaps) {
+  std::vector<std::vector<const HostSpan*>> touching(gaps.size());
+  for (const HostSpan& span : timeline.host_spans) {
+    auto it = std::lower_bound(gaps.begin(), gaps.end(), span.start_ns,
+                               [](const Gap& gap, Nanos t) { return gap.end_ns < t; });
+    for (; it != gaps.end() && it->start_ns <= span.end_ns; ++it) {
+      touching[static_cast<std::size_t>(it - gaps.begin())].push_back(&span);
+    }
+  }
+  return touching;
+}
+
+// Submitted late: the host was waiting (a sync of the submitting thread when idle began or ended
+// in the gap) or busy elsewhere; submitted in time: the device waited on the kernel itself.
+GapClass classify_gap(const Gap& gap, const DeviceOp& next, const std::vector<const HostSpan*>& touching,
+                      Nanos kernel_wait_threshold_ns) {
+  if (next.submit_ns <= gap.start_ns)
+    return gap.duration_ns() < kernel_wait_threshold_ns ? GapClass::kernel_wait : GapClass::other;
+  for (const HostSpan* span : touching) {
+    if (span->kind != HostSpanKind::wait || span->thread != next.host_thread) continue;
+    const bool active_when_idle = span->start_ns <= gap.start_ns && gap.start_ns <= span->end_ns;
+    const bool ended_before_submit = gap.start_ns <= span->end_ns && span->end_ns <= next.submit_ns;
+    if (active_when_idle || ended_before_submit) return GapClass::sync_stall;
+  }
+  return GapClass::host_wait;
+}
+
+// The host spans most overlapping the gap (ties: the submitting thread's, then the shorter span).
+std::vector<GapCause> rank_causes(const Gap& gap, const DeviceOp& next, const std::vector<const HostSpan*>& touching) {
+  std::vector<std::pair<Nanos, const HostSpan*>> ranked;
+  for (const HostSpan* span : touching) {
+    const Nanos overlap = std::min(span->end_ns, gap.end_ns) - std::max(span->start_ns, gap.start_ns);
+    if (overlap > 0) ranked.emplace_back(overlap, span);
+  }
+  std::sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) {
+    if (a.first != b.first) return a.first > b.first;
+    const bool a_submitter = a.second->thread == next.host_thread;
+    const bool b_submitter = b.second->thread == next.host_thread;
+    if (a_submitter != b_submitter) return a_submitter;
+    return (a.second->end_ns - a.second->start_ns) < (b.second->end_ns - b.second->start_ns);
+  });
+  std::vector<GapCause> causes;
+  for (std::size_t c = 0; c < ranked.size() && c < kMaxCauses; ++c) {
+    const HostSpan& span = *ranked[c].second;
+    causes.push_back(GapCause{span.name, span.kind, span.layer, span.thread, ranked[c].first});
+  }
+  return causes;
+}
+
+// Classifies and attributes every gap of `result`, adds them up by class, and their percentiles.
+void explain_gaps(const Timeline& timeline, const std::vector<const DeviceOp*>& next_ops, const GapOptions& options,
+                  GapAnalysis& result) {
+  const std::vector<std::vector<const HostSpan*>> touching = spans_touching(timeline, result.gaps);
+  std::vector<double> durations_us;
+  durations_us.reserve(result.gaps.size());
+  for (std::size_t g = 0; g < result.gaps.size(); ++g) {
+    Gap& gap = result.gaps[g];
+    gap.gap_class = classify_gap(gap, *next_ops[g], touching[g], options.kernel_wait_threshold_ns);
+    gap.causes = rank_causes(gap, *next_ops[g], touching[g]);
+    gap.cause = gap.causes.empty() ? std::string("no host span recorded") : describe_cause(gap.causes.front());
+    result.idle_ns_by_class[gap.gap_class] += gap.duration_ns();
+    ++result.count_by_class[gap.gap_class];
+    durations_us.push_back(ns_to_us(gap.duration_ns()));
+  }
+  std::sort(durations_us.begin(), durations_us.end());
+  result.gap_p50_us = stats::percentile_sorted(durations_us, 50);
+  result.gap_p99_us = stats::percentile_sorted(durations_us, 99);
+  result.gap_max_us = durations_us.empty() ? 0.0 : durations_us.back();
+}
+
+// Per layer: device busy (union of its ops), idle (gaps it ended), host time (union per thread,
+// summed over threads) and syncs, in layer order.
+std::vector<LayerBreakdown> layer_breakdown(const Timeline& timeline, const std::vector<ClippedOp>& ops,
+                                            const std::vector<Gap>& gaps, const Window& window) {
+  std::map<int, LayerBreakdown> layers;
+  std::map<int, std::vector<Span>> layer_busy;
+  for (const ClippedOp& op : ops) layer_busy[op.op->layer].push_back(Span{op.start, op.end});
+  for (auto& [layer, spans] : layer_busy) {
+    layers[layer].layer = layer;
+    layers[layer].device_busy_ns = union_length(spans);
+  }
+  for (const Gap& gap : gaps) {
+    layers[gap.layer].layer = gap.layer;
+    layers[gap.layer].idle_ns += gap.duration_ns();
+  }
+  std::map<std::pair<int, std::uint32_t>, std::vector<Span>> layer_host;
+  for (const HostSpan& span : timeline.host_spans) {
+    if (!in_window(span, window)) continue;
+    layer_host[{span.layer, span.thread}].push_back(
+        Span{std::max(span.start_ns, window.start), std::min(span.end_ns, window.end)});
+    if (sync_starts_in(span, window)) {
+      layers[span.layer].layer = span.layer;
+      ++layers[span.layer].syncs;
+    }
+  }
+  for (auto& [key, spans] : layer_host) {
+    layers[key.first].layer = key.first;
+    layers[key.first].host_ns += union_length(spans);
+  }
+  std::vector<LayerBreakdown> result;
+  for (auto& [layer, breakdown] : layers) result.push_back(breakdown);
+  return result;
+}
+
 GapAnalysis analyze(const Timeline& timeline, int stream, const GapOptions& options) {
   const Window window = window_of(options);
   GapAnalysis result;
@@ -125,124 +270,17 @@ GapAnalysis analyze(const Timeline& timeline, int stream, const GapOptions& opti
     result.idle_ns_by_class[gap_class] = 0;
     result.count_by_class[gap_class] = 0;
   }
-
   const std::vector<ClippedOp> ops = select_ops(timeline, stream, window);
   const std::vector<BusyInterval> busy = merge_busy(ops);
   result.op_count = ops.size();
-  for (const HostSpan& span : timeline.host_spans) {
-    if (span.kind == HostSpanKind::wait && span.start_ns >= window.start && span.start_ns < window.end) {
-      ++result.syncs;
-    }
-  }
-  if (!busy.empty()) {
-    result.span_start_ns = busy.front().start;
-    result.span_end_ns = busy.back().end;
-    for (const BusyInterval& interval : busy) result.busy_ns += interval.end - interval.start;
-    result.idle_ns = (result.span_end_ns - result.span_start_ns) - result.busy_ns;
-    const Nanos span_ns = result.span_end_ns - result.span_start_ns;
-    result.idle_fraction = span_ns > 0 ? static_cast<double>(result.idle_ns) / static_cast<double>(span_ns) : 0.0;
-  }
-
-  // Gaps between consecutive busy intervals.
+  summarise_busy(timeline, busy, window, result);
   std::vector<const DeviceOp*> next_ops;
-  for (std::size_t i = 1; i < busy.size(); ++i) {
-    Gap gap;
-    gap.start_ns = busy[i - 1].end;
-    gap.end_ns = busy[i].start;
-    if (gap.duration_ns() < options.min_gap_ns) continue;
-    gap.prev_op = busy[i - 1].last_ending->id;
-    gap.next_op = busy[i].first->id;
-    gap.layer = busy[i].first->layer;
-    result.gaps.push_back(std::move(gap));
-    next_ops.push_back(busy[i].first);
+  for (FoundGap& found : find_gaps(busy, options.min_gap_ns)) {
+    result.gaps.push_back(std::move(found.gap));
+    next_ops.push_back(found.next);
   }
-
-  // Host spans overlapping each gap (closed intervals, so a wait ending exactly when the device
-  // went idle still counts). Gaps are disjoint and sorted, so each span touches a contiguous run.
-  std::vector<std::vector<const HostSpan*>> touching(result.gaps.size());
-  for (const HostSpan& span : timeline.host_spans) {
-    auto it = std::lower_bound(result.gaps.begin(), result.gaps.end(), span.start_ns,
-                               [](const Gap& gap, Nanos t) { return gap.end_ns < t; });
-    for (; it != result.gaps.end() && it->start_ns <= span.end_ns; ++it) {
-      touching[static_cast<std::size_t>(it - result.gaps.begin())].push_back(&span);
-    }
-  }
-  std::vector<double> durations_us;
-  durations_us.reserve(result.gaps.size());
-  for (std::size_t g = 0; g < result.gaps.size(); ++g) {
-    Gap& gap = result.gaps[g];
-    const DeviceOp& next = *next_ops[g];
-    if (next.submit_ns > gap.start_ns) {
-      gap.gap_class = GapClass::host_wait;
-      for (const HostSpan* span : touching[g]) {
-        if (span->kind != HostSpanKind::wait || span->thread != next.host_thread) continue;
-        const bool active_when_idle = span->start_ns <= gap.start_ns && gap.start_ns <= span->end_ns;
-        const bool ended_before_submit = gap.start_ns <= span->end_ns && span->end_ns <= next.submit_ns;
-        if (active_when_idle || ended_before_submit) {
-          gap.gap_class = GapClass::sync_stall;
-          break;
-        }
-      }
-    } else {
-      gap.gap_class = gap.duration_ns() < options.kernel_wait_threshold_ns ? GapClass::kernel_wait
-                                                                            : GapClass::other;
-    }
-
-    // Cause attribution.
-    std::vector<std::pair<Nanos, const HostSpan*>> ranked;
-    for (const HostSpan* span : touching[g]) {
-      const Nanos overlap = std::min(span->end_ns, gap.end_ns) - std::max(span->start_ns, gap.start_ns);
-      if (overlap > 0) ranked.emplace_back(overlap, span);
-    }
-    std::sort(ranked.begin(), ranked.end(), [&](const auto& a, const auto& b) {
-      if (a.first != b.first) return a.first > b.first;
-      const bool a_submitter = a.second->thread == next.host_thread;
-      const bool b_submitter = b.second->thread == next.host_thread;
-      if (a_submitter != b_submitter) return a_submitter;
-      return (a.second->end_ns - a.second->start_ns) < (b.second->end_ns - b.second->start_ns);
-    });
-    for (std::size_t c = 0; c < ranked.size() && c < kMaxCauses; ++c) {
-      const HostSpan& span = *ranked[c].second;
-      gap.causes.push_back(GapCause{span.name, span.kind, span.layer, span.thread, ranked[c].first});
-    }
-    gap.cause = gap.causes.empty() ? std::string("no host span recorded") : describe_cause(gap.causes.front());
-
-    result.idle_ns_by_class[gap.gap_class] += gap.duration_ns();
-    ++result.count_by_class[gap.gap_class];
-    durations_us.push_back(ns_to_us(gap.duration_ns()));
-  }
-  std::sort(durations_us.begin(), durations_us.end());
-  result.gap_p50_us = stats::percentile_sorted(durations_us, 50);
-  result.gap_p99_us = stats::percentile_sorted(durations_us, 99);
-  result.gap_max_us = durations_us.empty() ? 0.0 : durations_us.back();
-
-  // Per-layer breakdown.
-  std::map<int, LayerBreakdown> layers;
-  std::map<int, std::vector<Span>> layer_busy;
-  for (const ClippedOp& op : ops) layer_busy[op.op->layer].push_back(Span{op.start, op.end});
-  for (auto& [layer, spans] : layer_busy) {
-    layers[layer].layer = layer;
-    layers[layer].device_busy_ns = union_length(spans);
-  }
-  for (const Gap& gap : result.gaps) {
-    layers[gap.layer].layer = gap.layer;
-    layers[gap.layer].idle_ns += gap.duration_ns();
-  }
-  std::map<std::pair<int, std::uint32_t>, std::vector<Span>> layer_host;
-  for (const HostSpan& span : timeline.host_spans) {
-    if (!in_window(span, window)) continue;
-    layer_host[{span.layer, span.thread}].push_back(
-        Span{std::max(span.start_ns, window.start), std::min(span.end_ns, window.end)});
-    if (span.kind == HostSpanKind::wait && span.start_ns >= window.start && span.start_ns < window.end) {
-      layers[span.layer].layer = span.layer;
-      ++layers[span.layer].syncs;
-    }
-  }
-  for (auto& [key, spans] : layer_host) {
-    layers[key.first].layer = key.first;
-    layers[key.first].host_ns += union_length(spans);
-  }
-  for (auto& [layer, breakdown] : layers) result.layers.push_back(breakdown);
+  explain_gaps(timeline, next_ops, options, result);
+  result.layers = layer_breakdown(timeline, ops, result.gaps, window);
   return result;
 }
 
