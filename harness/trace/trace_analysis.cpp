@@ -184,6 +184,121 @@ timeline::Timeline selected_timeline(const DeviceTrace& device, const AnalyzeOpt
   return tl;
 }
 
+namespace {
+
+timeline::GapOptions gap_options_of(const AnalyzeOptions& options) {
+  timeline::GapOptions gap_options;
+  gap_options.kernel_wait_threshold_ns = options.kernel_wait_threshold_ns;
+  gap_options.window_start_ns = options.window_start_ns;
+  gap_options.window_end_ns = options.window_end_ns;
+  return gap_options;
+}
+
+// The device's launch links of the selected stream(s): by op (any API), and the runtime launches
+// by stream and those in the window (the launch statistics count runtime launches only).
+struct LaunchIndex {
+  std::map<int, std::vector<const LaunchLink*>> runtime_by_stream;
+  std::vector<const LaunchLink*> runtime_in_window;
+  std::unordered_map<std::uint64_t, const LaunchLink*> by_op;
+};
+
+LaunchIndex index_launches(const DeviceTrace& device, const AnalyzeOptions& options) {
+  LaunchIndex index;
+  for (const LaunchLink& link : device.launches) {
+    if (options.stream && link.stream != *options.stream) continue;
+    index.by_op[link.op_id] = &link;
+    if (!link.api_is_runtime) continue;
+    index.runtime_by_stream[link.stream].push_back(&link);
+    if (in_window(options, link.op_start_ns)) index.runtime_in_window.push_back(&link);
+  }
+  return index;
+}
+
+std::vector<StreamReport> stream_reports(const timeline::Timeline& tl, LaunchIndex& launches,
+                                         const AnalyzeOptions& options, const timeline::GapOptions& gap_options) {
+  std::vector<StreamReport> reports;
+  for (const auto& track : tl.streams) {
+    StreamReport sr;
+    sr.stream = track.stream;
+    sr.name = track.name;
+    sr.gaps = timeline::analyze_stream_gaps(tl, track.stream, gap_options);
+    const auto& links = launches.runtime_by_stream[track.stream];
+    std::vector<const LaunchLink*> in_win;
+    for (const LaunchLink* l : links) {
+      if (in_window(options, l->op_start_ns)) in_win.push_back(l);
+    }
+    sr.launch = launch_stats(in_win, options);
+    sr.queue = queue_length(track.stream, links, options);
+    reports.push_back(std::move(sr));
+  }
+  return reports;
+}
+
+// The options.top_gaps longest gaps (ties: in time order), each with the ops around it, the
+// launch that ended it and the host events during it.
+std::vector<GapDetail> largest_gaps(const ImportedTrace& trace, const timeline::Timeline& tl,
+                                    const std::vector<timeline::Gap>& gaps, const LaunchIndex& launches,
+                                    const AnalyzeOptions& options) {
+  std::unordered_map<std::uint64_t, const timeline::DeviceOp*> op_by_id;
+  for (const auto& op : tl.device_ops) op_by_id[op.id] = &op;
+  std::vector<const timeline::Gap*> by_size;
+  for (const auto& gap : gaps) by_size.push_back(&gap);
+  std::stable_sort(by_size.begin(), by_size.end(), [](const timeline::Gap* a, const timeline::Gap* b) {
+    return a->duration_ns() > b->duration_ns();
+  });
+  if (by_size.size() > static_cast<std::size_t>(std::max(0, options.top_gaps))) {
+    by_size.resize(static_cast<std::size_t>(std::max(0, options.top_gaps)));
+  }
+  std::vector<GapDetail> details;
+  for (const timeline::Gap* gap : by_size) {
+    GapDetail detail;
+    detail.gap = *gap;
+    if (const auto it = op_by_id.find(gap->prev_op); it != op_by_id.end()) detail.prev_op = it->second->name;
+    if (const auto it = op_by_id.find(gap->next_op); it != op_by_id.end()) {
+      detail.next_op = it->second->name;
+      detail.next_stream = it->second->stream;
+    }
+    if (const auto it = launches.by_op.find(gap->next_op); it != launches.by_op.end()) {
+      detail.next_submit_ns = it->second->api_start_ns;
+      detail.next_launch_api = trace.names[it->second->api_name];
+    }
+    detail.host_events = host_events_around(tl, gap->start_ns, gap->end_ns, options.host_events_per_gap);
+    details.push_back(std::move(detail));
+  }
+  return details;
+}
+
+DeviceReport device_report(const ImportedTrace& trace, const DeviceTrace& device, const timeline::Timeline& tl,
+                           const AnalyzeOptions& options) {
+  const timeline::GapOptions gap_options = gap_options_of(options);
+  DeviceReport dev;
+  dev.device = device.device;
+  dev.label = device.label;
+  dev.ops_without_launch = device.ops_without_launch;
+  dev.gaps = timeline::analyze_gaps(tl, gap_options);
+  LaunchIndex launches = index_launches(device, options);
+  dev.launch = launch_stats(launches.runtime_in_window, options);
+  dev.streams = stream_reports(tl, launches, options, gap_options);
+  dev.largest_gaps = largest_gaps(trace, tl, dev.gaps.gaps, launches, options);
+  return dev;
+}
+
+// What the selection asked for and what the trace has instead.
+std::string no_match_message(const AnalyzeOptions& options, const std::vector<std::string>& available) {
+  std::string message = "no device ops match the selection";
+  if (options.device) message += " (device " + std::to_string(*options.device) + ")";
+  if (options.stream) message += " (stream " + std::to_string(*options.stream) + ")";
+  if (windowed(options)) {
+    message += " (window " + std::to_string(us_on_axis(options.window_start_ns)) + ":" +
+               std::to_string(us_on_axis(options.window_end_ns)) + " us)";
+  }
+  message += "; the trace has:";
+  for (const auto& a : available) message += " [" + a + "]";
+  return message;
+}
+
+}  // namespace
+
 TraceReport analyze_trace(const ImportedTrace& trace, const AnalyzeOptions& options) {
   require(options.kernel_wait_threshold_ns >= 0, "kernel-wait threshold must be >= 0");
   require(options.window_end_ns == 0 || options.window_end_ns > options.window_start_ns,
@@ -191,11 +306,6 @@ TraceReport analyze_trace(const ImportedTrace& trace, const AnalyzeOptions& opti
   const Nanos started = now_ns();
   TraceReport report;
   report.options = options;
-  timeline::GapOptions gap_options;
-  gap_options.kernel_wait_threshold_ns = options.kernel_wait_threshold_ns;
-  gap_options.window_start_ns = options.window_start_ns;
-  gap_options.window_end_ns = options.window_end_ns;
-
   std::vector<std::string> available;
   for (const DeviceTrace& device : trace.devices) {
     for (const auto& s : device.timeline.streams) {
@@ -210,79 +320,9 @@ TraceReport analyze_trace(const ImportedTrace& trace, const AnalyzeOptions& opti
       return !windowed(options) || (op.end_ns > options.window_start_ns && op.start_ns < options.window_end_ns);
     });
     if (tl.device_ops.empty() || !any_in_window) continue;
-
-    DeviceReport dev;
-    dev.device = device.device;
-    dev.label = device.label;
-    dev.ops_without_launch = device.ops_without_launch;
-    dev.gaps = timeline::analyze_gaps(tl, gap_options);
-
-    std::map<int, std::vector<const LaunchLink*>> links_by_stream;
-    std::vector<const LaunchLink*> all_links;
-    std::unordered_map<std::uint64_t, const LaunchLink*> link_of_op;
-    for (const LaunchLink& link : device.launches) {
-      if (options.stream && link.stream != *options.stream) continue;
-      link_of_op[link.op_id] = &link;
-      if (!link.api_is_runtime) continue;
-      links_by_stream[link.stream].push_back(&link);
-      if (in_window(options, link.op_start_ns)) all_links.push_back(&link);
-    }
-    dev.launch = launch_stats(all_links, options);
-
-    for (const auto& track : tl.streams) {
-      StreamReport sr;
-      sr.stream = track.stream;
-      sr.name = track.name;
-      sr.gaps = timeline::analyze_stream_gaps(tl, track.stream, gap_options);
-      const auto& links = links_by_stream[track.stream];
-      std::vector<const LaunchLink*> in_win;
-      for (const LaunchLink* l : links) {
-        if (in_window(options, l->op_start_ns)) in_win.push_back(l);
-      }
-      sr.launch = launch_stats(in_win, options);
-      sr.queue = queue_length(track.stream, links, options);
-      dev.streams.push_back(std::move(sr));
-    }
-
-    std::unordered_map<std::uint64_t, const timeline::DeviceOp*> op_by_id;
-    for (const auto& op : tl.device_ops) op_by_id[op.id] = &op;
-    std::vector<const timeline::Gap*> by_size;
-    for (const auto& gap : dev.gaps.gaps) by_size.push_back(&gap);
-    std::stable_sort(by_size.begin(), by_size.end(), [](const timeline::Gap* a, const timeline::Gap* b) {
-      return a->duration_ns() > b->duration_ns();
-    });
-    if (by_size.size() > static_cast<std::size_t>(std::max(0, options.top_gaps))) {
-      by_size.resize(static_cast<std::size_t>(std::max(0, options.top_gaps)));
-    }
-    for (const timeline::Gap* gap : by_size) {
-      GapDetail detail;
-      detail.gap = *gap;
-      if (const auto it = op_by_id.find(gap->prev_op); it != op_by_id.end()) detail.prev_op = it->second->name;
-      if (const auto it = op_by_id.find(gap->next_op); it != op_by_id.end()) {
-        detail.next_op = it->second->name;
-        detail.next_stream = it->second->stream;
-      }
-      if (const auto it = link_of_op.find(gap->next_op); it != link_of_op.end()) {
-        detail.next_submit_ns = it->second->api_start_ns;
-        detail.next_launch_api = trace.names[it->second->api_name];
-      }
-      detail.host_events = host_events_around(tl, gap->start_ns, gap->end_ns, options.host_events_per_gap);
-      dev.largest_gaps.push_back(std::move(detail));
-    }
-    report.devices.push_back(std::move(dev));
+    report.devices.push_back(device_report(trace, device, tl, options));
   }
-  if (report.devices.empty()) {
-    std::string message = "no device ops match the selection";
-    if (options.device) message += " (device " + std::to_string(*options.device) + ")";
-    if (options.stream) message += " (stream " + std::to_string(*options.stream) + ")";
-    if (windowed(options)) {
-      message += " (window " + std::to_string(us_on_axis(options.window_start_ns)) + ":" +
-                 std::to_string(us_on_axis(options.window_end_ns)) + " us)";
-    }
-    message += "; the trace has:";
-    for (const auto& a : available) message += " [" + a + "]";
-    throw InvalidInput(message);
-  }
+  if (report.devices.empty()) throw InvalidInput(no_match_message(options, available));
   report.analysis_ns = now_ns() - started;
   return report;
 }
