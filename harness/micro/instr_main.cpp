@@ -30,6 +30,7 @@
 #include <functional>
 #include <iostream>
 #include <map>
+#include <optional>
 #include <regex>
 #include <sstream>
 #include <string>
@@ -206,11 +207,12 @@ Dump read_dump(const fs::path& path) {
   return d;
 }
 
-int run_parent(const Options& o, const std::vector<Case>& cases, const char* self) {
-  // A fixed-length directory name (pid zero-padded): the child reads its model and device files
-  // through `dir/src`, a link to the source tree, so the paths it allocates have the same length
-  // whichever checkout it was built from. Heap layout depends on them, and per-layer counts moved
-  // by up to 1.2 % between a checkout under /work and one under /tmp without this.
+// The run's directory, with `src`, a link to the source tree. A fixed-length name (pid
+// zero-padded): the child reads its model and device files through `dir/src`, so the paths it
+// allocates have the same length whichever checkout it was built from. Heap layout depends on
+// them, and per-layer counts moved by up to 1.2 % between a checkout under /work and one under
+// /tmp without this.
+fs::path make_run_dir(const Options& o) {
   char pid[16];
   std::snprintf(pid, sizeof pid, "%010d", static_cast<int>(::getpid()));
   const fs::path dir = o.keep_dumps.empty() ? fs::temp_directory_path() / (std::string("encbench-instr.") + pid)
@@ -220,84 +222,94 @@ int run_parent(const Options& o, const std::vector<Case>& cases, const char* sel
   const char* env_src = std::getenv("ENCBENCH_SOURCE_DIR");
   const fs::path source = env_src && *env_src ? fs::path(env_src) : fs::path(ENCBENCH_INSTR_SOURCE_DIR);
   fs::create_directory_symlink(fs::absolute(source), dir / "src");
+  return dir;
+}
+
+// This executable as the child (--child) under callgrind, dumping into `dir`; false (with the
+// log's head on stderr) when valgrind failed.
+bool run_child_under_valgrind(const Options& o, const fs::path& dir) {
   const std::string src_link = (dir / "src").string();
-  std::string cmd = "ENCBENCH_SOURCE_DIR=" + shell_quote(src_link) + " ENCBENCH_SCENARIOS_DIR=" +
-                    shell_quote(src_link + "/scenarios") + " " + shell_quote(o.valgrind) +
-                    " --tool=callgrind --collect-atstart=no --dump-instr=no --compress-strings=no"
-                    " --callgrind-out-file=" + shell_quote((dir / "callgrind.out").string()) + " " +
-                    shell_quote(fs::canonical("/proc/self/exe").string()) + " --child --forwards " +
-                    std::to_string(o.forwards) + " --filter " + shell_quote(o.filter.empty() ? ".*" : o.filter) +
-                    " >" + shell_quote((dir / "valgrind.log").string()) + " 2>&1";
-  (void)self;
-  const double t0 = static_cast<double>(std::time(nullptr));
+  const std::string cmd = "ENCBENCH_SOURCE_DIR=" + shell_quote(src_link) + " ENCBENCH_SCENARIOS_DIR=" +
+                          shell_quote(src_link + "/scenarios") + " " + shell_quote(o.valgrind) +
+                          " --tool=callgrind --collect-atstart=no --dump-instr=no --compress-strings=no"
+                          " --callgrind-out-file=" + shell_quote((dir / "callgrind.out").string()) + " " +
+                          shell_quote(fs::canonical("/proc/self/exe").string()) + " --child --forwards " +
+                          std::to_string(o.forwards) + " --filter " + shell_quote(o.filter.empty() ? ".*" : o.filter) +
+                          " >" + shell_quote((dir / "valgrind.log").string()) + " 2>&1";
   const int rc = std::system(cmd.c_str());
-  if (rc != 0) {
-    std::cerr << "encbench-instr: valgrind run failed (status " << rc << "); see " << (dir / "valgrind.log")
-              << (o.keep_dumps.empty() ? " (pass --keep-dumps DIR to keep it)" : "") << "\n";
-    std::ifstream log(dir / "valgrind.log");
-    std::string line;
-    for (int i = 0; i < 20 && std::getline(log, line); ++i) std::cerr << "  " << line << "\n";
-    if (o.keep_dumps.empty()) fs::remove_all(dir);
-    return 3;
-  }
-  // Sum the dumps per name (a case's several forwards dump each part once per forward).
+  if (rc == 0) return true;
+  std::cerr << "encbench-instr: valgrind run failed (status " << rc << "); see " << (dir / "valgrind.log")
+            << (o.keep_dumps.empty() ? " (pass --keep-dumps DIR to keep it)" : "") << "\n";
+  std::ifstream log(dir / "valgrind.log");
+  std::string line;
+  for (int i = 0; i < 20 && std::getline(log, line); ++i) std::cerr << "  " << line << "\n";
+  return false;
+}
+
+// The dumps summed per name (a case's several forwards dump each part once per forward).
+std::map<std::string, double> instructions_by_dump(const fs::path& dir) {
   std::map<std::string, double> sums;
-  std::map<std::string, int> counts;
   for (const auto& entry : fs::directory_iterator(dir)) {
     if (entry.path().filename().string().rfind("callgrind.out", 0) != 0) continue;
     const Dump d = read_dump(entry.path());
     if (d.trigger.empty()) continue;
     sums[d.trigger] += d.instructions;
-    counts[d.trigger] += 1;
   }
+  return sums;
+}
+
+// An encoder case's counters into `row`: per forward, in total and by part, and its syncs. False
+// when callgrind counted nothing for it.
+bool add_encoder_counts(json& row, const Case& c, const Options& o, const std::map<std::string, double>& sums) {
+  const double n = o.forwards;
+  double total = 0;
+  json parts = json::object();
+  for (const auto& [key, value] : sums) {
+    if (key.rfind(c.name + "#", 0) != 0) continue;
+    const std::string part = key.substr(c.name.size() + 1);
+    if (part.rfind("syncs=", 0) == 0) {
+      row["syncs_per_forward"] = std::stod(part.substr(6)) / n;
+      continue;
+    }
+    total += value;
+    parts["host_instructions_" + (part == "pre" ? std::string("pre_layers")
+                                  : part == "post" ? std::string("post_layers") : part)] = value / n;
+  }
+  if (total == 0) return false;
+  row["iterations"] = o.forwards;
+  row["host_instructions_per_forward"] = total / n;
+  for (const auto& [k, v] : parts.items()) row[k] = v;
+  return true;
+}
+
+// One Google Benchmark row per case; nullopt (named on stderr) when a case has no counts.
+std::optional<json> benchmark_rows(const Options& o, const std::vector<Case>& cases,
+                                   const std::map<std::string, double>& sums, const fs::path& dir) {
   json benchmarks = json::array();
   std::size_t family = 0;
   for (const Case& c : cases) {
     json row = {{"name", c.name}, {"family_index", family++}, {"per_family_instance_index", 0},
                 {"run_name", c.name}, {"run_type", "iteration"}, {"repetitions", 1},
                 {"repetition_index", 0}, {"threads", 1}};
+    bool counted = false;
     if (c.name.rfind("instr/encoder/", 0) == 0) {
-      const double n = o.forwards;
-      double total = 0;
-      json parts = json::object();
-      for (const auto& [key, value] : sums) {
-        if (key.rfind(c.name + "#", 0) != 0) continue;
-        const std::string part = key.substr(c.name.size() + 1);
-        if (part.rfind("syncs=", 0) == 0) {
-          row["syncs_per_forward"] = std::stod(part.substr(6)) / n;
-          continue;
-        }
-        total += value;
-        parts["host_instructions_" + (part == "pre" ? std::string("pre_layers")
-                                      : part == "post" ? std::string("post_layers") : part)] = value / n;
-      }
-      if (total == 0) {
-        std::cerr << "encbench-instr: no counts for " << c.name << "; see " << (dir / "valgrind.log") << "\n";
-        return 3;
-      }
-      row["iterations"] = o.forwards;
-      row["host_instructions_per_forward"] = total / n;
-      for (const auto& [k, v] : parts.items()) row[k] = v;
-    } else {
-      if (!sums.count(c.name) || sums[c.name] == 0) {
-        std::cerr << "encbench-instr: no counts for " << c.name << "; see " << (dir / "valgrind.log") << "\n";
-        return 3;
-      }
+      counted = add_encoder_counts(row, c, o, sums);
+    } else if (const auto it = sums.find(c.name); it != sums.end() && it->second != 0) {
       row["iterations"] = 1;
-      row["instructions"] = sums[c.name];
+      row["instructions"] = it->second;
+      counted = true;
+    }
+    if (!counted) {
+      std::cerr << "encbench-instr: no counts for " << c.name << "; see " << (dir / "valgrind.log") << "\n";
+      return std::nullopt;
     }
     benchmarks.push_back(std::move(row));
   }
-  char host[256] = {};
-  ::gethostname(host, sizeof host - 1);
-  json doc = {{"context",
-               {{"executable", "encbench-instr"},
-                {"host_name", host},
-                {"measure", "instructions (Ir) under valgrind --tool=callgrind, per call / per forward"},
-                {"valgrind_seconds", static_cast<double>(std::time(nullptr)) - t0},
-                {"json_schema_version", 1}}},
-              {"benchmarks", benchmarks}};
-  if (o.keep_dumps.empty()) fs::remove_all(dir);
+  return benchmarks;
+}
+
+// Writes `doc` to --out (if given) and a one-line summary per case on stdout; 2 when --out fails.
+int write_and_summarise(const json& doc, const Options& o) {
   if (!o.out.empty()) {
     std::ofstream f(o.out);
     if (!f) {
@@ -313,6 +325,28 @@ int run_parent(const Options& o, const std::vector<Case>& cases, const char* sel
               << (row.contains("instructions") ? " instructions\n" : " host instructions per forward\n");
   }
   return 0;
+}
+
+int run_parent(const Options& o, const std::vector<Case>& cases) {
+  const fs::path dir = make_run_dir(o);
+  const double t0 = static_cast<double>(std::time(nullptr));
+  if (!run_child_under_valgrind(o, dir)) {
+    if (o.keep_dumps.empty()) fs::remove_all(dir);
+    return 3;
+  }
+  const std::optional<json> benchmarks = benchmark_rows(o, cases, instructions_by_dump(dir), dir);
+  if (!benchmarks) return 3;  // the directory stays: the message points at its log
+  char host[256] = {};
+  ::gethostname(host, sizeof host - 1);
+  json doc = {{"context",
+               {{"executable", "encbench-instr"},
+                {"host_name", host},
+                {"measure", "instructions (Ir) under valgrind --tool=callgrind, per call / per forward"},
+                {"valgrind_seconds", static_cast<double>(std::time(nullptr)) - t0},
+                {"json_schema_version", 1}}},
+              {"benchmarks", *benchmarks}};
+  if (o.keep_dumps.empty()) fs::remove_all(dir);
+  return write_and_summarise(doc, o);
 }
 
 const char* kUsage =
@@ -384,7 +418,7 @@ int main(int argc, char** argv) {
       std::cerr << "encbench-instr: built without <valgrind/callgrind.h>; install valgrind and rebuild\n";
       return 3;
     }
-    return run_parent(o, cases, argv[0]);
+    return run_parent(o, cases);
   } catch (const InvalidInput& e) {
     std::cerr << e.what() << "\n";
     return 2;
