@@ -147,23 +147,7 @@ TEST(Gemm, ShapesCrossingEveryBlockMatchTheReference) {
       {3, 8200, 20, true, "two n blocks (nc <= 8192)"},
       {1, 1, 1, false, "single element"},
   };
-  SerialPool serial;
-  TestThreadPool threads(3);
-  for (const BigShape& s : shapes) {
-    const auto x = random_vector(s.m * s.k, 4), w = random_vector(s.n * s.k, 5),
-               b = random_vector(s.n, 6);
-    std::vector<float> ref(s.m * s.n);
-    GemmArgs a{x.data(), w.data(), s.bias ? b.data() : nullptr, ref.data(), s.m, s.n, s.k};
-    gemm_reference(a);
-    for (Isa isa : available_isas())
-      for (WorkerPool* pool : std::vector<WorkerPool*>{&serial, &threads}) {
-        std::vector<float> out = poisoned(ref.size());
-        a.out = out.data();
-        gemm(a, *pool, isa);
-        EXPECT_EQ(count_nan(out), 0u) << s.why;
-        EXPECT_LT(rel_frobenius(out, ref), 1e-5) << to_string(isa) << ": " << s.why;
-      }
-  }
+  for (const BigShape& s : shapes) expect_gemm_matches_reference(s.m, s.n, s.k, s.bias, 4, s.why);
 }
 
 }  // namespace

@@ -22,24 +22,7 @@ TEST(Gemm, MatchesFp64ReferenceOnEveryIsaAndPool) {
   const std::vector<GemmShape> shapes = {
       {37, 100, 70, true}, {5, 64, 1, false}, {1, 3, 200, true}, {64, 130, 96, false},
       {sanitized() ? 20 : 96, 200, 160, true}};
-  SerialPool serial;
-  TestThreadPool threads(3);
-  for (const auto& s : shapes) {
-    const auto x = random_vector(s.m * s.k, 1), w = random_vector(s.n * s.k, 2),
-               b = random_vector(s.n, 3);
-    std::vector<float> ref(s.m * s.n);
-    GemmArgs a{x.data(), w.data(), s.bias ? b.data() : nullptr, ref.data(), s.m, s.n, s.k};
-    gemm_reference(a);
-    for (Isa isa : available_isas())
-      for (WorkerPool* pool : std::vector<WorkerPool*>{&serial, &threads}) {
-        std::vector<float> out = poisoned(ref.size());
-        a.out = out.data();
-        gemm(a, *pool, isa);
-        EXPECT_EQ(count_nan(out), 0u);
-        EXPECT_LT(rel_frobenius(out, ref), 1e-5)
-            << to_string(isa) << " m=" << s.m << " n=" << s.n << " k=" << s.k;
-      }
-  }
+  for (const auto& s : shapes) expect_gemm_matches_reference(s.m, s.n, s.k, s.bias, 1, "");
   // The reference itself on a hand case: [1 2] . [[3 4],[5 6]]^T + [1, -1] = [12, 16].
   const std::vector<float> x{1, 2}, w{3, 4, 5, 6}, b{1, -1};
   std::vector<float> out(2);
