@@ -29,6 +29,7 @@
 #include "harness/server/encoder_profiler.hpp"
 #include "harness/server/serve_command.hpp"
 #include "harness/server/server.hpp"
+#include "tests/server/inflight_bodies.hpp"
 #include "tests/server/raw_http.hpp"
 #include "tests/server/test_images.hpp"
 #include "tests/support/process.hpp"
@@ -133,26 +134,46 @@ TEST(HostileImages, OverBudgetImagesAreRefusedFromTheirHeaderBeforeAnyDecode) {
   server.stop();
 }
 
+// Holds the image lane's only thread (decode_threads = 1) in the profile handler, which runs on
+// that lane: the constructor installs the handler into the config the server is built from (this
+// object must outlive the server); hold() sends /start_profile and returns once the handler runs;
+// release() lets it answer 200 on holder().
+class ImageLaneHold {
+ public:
+  explicit ImageLaneHold(ServerConfig& config) {
+    config.decode_threads = 1;
+    config.profile = [this, released = released_](ProfileAction) {
+      entered_.set_value();
+      released.wait();
+      return ProfileReply{200, "{}"};
+    };
+  }
+  bool hold(const Server& server) {
+    holder_ = std::make_unique<RawConnection>(server.port());
+    if (!holder_->send_all(testing::post_request("/start_profile", ""))) return false;
+    entered_.get_future().wait();
+    return true;
+  }
+  void release() { release_.set_value(); }
+  RawConnection& holder() { return *holder_; }
+
+ private:
+  std::promise<void> release_;
+  std::shared_future<void> released_ = release_.get_future().share();
+  std::promise<void> entered_;
+  std::unique_ptr<RawConnection> holder_;
+};
+
 // The image lane is held (its one thread blocked in the profile handler, which runs there); a
 // text-only request is still answered, an image request waits for the lane, and a request whose
 // image key is spelt with a JSON escape (so the text lane takes it first) is sent on to the image
 // lane rather than decoded on the text lane.
 TEST(HostileImages, TextRequestsAreAnsweredWhileTheImageLaneIsHeld) {
   ServerConfig config = test_config();
-  config.decode_threads = 1;
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  std::promise<void> entered;
-  config.profile = [&, released](ProfileAction) {
-    entered.set_value();
-    released.wait();
-    return ProfileReply{200, "{}"};
-  };
+  ImageLaneHold lane(config);
   Server server(config);
   server.start();
-  RawConnection holder(server.port());
-  ASSERT_TRUE(holder.send_all(testing::post_request("/start_profile", "")));
-  entered.get_future().wait();  // the image lane's only thread is now held
+  ASSERT_TRUE(lane.hold(server));
 
   RawConnection image(server.port());
   ASSERT_TRUE(image.send_all(testing::post_request("/v1/chat/completions", image_chat(testing::data_url(32, 32, false)).dump())));
@@ -172,8 +193,8 @@ TEST(HostileImages, TextRequestsAreAnsweredWhileTheImageLaneIsHeld) {
   EXPECT_EQ(sneaky.read_some(1ms).value_or("EOF"), "");
   EXPECT_EQ(server.http_stats().decode_queue, 2);
 
-  release.set_value();
-  EXPECT_EQ(holder.read_response().status, 200);
+  lane.release();
+  EXPECT_EQ(lane.holder().read_response().status, 200);
   const auto image_answer = image.read_response(30000ms);
   EXPECT_EQ(image_answer.status, 200) << image_answer.body;
   const auto sneaky_answer = sneaky.read_response(30000ms);
@@ -185,22 +206,12 @@ TEST(HostileImages, TextRequestsAreAnsweredWhileTheImageLaneIsHeld) {
 
 TEST(HostileImages, TheDecodeQueueIsBoundedAndEachRequestHasADeadline) {
   ServerConfig config = test_config();
-  config.decode_threads = 1;
   config.max_decode_queue = 2;
   config.decode_timeout_ns = 1;  // expired as soon as queued
-  std::promise<void> release;
-  std::shared_future<void> released = release.get_future().share();
-  std::promise<void> entered;
-  config.profile = [&, released](ProfileAction) {
-    entered.set_value();
-    released.wait();
-    return ProfileReply{200, "{}"};
-  };
+  ImageLaneHold lane(config);
   Server server(config);
   server.start();
-  RawConnection holder(server.port());
-  ASSERT_TRUE(holder.send_all(testing::post_request("/start_profile", "")));
-  entered.get_future().wait();
+  ASSERT_TRUE(lane.hold(server));
   const std::string request = testing::post_request("/v1/chat/completions", image_chat(testing::data_url(32, 32, false)).dump());
   std::vector<std::unique_ptr<RawConnection>> queued;
   for (int i = 0; i < 2; ++i) {
@@ -216,7 +227,7 @@ TEST(HostileImages, TheDecodeQueueIsBoundedAndEachRequestHasADeadline) {
   EXPECT_EQ(error_code(full), "decode_queue_full") << full.body;
   EXPECT_EQ(full.headers.count("retry-after"), 1u);
   EXPECT_EQ(server.http_stats().decode_queue_rejections, 1);
-  release.set_value();
+  lane.release();
   // Their deadline passed while they waited: refused before their image is decoded.
   for (auto& c : queued) {
     const auto r = c->read_response(30000ms);
@@ -258,16 +269,11 @@ TEST(HostileBodies, ArrivedBytesAreHeldAndRefusedBeyondTheLimit) {
   Server server(config);
   server.start();
   // A has sent 900,000 bytes of its body: they are held.
-  RawConnection a(server.port());
-  ASSERT_TRUE(a.send_all(post_header(1'000'000) + "{\"model\":" + std::string(900'000 - 9, ' ')));
-  ASSERT_TRUE(eventually([&] { return server.http_stats().inflight_bytes == 900'000; }));
+  const auto a = testing::hold_arrived_body(server, 1'000'000, 900'000);
+  ASSERT_FALSE(::testing::Test::HasFailure());
   // B declares 700,000: it cannot fit beside what arrived, refused before its body is read.
-  RawConnection b(server.port());
-  ASSERT_TRUE(b.send_all(post_header(700'000)));
-  const auto refused = b.read_response();
-  ASSERT_EQ(refused.status, 503) << refused.body;
-  EXPECT_EQ(refused.headers.at("retry-after"), "1");
-  EXPECT_EQ(error_code(refused), "server_busy");
+  testing::expect_declared_body_refused(server, 700'000);
+  ASSERT_FALSE(::testing::Test::HasFailure());
   // C declares 500,000 (fits now), D 500,000 too (its bytes have not arrived); C's arrive and
   // fill the limit, then D's arriving bytes are refused mid-body.
   RawConnection c(server.port());
@@ -281,9 +287,9 @@ TEST(HostileBodies, ArrivedBytesAreHeldAndRefusedBeyondTheLimit) {
   EXPECT_EQ(mid_body.status, 503) << mid_body.body;
   EXPECT_EQ(error_code(mid_body), "server_busy");
   // A and C complete (invalid JSON: 400) and give their bytes back; B's retry then fits.
-  ASSERT_TRUE(a.send_all(std::string(100'000 - 1, ' ') + "}"));
+  ASSERT_TRUE(a->send_all(std::string(100'000 - 1, ' ') + "}"));
   ASSERT_TRUE(c.send_all("}"));
-  EXPECT_EQ(a.read_response().status, 400);
+  EXPECT_EQ(a->read_response().status, 400);
   EXPECT_EQ(c.read_response().status, 400);
   ASSERT_TRUE(eventually([&] { return server.http_stats().inflight_bytes == 0; }));
   EXPECT_EQ(post(server, text_chat().dump() + std::string(690'000, ' ')).status, 200);

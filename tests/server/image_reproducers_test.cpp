@@ -20,6 +20,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/server/server.hpp"
+#include "tests/server/inflight_bodies.hpp"
 #include "tests/server/raw_http.hpp"
 #include "tests/server/test_images.hpp"
 #include "tests/support/process.hpp"
@@ -159,7 +160,6 @@ TEST(ImageReproducers, TheIssuePnmIsRefusedNamingTheAcceptedFormats) {
 }
 
 using encbench::testing::eventually;
-using testing::post_header;
 
 TEST(InflightLimit, BeyondTheLimitIs503WithRetryAfterAndRecovers) {
   ServerConfig config = test_config();
@@ -169,24 +169,19 @@ TEST(InflightLimit, BeyondTheLimitIs503WithRetryAfterAndRecovers) {
   server.start();
   // A holds the 999,000 bytes of its body that have arrived (issue 37: bytes are held as they
   // arrive, so a declared but unsent body holds nothing; tests/server/hostile_peers_test.cpp).
-  RawConnection a(server.port());
-  ASSERT_TRUE(a.send_all(post_header(1'000'000) + "{\"model\":" + std::string(999'000 - 9, ' ')));
-  ASSERT_TRUE(eventually([&] { return server.http_stats().inflight_bytes == 999'000; }));
+  const auto a = testing::hold_arrived_body(server, 1'000'000, 999'000);
+  ASSERT_FALSE(::testing::Test::HasFailure());
   // B would take it to 1,599,000: refused before its body is read.
-  RawConnection b(server.port());
-  ASSERT_TRUE(b.send_all(post_header(600'000)));
-  const RawConnection::Response refused = b.read_response();
-  ASSERT_EQ(refused.status, 503) << refused.body;
-  EXPECT_EQ(refused.headers.at("retry-after"), "1");
-  EXPECT_EQ(json::parse(refused.body)["error"]["code"], "server_busy");
+  testing::expect_declared_body_refused(server, 600'000);
+  ASSERT_FALSE(::testing::Test::HasFailure());
   // Requests without a body, and small ones that fit, are still served.
   RawConnection health(server.port());
   ASSERT_TRUE(health.send_all(testing::get_request("/health")));
   EXPECT_EQ(health.read_response().status, 200);
   EXPECT_EQ(post(server, "{\"model\": 1}").status, 400);
   // A's body completes (an invalid request: 400); its bytes are given back.
-  ASSERT_TRUE(a.send_all(std::string(1'000, ' ')));
-  EXPECT_EQ(a.read_response().status, 400);
+  ASSERT_TRUE(a->send_all(std::string(1'000, ' ')));
+  EXPECT_EQ(a->read_response().status, 400);
   ASSERT_TRUE(eventually([&] { return server.http_stats().inflight_bytes == 0; }));
   // B's retry now fits.
   const std::string padded = chat_with_image("image/png", testing::encode_image(16, 16, false)) + std::string(500'000, ' ');
