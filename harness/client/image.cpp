@@ -71,28 +71,41 @@ bool base64_decode(std::string_view text, std::string& out) {
 RgbImage decode_image(std::string_view bytes, const std::string& what, std::int64_t max_pixels) {
   // The same decoders as the server (harness/imaging): a user's file is untrusted input too.
   try {
-    imaging::RgbImage decoded = imaging::decode_rgb(reinterpret_cast<const std::uint8_t*>(bytes.data()),
-                                                    bytes.size(), imaging::Limits{max_pixels});
-    return RgbImage{decoded.info.width, decoded.info.height, std::move(decoded.rgb)};
+    return imaging::decode_rgb(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size(),
+                               imaging::Limits{max_pixels});
   } catch (const imaging::DecodeError& e) {
     throw InvalidInput("cannot decode image " + what + ": " + e.what());
   }
 }
 
 std::string encode_jpeg(const RgbImage& image, int quality) {
-  return imaging::encode_jpeg(image.rgb.data(), image.width, image.height, quality);
+  return imaging::encode_jpeg(image.rgb.data(), image.info.width, image.info.height, quality);
 }
 
 std::string encode_png(const RgbImage& image) {
-  return imaging::encode_png(image.rgb.data(), image.width, image.height, 3);
+  return imaging::encode_png(image.rgb.data(), image.info.width, image.info.height, 3);
 }
 
 std::string jpeg_data_url(std::string_view jpeg_bytes) {
   return "data:image/jpeg;base64," + base64_encode(jpeg_bytes);
 }
 
+namespace {
+
+// Zeroed pixels of a generated (not decoded) image.
+RgbImage rgb_canvas(int width, int height) {
+  RgbImage image;
+  image.info.width = width;
+  image.info.height = height;
+  image.info.channels_in_file = 3;
+  image.rgb.assign(static_cast<std::size_t>(width) * height * 3, 0);
+  return image;
+}
+
+}  // namespace
+
 RgbImage synthetic_image(int width, int height, std::uint64_t seed) {
-  RgbImage image{width, height, std::vector<std::uint8_t>(static_cast<std::size_t>(width) * height * 3)};
+  RgbImage image = rgb_canvas(width, height);
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<int> colour(0, 255);
   const int c0[3] = {colour(rng), colour(rng), colour(rng)};
@@ -124,7 +137,7 @@ RgbImage synthetic_image(int width, int height, std::uint64_t seed) {
 }
 
 RgbImage noise_image(int width, int height, std::uint64_t seed) {
-  RgbImage image{width, height, std::vector<std::uint8_t>(static_cast<std::size_t>(width) * height * 3)};
+  RgbImage image = rgb_canvas(width, height);
   std::mt19937_64 rng(seed);
   std::size_t i = 0;
   for (; i + 8 <= image.rgb.size(); i += 8) {

@@ -7,12 +7,13 @@
 #include <string_view>
 #include <vector>
 
+#include "harness/imaging/decode.hpp"
+
 namespace encbench::client {
 
-struct RgbImage {
-  int width = 0, height = 0;
-  std::vector<std::uint8_t> rgb;  // width*height*3, row-major
-};
+// The decoder's image (info.width, info.height, rgb: width*height*3, row-major): one RGB image
+// type for the server and the client. Synthetic images have info.format unknown.
+using imaging::RgbImage;
 
 std::string base64_encode(std::string_view bytes);
 // Returns false on characters outside the base64 alphabet (whitespace is skipped).

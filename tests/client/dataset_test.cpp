@@ -86,8 +86,8 @@ TEST(Dataset, VisionArenaBenchLayoutFromGeneratedJsonl) {
     EXPECT_EQ(s.prompt, rows[s.source_row]["turns"][0][0]["content"].get<std::string>());
     ASSERT_EQ(s.image_urls.size(), 1u);
     const RgbImage img = decode_data_url(s.image_urls[0]);
-    EXPECT_EQ(img.width, 64);
-    EXPECT_EQ(img.height, 48);
+    EXPECT_EQ(img.info.width, 64);
+    EXPECT_EQ(img.info.height, 48);
     EXPECT_EQ(s.output_len, 128);
   }
   // Shuffled with the seed: deterministic, and a different seed gives another order.
@@ -123,7 +123,7 @@ TEST(Dataset, VisionArenaChatLayoutFromDirectoryWithPathImagesAndOversampling) {
   for (const auto& s : ds.samples) {
     EXPECT_NE(s.prompt.find("(sample "), std::string::npos);
     EXPECT_EQ(s.output_len, 33);
-    EXPECT_EQ(decode_data_url(s.image_urls.at(0)).width, 32);
+    EXPECT_EQ(decode_data_url(s.image_urls.at(0)).info.width, 32);
   }
   cfg.oversample = false;
   EXPECT_EQ(load_dataset(cfg).samples.size(), 3u);
@@ -151,8 +151,8 @@ TEST(Dataset, JsonArrayAndImageForms) {
   cfg.shuffle = false;
   const Dataset ds = load_dataset(cfg);
   ASSERT_EQ(ds.samples.size(), 3u);
-  EXPECT_EQ(decode_data_url(ds.samples[0].image_urls[0]).width, 20);  // PNG bytes -> RGB -> JPEG
-  EXPECT_EQ(decode_data_url(ds.samples[1].image_urls[0]).height, 10); // relative path
+  EXPECT_EQ(decode_data_url(ds.samples[0].image_urls[0]).info.width, 20);  // PNG bytes -> RGB -> JPEG
+  EXPECT_EQ(decode_data_url(ds.samples[1].image_urls[0]).info.height, 10); // relative path
   EXPECT_EQ(ds.samples[2].image_urls[0], "https://example.com/x.jpg"); // remote URLs pass through
 }
 
@@ -177,8 +177,8 @@ TEST(Dataset, RandomMmIsDeterministicWithRequestedSizes) {
     EXPECT_EQ(a.samples[i].output_len, 9);
     ASSERT_EQ(a.samples[i].image_urls.size(), 2u);
     const RgbImage img = decode_data_url(a.samples[i].image_urls[0]);
-    EXPECT_EQ(img.width, 40);
-    EXPECT_EQ(img.height, 24);
+    EXPECT_EQ(img.info.width, 40);
+    EXPECT_EQ(img.info.height, 24);
   }
   cfg.seed = 6;
   EXPECT_NE(load_dataset(cfg).samples[0].prompt, a.samples[0].prompt);
