@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <exception>
 
+#include "harness/core/clock.hpp"
 #include "harness/core/error.hpp"
 #include "harness/trace/analyze_command.hpp"
 #include "harness/trace/replay_model.hpp"
@@ -13,13 +14,9 @@
 namespace encbench::scenario {
 namespace {
 
-bool ends_with(const std::string& text, const std::string& suffix) {
-  return text.size() >= suffix.size() && text.compare(text.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 bool is_trace_name(const std::string& name) {
   for (const char* suffix : {".trace.json", ".trace.json.gz", "trace_view.json"})
-    if (ends_with(name, suffix)) return true;
+    if (name.ends_with(suffix)) return true;
   return false;
 }
 
@@ -27,15 +24,13 @@ bool is_trace_name(const std::string& name) {
 // (~1.5 GiB at most); past it the round's analysis is noted as failed, not the A/B.
 const trace::ReadLimits kRoundTraceLimits{.max_events = trace::kDefaultAnalyzeMaxEvents};
 
-double ms(Nanos ns) { return static_cast<double>(ns) / 1e6; }
-
 nlohmann::json device_summary(const trace::DeviceReport& d) {
   nlohmann::json by_class = nlohmann::json::object();
-  for (const auto& [cls, ns] : d.gaps.idle_ns_by_class) by_class[std::string(timeline::to_string(cls))] = ms(ns);
+  for (const auto& [cls, ns] : d.gaps.idle_ns_by_class) by_class[std::string(timeline::to_string(cls))] = ns_to_ms(ns);
   return {{"device", d.device},
           {"label", d.label},
-          {"busy_ms", ms(d.gaps.busy_ns)},
-          {"idle_ms", ms(d.gaps.idle_ns)},
+          {"busy_ms", ns_to_ms(d.gaps.busy_ns)},
+          {"idle_ms", ns_to_ms(d.gaps.idle_ns)},
           {"idle_pct", 100.0 * d.gaps.idle_fraction},
           {"ops", d.gaps.op_count},
           {"idle_ms_by_class", by_class}};
