@@ -4,8 +4,8 @@
 - harness/scenario/ includes nothing from harness/server/ but request parsing
   (openai_request.hpp), and its library does not link encbench_server (the CLI starts the live
   servers: harness/cli/preset_server.*);
-- the lower rooms (core, imaging, timeline, trace_read, device, encoder, serving) include nothing
-  from scenario/, server/ or cli/;
+- the rooms below them (core, imaging, timeline, trace_read, device, device_cuda, encoder,
+  serving, tokenizer, client, trace) include nothing from scenario/, server/ or cli/;
 - nothing outside harness/cli/ includes harness/cli/.
 
     scripts/check-layering.py [--source DIR]     (DIR: the source tree; default: this script's)
@@ -15,7 +15,8 @@ import os
 import re
 import sys
 
-LOWER_ROOMS = ['core', 'imaging', 'timeline', 'trace_read', 'device', 'encoder', 'serving']
+LOWER_ROOMS = ['core', 'imaging', 'timeline', 'trace_read', 'device', 'device_cuda', 'encoder', 'serving',
+               'tokenizer', 'client', 'trace']
 SCENARIO_MAY_INCLUDE_FROM_SERVER = {'harness/server/openai_request.hpp'}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
