@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/cli/preset_server.hpp"
 #include "harness/scenario/preset_ab.hpp"
 #include "harness/server/serve_command.hpp"
 #include "harness/server/server.hpp"
@@ -27,6 +28,7 @@ std::string trace_device() {
 
 scenario::ClosedLoopOptions small_loop(const std::filesystem::path& dir) {
   scenario::ClosedLoopOptions o;
+  o.start_server = cli::start_preset_server;  // the real-clock case: encbench serve in-process
   o.device = trace_device();
   o.profiles_dir = source_dir() / "scenarios/devices";
   o.presets = {"baseline", "optimized"};
