@@ -281,6 +281,8 @@ nlohmann::json preset_result_json(const PresetAbOptions& o, const LiveAbRounds& 
     for (const LiveArmRound& r : rounds.by_arm[a])
       list.push_back({{"round", r.round}, {"position", r.position}, {"serving", r.serving},
                       {"server_engine_delta", r.server_side.value("server_engine_delta", nlohmann::json::object())},
+                      {"server_api_server_delta",
+                       r.server_side.value("server_api_server_delta", nlohmann::json::object())},
                       {"server", r.server}});
     arms.push_back({{"preset", o.presets[a]}, {"rounds", list}, {"server_engine_delta", totals[a]}});
     if (!op_times[a].empty()) arms.back()["measured_op_times"] = op_time_counts_json(op_times[a]);
