@@ -267,6 +267,8 @@ server::ServeOptions preset_serve_options(const PresetAbOptions& o, const std::s
   so.max_num_encoder_input_tokens = o.max_num_encoder_input_tokens;
   so.serving_model = o.serving_model;
   so.async_scheduling = o.async_scheduling;
+  so.api_server_model = o.api_server_model;
+  so.api_server_count = o.api_server_count;
   so.seed = o.seed;
   // In the round's directory: the A/B picks the trace up for its idle-gap analysis.
   so.profile_dir = round_dir / "profile";

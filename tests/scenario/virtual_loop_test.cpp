@@ -152,6 +152,37 @@ TEST(VirtualClosedLoop, AgreesWithTheLiveServerAndClientWithin3Percent) {
   }
 }
 
+TEST(VirtualClosedLoop, TheServingModelsApiServerStageAndItsOverrides) {
+  const auto dir = temp_dir("api-server");
+  scenario::ClosedLoopOptions o = small_scenario(dir);
+  o.clock = "virtual";
+  const auto api = dir / "api-fixed.json";
+  std::ofstream(api) << R"({"schema": "encbench-api-server", "schema_version": 1, "name": "fixed",
+    "request_ms": {"value": 150, "source": "test"}})";
+  o.serving_model = write_serving_model(dir, 20, api);
+  std::ostringstream out, progress;
+  const auto engine = [&](const scenario::ClosedLoopOptions& opts, const char* key) {
+    scenario::ClosedLoopOptions run = opts;
+    run.result_file = dir / (std::string(key) + ".json");
+    return scenario::run_closed_loop(run, {"test"}, out, progress).result["arms"][0]["seeds"][0];
+  };
+  const auto with = engine(o, "with");
+  EXPECT_NEAR(with["engine"]["api_server_ms"].get<double>(), 24 * 150.0, 1e-6);  // the serving model's
+  o.api_server_model = "none";
+  const auto none = engine(o, "none");
+  EXPECT_EQ(none["engine"]["api_server_ms"].get<double>(), 0.0);
+  // 4 req/s against 150 ms: the stage adds at least its cost to every TTFT, and a little queueing.
+  const double added = with["serving"]["mean_ttft_ms"].get<double>() - none["serving"]["mean_ttft_ms"].get<double>();
+  EXPECT_GT(added, 150.0 - 40.0);  // a request may also fall in a different engine step (20+ ms)
+  EXPECT_LT(added, 150.0 + with["engine"]["api_server_queue_ms"].get<double>() / 24 + 60.0);
+  o.api_server_model = api.string();
+  o.api_server_count = 0;
+  EXPECT_EQ(engine(o, "zero")["engine"]["api_server_ms"].get<double>(), 0.0);
+  o.api_server_count = 2;  // two processes: less queueing than one
+  EXPECT_LE(engine(o, "two")["engine"]["api_server_queue_ms"].get<double>(),
+            with["engine"]["api_server_queue_ms"].get<double>());
+}
+
 TEST(VirtualClosedLoop, RefusesWhatItCannotRun) {
   const auto dir = temp_dir("bad");
   scenario::ClosedLoopOptions o = small_scenario(dir);
