@@ -63,7 +63,8 @@ SharedModel build_shared_model(const ClosedLoopOptions& o) {
   // sim:<profile> or trace:FILE[@PROFILE]: the LM step's roofline uses the device's profile.
   const device::SimProfile profile = device::load_sim_profile(device::sim_profile_name(o.device), profiles);
   m.api_server = serving::load_api_server_model(
-      o.api_server_model.empty() ? m.serving.api_server : o.api_server_model, profiles.parent_path());
+      o.api_server_model.empty() ? m.serving.api_server : o.api_server_model, profiles.parent_path(),
+      device::default_profiles_dir().parent_path());
   if (o.api_server_count != -1) serving::set_api_server_count(m.api_server, o.api_server_count, "--api-server-count");
   const std::filesystem::path model_file = encoder::find_model_file(o.model);
   serving::LanguageModelDims dims;
