@@ -68,6 +68,8 @@ server::ServeOptions serve_options(const scenario::PresetServerSpec& spec) {
   so.max_num_encoder_input_tokens = spec.max_num_encoder_input_tokens;
   so.serving_model = spec.serving_model;
   so.async_scheduling = spec.async_scheduling;
+  so.api_server_model = spec.api_server_model;
+  so.api_server_count = spec.api_server_count;
   so.seed = spec.seed;
   so.profile_dir = spec.profile_dir;
   so.enable_profiling = spec.enable_profiling;

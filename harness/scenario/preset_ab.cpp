@@ -187,6 +187,8 @@ PresetServerSpec preset_server_spec(const PresetAbOptions& o, const std::string&
   spec.max_num_encoder_input_tokens = o.max_num_encoder_input_tokens;
   spec.serving_model = o.serving_model;
   spec.async_scheduling = o.async_scheduling;
+  spec.api_server_model = o.api_server_model;
+  spec.api_server_count = o.api_server_count;
   spec.seed = o.seed;
   // In the round's directory: the A/B picks the trace up for its idle-gap analysis.
   spec.profile_dir = round_dir / "profile";

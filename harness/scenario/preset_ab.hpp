@@ -45,6 +45,8 @@ struct PresetServerSpec {
   std::int64_t max_num_encoder_input_tokens = 0;
   std::filesystem::path serving_model;
   bool async_scheduling = true;
+  std::string api_server_model;  // PresetAbOptions::api_server_model
+  int api_server_count = -1;
   std::uint64_t seed = 0;
   std::filesystem::path profile_dir;        // the round's directory: the A/B reads the trace there
   bool enable_profiling = false;            // /start_profile and /stop_profile exist only when asked
@@ -98,6 +100,11 @@ struct PresetAbOptions {
   std::filesystem::path serving_model;      // serving/serving_model.hpp; "" = the LM roofline
   std::string model_set;                    // name=value overrides of the serving model
   bool async_scheduling = true;
+  // vLLM's API-server stage (serving/api_server_model.hpp), both clocks: "" = the serving model's
+  // (none without one), else none | a name in scenarios/serving/api-server | a path; processes:
+  // -1 = the model's.
+  std::string api_server_model;
+  int api_server_count = -1;
   // vLLM's encoder budget per step; 0 = max(max_num_batched_tokens, tokens of the largest image).
   std::int64_t max_num_encoder_input_tokens = 0;
   // Published numbers this scenario reproduces: {"source", "role", "before": {metric: value},

@@ -263,7 +263,8 @@ void apply_api_server(const ServeOptions& o, const std::optional<serving::Servin
   const std::filesystem::path profiles = !o.profiles_dir.empty() && std::filesystem::is_directory(o.profiles_dir)
                                              ? o.profiles_dir
                                              : device::default_profiles_dir();
-  config.api_server = serving::load_api_server_model(name, profiles.parent_path());
+  config.api_server =
+      serving::load_api_server_model(name, profiles.parent_path(), device::default_profiles_dir().parent_path());
   if (o.api_server_count != -1) serving::set_api_server_count(config.api_server, o.api_server_count, "--api-server-count");
   require(!(o.null_mode && config.api_server.enabled()), "--null has no engine: it takes no API-server stage "
                                                          "(--api-server-model none or --api-server-count 0)");

@@ -99,11 +99,15 @@ nlohmann::json to_json(const ApiServerModel& model) {
   return j;
 }
 
-ApiServerModel load_api_server_model(const std::string& name_or_path, const fs::path& scenarios_dir) {
+ApiServerModel load_api_server_model(const std::string& name_or_path, const fs::path& scenarios_dir,
+                                     const fs::path& fallback_scenarios_dir) {
   if (name_or_path == "none") return ApiServerModel{};
   require(!name_or_path.empty(), "API-server model: empty name (none, a name in scenarios/serving/api-server or a path)");
   const bool is_path = name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json");
-  const fs::path dir = scenarios_dir / "serving" / "api-server";
+  fs::path dir = scenarios_dir / "serving" / "api-server";
+  if (!is_path && !fallback_scenarios_dir.empty() && !fs::is_regular_file(dir / (name_or_path + ".json")) &&
+      fs::is_regular_file(fallback_scenarios_dir / "serving" / "api-server" / (name_or_path + ".json")))
+    dir = fallback_scenarios_dir / "serving" / "api-server";
   const fs::path path = is_path ? fs::path(name_or_path) : dir / (name_or_path + ".json");
   if (!fs::is_regular_file(path)) {
     std::vector<std::string> names;

@@ -54,8 +54,11 @@ inline constexpr int kMaxApiServers = 1024;
 // naming the origin and key for an unknown key, a missing source, or a value outside its range.
 ApiServerModel parse_api_server_model(const nlohmann::json& doc, const std::string& origin);
 nlohmann::json to_json(const ApiServerModel& model);
-// "none" (no stage), a name in <scenarios_dir>/serving/api-server, or a path to a JSON file.
-ApiServerModel load_api_server_model(const std::string& name_or_path, const std::filesystem::path& scenarios_dir);
+// "none" (no stage), a name in <scenarios_dir>/serving/api-server (else in the fallback's: a
+// user's or a fit's own scenarios folder without api-server/ still finds the shipped models), or a
+// path to a JSON file.
+ApiServerModel load_api_server_model(const std::string& name_or_path, const std::filesystem::path& scenarios_dir,
+                                     const std::filesystem::path& fallback_scenarios_dir = {});
 // --api-server-count N on top of a model: N in [0, kMaxApiServers]; 0 turns the stage off.
 void set_api_server_count(ApiServerModel& model, int count, const std::string& origin);
 

@@ -581,6 +581,9 @@ TEST_F(ServerTest, ApiServerStageHoldsARequestForItsModelledCost) {
   // What the server added is the modelled cost less its own parse (and the body's transfer).
   EXPECT_GT(a.held_ns, 0);
   EXPECT_LE(a.held_ns + a.parse_ns, cost);
+  const auto metrics = exchange(testing::get_request("/metrics"));
+  EXPECT_NE(metrics.body.find("encbench:api_server_requests_total 1\n"), std::string::npos) << metrics.body;
+  EXPECT_NE(metrics.body.find("encbench:api_server_overruns_total 0\n"), std::string::npos);
 }
 
 TEST_F(ServerTest, ApiServerStageServesABurstInTurnAndTwoProcessesHalveTheQueue) {

@@ -109,6 +109,11 @@ TEST(ApiServerModel, ShippedModelCostsWhatItsCoefficientsSay) {
   EXPECT_NEAR(static_cast<double>(m.request_cost_ns(0, 1000) - m.request_cost_ns(0, 0)),
               1000 * m.prompt_us_per_token.value * 1e3, 1.0);
   EXPECT_FALSE(load_api_server_model("none", scenarios_dir()).enabled());
+  // A scenarios folder of its own without api-server/ (a fit's per-evaluation copy) falls back.
+  const fs::path own = temp_dir() / "own-scenarios";
+  fs::create_directories(own);
+  EXPECT_EQ(load_api_server_model("vllm-qwen-vl", own, scenarios_dir()).processes(), 1);
+  EXPECT_THROW((void)load_api_server_model("vllm-qwen-vl", own), InvalidInput);
 }
 
 TEST(ApiServerModel, BadFilesNameTheFileKeyAndRange) {
