@@ -89,50 +89,45 @@ constexpr const char* kPointKeys[] = {"request_throughput", "output_throughput",
 constexpr const char* kDetailedKeys[] = {"input_lens", "output_lens", "ttfts", "itls", "latencies", "start_times",
                                          "queue_times", "errors"};
 
-nlohmann::json detailed_requests(const ArmSeed& s) {
-  nlohmann::json d = {{"seed", s.seed}};
+nlohmann::json detailed_requests(std::uint64_t seed, const nlohmann::json& serving) {
+  nlohmann::json d = {{"seed", seed}};
   for (const char* key : kDetailedKeys)
-    if (s.serving.contains(key)) d[key] = s.serving[key];
+    if (serving.contains(key)) d[key] = serving[key];
   return d;
 }
 
 // One arm at one load point: the seeds' mean of every key (with min and max), and goodput;
 // with save_detailed, the requests of every seed.
 nlohmann::json arm_point(const std::vector<ArmSeed>& seeds, const std::vector<SloTerm>& slo, bool save_detailed) {
+  std::vector<nlohmann::json> serving;
+  for (const ArmSeed& s : seeds) serving.push_back(serving_json(s));
   nlohmann::json p = nlohmann::json::object();
   for (const char* key : kPointKeys) {
     std::vector<double> xs;
-    for (const ArmSeed& s : seeds) xs.push_back(s.serving.value(key, 0.0));
+    for (const nlohmann::json& s : serving) xs.push_back(s.value(key, 0.0));
     p[key] = {{"mean", stats::mean(xs)}, {"min", *std::min_element(xs.begin(), xs.end())},
               {"max", *std::max_element(xs.begin(), xs.end())}};
   }
   if (!slo.empty()) {
     std::vector<double> xs;
     bool all_meet = true;
-    for (const ArmSeed& s : seeds) {
-      xs.push_back(goodput(s.serving, slo));
-      all_meet = all_meet && meets_slo(slo, s.serving);
+    for (const nlohmann::json& s : serving) {
+      xs.push_back(goodput(s, slo));
+      all_meet = all_meet && meets_slo(slo, s);
     }
     p["goodput"] = {{"mean", stats::mean(xs)}};
     p["meets_slo"] = all_meet;
   }
   if (save_detailed) {
     p["detailed"] = nlohmann::json::array();
-    for (const ArmSeed& s : seeds) p["detailed"].push_back(detailed_requests(s));
+    for (std::size_t k = 0; k < seeds.size(); ++k) p["detailed"].push_back(detailed_requests(seeds[k].seed, serving[k]));
   }
   return p;
 }
 
 // The B-vs-A verdicts of one point (pooled seeds, the live loop's comparison).
 nlohmann::json point_verdicts(const std::vector<std::vector<ArmSeed>>& by_arm, const std::vector<std::string>& presets) {
-  std::vector<std::vector<nlohmann::json>> serving(by_arm.size());
-  std::vector<std::vector<std::string>> names(by_arm.size());
-  for (std::size_t a = 0; a < by_arm.size(); ++a)
-    for (const ArmSeed& r : by_arm[a]) {
-      serving[a].push_back(r.serving);
-      names[a].push_back(presets[a] + " seed " + std::to_string(r.seed));
-    }
-  const reports::Comparison c = compare_pooled_arms(serving, names);
+  const reports::Comparison c = compare_seeds(presets, by_arm);
   nlohmann::json v = nlohmann::json::object();
   for (const auto& row : c.rows) {
     if (row.name != "mean_ttft_ms" && row.name != "p99_ttft_ms" && row.name != "mean_tpot_ms" &&
@@ -239,7 +234,7 @@ namespace {
 double capacity(VirtualExperiment& experiment, std::size_t arm, const ClosedLoopOptions& o,
                 const std::vector<SloTerm>& slo, std::uint64_t seed, int bisections) {
   const auto passes = [&](double rate) {
-    return meets_slo(slo, experiment.run(arm, at_load(o, "request-rate", rate), seed).serving);
+    return meets_slo(slo, serving_json(experiment.run(arm, at_load(o, "request-rate", rate), seed)));
   };
   double good = 0, bad = 0.25;
   while (passes(bad)) {
@@ -431,17 +426,19 @@ ClosedLoopRun run_live_sweep(const client::BenchConfig& base, const SweepOptions
     else c.max_concurrency = static_cast<int>(value);
     c.save_detailed = true;  // per-request arrays for goodput, kept only in this point's memory
     progress << "[sweep] " << w.sweep.variable << " " << number(value) << " against " << client::base_url(c) << std::endl;
-    const client::BenchResult r = client::run_benchmark(c);
+    client::BenchResult r = client::run_benchmark(c);
     client::print_vllm_block(out, c, r);
+    const std::string saturated = over_saturation(c, r);
+    const bool was_interrupted = r.run.interrupted;
     ArmSeed arm;
-    arm.serving = client::to_vllm_json(c, r);
+    arm.config = c;
+    arm.result = std::move(r);
     nlohmann::json point = {{"variable", w.sweep.variable},
                             {"value", std::isinf(value) ? nlohmann::json("inf") : nlohmann::json(value)},
                             {"arms", nlohmann::json::array({arm_point({arm}, w.slo, w.save_detailed)})},
                             {"verdicts", nlohmann::json::object()}};
-    const std::string saturated = over_saturation(c, r);
     if (!saturated.empty()) point["over_saturated"] = saturated;
-    return std::make_tuple(point, r.run.interrupted, saturated);
+    return std::make_tuple(point, was_interrupted, saturated);
   };
   for (const double value : w.sweep.values) {
     auto [point, was_interrupted, saturated] = run_point(value);

@@ -151,9 +151,9 @@ TEST(Sweep, CapacityMeetsTheSloAndTwiceItDoesNot) {
     ASSERT_LT(capacity, 1024.0);
     scenario::ClosedLoopOptions at = o;
     at.request_rate = capacity;
-    EXPECT_TRUE(scenario::meets_slo(w.slo, experiment.run(arm, at, o.seed).serving)) << capacity;
+    EXPECT_TRUE(scenario::meets_slo(w.slo, scenario::serving_json(experiment.run(arm, at, o.seed)))) << capacity;
     at.request_rate = 2 * capacity;
-    EXPECT_FALSE(scenario::meets_slo(w.slo, experiment.run(arm, at, o.seed).serving)) << capacity;
+    EXPECT_FALSE(scenario::meets_slo(w.slo, scenario::serving_json(experiment.run(arm, at, o.seed)))) << capacity;
   }
   EXPECT_NE(out.str().find("capacity at ttft p99 <= 400 ms"), std::string::npos) << out.str();
 }
