@@ -105,14 +105,22 @@ AccuracyReport verify_config(device::Device& device, const ResolvedRun& resolved
 }
 }  // namespace
 
-ConfigRun run_config(device::Device& device, device::Device* verify_device, const ResolvedRun& resolved,
-                     const RunOptions& options, const std::string& label, const Toggles& toggles) {
+namespace {
+// The encoder of one configuration, as the options ask for it.
+EncoderConfig encoder_config(const ResolvedRun& resolved, const RunOptions& o, const Toggles& toggles) {
   EncoderConfig cfg;
   cfg.model = resolved.model;
   cfg.toggles = toggles;
-  cfg.mlp = options.mlp;
-  cfg.seed = options.seed;
-  cfg.kernel_wait_threshold_ns = static_cast<Nanos>(std::llround(options.kernel_wait_threshold_us * 1e3));
+  cfg.mlp = o.mlp;
+  cfg.seed = o.seed;
+  cfg.kernel_wait_threshold_ns = static_cast<Nanos>(std::llround(o.kernel_wait_threshold_us * 1e3));
+  return cfg;
+}
+}  // namespace
+
+ConfigRun run_config(device::Device& device, device::Device* verify_device, const ResolvedRun& resolved,
+                     const RunOptions& options, const std::string& label, const Toggles& toggles) {
+  EncoderConfig cfg = encoder_config(resolved, options, toggles);
   // Host weights are only needed by the reference path, on the device that verifies.
   cfg.keep_host_weights = options.verify && verify_device == nullptr;
   ConfigRun run;
@@ -187,12 +195,7 @@ int run_encode(const EncodeOptions& options, const std::vector<std::string>& arg
 namespace {
 
 EncoderConfig ab_encoder_config(const ResolvedRun& resolved, const RunOptions& o, const Toggles& t) {
-  EncoderConfig cfg;
-  cfg.model = resolved.model;
-  cfg.toggles = t;
-  cfg.mlp = o.mlp;
-  cfg.seed = o.seed;
-  cfg.kernel_wait_threshold_ns = static_cast<Nanos>(std::llround(o.kernel_wait_threshold_us * 1e3));
+  EncoderConfig cfg = encoder_config(resolved, o, t);
   cfg.keep_host_weights = false;  // verification builds its own runner
   return cfg;
 }
