@@ -72,6 +72,7 @@ nlohmann::json arm_json(const std::string& preset, const std::vector<ArmSeed>& s
 }  // namespace
 
 nlohmann::json print_virtual_ab(std::ostream& out, const ClosedLoopOptions& o, const VirtualAbRecord& record,
+                                const std::vector<std::vector<nlohmann::json>>& serving,
                                 const reports::Comparison& comparison) {
   const auto& by_arm = record.by_arm;
   for (std::size_t a = 0; a < by_arm.size(); ++a)
@@ -83,14 +84,14 @@ nlohmann::json print_virtual_ab(std::ostream& out, const ClosedLoopOptions& o, c
   out << reports::render_terminal(comparison);
   print_op_time_counts(out, o.presets, record.op_times);
   if (o.published.is_null()) return nullptr;
-  return print_published_comparison(out, o.published, o.presets, serving_json(by_arm));
+  return print_published_comparison(out, o.published, o.presets, serving);
 }
 
 nlohmann::json virtual_ab_json(const ClosedLoopOptions& o, const VirtualAbRecord& record,
+                               const std::vector<std::vector<nlohmann::json>>& serving,
                                const reports::Comparison& comparison, const nlohmann::json& published,
                                const std::vector<std::string>& argv) {
   nlohmann::json arms = nlohmann::json::array();
-  const auto serving = serving_json(record.by_arm);
   for (std::size_t a = 0; a < record.by_arm.size(); ++a)
     arms.push_back(arm_json(o.presets[a], record.by_arm[a], serving[a], record.op_times[a]));
   nlohmann::json doc = make_result_envelope("encbench-closed-loop", 3, argv, o.device);

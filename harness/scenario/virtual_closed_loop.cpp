@@ -165,11 +165,17 @@ void print_seed_progress(std::ostream& progress, const ClosedLoopOptions& load, 
 }  // namespace
 
 reports::Comparison compare_seeds(const std::vector<std::string>& presets,
-                                  const std::vector<std::vector<ArmSeed>>& by_arm) {
+                                  const std::vector<std::vector<ArmSeed>>& by_arm,
+                                  const std::vector<std::vector<nlohmann::json>>& serving) {
   std::vector<std::vector<std::string>> names(by_arm.size());
   for (std::size_t a = 0; a < by_arm.size(); ++a)
     for (const ArmSeed& r : by_arm[a]) names[a].push_back(presets[a] + " seed " + std::to_string(r.seed));
-  return compare_pooled_arms(serving_json(by_arm), names);
+  return compare_pooled_arms(serving, names);
+}
+
+reports::Comparison compare_seeds(const std::vector<std::string>& presets,
+                                  const std::vector<std::vector<ArmSeed>>& by_arm) {
+  return compare_seeds(presets, by_arm, serving_json(by_arm));
 }
 
 nlohmann::json engine_json(const serving::VirtualEngineCounters& c) {
@@ -323,10 +329,12 @@ ClosedLoopRun run_virtual_closed_loop(const ClosedLoopOptions& o, const std::vec
   record.model = {{"description", experiment.description()},
                   {"serving_model", serving::to_json(experiment.serving_model())},
                   {"workload", experiment.workload() ? to_json(*experiment.workload()) : nlohmann::json(nullptr)}};
+  // vLLM's keys of every seed, once for the comparison and both reporters.
+  const std::vector<std::vector<nlohmann::json>> serving = serving_json(record.by_arm);
   // Pooled comparison over the seeds, as the live loop pools its rounds.
-  const reports::Comparison comparison = compare_seeds(o.presets, record.by_arm);
-  const nlohmann::json published = print_virtual_ab(out, o, record, comparison);
-  nlohmann::json doc = virtual_ab_json(o, record, comparison, published, argv);
+  const reports::Comparison comparison = compare_seeds(o.presets, record.by_arm, serving);
+  const nlohmann::json published = print_virtual_ab(out, o, record, serving, comparison);
+  nlohmann::json doc = virtual_ab_json(o, record, serving, comparison, published, argv);
   if (!o.timeline_html.empty()) {
     // The first seed, whose steps and traces run_all kept.
     std::vector<ArmSeed> detailed;

@@ -70,6 +70,10 @@ class VirtualExperiment {
 // "<preset> seed <n>".
 reports::Comparison compare_seeds(const std::vector<std::string>& presets,
                                   const std::vector<std::vector<ArmSeed>>& by_arm);
+// The same when the caller already has serving_json(by_arm).
+reports::Comparison compare_seeds(const std::vector<std::string>& presets,
+                                  const std::vector<std::vector<ArmSeed>>& by_arm,
+                                  const std::vector<std::vector<nlohmann::json>>& serving);
 
 // Scalar keys of a serving result (what files keep; per-request arrays dropped).
 nlohmann::json summary_of(const nlohmann::json& serving);
