@@ -1,7 +1,7 @@
 #pragma once
 // `encbench encode` and `encbench ab` as library functions: resolve options into configs, run
-// forwards on a device, verify, analyse gaps, and produce the result JSON and human summary.
-// The CLI only parses flags into these structs.
+// forwards on a device, verify, and record what they measured (encode_report.hpp turns the
+// records into the result JSON and the human summary). The CLI only parses flags into these structs.
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
@@ -97,11 +97,7 @@ ConfigRun run_config(device::Device& device, device::Device* verify_device, cons
 // device (a new sim device with verify on for modelled devices).
 std::unique_ptr<device::Device> make_verify_device(const ResolvedRun& resolved, device::Device& measured);
 
-// The "encbench-encode"/1 body (without the envelope) of one configuration.
-nlohmann::json encode_body(const ResolvedRun& resolved, const RunOptions& options,
-                           const device::DeviceInfo& info, const ConfigRun& run);
-std::string encode_summary(const ResolvedRun& resolved, const RunOptions& options,
-                           const device::DeviceInfo& info, const ConfigRun& run);
+// The result JSON and the summaries are encode_report.hpp's reporters.
 
 // Exit code: 0 ok, 1 accuracy FAIL. Prints the summary to `out`; writes --json / --trace.
 int run_encode(const EncodeOptions& options, const std::vector<std::string>& argv, std::ostream& out);

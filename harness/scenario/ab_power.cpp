@@ -1,3 +1,4 @@
+#include "harness/core/number_format.hpp"
 #include "harness/scenario/ab_power.hpp"
 
 #include <algorithm>
@@ -70,10 +71,7 @@ std::optional<double> within_round_variance_of_mean(const reports::Metric& m) {
 }
 
 std::string pct(std::optional<double> v, int digits = 2) {
-  if (!v) return "-";
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << 100.0 * *v << " %";
-  return s.str();
+  return v ? numbers::fixed(100.0 * *v, digits) + " %" : "-";
 }
 
 }  // namespace

@@ -1,3 +1,4 @@
+#include "harness/core/number_format.hpp"
 #include "harness/scenario/live_ab.hpp"
 
 #include <algorithm>
@@ -32,11 +33,7 @@ class RoundInterrupted : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-std::string fixed(double v, int digits) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << v;
-  return s.str();
-}
+using numbers::fixed;
 
 // vLLM's Prometheus counters worth reading beside a round (names as vLLM exports them; labelled
 // series of one name are summed). Histograms give the server-side mean as _sum / _count.

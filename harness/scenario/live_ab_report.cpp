@@ -8,6 +8,7 @@
 #include <ostream>
 #include <sstream>
 
+#include "harness/core/number_format.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
 #include "harness/core/stats.hpp"
@@ -21,11 +22,7 @@
 namespace encbench::scenario {
 namespace {
 
-std::string fixed(double v, int digits) {
-  std::ostringstream s;
-  s << std::fixed << std::setprecision(digits) << v;
-  return s.str();
-}
+using numbers::fixed;
 
 struct RoundColumn {
   const char* key;
@@ -61,10 +58,7 @@ const reports::MetricComparison* row_of(const reports::Comparison& c, const std:
 }
 
 std::string pct_text(const std::optional<double>& v) {
-  if (!v) return "-";
-  std::ostringstream s;
-  s << std::showpos << std::fixed << std::setprecision(2) << 100 * *v << " %";
-  return s.str();
+  return v ? numbers::signed_fixed(100 * *v, 2) + " %" : "-";
 }
 
 // One line per headline metric: verdict, change, and whether the run could have seen it.

@@ -4,7 +4,7 @@
 // verdict, and each arm's highest request rate that meets the SLO (bracket, then bisect, per
 // seed; the seeds' spread gives the confidence interval), with the gain of B over A.
 // Memory grows with the points kept, not with requests: a point keeps its summaries only
-// (unless save_detailed).
+// (unless save_detailed). The runners fill a SweepRecord; sweep_report.hpp prints and writes it.
 #include <iosfwd>
 #include <string>
 #include <vector>

@@ -164,7 +164,30 @@ std::vector<serving::VirtualRequest> request_shapes(const ClosedLoopOptions& o, 
   return out;
 }
 
+// One line per arm and seed while the seeds run.
+void print_seed_progress(std::ostream& progress, const ClosedLoopOptions& load, std::size_t arm, int index,
+                         const ArmSeed& r) {
+  const client::ServingMetrics& m = r.result.metrics;
+  progress << "[run] seed " << r.seed << " (" << index + 1 << "/" << load.seeds << "), " << load.presets[arm] << ": "
+           << m.completed << " completed, mean TTFT " << fixed(m.latency.at("ttft").mean_ms, 1) << " ms, "
+           << fixed(m.request_throughput, 2) << " req/s (virtual), " << fixed(r.wall_s, 2) << " s wall" << std::endl;
+}
+
 }  // namespace
+
+reports::Comparison compare_seeds(const std::vector<std::string>& presets,
+                                  const std::vector<std::vector<ArmSeed>>& by_arm,
+                                  const std::vector<std::vector<nlohmann::json>>& serving) {
+  std::vector<std::vector<std::string>> names(by_arm.size());
+  for (std::size_t a = 0; a < by_arm.size(); ++a)
+    for (const ArmSeed& r : by_arm[a]) names[a].push_back(presets[a] + " seed " + std::to_string(r.seed));
+  return compare_pooled_arms(serving, names);
+}
+
+reports::Comparison compare_seeds(const std::vector<std::string>& presets,
+                                  const std::vector<std::vector<ArmSeed>>& by_arm) {
+  return compare_seeds(presets, by_arm, serving_json(by_arm));
+}
 
 nlohmann::json engine_json(const serving::VirtualEngineCounters& c) {
   return {{"steps", c.scheduler.steps},
@@ -277,10 +300,8 @@ ArmSeed VirtualExperiment::run(std::size_t arm, const ClosedLoopOptions& load, s
   br.metrics = client::calculate_metrics(result.records, result.end_ns - result.start_ns, mopts, result.start_ns);
   ArmSeed out;
   out.seed = seed;
-  std::ostringstream block;
-  client::print_vllm_block(block, bc, br);
-  out.block = block.str();
-  out.serving = client::to_vllm_json(bc, br);
+  out.config = std::move(bc);
+  out.result = std::move(br);
   out.engine = result.engine;
   if (keep_detail) out.detail = std::move(result);
   out.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_start).count();
@@ -299,12 +320,7 @@ std::vector<std::vector<ArmSeed>> VirtualExperiment::run_all(const ClosedLoopOpt
     const std::uint64_t seed = load.seed + static_cast<std::uint64_t>(s);
     for (std::size_t a = 0; a < by_arm.size(); ++a) {
       ArmSeed arm = run(a, load, seed, keep_first_seed_detail && s == 0);
-      if (progress != nullptr)
-        *progress << "[run] seed " << seed << " (" << s + 1 << "/" << load.seeds << "), " << load.presets[a] << ": "
-                  << arm.serving.value("completed", 0) << " completed, mean TTFT "
-                  << fixed(arm.serving.value("mean_ttft_ms", 0.0), 1) << " ms, "
-                  << fixed(arm.serving.value("request_throughput", 0.0), 2) << " req/s (virtual), "
-                  << fixed(arm.wall_s, 2) << " s wall" << std::endl;
+      if (progress != nullptr) print_seed_progress(*progress, load, a, s, arm);
       by_arm[a].push_back(std::move(arm));
     }
   }
@@ -327,17 +343,12 @@ ClosedLoopRun run_virtual_closed_loop(const ClosedLoopOptions& o, const std::vec
   record.model = {{"description", experiment.description()},
                   {"serving_model", serving::to_json(experiment.serving_model())},
                   {"workload", experiment.workload() ? to_json(*experiment.workload()) : nlohmann::json(nullptr)}};
+  // vLLM's keys of every seed, once for the comparison and both reporters.
+  const std::vector<std::vector<nlohmann::json>> serving = serving_json(record.by_arm);
   // Pooled comparison over the seeds, as the live loop pools its rounds.
-  std::vector<std::vector<nlohmann::json>> serving(record.by_arm.size());
-  std::vector<std::vector<std::string>> names(record.by_arm.size());
-  for (std::size_t a = 0; a < record.by_arm.size(); ++a)
-    for (const ArmSeed& r : record.by_arm[a]) {
-      serving[a].push_back(r.serving);
-      names[a].push_back(o.presets[a] + " seed " + std::to_string(r.seed));
-    }
-  const reports::Comparison comparison = compare_pooled_arms(serving, names);
-  const nlohmann::json published = print_virtual_ab(out, o, record, comparison);
-  nlohmann::json doc = virtual_ab_json(o, record, comparison, published, argv);
+  const reports::Comparison comparison = compare_seeds(o.presets, record.by_arm, serving);
+  const nlohmann::json published = print_virtual_ab(out, o, record, serving, comparison);
+  nlohmann::json doc = virtual_ab_json(o, record, serving, comparison, published, argv);
   if (!o.timeline_html.empty()) {
     // The first seed, whose steps and traces run_all kept.
     std::vector<ArmSeed> detailed;

@@ -10,8 +10,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/client/bench.hpp"
 #include "harness/scenario/preset_ab.hpp"
 #include "harness/scenario/op_time_report.hpp"
+#include "reports/compare.hpp"
 #include "harness/serving/virtual_loop.hpp"
 #include "harness/scenario/workload.hpp"
 #include "harness/serving/serving_model.hpp"
@@ -19,14 +21,24 @@
 
 namespace encbench::scenario {
 
+// One arm at one seed as measured: the client's configuration of the arm and vLLM's metrics of
+// its requests (config + result are what vLLM's client would print and save; the reporters,
+// serving_json and vllm_block below, turn them into those), and the engine and encoder counters.
 struct ArmSeed {
   std::uint64_t seed = 0;
-  nlohmann::json serving;  // vLLM's result keys (per-request arrays included, in memory only)
+  client::BenchConfig config;     // the arm as vLLM's client runs it (percentiles, save_detailed)
+  client::BenchResult result;     // result.metrics: vLLM's metrics, per-request samples included
   serving::VirtualEngineCounters engine;
-  std::string block;       // vLLM's printed block
   double wall_s = 0;
   serving::VirtualArmResult detail; // steps, traces and records: only with keep_detail
 };
+
+// vLLM's result keys of one arm and seed (bench serve --save-result; per-request arrays included).
+nlohmann::json serving_json(const ArmSeed& arm);
+// The same for each seed of each arm: [arm][seed].
+std::vector<std::vector<nlohmann::json>> serving_json(const std::vector<std::vector<ArmSeed>>& by_arm);
+// vLLM's printed block of one arm and seed.
+std::string vllm_block(const ArmSeed& arm);
 
 class VirtualExperiment {
  public:
@@ -53,6 +65,15 @@ class VirtualExperiment {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// Arm 1 against arm 0 over their seeds pooled (compare_pooled_arms), each seed named
+// "<preset> seed <n>".
+reports::Comparison compare_seeds(const std::vector<std::string>& presets,
+                                  const std::vector<std::vector<ArmSeed>>& by_arm);
+// The same when the caller already has serving_json(by_arm).
+reports::Comparison compare_seeds(const std::vector<std::string>& presets,
+                                  const std::vector<std::vector<ArmSeed>>& by_arm,
+                                  const std::vector<std::vector<nlohmann::json>>& serving);
 
 // Scalar keys of a serving result (what files keep; per-request arrays dropped).
 nlohmann::json summary_of(const nlohmann::json& serving);

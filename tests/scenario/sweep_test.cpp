@@ -19,6 +19,7 @@
 #include "harness/core/error.hpp"
 #include "harness/scenario/preset_ab.hpp"
 #include "harness/scenario/sweep.hpp"
+#include "harness/scenario/sweep_report.hpp"
 #include "harness/scenario/virtual_experiment.hpp"
 
 namespace encbench {
@@ -120,6 +121,37 @@ TEST(Sweep, SaveDetailedKeepsEveryRequestOfEveryArmAndSeed) {
     }
 }
 
+// The sweep's record drops each seed's per-request samples (memory grows with points, not
+// requests); every summary the point reports must come out as with the samples kept, and the
+// throughput must be the mean of what the metrics struct says, read without any JSON.
+TEST(SweepReport, DroppingTheRequestsKeepsEveryPointSummary) {
+  const scenario::ClosedLoopOptions o = small(temp_dir("record"));
+  scenario::VirtualExperiment experiment(o, {"test"});
+  auto by_arm = experiment.run_all(o, nullptr);
+  scenario::SweepPoint kept{"request-rate", o.request_rate, {}, {}, ""}, dropped = kept;
+  for (auto& seeds : by_arm) {
+    kept.arms.push_back({seeds, {}, true});
+    for (auto& s : seeds) scenario::drop_requests(s);
+    dropped.arms.push_back({std::move(seeds), {}, false});
+  }
+  ASSERT_EQ(kept.arms.size(), 2u);
+  EXPECT_EQ(kept.arms[0].seeds[0].result.metrics.ttfts_s.size(), static_cast<std::size_t>(o.num_prompts));
+  EXPECT_TRUE(dropped.arms[0].seeds[0].result.metrics.ttfts_s.empty());
+  const nlohmann::json with = scenario::point_json(kept, {}), without = scenario::point_json(dropped, {});
+  for (std::size_t arm = 0; arm < 2; ++arm) {
+    ASSERT_TRUE(with["arms"][arm].contains("detailed"));
+    EXPECT_FALSE(without["arms"][arm].contains("detailed"));
+    nlohmann::json summaries = with["arms"][arm];
+    summaries.erase("detailed");
+    EXPECT_EQ(summaries, without["arms"][arm]);
+    EXPECT_GE(summaries.size(), 17u);  // every kPointKeys entry
+    double throughput = 0;
+    for (const auto& s : dropped.arms[arm].seeds) throughput += s.result.metrics.request_throughput / o.seeds;
+    EXPECT_GT(throughput, 0);
+    EXPECT_NEAR(without["arms"][arm]["request_throughput"]["mean"].get<double>(), throughput, 1e-12 * throughput);
+  }
+}
+
 TEST(Sweep, ConcurrencyCapBoundsRequestsInFlight) {
   const auto dir = temp_dir("conc");
   scenario::SweepOptions w;
@@ -151,9 +183,9 @@ TEST(Sweep, CapacityMeetsTheSloAndTwiceItDoesNot) {
     ASSERT_LT(capacity, 1024.0);
     scenario::ClosedLoopOptions at = o;
     at.request_rate = capacity;
-    EXPECT_TRUE(scenario::meets_slo(w.slo, experiment.run(arm, at, o.seed).serving)) << capacity;
+    EXPECT_TRUE(scenario::meets_slo(w.slo, scenario::serving_json(experiment.run(arm, at, o.seed)))) << capacity;
     at.request_rate = 2 * capacity;
-    EXPECT_FALSE(scenario::meets_slo(w.slo, experiment.run(arm, at, o.seed).serving)) << capacity;
+    EXPECT_FALSE(scenario::meets_slo(w.slo, scenario::serving_json(experiment.run(arm, at, o.seed)))) << capacity;
   }
   EXPECT_NE(out.str().find("capacity at ttft p99 <= 400 ms"), std::string::npos) << out.str();
 }
