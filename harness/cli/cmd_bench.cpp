@@ -341,23 +341,18 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
   config.progress = root && !flags.disable_tqdm && isatty(STDERR_FILENO);
   client::global_curl_init();
 
-  char rate[32], burst[32];
-  std::snprintf(rate, sizeof rate, std::floor(config.request_rate) == config.request_rate ? "%.1f" : "%g", config.request_rate);
+  const std::string rate = client::python_float(config.request_rate);
   if (config.ramp_up != client::RampUp::none) {
     out << "Traffic ramp-up strategy: " << flags.ramp_up_strategy << ".\n";
     out << "Will increase RPS from " << config.ramp_up_start_rps << " to " << config.ramp_up_end_rps
         << " RPS over the duration of the benchmark.\n";
   } else {
-    out << "Traffic request rate: " << (std::isinf(config.request_rate) ? std::string("inf") : std::string(rate)) << "\n";
+    out << "Traffic request rate: " << (std::isinf(config.request_rate) ? std::string("inf") : rate) << "\n";
   }
-  std::snprintf(burst, sizeof burst, std::floor(config.burstiness) == config.burstiness ? "%.1f" : "%g", config.burstiness);
-  out << "Burstiness factor: " << burst << (config.burstiness == 1.0 ? " (Poisson process)" : " (Gamma distribution)") << "\n";
+  out << "Burstiness factor: " << client::python_float(config.burstiness) << (config.burstiness == 1.0 ? " (Poisson process)" : " (Gamma distribution)") << "\n";
   out << "Maximum request concurrency: " << (config.max_concurrency > 0 ? std::to_string(config.max_concurrency) : "None") << "\n";
   if (config.probe_request_rate > 0) {
-    char probe[32];  // vLLM prints the float as Python does (5 -> 5.0)
-    std::snprintf(probe, sizeof probe, std::floor(config.probe_request_rate) == config.probe_request_rate ? "%.1f" : "%g",
-                  config.probe_request_rate);
-    out << "Probe request rate: " << probe << " req/s\n";
+    out << "Probe request rate: " << client::python_float(config.probe_request_rate) << " req/s\n";
   }
   if (coordinator && root)
     out << "Sharded load generation: " << coordinator->size() << " MPI ranks (round-robin by request index)\n";

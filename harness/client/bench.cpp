@@ -21,6 +21,7 @@
 #include "harness/client/request_builder.hpp"
 #include "harness/client/schedule.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/number_format.hpp"
 #include "harness/core/result_json.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/core/version.hpp"
@@ -133,16 +134,6 @@ std::string iso_local(std::chrono::system_clock::time_point tp) {
   return out;
 }
 
-// Python's str(float) for the values that appear in file names and JSON ("inf", "10.0", "2.5").
-std::string python_float(double v) {
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  if (std::floor(v) == v && std::fabs(v) < 1e16) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.1f", v);
-    return buf;
-  }
-  return percentile_label(v);
-}
 
 std::string random_prefix() {
   std::random_device rd;
@@ -159,6 +150,12 @@ std::vector<std::string> header_lines(const BenchConfig& c) {
 }
 
 }  // namespace
+
+std::string python_float(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (std::floor(v) == v && std::fabs(v) < 1e16) return numbers::fixed(v, 1);
+  return percentile_label(v);
+}
 
 std::string first_model_from_server(const std::string& base, double timeout_s) {
   std::vector<std::string> headers;

@@ -136,6 +136,10 @@ std::map<std::string, double> parse_prometheus_text(const std::string& text);
 // The "Encoder device (server side)" and "Server metrics" sections (when present).
 void print_server_sections(std::ostream& out, const BenchResult& result);
 
+// Python's str(float) for the values vLLM prints or puts in file names and JSON ("inf", "10.0",
+// "2.5", "0.1234567": the shortest repr that round-trips).
+std::string python_float(double v);
+
 // GET {base}/v1/models with the given header lines -> (data[0].id, data[0].root) as vllm's
 // get_first_model_from_server: the id is sent as "model", the root is the result's model_id
 // (root falls back to the id when the server has none). Throws ServerUnreachable or InvalidInput.

@@ -17,6 +17,7 @@
 
 #include "harness/client/response_handler.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/number_format.hpp"
 
 namespace encbench::client {
 
@@ -53,11 +54,7 @@ struct Transfer {
   double* parse_s = nullptr;  // the loop's LoopProfile::parse_s
 };
 
-std::string seconds_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", s);
-  return buf;
-}
+std::string seconds_text(double s) { return numbers::significant(s, 6); }
 
 double thread_cpu_s(bool user) {
   rusage usage{};
