@@ -1,0 +1,123 @@
+// vLLM's draws for the same seed (issue 36): harness/client/numpy_random against numpy itself
+// (tests/client/numpy_reference.py, run by a python3 that has numpy; skipped, saying so, when none
+// has). Checked: default_rng's integers() on every path (32-bit Lemire, the full 32-bit range,
+// 64-bit Lemire, negative lows) and random(); the legacy np.random.gamma below, at and above shape
+// 1; vLLM's arrival schedule (serve.py get_request) and RandomDataset's lengths and output lengths.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "harness/client/datasets_tokens.hpp"
+#include "harness/client/numpy_random.hpp"
+#include "harness/client/schedule.hpp"
+#include "tests/support/process.hpp"
+#include "tests/tokenizer/test_files.hpp"
+
+namespace encbench::client {
+namespace {
+
+// The reference's numbers, or nullopt when no python3 with numpy is found.
+std::optional<std::vector<double>> numpy_reference(const std::string& args) {
+  const std::string script = encbench::testing::shell_quote(tokenizer::testing::source_dir() / "tests/client/numpy_reference.py");
+  for (const std::string python : {"/usr/bin/python3", "python3"}) {
+    const auto probe = encbench::testing::run_command(python + " -c 'import numpy' 2>/dev/null");
+    if (probe.rc != 0) continue;
+    const auto run = encbench::testing::run_command(python + " " + script + " " + args);
+    if (run.rc != 0) return std::nullopt;
+    std::vector<double> values;
+    std::istringstream lines(run.output);
+    for (std::string line; std::getline(lines, line);)
+      if (!line.empty()) values.push_back(std::strtod(line.c_str(), nullptr));
+    return values;
+  }
+  return std::nullopt;
+}
+
+#define NUMPY_OR_SKIP(var, args)                                                      \
+  const auto var = numpy_reference(args);                                             \
+  if (!var) GTEST_SKIP() << "no python3 with numpy: the reference draws need it"
+
+TEST(NumpyRandom, DefaultRngIntegersAndRandomAreNumpys) {
+  for (const std::uint64_t seed : {0ULL, 1ULL, 42ULL, 2026ULL, (1ULL << 33) + 5}) {
+    NUMPY_OR_SKIP(expected, "generator " + std::to_string(seed));
+    NumpyGenerator g(seed);
+    std::vector<double> ours;
+    for (int i = 0; i < 50; ++i) ours.push_back(static_cast<double>(g.integers(0, 100)));
+    for (int i = 0; i < 20; ++i) ours.push_back(static_cast<double>(g.integers(5, 1000000)));
+    for (int i = 0; i < 10; ++i) ours.push_back(static_cast<double>(g.integers(0, 1LL << 40)));
+    for (int i = 0; i < 5; ++i) ours.push_back(static_cast<double>(g.integers(0, 1LL << 32)));
+    for (int i = 0; i < 7; ++i) ours.push_back(g.random());
+    for (int i = 0; i < 9; ++i) ours.push_back(static_cast<double>(g.integers(-3, 4)));
+    for (int i = 0; i < 3; ++i) ours.push_back(static_cast<double>(g.integers(0, 1LL << 62)));
+    ours.push_back(static_cast<double>(g.integers(0, 151643)));
+    ASSERT_EQ(ours.size(), expected->size());
+    for (std::size_t i = 0; i < ours.size(); ++i) EXPECT_EQ(ours[i], (*expected)[i]) << "seed " << seed << ", draw " << i;
+  }
+  // Bounds hold and another seed draws otherwise.
+  NumpyGenerator a(7), b(8);
+  int differ = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const auto x = a.integers(10, 20);
+    EXPECT_GE(x, 10);
+    EXPECT_LT(x, 20);
+    differ += x != b.integers(10, 20) ? 1 : 0;
+  }
+  EXPECT_GT(differ, 500);
+}
+
+TEST(NumpyRandom, LegacyGammaIsNumpysForEveryShapeBranch) {
+  for (const std::uint32_t seed : {0u, 3u, 123456u}) {
+    for (const auto& [shape, scale] : {std::pair{1.0, 0.01}, std::pair{0.3, 2.0}, std::pair{0.7, 0.5}, std::pair{2.5, 1.0}, std::pair{10.0, 0.1}}) {
+      NUMPY_OR_SKIP(expected, "gamma " + std::to_string(seed) + " " + std::to_string(shape) + " " + std::to_string(scale) + " 200");
+      NumpyRandomState r(seed);
+      ASSERT_EQ(expected->size(), 200u);
+      for (std::size_t i = 0; i < expected->size(); ++i)
+        EXPECT_DOUBLE_EQ(r.gamma(shape, scale), (*expected)[i]) << "seed " << seed << " shape " << shape << " draw " << i;
+    }
+  }
+}
+
+TEST(NumpyRandom, ArrivalScheduleIsVllmsForTheSameSeed) {
+  for (const std::uint64_t seed : {0ULL, 1ULL, 99ULL}) {
+    for (const double burstiness : {1.0, 0.5, 3.0}) {
+      const double rate = 40;
+      NUMPY_OR_SKIP(expected, "schedule " + std::to_string(seed) + " 300 40 " + std::to_string(burstiness));
+      const auto ours = arrival_offsets_s(300, rate, burstiness, seed);
+      ASSERT_EQ(ours.size(), expected->size());
+      for (std::size_t i = 0; i < ours.size(); ++i)
+        EXPECT_NEAR(ours[i], (*expected)[i], 1e-12) << "seed " << seed << " burstiness " << burstiness << " request " << i;
+    }
+  }
+  // Not a constant: the next seed's schedule differs by far more than the tolerance.
+  EXPECT_GT(std::abs(arrival_offsets_s(10, 40, 1, 0)[0] - arrival_offsets_s(10, 40, 1, 1)[0]), 1e-4);
+}
+
+TEST(NumpyRandom, RandomDatasetLengthsAreVllmsForTheSameSeed) {
+  const auto tok = tokenizer::Tokenizer::load(tokenizer::testing::tiny_qwen2());
+  RandomDatasetConfig rc;
+  rc.input_len = 60;
+  rc.range_ratio = 0.5;  // input lengths in [30, 90]
+  rc.output_len = 40;
+  rc.output_range_ratio = 0.25;  // [30, 50]
+  rc.prefix_len = 4;
+  const std::size_t n = 40, allowed = tok.vocab_size() - tok.special_ids().size();
+  ASSERT_EQ(tok.num_special_tokens_to_add(), 0u);
+  for (const std::uint64_t seed : {0ULL, 5ULL, 31337ULL}) {
+    NUMPY_OR_SKIP(expected, "random " + std::to_string(seed) + " " + std::to_string(n) + " 30 90 30 50 " +
+                                std::to_string(tok.vocab_size()) + " " + std::to_string(allowed) + " 4");
+    ASSERT_EQ(expected->size(), 3 * n + 4);
+    const auto prompts = random_token_prompts(tok, rc, n, seed);
+    for (std::size_t i = 0; i < n; ++i) {
+      EXPECT_EQ(prompts[i].output_len, static_cast<std::int64_t>((*expected)[n + i])) << "seed " << seed << " request " << i;
+      if (prompts[i].mismatch == 0)
+        EXPECT_EQ(prompts[i].prompt_len, 4 + static_cast<std::int64_t>((*expected)[i])) << "seed " << seed << " request " << i;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace encbench::client
