@@ -193,6 +193,7 @@ void apply_dataset_flags(const BenchFlags& f, client::DatasetConfig& d) {
   d.custom_output_len = f.output_len.value_or(f.custom_output_len);
   d.shuffle = !f.disable_shuffle;
   d.oversample = !f.no_oversample;
+  d.hf_streaming = !f.no_stream;
   d.random.input_len = f.input_len.value_or(f.random_input_len);
   d.random.output_len = f.output_len.value_or(f.random_output_len);
   std::tie(d.random.range_ratio, d.random.output_range_ratio) = parse_range_ratio(f.random_range_ratio);
@@ -498,7 +499,8 @@ void add_load_flags(CLI::App* serve, BenchFlags& f) {
 
 // What is measured and saved, and what every request carries.
 void add_result_and_request_flags(CLI::App* serve, BenchFlags& f) {
-  serve->add_flag("--no-stream", f.no_stream, "Accepted for vllm compatibility (a dataset-loading flag there; no effect here)");
+  serve->add_flag("--no-stream", f.no_stream,
+                  "hf: shuffle the rows as vLLM's loaded (not streamed) Hugging Face dataset does (the same order up to 1,000 rows)");
   serve->add_option("--percentile-metrics", f.percentile_metrics,
                     "Comma list of ttft,tpot,itl,e2el,client_queue_time,e2el_including_client_queue")->capture_default_str();
   serve->add_option("--metric-percentiles", f.metric_percentiles, "Comma list of percentiles, e.g. 50,90,99")->capture_default_str();

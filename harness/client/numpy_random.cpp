@@ -1,5 +1,6 @@
 #include "harness/client/numpy_random.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -129,6 +130,57 @@ std::int64_t NumpyGenerator::integers(std::int64_t low, std::int64_t high) {
     }
   }
   return low + static_cast<std::int64_t>(static_cast<std::uint64_t>(m >> 64));
+}
+
+std::uint64_t NumpyGenerator::interval(std::uint64_t max) {
+  if (max == 0) return 0;
+  std::uint64_t mask = max;
+  for (int shift = 1; shift <= 32; shift *= 2) mask |= mask >> shift;
+  std::uint64_t value = 0;
+  if (max <= 0xFFFFFFFFULL) {
+    while ((value = (next_u32() & mask)) > max) {
+    }
+  } else {
+    while ((value = (next_u64() & mask)) > max) {
+    }
+  }
+  return value;
+}
+
+void NumpyGenerator::shuffle(std::vector<std::size_t>& items) {
+  for (std::size_t i = items.size(); i-- > 1;) std::swap(items[i], items[static_cast<std::size_t>(interval(i))]);
+}
+
+std::vector<std::size_t> numpy_permutation(std::size_t n, std::uint64_t seed) {
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  NumpyGenerator(seed).shuffle(order);
+  return order;
+}
+
+std::vector<std::size_t> hf_streaming_shuffle_order(std::size_t n, std::uint64_t seed, std::size_t buffer_size) {
+  constexpr std::size_t kRandomBatch = 1000;  // datasets' _iter_random_indices batch
+  NumpyGenerator rng(seed);
+  std::vector<std::size_t> batch, buffer, out;
+  std::size_t next = 0;
+  out.reserve(n);
+  for (std::size_t row = 0; row < n; ++row) {
+    if (buffer.size() < buffer_size) {
+      buffer.push_back(row);
+      continue;
+    }
+    if (next == batch.size()) {
+      batch.clear();
+      for (std::size_t k = 0; k < kRandomBatch; ++k) batch.push_back(static_cast<std::size_t>(rng.integers(0, static_cast<std::int64_t>(buffer_size))));
+      next = 0;
+    }
+    const std::size_t i = batch[next++];
+    out.push_back(buffer[i]);
+    buffer[i] = row;
+  }
+  rng.shuffle(buffer);
+  out.insert(out.end(), buffer.begin(), buffer.end());
+  return out;
 }
 
 NumpyRandomState::NumpyRandomState(std::uint32_t seed) : mt_(seed) {}

@@ -11,6 +11,7 @@
 #include <array>
 #include <cstdint>
 #include <random>
+#include <vector>
 
 namespace encbench::client {
 
@@ -22,12 +23,24 @@ class NumpyGenerator {
   double random();           // Generator.random()
   // Generator.integers(low, high) (high exclusive, int64 dtype): one draw of the size=n array.
   std::int64_t integers(std::int64_t low, std::int64_t high);
+  // numpy's random_interval: uniform in [0, max] by masked rejection (what shuffle draws).
+  std::uint64_t interval(std::uint64_t max);
+  // Generator.shuffle of a 1-D array or a list (Fisher-Yates from the end).
+  void shuffle(std::vector<std::size_t>& items);
 
  private:
   unsigned __int128 state_ = 0, inc_ = 0;
   bool has_u32_ = false;
   std::uint32_t u32_ = 0;
 };
+
+// default_rng(seed).permutation(n): a loaded Hugging Face Dataset's shuffle(seed).
+std::vector<std::size_t> numpy_permutation(std::size_t n, std::uint64_t seed);
+// The order a streamed Hugging Face dataset of one shard yields its n rows in after
+// shuffle(seed, buffer_size): a buffer of buffer_size rows; once full, each new row replaces the
+// one at an index drawn from default_rng(seed).integers(0, buffer_size) (drawn 1,000 at a time)
+// after that one is yielded; the rest of the buffer is shuffled with the same generator at the end.
+std::vector<std::size_t> hf_streaming_shuffle_order(std::size_t n, std::uint64_t seed, std::size_t buffer_size = 1000);
 
 class NumpyRandomState {
  public:

@@ -121,3 +121,69 @@ TEST(NumpyRandom, RandomDatasetLengthsAreVllmsForTheSameSeed) {
 
 }  // namespace
 }  // namespace encbench::client
+
+namespace encbench::client {
+namespace {
+
+std::vector<double> as_doubles(const std::vector<std::size_t>& v) { return {v.begin(), v.end()}; }
+
+TEST(NumpyRandom, HuggingFaceShufflesAreNumpysDraws) {
+  for (const std::uint64_t seed : {0ULL, 17ULL, 4242ULL}) {
+    NUMPY_OR_SKIP(perm, "permutation " + std::to_string(seed) + " 257");
+    EXPECT_EQ(as_doubles(numpy_permutation(257, seed)), *perm) << "seed " << seed;
+    // A buffer smaller than the rows (the replacement path and its batches of 1,000 draws), and
+    // one larger (the final shuffle alone, which is the permutation).
+    NUMPY_OR_SKIP(stream, "hf_stream " + std::to_string(seed) + " 1500 7");
+    EXPECT_EQ(as_doubles(hf_streaming_shuffle_order(1500, seed, 7)), *stream) << "seed " << seed;
+    EXPECT_EQ(hf_streaming_shuffle_order(257, seed), numpy_permutation(257, seed));
+  }
+}
+
+}  // namespace
+}  // namespace encbench::client
+
+namespace encbench::client {
+namespace {
+
+std::vector<double> source_rows(const Dataset& ds) {
+  std::vector<double> rows;
+  for (const auto& s : ds.samples) rows.push_back(static_cast<double>(s.source_row));
+  return rows;
+}
+
+// End to end through load_dataset: custom rows in vLLM's order (Python's shuffle, then
+// random.choices when the file is short), hf rows in the streamed HF dataset's order.
+TEST(NumpyRandom, FileDatasetRowsAreInVllmsOrder) {
+  tokenizer::testing::TempDir dir;
+  std::string rows;
+  for (int k = 0; k < 23; ++k) rows += "{\"prompt\": \"row " + std::to_string(k) + "\"}\n";
+  const auto custom = dir.write("custom.jsonl", rows);
+  GenerateConfig gen;
+  gen.layout = "vision-arena-bench";
+  gen.num = 12;
+  gen.width = 8;
+  gen.height = 8;
+  gen.out = dir.path() / "va.jsonl";
+  generate_dataset(gen);
+  for (const std::uint64_t seed : {0ULL, 3ULL, 99ULL}) {
+    for (const std::size_t want : {10u, 23u, 40u}) {
+      NUMPY_OR_SKIP(expected, "py_rows " + std::to_string(seed) + " 23 " + std::to_string(want));
+      DatasetConfig cfg;
+      cfg.name = "custom";
+      cfg.path = custom.string();
+      cfg.num_prompts = want;
+      cfg.seed = seed;
+      EXPECT_EQ(source_rows(load_dataset(cfg)), *expected) << "seed " << seed << " want " << want;
+    }
+    NUMPY_OR_SKIP(perm, "permutation " + std::to_string(seed) + " 12");
+    DatasetConfig cfg;
+    cfg.name = "hf";
+    cfg.path = gen.out.string();
+    cfg.num_prompts = 12;
+    cfg.seed = seed;
+    EXPECT_EQ(source_rows(load_dataset(cfg)), *perm) << "seed " << seed;
+  }
+}
+
+}  // namespace
+}  // namespace encbench::client

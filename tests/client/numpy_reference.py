@@ -6,7 +6,13 @@
   schedule SEED N RATE BURST      vLLM's get_request delays (serve.py): gamma gaps, cumulative, rescaled
   random SEED N LO HI OLO OHI VOCAB ALLOWED PREFIX
                                   vLLM's RandomDataset draws: input lens, output lens, offsets, prefix indices
+  permutation SEED N              np.random.default_rng(SEED).permutation(N) (a loaded HF Dataset's shuffle)
+  hf_stream SEED N BUFFER         the row order of a streamed one-shard HF dataset after shuffle(SEED,
+                                  BUFFER): datasets' BufferShuffledExamplesIterable, transcribed
+  py_rows SEED N WANT             vLLM's custom/ShareGPT rows: random.seed; random.shuffle(range(N)); the
+                                  first WANT; then random.seed; random.choices for the missing ones
 """
+import random
 import sys
 
 import numpy as np
@@ -49,6 +55,37 @@ def main(argv):
         out(g.integers(olo, ohi + 1, size=n))
         out(g.integers(0, vocab, size=n))
         out(g.integers(0, allowed, size=prefix) if prefix > 0 else [])
+    elif mode == "permutation":
+        out(np.random.default_rng(int(argv[2])).permutation(int(argv[3])))
+    elif mode == "hf_stream":
+        rng = np.random.default_rng(int(argv[2]))
+        n, buffer_size = int(argv[3]), int(argv[4])
+
+        def indices():
+            while True:
+                yield from (int(i) for i in rng.integers(0, buffer_size, size=1000))
+
+        it = indices()
+        buffer, order = [], []
+        for x in range(n):
+            if len(buffer) == buffer_size:
+                i = next(it)
+                order.append(buffer[i])
+                buffer[i] = x
+            else:
+                buffer.append(x)
+        rng.shuffle(buffer)
+        out(order + buffer)
+    elif mode == "py_rows":
+        seed, n, want = int(argv[2]), int(argv[3]), int(argv[4])
+        rows = list(range(n))
+        random.seed(seed)
+        random.shuffle(rows)
+        rows = rows[:want]
+        if len(rows) < want:
+            random.seed(seed)
+            rows += random.choices(rows, k=want - len(rows))
+        out(rows)
     else:
         raise SystemExit("unknown mode " + mode)
 
