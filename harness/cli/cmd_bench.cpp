@@ -383,10 +383,10 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
   }
   if (flags.plot_timeline) {
     const std::string label = config.label.empty() ? client::to_string(config.backend) : config.label;
-    const std::filesystem::path dir = config.result_dir.empty() ? "." : config.result_dir;
+    // vLLM's name: the result file's with ".timeline.html" for its last extension.
+    const std::filesystem::path html = client::result_sibling_path(config, result, ".timeline.html");
     std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    const std::filesystem::path html = dir / ("timeline-" + safe_file_component(label) + ".html");
+    if (html.has_parent_path()) std::filesystem::create_directories(html.parent_path(), ec);
     scenario::TimelineOptions options;
     options.itl_thresholds_ms = timeline_itl_thresholds_ms(flags.parity);
     scenario::write_timeline_html(html, {scenario::live_timeline_arm(label, result)}, options);
@@ -478,7 +478,7 @@ void add_load_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_flag("--insecure", f.insecure, "Do not verify TLS certificates (https servers)");
   serve->add_flag("--plot-timeline", f.plot_timeline,
                   "Write vLLM's per-request timeline (TTFT, then ITL bands below 25 / 50 ms / above) as HTML: "
-                  "timeline-<label or backend>.html in --result-dir (default .). With --profile against encbench "
+                  "the result file's name ending .timeline.html (vLLM's), in --result-dir. With --profile against encbench "
                   "serve: also the server's engine steps (encoder / LM part) and each request's TTFT broken down "
                   "(to server, decode, engine queue, encoder busy / idle by cause / host, prefill and rest); "
                   "other servers: the page says the overlay is unavailable");

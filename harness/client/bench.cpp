@@ -1109,6 +1109,12 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
   return j;
 }
 
+fs::path result_sibling_path(const BenchConfig& c, const BenchResult& r, const std::string& suffix) {
+  fs::path path = result_filename(c, r);
+  if (!c.result_dir.empty()) path = fs::path(c.result_dir) / path;
+  return path.replace_extension(suffix);
+}
+
 std::string save_result(const BenchConfig& c, const BenchResult& r) {
   fs::path path = result_filename(c, r);
   if (!c.result_dir.empty()) {

@@ -4,6 +4,7 @@
 // BenchConfig; closed-loop scenario runners and profilers reuse the same pieces.
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -165,6 +166,9 @@ void print_errors(std::ostream& out, const BenchResult& result);
 nlohmann::json to_vllm_json(const BenchConfig& config, const BenchResult& result);
 // vllm's compute_result_filename: {label|backend}-{rate}qps[-concurrency{N}]-{model}-{date}.json
 std::string result_filename(const BenchConfig& config, const BenchResult& result);
+// vLLM's Path(file_name).with_suffix(suffix) for the plots beside the result: the result file's
+// path (under --result-dir) with its last extension replaced, e.g. ".timeline.html".
+std::filesystem::path result_sibling_path(const BenchConfig& config, const BenchResult& result, const std::string& suffix);
 // Writes the JSON where --result-dir/--result-filename say; returns the path.
 std::string save_result(const BenchConfig& config, const BenchResult& result);
 
