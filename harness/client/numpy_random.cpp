@@ -64,6 +64,29 @@ constexpr unsigned __int128 kPcgMultiplier =
 
 unsigned __int128 u128(std::uint64_t high, std::uint64_t low) { return (static_cast<unsigned __int128>(high) << 64) | low; }
 
+// numpy's random_interval: uniform in [0, max] by masked rejection, 32-bit draws when max fits.
+template <class Gen>
+std::uint64_t masked_interval(Gen& gen, std::uint64_t max) {
+  if (max == 0) return 0;
+  std::uint64_t mask = max;
+  for (int shift = 1; shift <= 32; shift *= 2) mask |= mask >> shift;
+  std::uint64_t value = 0;
+  if (max <= 0xFFFFFFFFULL) {
+    while ((value = (gen.next_u32() & mask)) > max) {
+    }
+  } else {
+    while ((value = (gen.next_u64() & mask)) > max) {
+    }
+  }
+  return value;
+}
+
+// numpy's _shuffle_raw (Generator.shuffle and RandomState.shuffle of a 1-D array or a list).
+template <class Gen>
+void shuffle_from_the_end(Gen& gen, std::vector<std::size_t>& items) {
+  for (std::size_t i = items.size(); i-- > 1;) std::swap(items[i], items[static_cast<std::size_t>(masked_interval(gen, i))]);
+}
+
 }  // namespace
 
 NumpyGenerator::NumpyGenerator(std::uint64_t seed) {
@@ -132,24 +155,9 @@ std::int64_t NumpyGenerator::integers(std::int64_t low, std::int64_t high) {
   return low + static_cast<std::int64_t>(static_cast<std::uint64_t>(m >> 64));
 }
 
-std::uint64_t NumpyGenerator::interval(std::uint64_t max) {
-  if (max == 0) return 0;
-  std::uint64_t mask = max;
-  for (int shift = 1; shift <= 32; shift *= 2) mask |= mask >> shift;
-  std::uint64_t value = 0;
-  if (max <= 0xFFFFFFFFULL) {
-    while ((value = (next_u32() & mask)) > max) {
-    }
-  } else {
-    while ((value = (next_u64() & mask)) > max) {
-    }
-  }
-  return value;
-}
+std::uint64_t NumpyGenerator::interval(std::uint64_t max) { return masked_interval(*this, max); }
 
-void NumpyGenerator::shuffle(std::vector<std::size_t>& items) {
-  for (std::size_t i = items.size(); i-- > 1;) std::swap(items[i], items[static_cast<std::size_t>(interval(i))]);
-}
+void NumpyGenerator::shuffle(std::vector<std::size_t>& items) { shuffle_from_the_end(*this, items); }
 
 std::vector<std::size_t> numpy_permutation(std::size_t n, std::uint64_t seed) {
   std::vector<std::size_t> order(n);
@@ -184,6 +192,25 @@ std::vector<std::size_t> hf_streaming_shuffle_order(std::size_t n, std::uint64_t
 }
 
 NumpyRandomState::NumpyRandomState(std::uint32_t seed) : mt_(seed) {}
+
+std::uint32_t NumpyRandomState::next_u32() { return static_cast<std::uint32_t>(mt_()); }
+
+std::uint64_t NumpyRandomState::next_u64() {
+  const std::uint64_t high = next_u32();
+  return (high << 32) | next_u32();
+}
+
+std::vector<std::size_t> NumpyRandomState::permutation(std::size_t n) {
+  std::vector<std::size_t> order(n);
+  for (std::size_t i = 0; i < n; ++i) order[i] = i;
+  shuffle_from_the_end(*this, order);
+  return order;
+}
+
+std::int64_t NumpyRandomState::randint(std::int64_t low, std::int64_t high) {
+  // The legacy randint's masked rejection over [low, high - 1].
+  return low + static_cast<std::int64_t>(masked_interval(*this, static_cast<std::uint64_t>(high - 1 - low)));
+}
 
 double NumpyRandomState::random_sample() {
   const std::uint32_t a = mt_() >> 5, b = mt_() >> 6;

@@ -44,7 +44,13 @@ std::vector<std::size_t> hf_streaming_shuffle_order(std::size_t n, std::uint64_t
 
 class NumpyRandomState {
  public:
-  explicit NumpyRandomState(std::uint32_t seed);  // np.random.seed(seed)
+  explicit NumpyRandomState(std::uint32_t seed);  // np.random.seed(seed), np.random.RandomState(seed)
+  std::uint32_t next_u32();
+  std::uint64_t next_u64();  // two 32-bit draws, the first the high half
+  // RandomState.permutation(n) (what pandas' DataFrame.sample(n, random_state=seed) takes the
+  // first n of) and RandomState.randint(low, high) (its draws with replace=True).
+  std::vector<std::size_t> permutation(std::size_t n);
+  std::int64_t randint(std::int64_t low, std::int64_t high);
   double random_sample();                          // legacy double (53 bits from two 32-bit draws)
   double standard_exponential();
   double gauss();  // legacy polar method, the second value kept for the next call

@@ -12,7 +12,9 @@
 #include <vector>
 
 #include "harness/client/datasets_tokens.hpp"
+#include "harness/client/datasets_vllm.hpp"
 #include "harness/client/numpy_random.hpp"
+#include "harness/client/python_random.hpp"
 #include "harness/client/schedule.hpp"
 #include "tests/support/process.hpp"
 #include "tests/tokenizer/test_files.hpp"
@@ -182,6 +184,60 @@ TEST(NumpyRandom, FileDatasetRowsAreInVllmsOrder) {
     cfg.num_prompts = 12;
     cfg.seed = seed;
     EXPECT_EQ(source_rows(load_dataset(cfg)), *perm) << "seed " << seed;
+  }
+}
+
+}  // namespace
+}  // namespace encbench::client
+
+namespace encbench::client {
+namespace {
+
+// BurstGPT: vLLM filters the CSV (Model GPT-4, Response tokens > 0) and takes pandas'
+// sample(n, random_state=seed) of it; the rows picked are numpy's legacy RandomState draws.
+TEST(NumpyRandom, BurstGptRowsAreVllmsSampleForTheSameSeed) {
+  tokenizer::testing::TempDir dir;
+  std::string csv = "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type\n";
+  std::vector<std::size_t> filtered_index_of_line(2, 0);  // file line -> index among the kept rows
+  std::size_t kept = 0;
+  for (int k = 0; k < 45; ++k) {
+    const bool keep = k % 3 != 1;  // every third row another model
+    csv += std::to_string(k) + (keep ? ",GPT-4," : ",ChatGPT,") + std::to_string(k + 1) + ",5,6,Conversation log\n";
+    filtered_index_of_line.push_back(keep ? kept++ : 999999);
+  }
+  const auto file = dir.write("burst.csv", csv);
+  const auto tok = tokenizer::Tokenizer::load(tokenizer::testing::tiny_qwen2());
+  for (const std::uint64_t seed : {0ULL, 8ULL, 1234ULL}) {
+    for (const std::size_t n : {7u, 30u, 50u}) {
+      NUMPY_OR_SKIP(expected, "legacy_pick " + std::to_string(seed) + " " + std::to_string(kept) + " " + std::to_string(n));
+      DatasetConfig cfg;
+      cfg.name = "burstgpt";
+      cfg.path = file.string();
+      cfg.num_prompts = n;
+      cfg.seed = seed;
+      std::vector<double> picked;
+      for (const auto& s : load_burstgpt(cfg, tok).samples) picked.push_back(static_cast<double>(filtered_index_of_line.at(s.source_row)));
+      EXPECT_EQ(picked, *expected) << "seed " << seed << " n " << n;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace encbench::client
+
+namespace encbench::client {
+namespace {
+
+// sonnet's extra lines: random.choices from Python's random seeded with --seed.
+TEST(NumpyRandom, PythonChoicesAreCPythons) {
+  for (const std::uint64_t seed : {0ULL, 77ULL, (1ULL << 35) + 1}) {
+    for (const std::size_t n : {1u, 14u, 1000u}) {
+      NUMPY_OR_SKIP(expected, "py_choices " + std::to_string(seed) + " " + std::to_string(n) + " 300");
+      PythonRandom rng(seed);
+      std::vector<double> ours;
+      for (int k = 0; k < 300; ++k) ours.push_back(static_cast<double>(rng.choice_index(n)));
+      EXPECT_EQ(ours, *expected) << "seed " << seed << " n " << n;
+    }
   }
 }
 

@@ -9,6 +9,10 @@
   permutation SEED N              np.random.default_rng(SEED).permutation(N) (a loaded HF Dataset's shuffle)
   hf_stream SEED N BUFFER         the row order of a streamed one-shard HF dataset after shuffle(SEED,
                                   BUFFER): datasets' BufferShuffledExamplesIterable, transcribed
+  legacy_pick SEED ROWS N         pandas' DataFrame.sample(N, random_state=SEED) of ROWS rows, as pandas
+                                  draws it: RandomState(SEED).permutation(ROWS)[:N], or randint(0, ROWS, N)
+                                  when N > ROWS (replace=True; pandas itself is not installed here)
+  py_choices SEED N K             random.seed(SEED); random.choices(range(N), k=K) (sonnet's line draws)
   py_rows SEED N WANT             vLLM's custom/ShareGPT rows: random.seed; random.shuffle(range(N)); the
                                   first WANT; then random.seed; random.choices for the missing ones
 """
@@ -76,6 +80,13 @@ def main(argv):
                 buffer.append(x)
         rng.shuffle(buffer)
         out(order + buffer)
+    elif mode == "legacy_pick":
+        rs = np.random.RandomState(int(argv[2]))
+        rows, n = int(argv[3]), int(argv[4])
+        out(rs.permutation(rows)[:n] if n <= rows else rs.randint(0, rows, size=n))
+    elif mode == "py_choices":
+        random.seed(int(argv[2]))
+        out(random.choices(range(int(argv[3])), k=int(argv[4])))
     elif mode == "py_rows":
         seed, n, want = int(argv[2]), int(argv[3]), int(argv[4])
         rows = list(range(n))
