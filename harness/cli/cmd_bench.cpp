@@ -153,8 +153,6 @@ std::vector<std::string> accepted_flag_notes(const BenchFlags& f) {
   if (!f.hf_name.empty()) notes.push_back("--hf-name: picks vllm's dataset class for a local path; the layout is detected from the rows here");
   if (!f.hf_subset.empty()) notes.push_back("--hf-subset: the HF dataset config name in vllm's load_dataset; no effect on a local file");
   if (f.random_batch_size != 1) notes.push_back("--random-batch-size: only used by vllm's embeddings benchmark; ignored");
-  if (f.custom_ensure_client_side_data)
-    notes.push_back("--custom-ensure-client-side-data: custom_image files are always sent as data URLs here");
   for (auto& n : check_parity_flags(f.parity, f.dataset_name)) notes.push_back(std::move(n));
   return notes;
 }
@@ -194,6 +192,7 @@ void apply_dataset_flags(const BenchFlags& f, client::DatasetConfig& d) {
   d.shuffle = !f.disable_shuffle;
   d.oversample = !f.no_oversample;
   d.hf_streaming = !f.no_stream;
+  d.client_side_images = f.custom_ensure_client_side_data;
   d.random.input_len = f.input_len.value_or(f.random_input_len);
   d.random.output_len = f.output_len.value_or(f.random_output_len);
   std::tie(d.random.range_ratio, d.random.output_range_ratio) = parse_range_ratio(f.random_range_ratio);
@@ -464,7 +463,8 @@ void add_target_and_dataset_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_option("--custom-output-len", f.custom_output_len,
                     "custom/custom_image: max tokens per request (-1: each row's output_tokens)")->capture_default_str();
   serve->add_flag("--custom-ensure-client-side-data", f.custom_ensure_client_side_data,
-                  "Accepted (custom_image files are always sent as data URLs here)");
+                  "custom_mm: send image files as JPEG data URLs (default: file:// URLs the server reads, as vLLM; "
+                  "the server needs --allowed-local-media-path). custom_image always sends data URLs");
   serve->add_flag("--skip-chat-template", f.skip_chat_template, "Accepted (no chat template is ever applied client-side here)");
   serve->add_option("--chat-template-kwargs", f.chat_template_kwargs, "Accepted JSON object (for vllm's client-side chat template; none here)");
   serve->add_option("--tokenizer", f.tokenizer, "Tokenizer for prompt lengths and random prompts: a tokenizer.json, a directory holding one, or a hub id in the local hub cache (default: --model)");

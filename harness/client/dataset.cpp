@@ -245,6 +245,16 @@ std::string first_turn_content(const json& row, const char* key, std::size_t row
   return text;
 }
 
+// vLLM's custom_mm sends a local image as a file:// URL for the server to read (process_image:
+// "file://" + the path). A relative path is made absolute against the dataset file's directory
+// here (vLLM sends it as written, which no server resolves); the server must allow the directory
+// (vLLM and encbench serve: --allowed-local-media-path).
+std::string file_url(const std::string& ref, const fs::path& base_dir) {
+  fs::path path = ref.rfind("file://", 0) == 0 ? fs::path(ref.substr(7)) : fs::path(ref);
+  if (path.is_relative()) path = fs::absolute(base_dir / path);
+  return "file://" + path.lexically_normal().string();
+}
+
 // vLLM's row order for a file dataset (identity when shuffle is off), then the first `want`, then
 // vLLM's maybe_oversample_requests when the file is short: random.seed(seed) and
 // random.choices(rows, k=missing). The shuffle is the one vLLM's loader does: Python's
@@ -318,7 +328,11 @@ Dataset load_file_dataset(const DatasetConfig& config, bool custom, bool custom_
             require(f.is_string(), "'image_files' entries must be strings " + where);
             const std::string ref = f.get<std::string>();
             const bool url = ref.rfind("http://", 0) == 0 || ref.rfind("https://", 0) == 0 || ref.rfind("data:image/", 0) == 0;
-            s.image_urls.push_back(url ? ref : image_item_to_url(json{{"path", ref.rfind("file://", 0) == 0 ? ref.substr(7) : ref}}, base_dir, where, config.transcode_images));
+            if (!url && first_image_only && !config.client_side_images) {
+              s.image_urls.push_back(file_url(ref, base_dir));
+            } else {
+              s.image_urls.push_back(url ? ref : image_item_to_url(json{{"path", ref.rfind("file://", 0) == 0 ? ref.substr(7) : ref}}, base_dir, where, config.transcode_images));
+            }
             if (first_image_only) break;
           }
         } else {

@@ -263,10 +263,13 @@ TEST(Dataset, CustomMmSendsOnlyTheFirstImageFile) {
   cfg.shuffle = false;
   const Dataset all = load_dataset(cfg);
   cfg.name = "custom_mm";
+  const Dataset by_path = load_dataset(cfg);  // vLLM's default: file:// URLs for the server to read
+  cfg.client_side_images = true;              // --custom-ensure-client-side-data: data URLs
   const Dataset first = load_dataset(cfg);
   EXPECT_EQ(first.layout, "custom_mm");
   EXPECT_TRUE(first.multimodal);
   ASSERT_EQ(first.samples.size(), 3u);
+  ASSERT_EQ(by_path.samples.size(), 3u);
   for (std::size_t k = 0; k < 3; ++k) {
     ASSERT_EQ(all.samples[k].image_urls.size(), 2u);
     ASSERT_EQ(first.samples[k].image_urls.size(), 1u);
@@ -274,6 +277,9 @@ TEST(Dataset, CustomMmSendsOnlyTheFirstImageFile) {
     EXPECT_NE(first.samples[k].image_urls[0], all.samples[k].image_urls[1]);
     EXPECT_EQ(first.samples[k].prompt, "row " + std::to_string(k));
     EXPECT_EQ(first.samples[k].output_len, 9);
+    // The first file, absolute, as a file:// URL (the rows name it relative to the dataset file).
+    ASSERT_EQ(by_path.samples[k].image_urls.size(), 1u);
+    EXPECT_EQ(by_path.samples[k].image_urls[0], "file://" + (fs::absolute(dir) / files[k]).lexically_normal().string());
   }
 }
 
