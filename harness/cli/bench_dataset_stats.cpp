@@ -67,9 +67,7 @@ std::vector<double> as_doubles(const std::vector<std::int64_t>& v) { return {v.b
 }  // namespace
 
 std::filesystem::path dataset_stats_path(const client::BenchConfig& config, const client::BenchResult& result) {
-  std::filesystem::path path = client::result_filename(config, result);
-  if (!config.result_dir.empty()) path = std::filesystem::path(config.result_dir) / path;
-  return path.replace_extension(".dataset_stats.html");
+  return client::result_sibling_path(config, result, ".dataset_stats.html");
 }
 
 void write_dataset_stats_html(const std::filesystem::path& path, const client::BenchConfig& config,

@@ -153,99 +153,60 @@ std::vector<std::string> accepted_flag_notes(const BenchFlags& f) {
   if (!f.hf_name.empty()) notes.push_back("--hf-name: picks vllm's dataset class for a local path; the layout is detected from the rows here");
   if (!f.hf_subset.empty()) notes.push_back("--hf-subset: the HF dataset config name in vllm's load_dataset; no effect on a local file");
   if (f.random_batch_size != 1) notes.push_back("--random-batch-size: only used by vllm's embeddings benchmark; ignored");
-  if (f.custom_ensure_client_side_data)
-    notes.push_back("--custom-ensure-client-side-data: custom_image files are always sent as data URLs here");
   for (auto& n : check_parity_flags(f.parity, f.dataset_name)) notes.push_back(std::move(n));
   return notes;
 }
 
-client::BenchConfig to_config(const BenchFlags& f, const std::vector<std::string>& argv) {
-  client::BenchConfig c;
-  if (f.backend == "vllm") {
-    c.backend = client::Backend::openai;  // vllm's "vllm" backend is its completions client
-    c.backend_name = "vllm";
-  } else {
-    c.backend = client::parse_backend(f.backend);
-  }
-  c.tokenizer = f.tokenizer;
-  c.skip_tokenizer_init = f.parity.skip_tokenizer_init;
-  c.probe_request_rate = f.parity.probe_request_rate.value_or(0);
-  c.lora_modules = f.parity.lora_modules;
-  if (!f.parity.lora_assignment.empty()) c.lora_assignment = f.parity.lora_assignment;
+// The flags of vLLM's tokenizer datasets (sharegpt, prefix_repetition, timed_trace, sonnet).
+void apply_vllm_text_flags(const BenchFlags& f, client::VllmTextDatasetConfig& v) {
   // vllm main_async: --output-len overrides every dataset's own output flag.
-  c.dataset.vllm_text.sharegpt_output_len = f.output_len ? f.output_len : f.parity.sharegpt_output_len;
-  {
-    auto& v = c.dataset.vllm_text;
-    v.num_prefixes = f.parity.prefix_repetition_num_prefixes.value_or(v.num_prefixes);
-    v.prefix_len = f.parity.prefix_repetition_prefix_len.value_or(v.prefix_len);
-    v.suffix_len = f.parity.prefix_repetition_suffix_len.value_or(v.suffix_len);
-    v.output_len = f.output_len.value_or(f.parity.prefix_repetition_output_len.value_or(v.output_len));
-    v.chunk_hash_size = f.parity.timed_trace_chunk_hash_size.value_or(v.chunk_hash_size);
-    v.sec_multiplier = f.parity.timed_trace_sec_multiplier.value_or(v.sec_multiplier);
-    for (auto [flag, target] : {std::pair{&f.parity.timed_trace_label_timestamp, &v.label_timestamp},
-                                std::pair{&f.parity.timed_trace_label_input_length, &v.label_input_length},
-                                std::pair{&f.parity.timed_trace_label_output_length, &v.label_output_length},
-                                std::pair{&f.parity.timed_trace_label_hash_ids, &v.label_hash_ids}})
-      if (!flag->empty()) *target = *flag;
-    v.self_timed = !f.parity.no_self_timed;
-    v.sonnet_input_len = f.parity.sonnet_input_len.value_or(v.sonnet_input_len);
-    v.sonnet_output_len = f.parity.sonnet_output_len.value_or(v.sonnet_output_len);
-    v.sonnet_prefix_len = f.parity.sonnet_prefix_len.value_or(v.sonnet_prefix_len);
-  }
-  check_parity_flags(f.parity, f.dataset_name);  // refusals before any dataset or server work
-  c.logprobs = f.logprobs;
-  c.insecure = f.insecure;
-  c.strict_success = f.strict_success;
-  if (!f.ramp_up_strategy.empty()) {
-    c.ramp_up = client::parse_ramp_up(f.ramp_up_strategy);
-    c.ramp_up_start_rps = f.ramp_up_start_rps.value_or(-1);
-    c.ramp_up_end_rps = f.ramp_up_end_rps.value_or(-1);
-  }
-  if (!f.chat_template_kwargs.empty()) {
-    const auto j = nlohmann::json::parse(f.chat_template_kwargs, nullptr, false);
-    require(!j.is_discarded() && j.is_object(), "--chat-template-kwargs must be a JSON object, got '" + f.chat_template_kwargs + "'");
-  }
-  c.base_url = f.base_url;
-  c.host = f.host;
-  c.port = f.port;
-  c.endpoint = f.endpoint;
-  c.model = f.model;
-  c.served_model_name = f.served_model_name;
-  c.label = f.label;
-  c.dataset.name = f.dataset_name;
-  c.dataset.path = f.dataset_path;
-  c.dataset.hf_split = f.hf_split;
-  c.dataset.num_prompts = f.num_prompts;
-  c.dataset.seed = f.seed;
+  v.sharegpt_output_len = f.output_len ? f.output_len : f.parity.sharegpt_output_len;
+  v.num_prefixes = f.parity.prefix_repetition_num_prefixes.value_or(v.num_prefixes);
+  v.prefix_len = f.parity.prefix_repetition_prefix_len.value_or(v.prefix_len);
+  v.suffix_len = f.parity.prefix_repetition_suffix_len.value_or(v.suffix_len);
+  v.output_len = f.output_len.value_or(f.parity.prefix_repetition_output_len.value_or(v.output_len));
+  v.chunk_hash_size = f.parity.timed_trace_chunk_hash_size.value_or(v.chunk_hash_size);
+  v.sec_multiplier = f.parity.timed_trace_sec_multiplier.value_or(v.sec_multiplier);
+  for (auto [flag, target] : {std::pair{&f.parity.timed_trace_label_timestamp, &v.label_timestamp},
+                              std::pair{&f.parity.timed_trace_label_input_length, &v.label_input_length},
+                              std::pair{&f.parity.timed_trace_label_output_length, &v.label_output_length},
+                              std::pair{&f.parity.timed_trace_label_hash_ids, &v.label_hash_ids}})
+    if (!flag->empty()) *target = *flag;
+  v.self_timed = !f.parity.no_self_timed;
+  v.sonnet_input_len = f.parity.sonnet_input_len.value_or(v.sonnet_input_len);
+  v.sonnet_output_len = f.parity.sonnet_output_len.value_or(v.sonnet_output_len);
+  v.sonnet_prefix_len = f.parity.sonnet_prefix_len.value_or(v.sonnet_prefix_len);
+}
+
+// Which dataset, how many rows, and the lengths each dataset's own flags ask for.
+void apply_dataset_flags(const BenchFlags& f, client::DatasetConfig& d) {
+  d.name = f.dataset_name;
+  d.path = f.dataset_path;
+  d.hf_split = f.hf_split;
+  d.num_prompts = f.num_prompts;
+  d.seed = f.seed;
   // vllm main_async: --output-len overrides every dataset's own output flag (--hf-output-len,
   // --random-output-len, --custom-output-len); --input-len sets --random-input-len.
-  c.dataset.output_len = f.output_len ? f.output_len : f.hf_output_len;
-  c.dataset.custom_output_len = f.output_len.value_or(f.custom_output_len);
-  c.dataset.shuffle = !f.disable_shuffle;
-  c.dataset.oversample = !f.no_oversample;
-  c.dataset.random.input_len = f.input_len.value_or(f.random_input_len);
-  c.dataset.random.output_len = f.output_len.value_or(f.random_output_len);
-  std::tie(c.dataset.random.range_ratio, c.dataset.random.output_range_ratio) = parse_range_ratio(f.random_range_ratio);
-  c.dataset.random.prefix_len = f.random_prefix_len;
-  c.dataset.random.mm_base_items = f.random_mm_base_items;
-  c.dataset.random.mm_items_range_ratio = f.random_mm_items_range_ratio;
-  c.dataset.random.mm_limit_images = parse_mm_image_limit(f.random_mm_limit);
-  c.dataset.random.buckets = client::parse_bucket_config(f.random_mm_bucket_config);
-  if (c.dataset.name == "random" || c.dataset.name == "random-mm") c.dataset.output_len.reset();  // via random.output_len
-  c.request_rate = parse_number("--request-rate", f.request_rate);
-  c.burstiness = parse_number("--burstiness", f.burstiness);
-  if (f.max_connections) {
-    require(*f.max_connections >= 1, "--max-connections must be >= 1");
-    c.max_connections = *f.max_connections;
-  }
-  if (f.max_concurrency) {
-    require(*f.max_concurrency >= 1, "--max-concurrency must be >= 1");
-    c.max_concurrency = *f.max_concurrency;
-  }
-  c.seed = f.seed;
-  c.ignore_eos = f.ignore_eos;
-  c.profile = f.profile;
-  c.scrape_metrics = f.scrape_metrics;
+  d.output_len = f.output_len ? f.output_len : f.hf_output_len;
+  d.custom_output_len = f.output_len.value_or(f.custom_output_len);
+  d.shuffle = !f.disable_shuffle;
+  d.oversample = !f.no_oversample;
+  d.hf_streaming = !f.no_stream;
+  d.client_side_images = f.custom_ensure_client_side_data;
+  d.random.input_len = f.input_len.value_or(f.random_input_len);
+  d.random.output_len = f.output_len.value_or(f.random_output_len);
+  std::tie(d.random.range_ratio, d.random.output_range_ratio) = parse_range_ratio(f.random_range_ratio);
+  d.random.prefix_len = f.random_prefix_len;
+  d.random.mm_base_items = f.random_mm_base_items;
+  d.random.mm_items_range_ratio = f.random_mm_items_range_ratio;
+  d.random.mm_limit_images = parse_mm_image_limit(f.random_mm_limit);
+  d.random.buckets = client::parse_bucket_config(f.random_mm_bucket_config);
+  if (d.name == "random" || d.name == "random-mm") d.output_len.reset();  // via random.output_len
+}
+
+// What each request carries beyond the prompt (sampling, extra body, headers), the result's
+// metadata and the goodput SLOs.
+void apply_request_flags(const BenchFlags& f, client::BenchConfig& c) {
   auto put = [&](const char* key, const auto& value) {
     if (value) c.sampling[key] = *value;
   };
@@ -269,6 +230,58 @@ client::BenchConfig to_config(const BenchFlags& f, const std::vector<std::string
     auto [k, v] = split_pair("--goodput", g, ':');
     c.goodput_slo_ms[k] = parse_number("--goodput " + k, v);
   }
+}
+
+client::BenchConfig to_config(const BenchFlags& f, const std::vector<std::string>& argv) {
+  client::BenchConfig c;
+  if (f.backend == "vllm") {
+    c.backend = client::Backend::openai;  // vllm's "vllm" backend is its completions client
+    c.backend_name = "vllm";
+  } else {
+    c.backend = client::parse_backend(f.backend);
+  }
+  c.tokenizer = f.tokenizer;
+  c.skip_tokenizer_init = f.parity.skip_tokenizer_init;
+  c.probe_request_rate = f.parity.probe_request_rate.value_or(0);
+  c.lora_modules = f.parity.lora_modules;
+  if (!f.parity.lora_assignment.empty()) c.lora_assignment = f.parity.lora_assignment;
+  apply_vllm_text_flags(f, c.dataset.vllm_text);
+  check_parity_flags(f.parity, f.dataset_name);  // refusals before any dataset or server work
+  c.logprobs = f.logprobs;
+  c.insecure = f.insecure;
+  c.strict_success = f.strict_success;
+  if (!f.ramp_up_strategy.empty()) {
+    c.ramp_up = client::parse_ramp_up(f.ramp_up_strategy);
+    c.ramp_up_start_rps = f.ramp_up_start_rps.value_or(-1);
+    c.ramp_up_end_rps = f.ramp_up_end_rps.value_or(-1);
+  }
+  if (!f.chat_template_kwargs.empty()) {
+    const auto j = nlohmann::json::parse(f.chat_template_kwargs, nullptr, false);
+    require(!j.is_discarded() && j.is_object(), "--chat-template-kwargs must be a JSON object, got '" + f.chat_template_kwargs + "'");
+  }
+  c.base_url = f.base_url;
+  c.host = f.host;
+  c.port = f.port;
+  c.endpoint = f.endpoint;
+  c.model = f.model;
+  c.served_model_name = f.served_model_name;
+  c.label = f.label;
+  apply_dataset_flags(f, c.dataset);
+  c.request_rate = parse_number("--request-rate", f.request_rate);
+  c.burstiness = parse_number("--burstiness", f.burstiness);
+  if (f.max_connections) {
+    require(*f.max_connections >= 1, "--max-connections must be >= 1");
+    c.max_connections = *f.max_connections;
+  }
+  if (f.max_concurrency) {
+    require(*f.max_concurrency >= 1, "--max-concurrency must be >= 1");
+    c.max_concurrency = *f.max_concurrency;
+  }
+  c.seed = f.seed;
+  c.ignore_eos = f.ignore_eos;
+  c.profile = f.profile;
+  c.scrape_metrics = f.scrape_metrics;
+  apply_request_flags(f, c);
   c.request_id_prefix = f.request_id_prefix;
   c.request_mode = client::parse_request_mode(f.request_mode);
   c.timeout_s = f.timeout;
@@ -328,23 +341,18 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
   config.progress = root && !flags.disable_tqdm && isatty(STDERR_FILENO);
   client::global_curl_init();
 
-  char rate[32], burst[32];
-  std::snprintf(rate, sizeof rate, std::floor(config.request_rate) == config.request_rate ? "%.1f" : "%g", config.request_rate);
+  const std::string rate = client::python_float(config.request_rate);
   if (config.ramp_up != client::RampUp::none) {
     out << "Traffic ramp-up strategy: " << flags.ramp_up_strategy << ".\n";
     out << "Will increase RPS from " << config.ramp_up_start_rps << " to " << config.ramp_up_end_rps
         << " RPS over the duration of the benchmark.\n";
   } else {
-    out << "Traffic request rate: " << (std::isinf(config.request_rate) ? std::string("inf") : std::string(rate)) << "\n";
+    out << "Traffic request rate: " << (std::isinf(config.request_rate) ? std::string("inf") : rate) << "\n";
   }
-  std::snprintf(burst, sizeof burst, std::floor(config.burstiness) == config.burstiness ? "%.1f" : "%g", config.burstiness);
-  out << "Burstiness factor: " << burst << (config.burstiness == 1.0 ? " (Poisson process)" : " (Gamma distribution)") << "\n";
+  out << "Burstiness factor: " << client::python_float(config.burstiness) << (config.burstiness == 1.0 ? " (Poisson process)" : " (Gamma distribution)") << "\n";
   out << "Maximum request concurrency: " << (config.max_concurrency > 0 ? std::to_string(config.max_concurrency) : "None") << "\n";
   if (config.probe_request_rate > 0) {
-    char probe[32];  // vLLM prints the float as Python does (5 -> 5.0)
-    std::snprintf(probe, sizeof probe, std::floor(config.probe_request_rate) == config.probe_request_rate ? "%.1f" : "%g",
-                  config.probe_request_rate);
-    out << "Probe request rate: " << probe << " req/s\n";
+    out << "Probe request rate: " << client::python_float(config.probe_request_rate) << " req/s\n";
   }
   if (coordinator && root)
     out << "Sharded load generation: " << coordinator->size() << " MPI ranks (round-robin by request index)\n";
@@ -374,10 +382,10 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
   }
   if (flags.plot_timeline) {
     const std::string label = config.label.empty() ? client::to_string(config.backend) : config.label;
-    const std::filesystem::path dir = config.result_dir.empty() ? "." : config.result_dir;
+    // vLLM's name: the result file's with ".timeline.html" for its last extension.
+    const std::filesystem::path html = client::result_sibling_path(config, result, ".timeline.html");
     std::error_code ec;
-    std::filesystem::create_directories(dir, ec);
-    const std::filesystem::path html = dir / ("timeline-" + safe_file_component(label) + ".html");
+    if (html.has_parent_path()) std::filesystem::create_directories(html.parent_path(), ec);
     scenario::TimelineOptions options;
     options.itl_thresholds_ms = timeline_itl_thresholds_ms(flags.parity);
     scenario::write_timeline_html(html, {scenario::live_timeline_arm(label, result)}, options);
@@ -431,8 +439,8 @@ int run_sweep(const BenchFlags& flags, const SweepFlags& sf, const std::vector<s
 
 }  // namespace
 
-// The flags of `bench serve`, shared by `bench sweep` (the same client at several loads).
-void add_serve_flags(CLI::App* serve, BenchFlags& f) {
+// Which server, model and dataset (tokenizer included).
+void add_target_and_dataset_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_option("--backend", f.backend, "openai (completions) | vllm (the same) | openai-chat")->capture_default_str();
   serve->add_option("--base-url", f.base_url, "Server base URL (overrides --host/--port), e.g. http://127.0.0.1:8000");
   serve->add_option("--host", f.host, "Server host")->capture_default_str();
@@ -455,17 +463,22 @@ void add_serve_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_option("--custom-output-len", f.custom_output_len,
                     "custom/custom_image: max tokens per request (-1: each row's output_tokens)")->capture_default_str();
   serve->add_flag("--custom-ensure-client-side-data", f.custom_ensure_client_side_data,
-                  "Accepted (custom_image files are always sent as data URLs here)");
+                  "custom_mm: send image files as JPEG data URLs (default: file:// URLs the server reads, as vLLM; "
+                  "the server needs --allowed-local-media-path). custom_image always sends data URLs");
   serve->add_flag("--skip-chat-template", f.skip_chat_template, "Accepted (no chat template is ever applied client-side here)");
   serve->add_option("--chat-template-kwargs", f.chat_template_kwargs, "Accepted JSON object (for vllm's client-side chat template; none here)");
   serve->add_option("--tokenizer", f.tokenizer, "Tokenizer for prompt lengths and random prompts: a tokenizer.json, a directory holding one, or a hub id in the local hub cache (default: --model)");
   serve->add_option("--tokenizer-mode", f.tokenizer_mode, "Accepted (vllm's client-side tokenizer mode; no effect)");
   serve->add_flag("--trust-remote-code", f.trust_remote_code, "Accepted (no Hub code is loaded here)");
+}
+
+// How the load is shaped: rate, ramp, concurrency, connections, seed.
+void add_load_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_option("--logprobs", f.logprobs, "Completions: logprobs sent per request (vllm sends null when unset)");
   serve->add_flag("--insecure", f.insecure, "Do not verify TLS certificates (https servers)");
   serve->add_flag("--plot-timeline", f.plot_timeline,
                   "Write vLLM's per-request timeline (TTFT, then ITL bands below 25 / 50 ms / above) as HTML: "
-                  "timeline-<label or backend>.html in --result-dir (default .). With --profile against encbench "
+                  "the result file's name ending .timeline.html (vLLM's), in --result-dir. With --profile against encbench "
                   "serve: also the server's engine steps (encoder / LM part) and each request's TTFT broken down "
                   "(to server, decode, engine queue, encoder busy / idle by cause / host, prefill and rest); "
                   "other servers: the page says the overlay is unavailable");
@@ -482,7 +495,12 @@ void add_serve_flags(CLI::App* serve, BenchFlags& f) {
                     "Cap on open connections (one per request in flight); due requests beyond it wait in the client "
                     "and count as dispatch lag. Default: the open-file limit (soft raised to hard) minus open files and a 5% margin");
   serve->add_option("--seed", f.seed, "Seed for the schedule, shuffling and random datasets")->capture_default_str();
-  serve->add_flag("--no-stream", f.no_stream, "Accepted for vllm compatibility (a dataset-loading flag there; no effect here)");
+}
+
+// What is measured and saved, and what every request carries.
+void add_result_and_request_flags(CLI::App* serve, BenchFlags& f) {
+  serve->add_flag("--no-stream", f.no_stream,
+                  "hf: shuffle the rows as vLLM's loaded (not streamed) Hugging Face dataset does (the same order up to 1,000 rows)");
   serve->add_option("--percentile-metrics", f.percentile_metrics,
                     "Comma list of ttft,tpot,itl,e2el,client_queue_time,e2el_including_client_queue")->capture_default_str();
   serve->add_option("--metric-percentiles", f.metric_percentiles, "Comma list of percentiles, e.g. 50,90,99")->capture_default_str();
@@ -516,6 +534,10 @@ void add_serve_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_option("--request-id-prefix", f.request_id_prefix, "x-request-id prefix (default bench-<8 hex>-)");
   serve->add_flag("--disable-shuffle", f.disable_shuffle, "Keep the dataset order");
   serve->add_flag("--no-oversample", f.no_oversample, "Do not duplicate rows when the dataset is short");
+}
+
+// random/random-mm lengths, our request mode and the per-request bounds.
+void add_random_and_bound_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_option("--random-input-len", f.random_input_len, "random/random-mm: prompt length (words)")->capture_default_str();
   serve->add_option("--random-output-len", f.random_output_len, "random/random-mm: output length")->capture_default_str();
   serve->add_option("--random-range-ratio", f.random_range_ratio,
@@ -547,6 +569,14 @@ void add_serve_flags(CLI::App* serve, BenchFlags& f) {
       ->check(CLI::PositiveNumber);
   serve->add_flag("--allow-all-failed", f.allow_all_failed,
                   "Exit 0 even when every request failed (default: exit 4 then; the result is printed and saved either way)");
+}
+
+// The flags of `bench serve`, shared by `bench sweep` (the same client at several loads).
+void add_serve_flags(CLI::App* serve, BenchFlags& f) {
+  add_target_and_dataset_flags(serve, f);
+  add_load_flags(serve, f);
+  add_result_and_request_flags(serve, f);
+  add_random_and_bound_flags(serve, f);
   add_parity_flags(serve, f.parity);
 }
 

@@ -21,6 +21,7 @@
 #include "harness/client/request_builder.hpp"
 #include "harness/client/schedule.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/number_format.hpp"
 #include "harness/core/result_json.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/core/version.hpp"
@@ -133,16 +134,6 @@ std::string iso_local(std::chrono::system_clock::time_point tp) {
   return out;
 }
 
-// Python's str(float) for the values that appear in file names and JSON ("inf", "10.0", "2.5").
-std::string python_float(double v) {
-  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  if (std::floor(v) == v && std::fabs(v) < 1e16) {
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.1f", v);
-    return buf;
-  }
-  return percentile_label(v);
-}
 
 std::string random_prefix() {
   std::random_device rd;
@@ -159,6 +150,12 @@ std::vector<std::string> header_lines(const BenchConfig& c) {
 }
 
 }  // namespace
+
+std::string python_float(double v) {
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (std::floor(v) == v && std::fabs(v) < 1e16) return numbers::fixed(v, 1);
+  return percentile_label(v);
+}
 
 std::string first_model_from_server(const std::string& base, double timeout_s) {
   std::vector<std::string> headers;
@@ -429,6 +426,152 @@ BenchResult run_benchmark(const BenchConfig& config) {
 
 namespace {
 
+// The send loop's settings from the flags; a sharded run splits the concurrency cap across ranks.
+SendLoopConfig engine_config(const BenchConfig& config, Coordinator* co, const std::string& url, ConnectionShare& connections) {
+  SendLoopConfig engine;
+  engine.connections = &connections;
+  engine.url = url;
+  engine.backend = config.backend;
+  engine.mode = config.request_mode;
+  engine.max_concurrency = config.max_concurrency;
+  engine.max_connections = config.max_connections;
+  engine.timeout_s = config.timeout_s;
+  engine.idle_timeout_s = config.idle_timeout_s;
+  engine.max_response_bytes = config.max_response_bytes;
+  engine.max_output_chunks = config.max_output_chunks;
+  engine.stop_fd = config.stop_fd;
+  engine.drain_timeout_s = config.drain_timeout_s;
+  engine.strict_success = config.strict_success;
+  engine.insecure = config.insecure;
+  if (co && config.max_concurrency > 0) {
+    // The global cap split across ranks (no borrowing between them): rank r gets
+    // floor(cap / size) plus one of the remainder.
+    engine.max_concurrency = config.max_concurrency / co->size() + (co->rank() < config.max_concurrency % co->size() ? 1 : 0);
+  }
+  return engine;
+}
+
+// vllm's ready check (the first sampled request, every 5 s, until it succeeds: wait_for_endpoint)
+// and warmups (copies of it, concurrently, capped like the run, discarded).
+void ready_check_and_warmups(const BenchConfig& config, const SendLoopConfig& engine, const PreparedRequest& first) {
+  // vllm's ready check and warmups send the first sample without a request id (its test_input
+  // has none), so they never reuse the measured request 0's x-request-id.
+  PreparedRequest test_request = first;
+  std::erase_if(test_request.headers, [](const std::string& h) { return h.rfind("x-request-id:", 0) == 0; });
+  if (config.ready_check_timeout_s > 0) {
+    const Nanos deadline = now_ns() + static_cast<Nanos>(config.ready_check_timeout_s * 1e9);
+    std::string last_error;
+    for (;;) {
+      auto probe = run_requests(engine, {test_request}, {0});
+      if (probe.records.front().success) break;
+      last_error = probe.records.front().error;
+      if (now_ns() + 5'000'000'000LL > deadline)
+        throw ServerUnreachable("Initial test run failed within --ready-check-timeout-sec " +
+                                python_float(config.ready_check_timeout_s) + " s: " + last_error);
+      std::this_thread::sleep_for(std::chrono::seconds(5));
+    }
+  }
+  if (config.num_warmups > 0) {
+    std::vector<PreparedRequest> warm(static_cast<std::size_t>(config.num_warmups), test_request);
+    run_requests(engine, warm, std::vector<Nanos>(warm.size(), 0));
+  }
+}
+
+// What the server-side windows (/metrics scrape, profiler) saw when they opened.
+struct ServerWindows {
+  std::map<std::string, double> metrics_before;
+  bool metrics_ok = false;
+  bool profiling = false;
+};
+
+// Opened after the warmups, so they cover exactly the measured requests.
+ServerWindows open_server_windows(const BenchConfig& config, const std::string& base, BenchResult& result) {
+  ServerWindows w;
+  if (config.scrape_metrics) {
+    const auto [status, body] = http_call(base + "/metrics", false, 30);
+    if (status == 200) {
+      w.metrics_before = parse_prometheus_text(body);
+      w.metrics_ok = true;
+    } else {
+      result.metrics_message = "server metrics unavailable: GET /metrics answered " +
+                               (status == 0 ? body : "HTTP " + std::to_string(status));
+    }
+  }
+  if (config.profile) {
+    const auto [status, body] = post_empty(base + "/start_profile");
+    if (status == 200) {
+      w.profiling = true;
+    } else if (status == 404) {
+      result.profile_message = "server does not support profiling (POST /start_profile answered 404); continuing without it";
+    } else {
+      result.profile_message = "POST /start_profile failed (" + (status == 0 ? body : "HTTP " + std::to_string(status) + ": " + error_text(body)) +
+                               "); continuing without profiling";
+    }
+  }
+  return w;
+}
+
+// Stops the profiler (its reply is the server's profile) and stores the /metrics differences.
+void close_server_windows(const ServerWindows& w, const std::string& base, BenchResult& result) {
+  if (w.profiling) {
+    const auto [status, body] = post_empty(base + "/stop_profile", 120);
+    result.profile_clock = clock_anchor_now();
+    const auto doc = nlohmann::json::parse(body, nullptr, false);
+    if (status == 200) {
+      result.server_profile = doc.is_discarded() ? nlohmann::json{{"raw", body}} : doc;
+    } else {
+      result.profile_message = "POST /stop_profile failed (" + (status == 0 ? body : "HTTP " + std::to_string(status) + ": " + error_text(body)) + ")";
+    }
+  }
+  if (!w.metrics_ok) return;
+  const auto [status, body] = http_call(base + "/metrics", false, 30);
+  if (status != 200) {
+    result.metrics_message = "server metrics unavailable after the run: HTTP " + std::to_string(status);
+    return;
+  }
+  const auto after = parse_prometheus_text(body);
+  nlohmann::json delta = nlohmann::json::object();
+  for (const auto& [name, value] : after) {
+    const auto it = w.metrics_before.find(name);
+    const double d = value - (it == w.metrics_before.end() ? 0.0 : it->second);
+    if (d != 0) delta[name] = d;
+  }
+  result.server_metrics_delta = delta;
+}
+
+// Every rank's times onto rank 0's clock, then rank 0 gathers the raw records and merges them in
+// global index order: the metrics are computed from them exactly as for one process. False on
+// ranks other than 0 (they report nothing).
+bool gather_shards(const BenchConfig& config, Coordinator& co, const CommonStart& common, const std::vector<Nanos>& all_offsets,
+                   BenchResult& result) {
+  shift_times(result.run, common.clock_offset_ns);
+  const nlohmann::json mine = rank_summary(co.rank(), co.host(), result.run, common);
+  const double schedule_s = all_offsets.empty() ? 0 : static_cast<double>(all_offsets.back()) / 1e9;
+  const double bound = config.timeout_s > 0 ? schedule_s + config.timeout_s + config.drain_timeout_s + 300 : 0;
+  const auto parts = co.gather(encode_shard(result.run, mine), bound);
+  if (co.rank() != 0) return false;
+  std::vector<SendLoopResult> shards;
+  nlohmann::json per_rank = nlohmann::json::array();
+  for (const auto& part : parts) {
+    auto [run, summary] = decode_shard(part);
+    shards.push_back(std::move(run));
+    per_rank.push_back(std::move(summary));
+  }
+  result.run = merge_shards(std::move(shards), common.start_ns);
+  std::vector<std::string> hosts;
+  for (const auto& r : per_rank) {
+    const std::string h = r.value("host", std::string());
+    if (std::find(hosts.begin(), hosts.end(), h) == hosts.end()) hosts.push_back(h);
+  }
+  result.sharding = {{"ranks", co.size()},
+                     {"hosts", hosts},
+                     {"shard_by", "request-index-round-robin"},
+                     {"clock_offset_method", "ping-pong to rank 0 after MPI_Barrier, best of 16 round trips"},
+                     {"align_ms", static_cast<double>(common.align_ns) / 1e6},
+                     {"per_rank", per_rank}};
+  return true;
+}
+
 BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult result,
                          const std::vector<PreparedRequest>& all_requests, const std::vector<Nanos>& all_offsets,
                          const std::vector<double>& ramp_rates, const PreparedRequest& probe) {
@@ -449,77 +592,10 @@ BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult
   // One connection cache for the ready check, the warm-ups and the measured run (vLLM's one
   // aiohttp ClientSession): the run reuses the warm-ups' connections.
   ConnectionShare connections;
-  SendLoopConfig engine;
-  engine.connections = &connections;
-  engine.url = result.api_url;
-  engine.backend = config.backend;
-  engine.mode = config.request_mode;
-  engine.max_concurrency = config.max_concurrency;
-  engine.max_connections = config.max_connections;
-  engine.timeout_s = config.timeout_s;
-  engine.idle_timeout_s = config.idle_timeout_s;
-  engine.max_response_bytes = config.max_response_bytes;
-  engine.max_output_chunks = config.max_output_chunks;
-  engine.stop_fd = config.stop_fd;
-  engine.drain_timeout_s = config.drain_timeout_s;
-  engine.strict_success = config.strict_success;
-  engine.insecure = config.insecure;
-  if (co && config.max_concurrency > 0) {
-    // The global cap split across ranks (no borrowing between them): rank r gets
-    // floor(cap / size) plus one of the remainder.
-    engine.max_concurrency = config.max_concurrency / co->size() + (co->rank() < config.max_concurrency % co->size() ? 1 : 0);
-  }
-
-  // vllm's ready check and warmups send the first sample without a request id (its test_input
-  // has none), so they never reuse the measured request 0's x-request-id.
-  PreparedRequest test_request = all_requests.front();
-  std::erase_if(test_request.headers, [](const std::string& h) { return h.rfind("x-request-id:", 0) == 0; });
-
-  // Ready check: the first sampled request, every 5 s, until it succeeds (vllm's wait_for_endpoint).
-  if (root && config.ready_check_timeout_s > 0) {
-    const Nanos deadline = now_ns() + static_cast<Nanos>(config.ready_check_timeout_s * 1e9);
-    std::string last_error;
-    for (;;) {
-      auto probe = run_requests(engine, {test_request}, {0});
-      if (probe.records.front().success) break;
-      last_error = probe.records.front().error;
-      if (now_ns() + 5'000'000'000LL > deadline)
-        throw ServerUnreachable("Initial test run failed within --ready-check-timeout-sec " +
-                                python_float(config.ready_check_timeout_s) + " s: " + last_error);
-      std::this_thread::sleep_for(std::chrono::seconds(5));
-    }
-  }
-  // Warmups: copies of the first request, concurrently (capped like the run), discarded.
-  if (root && config.num_warmups > 0) {
-    std::vector<PreparedRequest> warm(static_cast<std::size_t>(config.num_warmups), test_request);
-    run_requests(engine, warm, std::vector<Nanos>(warm.size(), 0));
-  }
-  // Server-side windows open after the warmups, so they cover exactly the measured requests.
+  SendLoopConfig engine = engine_config(config, co, result.api_url, connections);
+  if (root) ready_check_and_warmups(config, engine, all_requests.front());
   const std::string base = base_url(config);
-  std::map<std::string, double> metrics_before;
-  bool metrics_ok = false;
-  if (root && config.scrape_metrics) {
-    const auto [status, body] = http_call(base + "/metrics", false, 30);
-    if (status == 200) {
-      metrics_before = parse_prometheus_text(body);
-      metrics_ok = true;
-    } else {
-      result.metrics_message = "server metrics unavailable: GET /metrics answered " +
-                               (status == 0 ? body : "HTTP " + std::to_string(status));
-    }
-  }
-  bool profiling = false;
-  if (root && config.profile) {
-    const auto [status, body] = post_empty(base + "/start_profile");
-    if (status == 200) {
-      profiling = true;
-    } else if (status == 404) {
-      result.profile_message = "server does not support profiling (POST /start_profile answered 404); continuing without it";
-    } else {
-      result.profile_message = "POST /start_profile failed (" + (status == 0 ? body : "HTTP " + std::to_string(status) + ": " + error_text(body)) +
-                               "); continuing without profiling";
-    }
-  }
+  const ServerWindows windows = root ? open_server_windows(config, base, result) : ServerWindows{};
   engine.progress = config.progress && root;
   CommonStart common;
   if (co) {
@@ -535,35 +611,7 @@ BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult
   if (root && config.probe_request_rate > 0) probes.emplace(engine, probe, config.probe_request_rate);
   result.run = run_requests(engine, requests, offsets);
   if (probes) result.probe_records = probes->finish(result.run.interrupted);
-  if (co) {
-    // Every time onto rank 0's clock, then rank 0 gathers the raw records and merges them in
-    // global index order: the metrics below are computed from them exactly as for one process.
-    shift_times(result.run, common.clock_offset_ns);
-    const nlohmann::json mine = rank_summary(co->rank(), co->host(), result.run, common);
-    const double schedule_s = all_offsets.empty() ? 0 : static_cast<double>(all_offsets.back()) / 1e9;
-    const double bound = config.timeout_s > 0 ? schedule_s + config.timeout_s + config.drain_timeout_s + 300 : 0;
-    const auto parts = co->gather(encode_shard(result.run, mine), bound);
-    if (!root) return result;
-    std::vector<SendLoopResult> shards;
-    nlohmann::json per_rank = nlohmann::json::array();
-    for (const auto& part : parts) {
-      auto [run, summary] = decode_shard(part);
-      shards.push_back(std::move(run));
-      per_rank.push_back(std::move(summary));
-    }
-    result.run = merge_shards(std::move(shards), common.start_ns);
-    std::vector<std::string> hosts;
-    for (const auto& r : per_rank) {
-      const std::string h = r.value("host", std::string());
-      if (std::find(hosts.begin(), hosts.end(), h) == hosts.end()) hosts.push_back(h);
-    }
-    result.sharding = {{"ranks", co->size()},
-                       {"hosts", hosts},
-                       {"shard_by", "request-index-round-robin"},
-                       {"clock_offset_method", "ping-pong to rank 0 after MPI_Barrier, best of 16 round trips"},
-                       {"align_ms", static_cast<double>(common.align_ns) / 1e6},
-                       {"per_rank", per_rank}};
-  }
+  if (co && !gather_shards(config, *co, common, all_offsets, result)) return result;
   result.date = local_date();  // vllm takes it after the run
   if (config.ramp_up != RampUp::none) {
     // Stamped with each crossing request's release time (the first: the run start), as vllm's
@@ -574,31 +622,7 @@ BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult
       result.rps_change_events.emplace_back(ev.rps, iso_local(wall_before + std::chrono::nanoseconds(mono - mono_before)));
     }
   }
-  if (profiling) {
-    const auto [status, body] = post_empty(base + "/stop_profile", 120);
-    result.profile_clock = clock_anchor_now();
-    const auto doc = nlohmann::json::parse(body, nullptr, false);
-    if (status == 200) {
-      result.server_profile = doc.is_discarded() ? nlohmann::json{{"raw", body}} : doc;
-    } else {
-      result.profile_message = "POST /stop_profile failed (" + (status == 0 ? body : "HTTP " + std::to_string(status) + ": " + error_text(body)) + ")";
-    }
-  }
-  if (metrics_ok) {
-    const auto [status, body] = http_call(base + "/metrics", false, 30);
-    if (status == 200) {
-      const auto after = parse_prometheus_text(body);
-      nlohmann::json delta = nlohmann::json::object();
-      for (const auto& [name, value] : after) {
-        const auto it = metrics_before.find(name);
-        const double d = value - (it == metrics_before.end() ? 0.0 : it->second);
-        if (d != 0) delta[name] = d;
-      }
-      result.server_metrics_delta = delta;
-    } else {
-      result.metrics_message = "server metrics unavailable after the run: HTTP " + std::to_string(status);
-    }
-  }
+  close_server_windows(windows, base, result);
 
   MetricsOptions mopts;
   mopts.percentiles = config.metric_percentiles;
@@ -1083,6 +1107,12 @@ nlohmann::ordered_json to_vllm_json_ordered(const BenchConfig& c, const BenchRes
   add_encbench_keys(j, c, r);
   add_detailed_keys(j, c, r);
   return j;
+}
+
+fs::path result_sibling_path(const BenchConfig& c, const BenchResult& r, const std::string& suffix) {
+  fs::path path = result_filename(c, r);
+  if (!c.result_dir.empty()) path = fs::path(c.result_dir) / path;
+  return path.replace_extension(suffix);
 }
 
 std::string save_result(const BenchConfig& c, const BenchResult& r) {

@@ -4,6 +4,7 @@
 // BenchConfig; closed-loop scenario runners and profilers reuse the same pieces.
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <map>
 #include <optional>
 #include <ostream>
@@ -136,6 +137,10 @@ std::map<std::string, double> parse_prometheus_text(const std::string& text);
 // The "Encoder device (server side)" and "Server metrics" sections (when present).
 void print_server_sections(std::ostream& out, const BenchResult& result);
 
+// Python's str(float) for the values vLLM prints or puts in file names and JSON ("inf", "10.0",
+// "2.5", "0.1234567": the shortest repr that round-trips).
+std::string python_float(double v);
+
 // GET {base}/v1/models with the given header lines -> (data[0].id, data[0].root) as vllm's
 // get_first_model_from_server: the id is sent as "model", the root is the result's model_id
 // (root falls back to the id when the server has none). Throws ServerUnreachable or InvalidInput.
@@ -161,6 +166,9 @@ void print_errors(std::ostream& out, const BenchResult& result);
 nlohmann::json to_vllm_json(const BenchConfig& config, const BenchResult& result);
 // vllm's compute_result_filename: {label|backend}-{rate}qps[-concurrency{N}]-{model}-{date}.json
 std::string result_filename(const BenchConfig& config, const BenchResult& result);
+// vLLM's Path(file_name).with_suffix(suffix) for the plots beside the result: the result file's
+// path (under --result-dir) with its last extension replaced, e.g. ".timeline.html".
+std::filesystem::path result_sibling_path(const BenchConfig& config, const BenchResult& result, const std::string& suffix);
 // Writes the JSON where --result-dir/--result-filename say; returns the path.
 std::string save_result(const BenchConfig& config, const BenchResult& result);
 

@@ -12,6 +12,8 @@
 #include <sstream>
 
 #include "harness/client/image.hpp"
+#include "harness/client/numpy_random.hpp"
+#include "harness/client/python_random.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
 
@@ -243,24 +245,38 @@ std::string first_turn_content(const json& row, const char* key, std::size_t row
   return text;
 }
 
-// Seeded permutation of [0, n) (identity when shuffle is off), then the first `want`, with seeded
-// duplicates when the file is short (vllm's maybe_oversample_requests).
-std::vector<std::size_t> pick_rows(std::size_t n, std::size_t want, std::uint64_t seed, bool shuffle, bool oversample,
-                                   std::size_t& oversampled) {
+// vLLM's custom_mm sends a local image as a file:// URL for the server to read (process_image:
+// "file://" + the path). A relative path is made absolute against the dataset file's directory
+// here (vLLM sends it as written, which no server resolves); the server must allow the directory
+// (vLLM and encbench serve: --allowed-local-media-path).
+std::string file_url(const std::string& ref, const fs::path& base_dir) {
+  fs::path path = ref.rfind("file://", 0) == 0 ? fs::path(ref.substr(7)) : fs::path(ref);
+  if (path.is_relative()) path = fs::absolute(base_dir / path);
+  return "file://" + path.lexically_normal().string();
+}
+
+// vLLM's row order for a file dataset (identity when shuffle is off), then the first `want`, then
+// vLLM's maybe_oversample_requests when the file is short: random.seed(seed) and
+// random.choices(rows, k=missing). The shuffle is the one vLLM's loader does: Python's
+// random.shuffle after random.seed(seed) for the custom datasets; for hf (Hugging Face datasets)
+// the streamed dataset's shuffle(seed) (a 1,000-row buffer drawing from numpy's default_rng(seed)),
+// or with --no-stream the loaded dataset's default_rng(seed).permutation(n). Rows are the file's
+// rows in order, as one shard of the dataset on the hub.
+std::vector<std::size_t> pick_rows(std::size_t n, const DatasetConfig& config, bool python_shuffle, std::size_t& oversampled) {
   std::vector<std::size_t> order(n);
   for (std::size_t i = 0; i < n; ++i) order[i] = i;
-  if (shuffle) {
-    std::mt19937_64 rng(seed);
-    std::shuffle(order.begin(), order.end(), rng);
+  if (config.shuffle) {
+    if (python_shuffle) PythonRandom(config.seed).shuffle(order);
+    else order = config.hf_streaming ? hf_streaming_shuffle_order(n, config.seed) : numpy_permutation(n, config.seed);
   }
+  const std::size_t want = config.num_prompts;
   if (order.size() > want) order.resize(want);
   oversampled = 0;
-  if (order.size() < want && oversample && n > 0) {
-    std::mt19937_64 rng(seed ^ 0x9e3779b97f4a7c15ULL);
+  if (order.size() < want && config.oversample && n > 0) {
+    PythonRandom rng(config.seed);
     const std::size_t have = order.size();
-    std::uniform_int_distribution<std::size_t> pick(0, have - 1);
     while (order.size() < want) {
-      order.push_back(order[pick(rng)]);
+      order.push_back(order[rng.choice_index(have)]);
       ++oversampled;
     }
   }
@@ -291,7 +307,7 @@ Dataset load_file_dataset(const DatasetConfig& config, bool custom, bool custom_
                          "(lmarena-ai/VisionArena-Chat); for {prompt, images} rows use --dataset-name custom");
     }
   }
-  const auto order = pick_rows(rows.size(), config.num_prompts, config.seed, config.shuffle, config.oversample, ds.oversampled);
+  const auto order = pick_rows(rows.size(), config, custom, ds.oversampled);
   const fs::path base_dir = ds.file.parent_path();
   std::map<std::size_t, SampleRequest> converted;  // each row converted once, even when duplicated
   for (std::size_t row_index : order) {
@@ -312,7 +328,11 @@ Dataset load_file_dataset(const DatasetConfig& config, bool custom, bool custom_
             require(f.is_string(), "'image_files' entries must be strings " + where);
             const std::string ref = f.get<std::string>();
             const bool url = ref.rfind("http://", 0) == 0 || ref.rfind("https://", 0) == 0 || ref.rfind("data:image/", 0) == 0;
-            s.image_urls.push_back(url ? ref : image_item_to_url(json{{"path", ref.rfind("file://", 0) == 0 ? ref.substr(7) : ref}}, base_dir, where, config.transcode_images));
+            if (!url && first_image_only && !config.client_side_images) {
+              s.image_urls.push_back(file_url(ref, base_dir));
+            } else {
+              s.image_urls.push_back(url ? ref : image_item_to_url(json{{"path", ref.rfind("file://", 0) == 0 ? ref.substr(7) : ref}}, base_dir, where, config.transcode_images));
+            }
             if (first_image_only) break;
           }
         } else {

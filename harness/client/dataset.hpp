@@ -61,6 +61,8 @@ struct DatasetConfig {
   int custom_output_len = 256;       // custom/custom_image: --custom-output-len (-1: the rows' output_tokens)
   bool shuffle = true;               // --disable-shuffle turns it off
   bool oversample = true;            // --no-oversample turns it off
+  bool hf_streaming = true;          // hf row order as vLLM's streamed HF dataset; --no-stream: as a loaded one
+  bool client_side_images = false;   // custom_mm: send image files as data URLs (--custom-ensure-client-side-data), not file://
   bool transcode_images = true;      // false: rows' images keep their own bytes, undecoded (dataset stats)
   RandomDatasetConfig random;
   VllmTextDatasetConfig vllm_text;

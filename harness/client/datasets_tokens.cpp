@@ -6,6 +6,7 @@
 
 #include "harness/client/datasets_vllm.hpp"
 #include "harness/client/image.hpp"
+#include "harness/client/numpy_random.hpp"
 #include "harness/core/error.hpp"
 #include "harness/imaging/decode.hpp"
 #include "harness/serving/vision_geometry.hpp"
@@ -86,15 +87,14 @@ std::optional<std::filesystem::path> resolve_tokenizer(const std::string& name) 
 }
 
 TokenPrompt decode_to_target_len(const Tokenizer& tok, std::vector<TokenId> ids, std::size_t target,
-                                 std::mt19937_64& rng, int max_retry) {
-  std::uniform_int_distribution<TokenId> any_id(0, static_cast<TokenId>(tok.vocab_size()) - 1);
+                                 const std::function<TokenId()>& random_id, int max_retry) {
   TokenPrompt out;
   for (int remaining = max_retry;; --remaining) {
     out.prompt = tok.decode(ids);
     ids = tok.encode(out.prompt);
     if (remaining <= 0 || ids.size() == target) break;
     if (ids.size() < target) {
-      while (ids.size() < target) ids.push_back(any_id(rng));
+      while (ids.size() < target) ids.push_back(random_id());
     } else {
       ids.resize(target);
     }
@@ -102,6 +102,12 @@ TokenPrompt decode_to_target_len(const Tokenizer& tok, std::vector<TokenId> ids,
   out.prompt_len = static_cast<std::int64_t>(ids.size());
   out.mismatch = out.prompt_len - static_cast<std::int64_t>(target);
   return out;
+}
+
+TokenPrompt decode_to_target_len(const Tokenizer& tok, std::vector<TokenId> ids, std::size_t target,
+                                 std::mt19937_64& rng, int max_retry) {
+  std::uniform_int_distribution<TokenId> any_id(0, static_cast<TokenId>(tok.vocab_size()) - 1);
+  return decode_to_target_len(tok, std::move(ids), target, [&] { return any_id(rng); }, max_retry);
 }
 
 namespace {
@@ -164,30 +170,35 @@ std::vector<TokenPrompt> random_token_prompts(const Tokenizer& tok, const Random
           "--random-input-len is too small: with " + std::to_string(tok.num_special_tokens_to_add()) +
               " special tokens and --random-range-ratio " + std::to_string(config.range_ratio) +
               " the smallest prompt (prefix + sampled) has no token");
+  // vLLM's get_sampling_params: output bounds at least 1.
+  const auto out_lo = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::floor(config.output_len * (1 - config.output_range_ratio))));
+  const auto out_hi = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(config.output_len * (1 + config.output_range_ratio))));
   const auto specials = tok.special_ids();
   std::vector<TokenId> allowed;
   for (TokenId id = 0; id < static_cast<TokenId>(tok.vocab_size()); ++id)
     if (!std::binary_search(specials.begin(), specials.end(), id)) allowed.push_back(id);
   require(!allowed.empty(), "--tokenizer: the vocabulary has no ordinary token to make prompts from");
-  // A stream of its own, so the word-prompt stream (output lengths, images) is unchanged.
-  std::mt19937_64 rng(seed ^ 0x746f6b656e697a65ULL);
-  std::uniform_int_distribution<std::int64_t> len_pick(lo, std::max(lo, hi));
-  std::uniform_int_distribution<std::size_t> offset_pick(0, tok.vocab_size() - 1), allowed_pick(0, allowed.size() - 1);
-  std::vector<std::int64_t> lens(count);
-  for (auto& l : lens) l = len_pick(rng);
-  std::vector<std::size_t> offsets(count);
-  for (auto& o : offsets) o = offset_pick(rng);
+  // vLLM's draws, in its order, from its np.random.default_rng(seed): input lengths, output
+  // lengths, offsets (each an array of `count`), the prefix, then each prompt's padding ids.
+  NumpyGenerator rng(seed);
+  const auto vocab = static_cast<std::int64_t>(tok.vocab_size());
+  std::vector<std::int64_t> lens(count), output_lens(count), offsets(count);
+  for (auto& l : lens) l = rng.integers(lo, hi + 1);
+  for (auto& l : output_lens) l = rng.integers(out_lo, out_hi + 1);
+  for (auto& o : offsets) o = rng.integers(0, vocab);
   std::vector<TokenId> prefix(static_cast<std::size_t>(config.prefix_len));
-  for (auto& id : prefix) id = allowed[allowed_pick(rng)];
+  for (auto& id : prefix) id = allowed[static_cast<std::size_t>(rng.integers(0, static_cast<std::int64_t>(allowed.size())))];
+  const std::function<TokenId()> random_id = [&] { return static_cast<TokenId>(rng.integers(0, vocab)); };
   std::vector<TokenPrompt> out;
   out.reserve(count);
   for (std::size_t i = 0; i < count; ++i) {
     std::vector<TokenId> ids = prefix;
     for (std::int64_t k = 0; k < lens[i]; ++k)
-      ids.push_back(allowed[(offsets[i] + i + static_cast<std::size_t>(k)) % allowed.size()]);
+      ids.push_back(allowed[(static_cast<std::size_t>(offsets[i]) + i + static_cast<std::size_t>(k)) % allowed.size()]);
     const std::size_t target = prefix.size() + static_cast<std::size_t>(lens[i]);
-    TokenPrompt p = decode_to_target_len(tok, std::move(ids), target, rng);
+    TokenPrompt p = decode_to_target_len(tok, std::move(ids), target, random_id);
     p.vllm_mismatch = p.mismatch;
+    p.output_len = output_lens[i];
     out.push_back(exact_length_prompt(tok, std::move(p), target));
   }
   return out;
@@ -213,6 +224,7 @@ std::string apply_tokenizer(Dataset& dataset, const DatasetConfig& config, const
     for (std::size_t i = 0; i < prompts.size(); ++i) {
       dataset.samples[i].prompt = prompts[i].prompt;
       dataset.samples[i].prompt_len = prompts[i].prompt_len;
+      if (!config.output_len) dataset.samples[i].output_len = static_cast<int>(prompts[i].output_len);
       mismatch += prompts[i].mismatch;
       fixed += prompts[i].vllm_mismatch != 0 && prompts[i].mismatch == 0 ? 1 : 0;
     }

@@ -5,6 +5,7 @@
 // before any timing; the send loop never tokenizes.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <random>
 #include <string>
@@ -26,10 +27,16 @@ struct TokenPrompt {
   std::int64_t prompt_len = 0;  // tokens of `prompt` re-encoded (vLLM's len(adjusted sequence))
   std::int64_t mismatch = 0;    // re-encoded length minus the target after the retries (vLLM warns)
   std::int64_t vllm_mismatch = 0;  // the same after vLLM's retries alone (before exact_length_prompt)
+  std::int64_t output_len = 0;     // random datasets: vLLM's output length draw for this request
 };
 
 // vLLM's gen_prompt_decode_to_target_len: decode, re-encode, pad with random ids or truncate,
 // at most `max_retry` times; the last decode is the prompt.
+TokenPrompt decode_to_target_len(const tokenizer::Tokenizer& tok, std::vector<tokenizer::TokenId> ids,
+                                 std::size_t target, const std::function<tokenizer::TokenId()>& random_id,
+                                 int max_retry = 10);
+// The same with ids uniform over the vocabulary from `rng` (our generator, for datasets whose
+// vLLM draws are not reproduced).
 TokenPrompt decode_to_target_len(const tokenizer::Tokenizer& tok, std::vector<tokenizer::TokenId> ids,
                                  std::size_t target, std::mt19937_64& rng, int max_retry = 10);
 
@@ -38,7 +45,9 @@ TokenPrompt decode_to_target_len(const tokenizer::Tokenizer& tok, std::vector<to
 // unchanged when the vocabulary has no such token or 64 rounds do not converge.
 TokenPrompt exact_length_prompt(const tokenizer::Tokenizer& tok, TokenPrompt prompt, std::size_t target);
 
-// vLLM's RandomDataset.sample (then exact_length_prompt): input lengths from [floor(L'(1-r)), ceil(L'(1+r))] with
+// vLLM's RandomDataset.sample (then exact_length_prompt), with vLLM's own draws: numpy's
+// default_rng(seed) (numpy_random.hpp) gives the same lengths, offsets, prefix and padding ids,
+// so the same prompts and output lengths as vLLM for the same seed and tokenizer. Input lengths from [floor(L'(1-r)), ceil(L'(1+r))] with
 // L' = input_len - num_special_tokens_to_add, a prefix of prefix_len ids drawn once from the
 // vocab without special ids, then for request i the ids allowed[(offset_i + i + k) % |allowed|],
 // k < input_len_i, offset_i uniform in [0, vocab_size); decoded and re-encoded to the target.

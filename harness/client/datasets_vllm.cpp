@@ -1,4 +1,5 @@
 #include "harness/client/datasets_vllm.hpp"
+#include "harness/client/python_random.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -55,8 +56,8 @@ Dataset load_sharegpt(const DatasetConfig& config, const tokenizer::Tokenizer& t
     if (data[i].is_object() && data[i].contains("conversations") && data[i]["conversations"].is_array() &&
         data[i]["conversations"].size() >= 2)
       entries.push_back(i);
-  std::mt19937_64 rng(config.seed);
-  if (config.shuffle) std::shuffle(entries.begin(), entries.end(), rng);
+  // vLLM: random.seed(seed); random.shuffle(data) over the entries with two turns.
+  if (config.shuffle) PythonRandom(config.seed).shuffle(entries);
   const std::optional<int> fixed_output = vllm.sharegpt_output_len;  // --output-len is folded in by the CLI
   require(!fixed_output || *fixed_output > 0, "--sharegpt-output-len / --output-len must be > 0");
   Dataset ds;
@@ -83,10 +84,11 @@ Dataset load_sharegpt(const DatasetConfig& config, const tokenizer::Tokenizer& t
   }
   require(!ds.samples.empty(), config.path + ": no ShareGPT entry passes vLLM's length filter");
   if (ds.samples.size() < config.num_prompts && config.oversample) {
-    std::uniform_int_distribution<std::size_t> pick(0, ds.samples.size() - 1);
+    // vLLM's maybe_oversample_requests: random.seed(seed); random.choices(requests, k=missing).
+    PythonRandom rng(config.seed);
     const std::size_t have = ds.samples.size();
     while (ds.samples.size() < config.num_prompts) {
-      ds.samples.push_back(ds.samples[pick(rng) % have]);
+      ds.samples.push_back(ds.samples[rng.choice_index(have)]);
       ++ds.oversampled;
     }
   }

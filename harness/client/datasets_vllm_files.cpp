@@ -8,6 +8,8 @@
 #include <sstream>
 
 #include "harness/client/datasets_vllm.hpp"
+#include "harness/client/numpy_random.hpp"
+#include "harness/client/python_random.hpp"
 #include "harness/core/error.hpp"
 
 namespace encbench::client {
@@ -102,22 +104,20 @@ Dataset load_burstgpt(const DatasetConfig& config, const tokenizer::Tokenizer& t
   require(!config.path.empty(), "--dataset-name burstgpt needs --dataset-path (BurstGPT's CSV, e.g. BurstGPT_without_fails_2.csv)");
   const auto rows = read_burstgpt(config.path);
   require(!rows.empty(), config.path + ": no row with Model GPT-4 and Response tokens > 0 (vLLM's filter)");
-  // pandas' DataFrame.sample(n, random_state=seed): without replacement when the file has enough
-  // rows, else with replacement. Our generator, not pandas': the same draw, other rows.
-  std::mt19937_64 rng(config.seed);
-  std::vector<std::size_t> picked(rows.size());
-  for (std::size_t i = 0; i < picked.size(); ++i) picked[i] = i;
+  // pandas' DataFrame.sample(n, random_state=seed): np.random.RandomState(seed), then the first n
+  // of permutation(rows) when the file has enough rows, else randint(0, rows) n times (replace).
+  NumpyRandomState rng(static_cast<std::uint32_t>(config.seed));
+  std::vector<std::size_t> picked;
   Dataset ds;
   ds.layout = "burstgpt";
   ds.file = config.path;
   ds.source_rows = rows.size();
   if (config.num_prompts <= rows.size()) {
-    std::shuffle(picked.begin(), picked.end(), rng);
+    picked = rng.permutation(rows.size());
     picked.resize(config.num_prompts);
   } else {
-    std::uniform_int_distribution<std::size_t> any(0, rows.size() - 1);
     picked.assign(config.num_prompts, 0);
-    for (auto& p : picked) p = any(rng);
+    for (auto& p : picked) p = static_cast<std::size_t>(rng.randint(0, static_cast<std::int64_t>(rows.size())));
     ds.oversampled = config.num_prompts - rows.size();
   }
   const auto vocab = static_cast<std::int64_t>(tok.vocab_size());
@@ -158,8 +158,9 @@ Dataset load_sonnet(const DatasetConfig& config, const tokenizer::Tokenizer& tok
   std::string prefix;
   for (long long k = 0; k < num_prefix_lines && k < static_cast<long long>(lines.size()); ++k) prefix += lines[static_cast<std::size_t>(k)];
   const long long extra = std::max(num_input_lines - num_prefix_lines, 0LL);  // Python: choices(k<0) is []
-  std::mt19937_64 rng(config.seed);
-  std::uniform_int_distribution<std::size_t> any_line(0, lines.size() - 1);
+  // vLLM draws the lines with random.choices from Python's global random, seeded with --seed at
+  // the start (nothing draws from it before the dataset).
+  PythonRandom rng(config.seed);
   Dataset ds;
   ds.layout = "sonnet";
   ds.file = config.path;
@@ -171,7 +172,7 @@ Dataset load_sonnet(const DatasetConfig& config, const tokenizer::Tokenizer& tok
                                         " lines fits --sonnet-input-len " + std::to_string(v.sonnet_input_len) +
                                         " tokens in " + std::to_string(max_attempts) + " tries");
     std::string prompt = base_prompt + prefix;
-    for (long long k = 0; k < extra; ++k) prompt += lines[any_line(rng)];  // random.choices: with replacement
+    for (long long k = 0; k < extra; ++k) prompt += lines[rng.choice_index(lines.size())];  // random.choices
     const auto prompt_len = static_cast<std::int64_t>(tok.encode(prompt, true).size());
     if (prompt_len > v.sonnet_input_len) continue;
     SampleRequest s;

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "harness/core/number_format.hpp"
 #include "harness/core/stats.hpp"
 
 namespace encbench::client {
@@ -17,12 +18,12 @@ const std::vector<std::string>& known_percentile_metrics() {
 std::string percentile_label(double p) {
   if (std::floor(p) == p) return std::to_string(static_cast<long long>(p));
   // Python's str(float): shortest repr that round-trips.
-  char buf[64];
+  std::string text;
   for (int precision = 1; precision <= 17; ++precision) {
-    std::snprintf(buf, sizeof buf, "%.*g", precision, p);
-    if (std::strtod(buf, nullptr) == p) break;
+    text = numbers::significant(p, precision);
+    if (std::strtod(text.c_str(), nullptr) == p) break;
   }
-  return buf;
+  return text;
 }
 
 MetricSummary summarize_ms(const std::vector<double>& values_ms, const std::vector<double>& percentiles) {

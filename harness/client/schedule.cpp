@@ -2,11 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
-#include <random>
-
+#include "harness/client/numpy_random.hpp"
 #include "harness/core/error.hpp"
 
 namespace encbench::client {
+
+namespace {
+// vLLM seeds numpy's global generator with --seed (np.random.seed, which takes 0..2^32-1) and draws
+// the gaps from it with np.random.gamma: the same stream for the same seed. Larger seeds (vLLM
+// refuses them) keep their low 32 bits.
+std::uint32_t vllm_global_seed(std::uint64_t seed) { return static_cast<std::uint32_t>(seed); }
+}  // namespace
 
 std::vector<double> arrival_offsets_s(std::size_t count, double request_rate, double burstiness,
                                       std::uint64_t seed) {
@@ -16,16 +22,10 @@ std::vector<double> arrival_offsets_s(std::size_t count, double request_rate, do
           "--burstiness must be > 0 (or inf), got " + std::to_string(burstiness));
   std::vector<double> offsets(count, 0.0);
   if (count == 0 || std::isinf(request_rate)) return offsets;
-  std::mt19937_64 rng(seed);
+  NumpyRandomState rng(vllm_global_seed(seed));
   double cumulative = 0;
   for (std::size_t i = 0; i < count; ++i) {
-    double gap;
-    if (std::isinf(burstiness)) {
-      gap = 1.0 / request_rate;
-    } else {
-      std::gamma_distribution<double> gamma(burstiness, 1.0 / (request_rate * burstiness));
-      gap = gamma(rng);
-    }
+    const double gap = std::isinf(burstiness) ? 1.0 / request_rate : rng.gamma(burstiness, 1.0 / (request_rate * burstiness));
     cumulative += gap;
     offsets[i] = cumulative;
   }
@@ -59,7 +59,7 @@ std::vector<double> ramp_up_offsets_s(std::size_t count, RampUp strategy, int st
                                       double burstiness, std::uint64_t seed, std::vector<double>* rates) {
   require(strategy != RampUp::none, "ramp_up_offsets_s needs a ramp-up strategy");
   require(!std::isnan(burstiness) && burstiness > 0, "--burstiness must be > 0 (or inf)");
-  std::mt19937_64 rng(seed);
+  NumpyRandomState rng(vllm_global_seed(seed));
   std::vector<double> offsets(count, 0.0);
   double cumulative = 0;
   for (std::size_t i = 0; i < count; ++i) {
@@ -68,13 +68,7 @@ std::vector<double> ramp_up_offsets_s(std::size_t count, RampUp strategy, int st
     require(rate > 0, "ramp-up rate of request " + std::to_string(i) + " is " + std::to_string(rate) +
                           " (vllm: 'Obtained non-positive request rate'); use --ramp-up-start-rps >= 1");
     if (rates) rates->push_back(rate);
-    double gap;
-    if (std::isinf(burstiness)) {
-      gap = 1.0 / rate;
-    } else {
-      std::gamma_distribution<double> gamma(burstiness, 1.0 / (rate * burstiness));
-      gap = gamma(rng);
-    }
+    const double gap = std::isinf(burstiness) ? 1.0 / rate : rng.gamma(burstiness, 1.0 / (rate * burstiness));
     cumulative += gap;
     offsets[i] = cumulative;
   }

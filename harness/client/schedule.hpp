@@ -6,8 +6,9 @@
 // still delayed by its own (scaled) gap. The loop sends request i at start + offset_i (absolute),
 // never "sleep after send", so lateness never accumulates.
 //
-// The draws come from std::mt19937_64 + std::gamma_distribution (libstdc++), not NumPy's legacy
-// generator, so the same seed gives a different (but equally distributed) sequence than vllm.
+// The draws are vLLM's own: numpy's legacy global generator after np.random.seed(--seed) and
+// np.random.gamma (harness/client/numpy_random.hpp), so a seed gives vLLM's schedule to the last
+// bit of the gaps (tests/client/numpy_random_test.cpp compares with numpy).
 #include <cstddef>
 #include <cstdint>
 #include <string>

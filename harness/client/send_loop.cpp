@@ -17,6 +17,7 @@
 
 #include "harness/client/response_handler.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/number_format.hpp"
 
 namespace encbench::client {
 
@@ -53,11 +54,7 @@ struct Transfer {
   double* parse_s = nullptr;  // the loop's LoopProfile::parse_s
 };
 
-std::string seconds_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%g", s);
-  return buf;
-}
+std::string seconds_text(double s) { return numbers::significant(s, 6); }
 
 double thread_cpu_s(bool user) {
   rusage usage{};
@@ -131,6 +128,8 @@ class EventLoop {
   bool done() const;
   bool arrival_due(Nanos now) const;
   void draw_progress(bool final_line);
+  bool handle_event(const epoll_event& event);
+  void note_iteration(Nanos woke, const LoopProfile& before, std::size_t in_flight_before, std::size_t waiting_before);
   CURL* take_easy();
 
   const SendLoopConfig& config_;
@@ -659,6 +658,66 @@ void EventLoop::draw_progress(bool final_line) {
   std::fflush(stderr);
 }
 
+// One epoll event: a timer (curl's, the arrival schedule's, the idle check's), the stop fd, or a
+// socket of one of the curl multis (its shard in the tag's upper half). False when an arrival
+// timer fired with nothing to read (the loop then skips its after-event sends, as before).
+bool EventLoop::handle_event(const epoll_event& event) {
+  const std::uint64_t tag = event.data.u64;
+  if (tag == kTagCurlTimer) {
+    std::uint64_t expirations;
+    if (read(curl_timer_fd_, &expirations, sizeof expirations) > 0) run_expired_curl_timers(now_ns());
+  } else if (tag == kTagArrival) {
+    std::uint64_t expirations;
+    if (read(arrival_fd_, &expirations, sizeof expirations) <= 0) return false;
+    const Nanos now = now_ns();
+    if (stopping_) {
+      if (now >= drain_deadline_) abort_in_flight(now);
+    } else {
+      release_if_due();  // the arrival may already have gone out between socket events
+    }
+  } else if (tag == kTagIdle) {
+    std::uint64_t expirations;
+    if (read(idle_fd_, &expirations, sizeof expirations) > 0) check_idle(now_ns());
+  } else if (tag == kTagStop) {
+    char drain[256];
+    while (read(config_.stop_fd, drain, sizeof drain) > 0) {
+    }
+    begin_stop(now_ns());
+    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, config_.stop_fd, nullptr);
+  } else {
+    int flags = 0;
+    if (event.events & EPOLLIN) flags |= CURL_CSELECT_IN;
+    if (event.events & EPOLLOUT) flags |= CURL_CSELECT_OUT;
+    if (event.events & (EPOLLERR | EPOLLHUP)) flags |= CURL_CSELECT_ERR;
+    ++profile_.socket_events;
+    const std::size_t shard = static_cast<std::size_t>(tag >> 32) - 1;
+    if (shard < shards_.size())
+      socket_action(*shards_[shard], static_cast<curl_socket_t>(tag & 0xffffffffu), flags, profile_.curl_socket_s);
+  }
+  return true;
+}
+
+// Each iteration's busy time, and what the slowest one spent its time on (loop_slowest_iteration).
+void EventLoop::note_iteration(Nanos woke, const LoopProfile& before, std::size_t in_flight_before, std::size_t waiting_before) {
+  const double busy_ms = static_cast<double>(now_ns() - woke) / 1e6;
+  result_.loop.iteration_busy_ms.push_back(busy_ms);
+  if (busy_ms > result_.loop.slowest.busy_ms) {
+    SlowestIteration& s = result_.loop.slowest;
+    s.busy_ms = busy_ms;
+    s.at_s = static_cast<double>(woke - result_.start_ns) / 1e9;
+    s.socket_events = profile_.socket_events - before.socket_events;
+    s.dispatches = profile_.dispatches - before.dispatches;
+    s.completions = profile_.completions - before.completions;
+    s.in_flight_before = in_flight_before;
+    s.waiting_before = waiting_before;
+    s.curl_ms = 1e3 * (profile_.curl_socket_s + profile_.curl_timer_s - before.curl_socket_s - before.curl_timer_s);
+    s.parse_ms = 1e3 * (profile_.parse_s - before.parse_s);
+    s.dispatch_ms = 1e3 * (profile_.dispatch_s - before.dispatch_s);
+    s.finish_ms = 1e3 * (profile_.finish_s - before.finish_s);
+    s.unaccounted_ms = busy_ms - s.curl_ms - s.dispatch_ms - s.finish_ms;
+  }
+}
+
 SendLoopResult EventLoop::run() {
   require(offsets_.size() == requests_.size(), "schedule and request counts differ");
   setup();
@@ -692,38 +751,7 @@ SendLoopResult EventLoop::run() {
     const std::size_t in_flight_before = in_flight_, waiting_before = concurrency_queue_.size() + send_queue_.size();
     profile_.max_events_in_iteration = std::max<std::int64_t>(profile_.max_events_in_iteration, n);
     for (int k = 0; k < n; ++k) {
-      const std::uint64_t tag = events[k].data.u64;
-      if (tag == kTagCurlTimer) {
-        std::uint64_t expirations;
-        if (read(curl_timer_fd_, &expirations, sizeof expirations) > 0) run_expired_curl_timers(now_ns());
-      } else if (tag == kTagArrival) {
-        std::uint64_t expirations;
-        if (read(arrival_fd_, &expirations, sizeof expirations) <= 0) continue;
-        const Nanos now = now_ns();
-        if (stopping_) {
-          if (now >= drain_deadline_) abort_in_flight(now);
-        } else {
-          release_if_due();  // the arrival may already have gone out between socket events
-        }
-      } else if (tag == kTagIdle) {
-        std::uint64_t expirations;
-        if (read(idle_fd_, &expirations, sizeof expirations) > 0) check_idle(now_ns());
-      } else if (tag == kTagStop) {
-        char drain[256];
-        while (read(config_.stop_fd, drain, sizeof drain) > 0) {
-        }
-        begin_stop(now_ns());
-        epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, config_.stop_fd, nullptr);
-      } else {
-        int flags = 0;
-        if (events[k].events & EPOLLIN) flags |= CURL_CSELECT_IN;
-        if (events[k].events & EPOLLOUT) flags |= CURL_CSELECT_OUT;
-        if (events[k].events & (EPOLLERR | EPOLLHUP)) flags |= CURL_CSELECT_ERR;
-        ++profile_.socket_events;
-        const std::size_t shard = static_cast<std::size_t>(tag >> 32) - 1;
-        if (shard < shards_.size())
-          socket_action(*shards_[shard], static_cast<curl_socket_t>(tag & 0xffffffffu), flags, profile_.curl_socket_s);
-      }
+      if (!handle_event(events[k])) continue;
       // Sends come first: a due arrival is not kept waiting behind the rest of a large batch of
       // socket events (the arrival timerfd would only be seen at the next epoll_wait).
       release_if_due();
@@ -740,23 +768,7 @@ SendLoopResult EventLoop::run() {
       last_progress_ns_ = woke;
       draw_progress(false);
     }
-    const double busy_ms = static_cast<double>(now_ns() - woke) / 1e6;
-    result_.loop.iteration_busy_ms.push_back(busy_ms);
-    if (busy_ms > result_.loop.slowest.busy_ms) {
-      SlowestIteration& s = result_.loop.slowest;
-      s.busy_ms = busy_ms;
-      s.at_s = static_cast<double>(woke - result_.start_ns) / 1e9;
-      s.socket_events = profile_.socket_events - before.socket_events;
-      s.dispatches = profile_.dispatches - before.dispatches;
-      s.completions = profile_.completions - before.completions;
-      s.in_flight_before = in_flight_before;
-      s.waiting_before = waiting_before;
-      s.curl_ms = 1e3 * (profile_.curl_socket_s + profile_.curl_timer_s - before.curl_socket_s - before.curl_timer_s);
-      s.parse_ms = 1e3 * (profile_.parse_s - before.parse_s);
-      s.dispatch_ms = 1e3 * (profile_.dispatch_s - before.dispatch_s);
-      s.finish_ms = 1e3 * (profile_.finish_s - before.finish_s);
-      s.unaccounted_ms = busy_ms - s.curl_ms - s.dispatch_ms - s.finish_ms;
-    }
+    note_iteration(woke, before, in_flight_before, waiting_before);
   }
   result_.end_ns = now_ns();
   if (config_.progress) draw_progress(true);

@@ -1,5 +1,6 @@
 // --plot-dataset-stats (vLLM's generate_dataset_stats_plot): the real binary against the scripted
-// server writes <result name>.dataset_stats.html beside the result, and the data it drew is the
+// server writes <result name>.dataset_stats.html (and, with --plot-timeline, vLLM's
+// <result name>.timeline.html) beside the result, and the data it drew is the
 // run's own (vLLM's input_lens / output_lens of the saved result, one image per random-mm request).
 #include <gtest/gtest.h>
 #include <sys/wait.h>
@@ -44,7 +45,8 @@ TEST(PlotDatasetStats, WritesVllmsPanelsBesideTheResultFromTheRunsLengths) {
       std::string("timeout 120 ") + ENCBENCH_EXE + " bench serve --backend openai-chat --port " + std::to_string(server.port()) +
           " --model m --dataset-name random-mm --random-input-len 8 --random-output-len 5 --random-range-ratio 0.5"
           " --random-mm-bucket-config '{(16, 16, 1): 1.0}' --num-prompts 12 --disable-tqdm --skip-tokenizer-init"
-          " --save-result --save-detailed --result-dir " + dir.string() + " --result-filename r.json --plot-dataset-stats",
+          " --save-result --save-detailed --result-dir " + dir.string() + " --result-filename r.json --plot-dataset-stats"
+          " --plot-timeline",
       rc);
   server.stop();
   ASSERT_EQ(rc, 0) << out;
@@ -55,6 +57,11 @@ TEST(PlotDatasetStats, WritesVllmsPanelsBesideTheResultFromTheRunsLengths) {
   std::stringstream ss;
   ss << page_in.rdbuf();
   const std::string page = ss.str();
+  // vLLM's timeline name: Path(result).with_suffix(".timeline.html"), and no other page.
+  EXPECT_TRUE(std::filesystem::is_regular_file(dir / "r.timeline.html")) << out;
+  std::size_t files = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) files += entry.is_regular_file() ? 1 : 0;
+  EXPECT_EQ(files, 3u) << "r.json, r.dataset_stats.html, r.timeline.html";
   // vLLM's four panels, then images per request and image bytes (the requests carried images).
   EXPECT_EQ(count(page, "<svg "), 6u);
   for (const char* title : {"Prompt Tokens Distribution", "Output Tokens Distribution", "Prompt + Output Tokens Distribution",

@@ -47,6 +47,29 @@ std::string expect_invalid(const std::function<void()>& f) {
   ADD_FAILURE() << "expected InvalidInput";
   return {};
 }
+// A generated sample of 16x16 images in `layout` (custom, custom_image) written to dir/file.
+fs::path generate_small(const fs::path& dir, const std::string& layout, int num, const std::string& file,
+                        const std::string& image_ref = "bytes") {
+  GenerateConfig gen;
+  gen.layout = layout;
+  gen.image_ref = image_ref;
+  gen.num = num;
+  gen.width = 16;
+  gen.height = 16;
+  gen.out = dir / file;
+  generate_dataset(gen);
+  return gen.out;
+}
+
+// A file dataset's config: `num_prompts` rows of `path` read as `name`.
+DatasetConfig file_dataset(const std::string& name, const fs::path& path, std::size_t num_prompts, int custom_output_len) {
+  DatasetConfig cfg;
+  cfg.name = name;
+  cfg.path = path.string();
+  cfg.num_prompts = num_prompts;
+  cfg.custom_output_len = custom_output_len;
+  return cfg;
+}
 }  // namespace
 
 TEST(Image, Base64RoundTrip) {
@@ -190,22 +213,12 @@ TEST(Dataset, RandomMmIsDeterministicWithRequestedSizes) {
 
 TEST(Dataset, CustomJsonlUsesRowOutputTokensWithMinusOne) {
   const auto dir = temp_dir("custom");
-  GenerateConfig gen;
-  gen.layout = "custom";
-  gen.num = 4;
-  gen.width = 16;
-  gen.height = 16;
-  gen.out = dir / "custom.jsonl";
-  generate_dataset(gen);
-  DatasetConfig cfg;
-  cfg.name = "custom";
-  cfg.path = gen.out.string();
-  cfg.num_prompts = 4;
-  cfg.custom_output_len = -1;  // vllm: -1 takes each row's output_tokens
-  const Dataset ds = load_dataset(cfg);
+  const fs::path file = generate_small(dir, "custom", 4, "custom.jsonl");
+  // vllm: -1 takes each row's output_tokens
+  const Dataset ds = load_dataset(file_dataset("custom", file, 4, -1));
   EXPECT_EQ(ds.layout, "custom");
   EXPECT_FALSE(ds.multimodal);
-  std::ifstream in(gen.out);
+  std::ifstream in(file);
   std::vector<nlohmann::json> rows;
   for (std::string line; std::getline(in, line);) rows.push_back(nlohmann::json::parse(line));
   for (const auto& s : ds.samples) {
@@ -219,20 +232,8 @@ TEST(Dataset, CustomJsonlUsesRowOutputTokensWithMinusOne) {
 
 TEST(Dataset, CustomImageCarriesImageFilesAsDataUrls) {
   const auto dir = temp_dir("custom_image");
-  GenerateConfig gen;
-  gen.layout = "custom_image";
-  gen.image_ref = "path";
-  gen.num = 3;
-  gen.width = 16;
-  gen.height = 16;
-  gen.out = dir / "ci.jsonl";
-  generate_dataset(gen);
-  DatasetConfig cfg;
-  cfg.name = "custom_image";
-  cfg.path = gen.out.string();
-  cfg.num_prompts = 3;
-  cfg.custom_output_len = 7;
-  const Dataset ds = load_dataset(cfg);
+  const fs::path file = generate_small(dir, "custom_image", 3, "ci.jsonl", "path");
+  const Dataset ds = load_dataset(file_dataset("custom_image", file, 3, 7));
   EXPECT_TRUE(ds.multimodal);
   for (const auto& s : ds.samples) {
     ASSERT_EQ(s.image_urls.size(), 1u);
@@ -244,18 +245,11 @@ TEST(Dataset, CustomImageCarriesImageFilesAsDataUrls) {
 // vLLM's custom_mm (CustomMMDataset): the custom_image rows, but only image_files[0] is sent.
 TEST(Dataset, CustomMmSendsOnlyTheFirstImageFile) {
   const auto dir = temp_dir("custom_mm");
-  GenerateConfig gen;
-  gen.layout = "custom_image";
-  gen.image_ref = "path";
-  gen.num = 3;
-  gen.width = 16;
-  gen.height = 16;
-  gen.out = dir / "ci.jsonl";
-  generate_dataset(gen);
+  const fs::path generated = generate_small(dir, "custom_image", 3, "ci.jsonl", "path");
   // Rows with two image files each: row k lists image k, then image k+1.
   std::vector<std::string> files;
   {
-    std::ifstream in(gen.out);
+    std::ifstream in(generated);
     for (std::string line; std::getline(in, line);)
       if (!line.empty()) files.push_back(nlohmann::json::parse(line)["image_files"][0]);
   }
@@ -265,18 +259,17 @@ TEST(Dataset, CustomMmSendsOnlyTheFirstImageFile) {
     for (std::size_t k = 0; k < 3; ++k)
       out << nlohmann::json{{"prompt", "row " + std::to_string(k)}, {"image_files", {files[k], files[(k + 1) % 3]}}}.dump() << "\n";
   }
-  DatasetConfig cfg;
-  cfg.path = (dir / "mm.jsonl").string();
-  cfg.num_prompts = 3;
-  cfg.custom_output_len = 9;
+  DatasetConfig cfg = file_dataset("custom_image", dir / "mm.jsonl", 3, 9);
   cfg.shuffle = false;
-  cfg.name = "custom_image";
   const Dataset all = load_dataset(cfg);
   cfg.name = "custom_mm";
+  const Dataset by_path = load_dataset(cfg);  // vLLM's default: file:// URLs for the server to read
+  cfg.client_side_images = true;              // --custom-ensure-client-side-data: data URLs
   const Dataset first = load_dataset(cfg);
   EXPECT_EQ(first.layout, "custom_mm");
   EXPECT_TRUE(first.multimodal);
   ASSERT_EQ(first.samples.size(), 3u);
+  ASSERT_EQ(by_path.samples.size(), 3u);
   for (std::size_t k = 0; k < 3; ++k) {
     ASSERT_EQ(all.samples[k].image_urls.size(), 2u);
     ASSERT_EQ(first.samples[k].image_urls.size(), 1u);
@@ -284,6 +277,9 @@ TEST(Dataset, CustomMmSendsOnlyTheFirstImageFile) {
     EXPECT_NE(first.samples[k].image_urls[0], all.samples[k].image_urls[1]);
     EXPECT_EQ(first.samples[k].prompt, "row " + std::to_string(k));
     EXPECT_EQ(first.samples[k].output_len, 9);
+    // The first file, absolute, as a file:// URL (the rows name it relative to the dataset file).
+    ASSERT_EQ(by_path.samples[k].image_urls.size(), 1u);
+    EXPECT_EQ(by_path.samples[k].image_urls[0], "file://" + (fs::absolute(dir) / files[k]).lexically_normal().string());
   }
 }
 

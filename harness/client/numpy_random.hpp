@@ -1,0 +1,65 @@
+#pragma once
+// NumPy's random generators, bit for bit, so that a dataset or a schedule drawn with --seed S is
+// the one `vllm bench serve --seed S` draws (issue 36: "each with vLLM's sampling, seeds").
+//  - NumpyGenerator: np.random.default_rng(seed) = PCG64 seeded through SeedSequence, with
+//    Generator.integers (Lemire's bounded draw on 32 or 64 bits, as numpy's int64 path) and
+//    Generator.random(). vLLM's RandomDataset / RandomMultiModalDataset draw from one of these.
+//  - NumpyRandomState: the legacy global np.random after np.random.seed(seed) (MT19937), with the
+//    legacy gamma (Marsaglia-Tsang over the polar Gaussian, exponential for shape 1, Johnk-like
+//    rejection below 1). vLLM's get_request draws the arrival gaps with np.random.gamma.
+// tests/client/numpy_random_test.cpp compares both with numpy itself over several seeds.
+#include <array>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+namespace encbench::client {
+
+class NumpyGenerator {
+ public:
+  explicit NumpyGenerator(std::uint64_t seed);  // np.random.default_rng(seed), seed >= 0
+  std::uint64_t next_u64();
+  std::uint32_t next_u32();  // the upper half of a 64-bit draw is kept for the next call, as numpy
+  double random();           // Generator.random()
+  // Generator.integers(low, high) (high exclusive, int64 dtype): one draw of the size=n array.
+  std::int64_t integers(std::int64_t low, std::int64_t high);
+  // numpy's random_interval: uniform in [0, max] by masked rejection (what shuffle draws).
+  std::uint64_t interval(std::uint64_t max);
+  // Generator.shuffle of a 1-D array or a list (Fisher-Yates from the end).
+  void shuffle(std::vector<std::size_t>& items);
+
+ private:
+  unsigned __int128 state_ = 0, inc_ = 0;
+  bool has_u32_ = false;
+  std::uint32_t u32_ = 0;
+};
+
+// default_rng(seed).permutation(n): a loaded Hugging Face Dataset's shuffle(seed).
+std::vector<std::size_t> numpy_permutation(std::size_t n, std::uint64_t seed);
+// The order a streamed Hugging Face dataset of one shard yields its n rows in after
+// shuffle(seed, buffer_size): a buffer of buffer_size rows; once full, each new row replaces the
+// one at an index drawn from default_rng(seed).integers(0, buffer_size) (drawn 1,000 at a time)
+// after that one is yielded; the rest of the buffer is shuffled with the same generator at the end.
+std::vector<std::size_t> hf_streaming_shuffle_order(std::size_t n, std::uint64_t seed, std::size_t buffer_size = 1000);
+
+class NumpyRandomState {
+ public:
+  explicit NumpyRandomState(std::uint32_t seed);  // np.random.seed(seed), np.random.RandomState(seed)
+  std::uint32_t next_u32();
+  std::uint64_t next_u64();  // two 32-bit draws, the first the high half
+  // RandomState.permutation(n) (what pandas' DataFrame.sample(n, random_state=seed) takes the
+  // first n of) and RandomState.randint(low, high) (its draws with replace=True).
+  std::vector<std::size_t> permutation(std::size_t n);
+  std::int64_t randint(std::int64_t low, std::int64_t high);
+  double random_sample();                          // legacy double (53 bits from two 32-bit draws)
+  double standard_exponential();
+  double gauss();  // legacy polar method, the second value kept for the next call
+  double gamma(double shape, double scale);
+
+ private:
+  std::mt19937 mt_;
+  bool has_gauss_ = false;
+  double gauss_ = 0;
+};
+
+}  // namespace encbench::client

@@ -1,0 +1,27 @@
+#pragma once
+// CPython's `random` module, bit for bit: the Mersenne Twister seeded as random.seed(int) seeds it
+// (init_by_array over the integer's 32-bit words), _randbelow via getrandbits, random(), shuffle
+// and choices. vLLM seeds Python's random with --seed for shuffles (ShareGPT, custom datasets),
+// oversampling (random.choices) and the LoRA choice; tests compare with python3 itself.
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+namespace encbench::client {
+
+class PythonRandom {
+ public:
+  explicit PythonRandom(std::uint64_t seed);  // random.seed(seed) for a non-negative int
+  std::uint32_t next_u32();                   // genrand_uint32
+  std::uint64_t below(std::uint64_t n);       // random._randbelow(n), n >= 1
+  double random();                            // random.random()
+  void shuffle(std::vector<std::size_t>& items);  // random.shuffle
+  std::size_t choice_index(std::size_t n);    // the index random.choices(population of n) picks
+
+ private:
+  std::array<std::uint32_t, 624> mt_{};
+  std::size_t index_ = 624;
+};
+
+}  // namespace encbench::client
