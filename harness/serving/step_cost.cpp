@@ -35,13 +35,13 @@ double StepCostModel::host_ms(std::int64_t sequences) const {
   return split.serial_ms + split.overlapped_ms;
 }
 
-double StepCostModel::step_ms(std::int64_t sequences, std::int64_t prefill_tokens,
-                              std::int64_t context_tokens) const {
+double StepCostModel::step_ms(std::int64_t sequences, std::int64_t prefill_tokens, std::int64_t context_tokens,
+                              double encoder_lead_ms) const {
   const double device = lm_device_ms(sequences, prefill_tokens, context_tokens);
   const HostSplit host = host_split(sequences);
   // The overlapped parts run while the device executes the neighbouring step: hidden up to the
   // device time, exactly; the serial ones run while the device waits.
-  return host.serial_ms + std::max(device, host.overlapped_ms);
+  return host.serial_ms + std::max(device, host.overlapped_ms + encoder_lead_ms);
 }
 
 StepCostModel step_cost_from_profile(const nlohmann::json& profile, const std::string& origin) {

@@ -8,6 +8,10 @@
 //                  serialisation), each base_ms + per_seq_ms * sequences, and for each mode
 //                  (async scheduling on / off) whether it overlaps the device step
 //   step_ms      = encoder_ms + serial_host_ms + max(lm_device_ms, overlapped_host_ms)
+//                  with async scheduling the encoder forward's host lead (the device waiting for
+//                  the eager host before the forward's first sync) moves from encoder_ms into
+//                  overlapped_host_ms: execute_model runs step n+1's encoder on the host while
+//                  step n's LM still executes
 //
 // i.e. the parts that overlap hide behind the device step up to its length, exactly, and the
 // rest add. Which part overlaps in which mode is read from vLLM V1's code (docs/calibration.md
@@ -65,8 +69,11 @@ struct StepCostModel {
   // All the engine core's host work of a step, overlapped or not.
   double host_ms(std::int64_t sequences) const;
   HostSplit host_split(std::int64_t sequences) const;
-  // The step without its encoder part.
-  double step_ms(std::int64_t sequences, std::int64_t prefill_tokens, std::int64_t context_tokens = 0) const;
+  // The step without its encoder part. `encoder_lead_ms`: the encoder's host work of this step
+  // that overlaps the device step like an overlapped part (the virtual loop passes the forward's
+  // host lead under async scheduling, 0 without it).
+  double step_ms(std::int64_t sequences, std::int64_t prefill_tokens, std::int64_t context_tokens = 0,
+                 double encoder_lead_ms = 0) const;
 };
 
 // Reads {"lm_cost_model": {"base_ms", "per_seq_ms", "per_prefill_token_ms"}} from a device

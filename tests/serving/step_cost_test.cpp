@@ -122,6 +122,59 @@ TEST(EngineHostParts, TheVirtualClockChargesEachStepByTheRule) {
   EXPECT_EQ(on.end_ns - on.start_ns, off.end_ns - off.start_ns - hidden);
 }
 
+// The encoder's host lead (device waiting for the eager host before the forward's first sync, plus
+// the step's pre-processing) runs during the previous step's LM with async scheduling: it leaves the
+// serial encoder time and competes with the overlapped parts for the device time; without async
+// scheduling the whole forward stays serial.
+TEST(EngineHostParts, AsyncSchedulingOverlapsTheEncodersHostLeadWithTheDeviceStep) {
+  std::vector<VirtualRequest> requests;
+  for (int i = 0; i < 6; ++i) {
+    VirtualRequest r;
+    r.client_prompt_tokens = 14;
+    r.request.prompt_tokens = 30;
+    r.request.image_offset = 5;
+    r.request.encoder_tokens = 16;  // a 1x8x8 grid merged 2x2
+    r.request.images = {encoder::GridTHW{1, 8, 8}};
+    r.request.output_tokens = 4;
+    requests.push_back(r);
+  }
+  const SchedulerConfig config{.max_num_seqs = 4, .max_num_batched_tokens = 64, .encoder_budget_tokens = 32};
+  const EncoderHook encoder = [](const std::vector<encoder::GridTHW>&) {
+    EncoderStepResult r;
+    r.forwards = 1;
+    r.virtual_forward_ns = 8'000'000;
+    r.host_lead_ns = 3'000'000;
+    r.host_extra_ns = 1'000'000;
+    return r;
+  };
+  VirtualArmOptions keep;
+  keep.keep_steps = true;
+  for (double scale : {1.0, 3.0}) {  // device-bound, then host-bound steps
+    StepCostModel a = parted(true, scale), s = parted(false, scale);
+    a.per_prefill_token_ms = s.per_prefill_token_ms = 0;
+    const VirtualArmResult on = run_virtual_arm(requests, config, a, encoder, keep);
+    const VirtualArmResult off = run_virtual_arm(requests, config, s, encoder, keep);
+    ASSERT_EQ(on.steps.size(), off.steps.size());
+    int encoder_steps = 0;
+    for (std::size_t i = 0; i < on.steps.size(); ++i) {
+      const std::int64_t seqs = on.steps[i].sequences;
+      const bool encodes = on.steps[i].images > 0;
+      encoder_steps += encodes ? 1 : 0;
+      const double lead_ms = encodes ? 4.0 : 0.0;
+      EXPECT_EQ(on.steps[i].encoder_ns, encodes ? 5'000'000 : 0) << i;
+      EXPECT_EQ(off.steps[i].encoder_ns, encodes ? 9'000'000 : 0) << i;
+      EXPECT_NEAR(static_cast<double>(on.steps[i].lm_ns), std::max(10.0, a.host_ms(seqs) + lead_ms) * 1e6, 1.0) << i;
+      const HostSplit split = s.host_split(seqs);
+      EXPECT_NEAR(static_cast<double>(off.steps[i].lm_ns), (split.serial_ms + std::max(10.0, split.overlapped_ms)) * 1e6,
+                  1.0) << i;
+      // Never slower with async scheduling; never faster than the device and the serial encoder.
+      EXPECT_LE(on.steps[i].encoder_ns + on.steps[i].lm_ns, off.steps[i].encoder_ns + off.steps[i].lm_ns) << i;
+      EXPECT_GE(on.steps[i].encoder_ns + on.steps[i].lm_ns, (encodes ? 5'000'000 : 0) + 10'000'000) << i;
+    }
+    EXPECT_GT(encoder_steps, 1) << scale;
+  }
+}
+
 nlohmann::json parts_doc() {
   return nlohmann::json::parse(R"({"source": "test", "parts": {
     "a": {"base_share": 0.25, "per_seq_ms": 0.01, "overlaps_async": true, "overlaps_sync": false,
