@@ -6,11 +6,10 @@
 #include "harness/server/serve_command.hpp"
 
 namespace encbench::cli {
-void add_serve_command(CLI::App& app, CommandContext& ctx) {
-  auto options = std::make_shared<server::ServeOptions>();
-  auto* sub = app.add_subcommand(
-      "serve", "OpenAI-compatible HTTP server (chat/completions, SSE) with the encoder path in the loop");
-  auto& o = *options;
+namespace {
+
+// What is served and on what: address, model, device, encoder path.
+void add_model_flags(CLI::App* sub, server::ServeOptions& o) {
   sub->add_option("--host", o.host, "Address to bind")->capture_default_str();
   sub->add_option("--port", o.port, "Port to bind (0 = any free port; the bound port is printed)")
       ->capture_default_str();
@@ -31,6 +30,10 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
       ->capture_default_str();
   sub->add_option("--encoder-mlp", o.encoder_mlp, "Run norm2 + MLP in every encoder layer (true|false)")
       ->capture_default_str();
+}
+
+// The profiler endpoints and what a profile keeps; the cpu device's threads; null mode.
+void add_profiling_flags(CLI::App* sub, server::ServeOptions& o) {
   sub->add_flag("--enable-profiling", o.enable_profiling,
                 "Serve POST /start_profile and /stop_profile (off: both 404, as on vLLM without a profiler)");
   sub->add_option("--profile-max-kept", o.profile_max_kept,
@@ -53,6 +56,10 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--device-threads", o.device_threads, "cpu device kernel threads (0 = all cores)")
       ->capture_default_str();
   sub->add_flag("--null", o.null_mode, "No encoder, instant tokens: measures client and HTTP capacity");
+}
+
+// The scheduler's and the device allocator's limits (vLLM's flags where vLLM has them).
+void add_engine_flags(CLI::App* sub, server::ServeOptions& o) {
   sub->add_option("--max-num-seqs", o.max_num_seqs, "Most sequences in the running batch")->capture_default_str();
   sub->add_option("--max-num-batched-tokens", o.max_num_batched_tokens, "Token budget of one step")
       ->capture_default_str();
@@ -74,6 +81,10 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--device-cache-keep-mb", o.device_cache_keep_mb,
                   "Cached device memory the allocator keeps when the engine goes idle (the rest is returned)")
       ->capture_default_str();
+}
+
+// What a client may send and how long it may take: media, body and decode limits, timeouts.
+void add_http_flags(CLI::App* sub, server::ServeOptions& o) {
   sub->add_option("--limit-mm-per-prompt", o.limit_mm_per_prompt, "Images per prompt: N or '{\"image\": N}'")
       ->capture_default_str();
   sub->add_option("--allowed-local-media-path", o.allowed_local_media_path,
@@ -101,6 +112,10 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
                   "Per connection: response bytes formatted but not yet sent; a stream pauses there until the "
                   "client reads (one that reads nothing for 60 s is dropped)")
       ->capture_default_str();
+}
+
+// What the answers hold (lengths, words) and the faults injected into them.
+void add_output_and_fault_flags(CLI::App* sub, server::ServeOptions& o) {
   sub->add_option("--eos-mean-tokens", o.eos_mean_tokens,
                   "Mean natural output length without ignore_eos (uniform 1..2N-1, capped by max_tokens)")
       ->capture_default_str();
@@ -116,6 +131,10 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--stall-ms", o.stall_ms, "Pause every stream this long after its first token")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+}
+
+// The modelled costs: LM step, serving model, engine-core host, KV cache, encoder host.
+void add_cost_model_flags(CLI::App* sub, server::ServeOptions& o) {
   sub->add_option("--lm-fixed-ms", o.lm_fixed_ms,
                   "Fixed per-step cost of the LM roofline (launches, sampling; an estimate)")
       ->capture_default_str();
@@ -137,6 +156,35 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
                   "Host dispatch cost per encoder device op (the eager framework's); default: the serving model's, else 0");
   sub->add_option("--encoder-host-ms-per-step", o.encoder_host_ms_per_step,
                   "Host pre-processing per encoder step; default: the serving model's, else 0");
+}
+
+// vLLM's API-server stage (docs/server.md): each request held until its modelled input processing
+// (image decode, resize, normalise, tokenise) ends, one request at a time per process.
+void add_api_server_flags(CLI::App* sub, server::ServeOptions& o) {
+  sub->add_option("--api-server-model", o.api_server_model,
+                  "API-server stage costs: none | a name in scenarios/serving/api-server (vllm-qwen-vl) | a JSON "
+                  "path; per request request_ms + pixels x (decode + process ns) + prompt tokens x us, each with its "
+                  "source (default: the --serving-model's api_server, else none)");
+  sub->add_option("--api-server-count", o.api_server_count,
+                  "API-server processes (vLLM --api-server-count; each serves one request at a time, FIFO; 0 = no "
+                  "stage; default: the API-server model's, vLLM's 1)")
+      ->check(CLI::Range(-1, serving::kMaxApiServers));
+}
+
+}  // namespace
+
+void add_serve_command(CLI::App& app, CommandContext& ctx) {
+  auto options = std::make_shared<server::ServeOptions>();
+  auto* sub = app.add_subcommand(
+      "serve", "OpenAI-compatible HTTP server (chat/completions, SSE) with the encoder path in the loop");
+  auto& o = *options;
+  add_model_flags(sub, o);
+  add_profiling_flags(sub, o);
+  add_engine_flags(sub, o);
+  add_http_flags(sub, o);
+  add_output_and_fault_flags(sub, o);
+  add_cost_model_flags(sub, o);
+  add_api_server_flags(sub, o);
   sub->add_option("--result-json", o.result_json, "Write a summary (schema encbench-serve/1) at shutdown");
   sub->callback([&ctx, options] {
     ctx.action = [&ctx, options] { return server::run_serve(*options, ctx.argv, std::cout); };

@@ -165,6 +165,10 @@ std::map<std::string, double> ttft_components(const TimelineArm& arm, std::size_
     b["body_and_decode"] = ms(t->engine_submit_ns - reached);
     reached = t->engine_submit_ns;
   }
+  if (t->api_server_done_ns != 0) {  // virtual clock: vLLM's API-server stage as modelled
+    b["api_server"] = ms(t->api_server_done_ns - reached);
+    reached = t->api_server_done_ns;
+  }
   b["engine_queue"] = ms(t->first_scheduled_ns - reached);
   const TimelineStep* step = encoder_step_of(arm, *t);
   const double encoder = step ? add_encoder_parts(*step, b) : 0.0;
@@ -197,9 +201,10 @@ TimelineArm timeline_arm_of(const std::string& label, const ArmSeed& arm) {
   out.end_ns = arm.detail.end_ns;
   for (const serving::VirtualStep& s : arm.detail.steps)
     out.steps.push_back({s.start_ns, s.start_ns, s.encoder_ns, s.encoder_busy_ns, s.encoder_idle_by_class, s.lm_ns});
-  // The virtual engine receives a request at its dispatch: no transfer, no decode leg.
+  // The virtual engine receives a request when it leaves the modelled API-server stage (at its
+  // dispatch without one): no transfer, no decode leg of its own.
   for (const serving::VirtualRequestTrace& t : arm.detail.traces)
-    out.traces.push_back({true, 0, 0, t.first_scheduled_ns, t.encoder_step});
+    out.traces.push_back({true, 0, 0, t.first_scheduled_ns, t.encoder_step, t.engine_arrival_ns});
   return out;
 }
 

@@ -46,6 +46,7 @@ struct TimelineRequestTrace {
   Nanos engine_submit_ns = 0;       // parsed and decoded, handed to the engine (0: at arrival)
   Nanos first_scheduled_ns = 0;
   std::int64_t encoder_step = -1;   // index into TimelineArm::steps (-1: none or not recorded)
+  Nanos api_server_done_ns = 0;     // virtual clock: left the modelled API-server stage (0: no stage)
 };
 
 struct TimelineArm {

@@ -47,6 +47,7 @@ using numbers::fixed;
 struct SharedModel {
   serving::VisionGeometry geometry;
   serving::ServingModel serving;
+  serving::ApiServerModel api_server;  // vLLM's API-server stage, as the serving model names it
   serving::StepCostModel cost;
   serving::SchedulerConfig scheduler;
   std::string description;
@@ -61,6 +62,7 @@ SharedModel build_shared_model(const ClosedLoopOptions& o) {
       o.profiles_dir.empty() ? device::default_profiles_dir() : o.profiles_dir;
   // sim:<profile> or trace:FILE[@PROFILE]: the LM step's roofline uses the device's profile.
   const device::SimProfile profile = device::load_sim_profile(device::sim_profile_name(o.device), profiles);
+  m.api_server = serving::load_api_server_model(m.serving.api_server, profiles.parent_path());
   const std::filesystem::path model_file = encoder::find_model_file(o.model);
   serving::LanguageModelDims dims;
   require(serving::read_language_model(read_json_file(model_file), model_file.string(), dims),
@@ -79,7 +81,10 @@ SharedModel build_shared_model(const ClosedLoopOptions& o) {
   m.description = m.cost.source + "; KV cache " +
                   (m.scheduler.kv_capacity_tokens > 0 ? std::to_string(m.scheduler.kv_capacity_tokens) + " tokens"
                                                        : std::string("unlimited")) +
-                  "; encoder budget " + std::to_string(m.scheduler.encoder_budget_tokens) + " tokens/step";
+                  "; encoder budget " + std::to_string(m.scheduler.encoder_budget_tokens) + " tokens/step" +
+                  (m.api_server.enabled() ? "; API server " + m.api_server.name + " x" +
+                                                std::to_string(m.api_server.processes())
+                                          : std::string("; no API-server stage"));
   return m;
 }
 
@@ -121,6 +126,8 @@ std::vector<serving::VirtualRequest> fixed_sample_requests(const ClosedLoopOptio
     r.request.image_offset = g.prompt_tokens() - g.image_tokens;  // as the live engine places them
     for (const server::ImageInput& image : g.images) r.request.images.push_back(image.grid);
     r.request.output_tokens = g.max_tokens;
+    for (const server::ImageInput& image : g.images)
+      r.image_pixels += static_cast<std::int64_t>(image.width) * image.height;
   }
   return out;
 }
@@ -149,6 +156,7 @@ std::vector<serving::VirtualRequest> request_shapes(const ClosedLoopOptions& o, 
     // Content order [text, image]: the image follows the question and the template's opening.
     r.request.image_offset = template_tokens / 2 + w.text_tokens;
     r.request.output_tokens = w.output_tokens;
+    r.image_pixels = static_cast<std::int64_t>(w.image_width) * w.image_height;
   }
   return out;
 }
@@ -168,7 +176,9 @@ nlohmann::json engine_json(const serving::VirtualEngineCounters& c) {
           {"encoder_device_busy_ms", ns_to_ms(c.encoder_device_busy_ns)},
           {"encoder_device_idle_ms", ns_to_ms(c.encoder_device_idle_ns)},
           {"encoder_syncs", c.encoder_syncs},
-          {"lm_ms", ns_to_ms(c.lm_ns)}};
+          {"lm_ms", ns_to_ms(c.lm_ns)},
+          {"api_server_ms", ns_to_ms(c.api_server_ns)},
+          {"api_server_queue_ms", ns_to_ms(c.api_server_queue_ns)}};
 }
 
 nlohmann::json summary_of(const nlohmann::json& serving) {
@@ -247,6 +257,7 @@ ArmSeed VirtualExperiment::run(std::size_t arm, const ClosedLoopOptions& load, s
   // Each arm of a seed is its own run of a real server: the same requests, independent jitter.
   arm_options.step_time_cv = impl_->shared.serving.step_time_cv.value;
   arm_options.jitter_seed = seed * 1000003ULL + arm;
+  arm_options.api_server = impl_->shared.api_server;
   serving::VirtualArmResult result = serving::run_virtual_arm(requests, impl_->shared.scheduler, impl_->shared.cost,
                                             impl_->encoders.at(arm), arm_options);
   const std::string& preset = o.presets.at(arm);

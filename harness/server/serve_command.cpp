@@ -108,17 +108,10 @@ serving::EncoderStepOptions encoder_step_options(const ServeOptions& o) {
   return e;  // a live server: real clock (virtual_clock false)
 }
 
-ServerConfig build_server_config(const ServeOptions& options) {
-  ServerConfig config;
-  ServeOptions o = options;
-  std::optional<serving::ServingModel> serving;
-  if (!o.serving_model.empty()) {
-    serving = serving::load_serving_model(o.serving_model);
-    if (o.encoder_dispatch_us < 0) o.encoder_dispatch_us = serving->encoder_dispatch_us_per_op.value;
-    if (o.encoder_host_ms_per_step < 0) o.encoder_host_ms_per_step = serving->encoder_host_ms_per_step.value;
-  }
-  require(o.encoder_dispatch_us <= 1e5, "--encoder-dispatch-us must be at most 1e5");
-  require(o.encoder_host_ms_per_step <= 1e4, "--encoder-host-ms-per-step must be at most 1e4");
+namespace {
+
+// Where the request parser and the HTTP layer stop: address, limits, timeouts, decode lanes, faults.
+void apply_http_options(const ServeOptions& o, ServerConfig& config) {
   require(o.port >= 0 && o.port <= 65535, "--port must be in [0, 65535]");
   config.host = o.host;
   config.port = static_cast<std::uint16_t>(o.port);
@@ -152,27 +145,26 @@ ServerConfig build_server_config(const ServeOptions& options) {
   config.eos_mean_tokens = o.eos_mean_tokens;
   config.seed = o.seed;
   config.faults = FaultConfig{o.fail_rate, o.disconnect_rate, o.stall_ms, o.seed};
+}
 
+// The scheduler's limits: batch, encoder budget (bounded by one forward's patches), waiting queue.
+void apply_engine_limits(const ServeOptions& o, ServerConfig& config) {
   config.engine.max_num_seqs = o.max_num_seqs;
   config.engine.max_num_batched_tokens = o.max_num_batched_tokens;
   require(o.max_num_batched_tokens >= 1, "--max-num-batched-tokens must be at least 1");
   require(o.max_num_encoder_input_tokens >= 0, "--max-num-encoder-input-tokens must not be negative");
-  {
-    // One encoder step is one forward: its patches (tokens * merge^2) stay within encbench
-    // encode's limit of 262144 per forward. The default (vLLM's: --max-num-batched-tokens) is
-    // clamped to it; an explicit value above it is an error.
-    const std::int64_t merge2 = config.request.geometry.merge_size * config.request.geometry.merge_size;
-    const std::int64_t cap = kMaxPatchesPerForward / std::max<std::int64_t>(1, merge2);
-    require(o.max_num_encoder_input_tokens <= cap,
-            "--max-num-encoder-input-tokens " + std::to_string(o.max_num_encoder_input_tokens) +
-                " would allow " + std::to_string(o.max_num_encoder_input_tokens * merge2) +
-                " patches in one encoder forward; the limit is " + std::to_string(kMaxPatchesPerForward) +
-                " (at most " + std::to_string(cap) + " tokens for this model)");
-    config.engine.max_num_encoder_input_tokens = o.max_num_encoder_input_tokens > 0
-                                                     ? o.max_num_encoder_input_tokens
-                                                     : std::min(o.max_num_batched_tokens, cap);
-    config.request.max_num_encoder_input_tokens = config.engine.max_num_encoder_input_tokens;
-  }
+  // One encoder step is one forward: its patches (tokens * merge^2) stay within encbench
+  // encode's limit of 262144 per forward. The default (vLLM's: --max-num-batched-tokens) is
+  // clamped to it; an explicit value above it is an error.
+  const std::int64_t merge2 = config.request.geometry.merge_size * config.request.geometry.merge_size;
+  const std::int64_t cap = kMaxPatchesPerForward / std::max<std::int64_t>(1, merge2);
+  require(o.max_num_encoder_input_tokens <= cap,
+          "--max-num-encoder-input-tokens " + std::to_string(o.max_num_encoder_input_tokens) + " would allow " +
+              std::to_string(o.max_num_encoder_input_tokens * merge2) + " patches in one encoder forward; the limit is " +
+              std::to_string(kMaxPatchesPerForward) + " (at most " + std::to_string(cap) + " tokens for this model)");
+  config.engine.max_num_encoder_input_tokens =
+      o.max_num_encoder_input_tokens > 0 ? o.max_num_encoder_input_tokens : std::min(o.max_num_batched_tokens, cap);
+  config.request.max_num_encoder_input_tokens = config.engine.max_num_encoder_input_tokens;
   require(o.max_waiting >= 1, "--max-waiting must be at least 1");
   config.engine.max_waiting = o.max_waiting;
   require(o.device_memory_gb >= 0 && o.device_memory_gb <= 1e6, "--device-memory-gb must be in [0, 1e6]");
@@ -180,20 +172,28 @@ ServerConfig build_server_config(const ServeOptions& options) {
   config.engine.null_mode = o.null_mode;
   require(o.device == "cpu" || o.device.rfind("sim:", 0) == 0 || o.device.rfind("trace:", 0) == 0,
           "--device must be cpu or sim:<profile> (or trace:<file>[@<profile>]), got '" + o.device + "'");
+}
+
+// A sim device's profile file: the name in --profiles-dir (or the device library's lookup, so
+// any working directory works), or a path.
+std::filesystem::path sim_profile_file(const ServeOptions& o, const std::string& sim_profile) {
+  std::filesystem::path profile = sim_profile;
+  const std::filesystem::path dir = !o.profiles_dir.empty() && std::filesystem::is_directory(o.profiles_dir)
+                                        ? o.profiles_dir
+                                        : device::default_profiles_dir();
+  if (profile.extension() != ".json") profile = dir / (profile.string() + ".json");
+  require(std::filesystem::exists(profile), "device profile not found: " + profile.string());
+  return profile;
+}
+
+// The LM step's cost on a sim device: the profile's lm_cost_model, else a roofline of the model's
+// published dimensions, else the serving model's coefficients; then the --lm-* overrides.
+void apply_lm_cost(const ServeOptions& o, const std::optional<serving::ServingModel>& serving, ServerConfig& config) {
   require(o.lm_fixed_ms >= 0 && o.lm_fixed_ms <= 1e4, "--lm-fixed-ms must be in [0, 1e4]");
   if (const std::string sim_profile = device::sim_profile_name(o.device); !sim_profile.empty()) {
-    std::filesystem::path profile = sim_profile;
-    // An empty or absent --profiles-dir falls back to the device library's lookup
-    // ($ENCBENCH_PROFILES_DIR / working dir / source tree), so any working directory works.
-    const std::filesystem::path dir = !o.profiles_dir.empty() && std::filesystem::is_directory(o.profiles_dir)
-                                          ? o.profiles_dir
-                                          : device::default_profiles_dir();
-    if (profile.extension() != ".json") profile = dir / (profile.string() + ".json");
-    require(std::filesystem::exists(profile), "device profile not found: " + profile.string());
+    const std::filesystem::path profile = sim_profile_file(o, sim_profile);
     const nlohmann::json profile_doc = read_json_file(profile);
     config.engine.lm = serving::step_cost_from_profile(profile_doc, profile.string());
-    // The LM step from a roofline of the model's published dimensions on this device, unless the
-    // profile states its own lm_cost_model (lm_roofline.hpp).
     // (null mode has no LM step, and its --model need not name a preset.)
     serving::LanguageModelDims dims;
     if (!o.null_mode && !profile_doc.contains("lm_cost_model")) {
@@ -226,36 +226,83 @@ ServerConfig build_server_config(const ServeOptions& options) {
   if (o.lm_base_ms >= 0) config.engine.lm.base_ms = o.lm_base_ms;
   if (o.lm_per_seq_ms >= 0) config.engine.lm.per_seq_ms = o.lm_per_seq_ms;
   if (o.lm_per_prefill_token_ms >= 0) config.engine.lm.per_prefill_token_ms = o.lm_per_prefill_token_ms;
+}
+
+// The encoder step: the real encoder path on --device with its profiler, or the cost model.
+void apply_encoder(const ServeOptions& o, ServerConfig& config) {
   (void)encoder::parse_preset_spec(o.encoder_preset);  // throws InvalidInput listing the presets
   require(o.encoder == "real" || o.encoder == "cost-model",
           "--encoder must be real or cost-model, got '" + o.encoder + "'");
-  if (!o.null_mode) {
-    if (o.encoder == "real") {
-      require(o.profile_max_forwards >= 1, "--profile-max-forwards must be at least 1");
-      require(o.profile_max_steps >= 1 && o.profile_max_requests >= 1,
-              "--profile-max-steps and --profile-max-requests must be at least 1");
-      config.engine.timeline = std::make_shared<EngineTimelineRecorder>(
-          static_cast<std::size_t>(o.profile_max_steps), static_cast<std::size_t>(o.profile_max_requests));
-      require(o.profile_max_kept >= 1, "--profile-max-kept must be at least 1");
-      auto profiler = std::make_shared<EncoderProfiler>(
-          o.profile_dir, static_cast<std::size_t>(o.profile_max_forwards), config.engine.timeline,
-          static_cast<std::size_t>(o.profile_max_kept));
-      serving::EncoderStep real = serving::make_encoder_step(encoder_step_options(o), profiler);
-      config.engine.encoder = std::move(real.hook);
-      config.engine.on_idle = std::move(real.on_idle);
-      config.measured_op_times = std::move(real.measured_op_times);
-      // vLLM's practice: the profiler endpoints exist only when asked for (anyone who can reach
-      // the port could otherwise fill the profile directory).
-      if (o.enable_profiling)
-        config.profile = [profiler](ProfileAction action) { return profiler->handle(action); };
-    } else {
-      config.engine.encoder = make_cost_model_encoder(EncoderCostModel{});
-    }
+  if (o.null_mode) return;
+  if (o.encoder != "real") {
+    config.engine.encoder = make_cost_model_encoder(EncoderCostModel{});
+    return;
   }
+  require(o.profile_max_forwards >= 1, "--profile-max-forwards must be at least 1");
+  require(o.profile_max_steps >= 1 && o.profile_max_requests >= 1,
+          "--profile-max-steps and --profile-max-requests must be at least 1");
+  config.engine.timeline = std::make_shared<EngineTimelineRecorder>(static_cast<std::size_t>(o.profile_max_steps),
+                                                                    static_cast<std::size_t>(o.profile_max_requests));
+  require(o.profile_max_kept >= 1, "--profile-max-kept must be at least 1");
+  auto profiler = std::make_shared<EncoderProfiler>(o.profile_dir, static_cast<std::size_t>(o.profile_max_forwards),
+                                                    config.engine.timeline, static_cast<std::size_t>(o.profile_max_kept));
+  serving::EncoderStep real = serving::make_encoder_step(encoder_step_options(o), profiler);
+  config.engine.encoder = std::move(real.hook);
+  config.engine.on_idle = std::move(real.on_idle);
+  config.measured_op_times = std::move(real.measured_op_times);
+  // vLLM's practice: the profiler endpoints exist only when asked for (anyone who can reach
+  // the port could otherwise fill the profile directory).
+  if (o.enable_profiling) config.profile = [profiler](ProfileAction action) { return profiler->handle(action); };
+}
+
+// vLLM's API-server stage: --api-server-model, else the serving model's, else none; then
+// --api-server-count. Null mode (no engine) has none.
+void apply_api_server(const ServeOptions& o, const std::optional<serving::ServingModel>& serving,
+                      ServerConfig& config) {
+  const std::string name = !o.api_server_model.empty() ? o.api_server_model : serving ? serving->api_server : "none";
+  const std::filesystem::path profiles = !o.profiles_dir.empty() && std::filesystem::is_directory(o.profiles_dir)
+                                             ? o.profiles_dir
+                                             : device::default_profiles_dir();
+  config.api_server = serving::load_api_server_model(name, profiles.parent_path());
+  if (o.api_server_count != -1) serving::set_api_server_count(config.api_server, o.api_server_count, "--api-server-count");
+  require(!(o.null_mode && config.api_server.enabled()), "--null has no engine: it takes no API-server stage "
+                                                         "(--api-server-model none or --api-server-count 0)");
+}
+
+}  // namespace
+
+ServerConfig build_server_config(const ServeOptions& options) {
+  ServerConfig config;
+  ServeOptions o = options;
+  std::optional<serving::ServingModel> serving;
+  if (!o.serving_model.empty()) {
+    serving = serving::load_serving_model(o.serving_model);
+    if (o.encoder_dispatch_us < 0) o.encoder_dispatch_us = serving->encoder_dispatch_us_per_op.value;
+    if (o.encoder_host_ms_per_step < 0) o.encoder_host_ms_per_step = serving->encoder_host_ms_per_step.value;
+  }
+  require(o.encoder_dispatch_us <= 1e5, "--encoder-dispatch-us must be at most 1e5");
+  require(o.encoder_host_ms_per_step <= 1e4, "--encoder-host-ms-per-step must be at most 1e4");
+  apply_http_options(o, config);
+  apply_engine_limits(o, config);
+  apply_lm_cost(o, serving, config);
+  apply_encoder(o, config);
+  apply_api_server(o, serving, config);
   return config;
 }
 
 namespace {
+
+// The API-server stage: its model, and what it held against what the server really spent.
+nlohmann::json api_server_json(const Server& server) {
+  const ApiServerStats a = server.api_server_stats();
+  return {{"model", serving::to_json(server.config().api_server)},
+          {"requests", a.requests},
+          {"modelled_s", ns_to_s(a.modelled_ns)},
+          {"queue_s", ns_to_s(a.queue_ns)},
+          {"parse_s", ns_to_s(a.parse_ns)},
+          {"held_s", ns_to_s(a.held_ns)},
+          {"overruns", a.overruns}};
+}
 
 nlohmann::json summary_json(const Server& server) {
   const EngineCoreStats e = server.engine_stats();
@@ -294,7 +341,8 @@ nlohmann::json summary_json(const Server& server) {
             {"lm_modelled_s", ns_to_s(e.lm_modelled_ns)},
             {"max_running_seen", e.scheduler.max_running},
             {"max_step_tokens_seen", e.scheduler.max_step_tokens},
-            {"uptime_s", ns_to_s(e.uptime_ns)}}}};
+            {"uptime_s", ns_to_s(e.uptime_ns)}}},
+          {"api_server", api_server_json(server)}};
 }
 
 }  // namespace
@@ -324,6 +372,9 @@ int run_serve(const ServeOptions& options, const std::vector<std::string>& argv,
       << " model=" << config.request.served_model_name << " mode=" << (options.null_mode ? "null" : "engine")
       << std::endl;
   if (!options.null_mode) out << "encbench-serve lm step cost: " << config.engine.lm.source << std::endl;
+  if (config.api_server.enabled())
+    out << "encbench-serve api server: " << config.api_server.name << " x" << config.api_server.processes()
+        << " (each request held until its modelled input processing ends)" << std::endl;
   int signal_number = 0;
   sigwait(&shutdown_signals, &signal_number);
   server.stop();

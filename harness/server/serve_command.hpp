@@ -72,6 +72,10 @@ struct ServeOptions {
   // serving model's value, else 0): per device op dispatched, and per encoder step.
   double encoder_dispatch_us = -1;
   double encoder_host_ms_per_step = -1;
+  // vLLM's API-server stage (serving/api_server_model.hpp): "" = the serving model's (none without
+  // one); none, a name in scenarios/serving/api-server, or a path. Processes: -1 = the model's.
+  std::string api_server_model;
+  int api_server_count = -1;
   std::filesystem::path result_json;       // summary written at shutdown when set
 };
 

@@ -144,6 +144,9 @@ struct ParseJob {
   bool disconnect = false;
   std::string body;
   std::shared_ptr<InflightReservation> reservation;
+  // The header's arrival: where the API-server stage starts, as the virtual loop starts it at the
+  // client's send (the body's transfer then falls inside the modelled window, as the parse does).
+  Nanos received_ns = 0;
 };
 
 // Counts an image request from entering the image lane until its parse ends (--max-decode-queue).
@@ -175,6 +178,7 @@ class Server::Impl {
   std::mutex sessions_mutex_;
   std::unordered_map<Session*, std::weak_ptr<Session>> sessions_;
   std::unique_ptr<EngineCoreThread> engine_;
+  ApiServerStage api_server_{config_.api_server};  // after config_: built from it
   std::atomic<std::uint64_t> request_counter_{0};
   // Request bytes held now against --max-inflight-bytes (io thread reserves, decode threads
   // release): an atomic so that neither waits on the other.
@@ -209,7 +213,8 @@ class Server::Impl {
 class Server::Impl::Session : public std::enable_shared_from_this<Session> {
  public:
   Session(Impl& server, tcp::socket socket)
-      : server_(server), socket_(std::move(socket)), deadline_(server.io_), stall_timer_(server.io_) {}
+      : server_(server), socket_(std::move(socket)), deadline_(server.io_), stall_timer_(server.io_),
+        api_server_timer_(server.io_) {}
 
   ~Session() {
     if (engine_handle_) engine_handle_->cancel();
@@ -240,6 +245,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     socket_.close(ec);
     deadline_.cancel();
     stall_timer_.cancel();
+    api_server_timer_.cancel();
   }
 
  private:
@@ -251,6 +257,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
   std::optional<http::request_parser<http::string_body>> parser_;
   asio::steady_timer deadline_;
   asio::steady_timer stall_timer_;
+  asio::steady_timer api_server_timer_;  // holds a parsed request until its API-server stage ends
   Phase phase_ = Phase::header;
   bool closed_ = false;
 
@@ -506,7 +513,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     stall_pending_ = faults.stall_ms > 0;
     watch_connection();
     auto job = std::make_shared<ParseJob>(
-        ParseJob{endpoint, number, disconnect, std::move(parser_->get().body()), std::move(reservation_)});
+        ParseJob{endpoint, number, disconnect, std::move(parser_->get().body()), std::move(reservation_), tag_.arrival_ns});
     // A body that names no image_url goes to the text lane (which sends it on to the image lane
     // if it holds an image after all, e.g. a key spelt with a JSON escape).
     if (job->body.find("image_url") == std::string::npos) return parse_on_text_lane(std::move(job));
@@ -515,6 +522,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
 
   void parse_on_text_lane(std::shared_ptr<ParseJob> job) {
     asio::post(*server_.text_pool_, [self = shared_from_this(), job = std::move(job)]() mutable {
+      const Nanos parse_start = now_ns();
       ParseContext context;
       context.images_allowed = false;
       std::optional<GenerationRequest> parsed;
@@ -531,7 +539,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
       } catch (const std::exception& e) {
         error = ApiError{500, "server_error", std::string("internal error: ") + e.what(), "", ""};
       }
-      self->finish_parse(std::move(job), std::move(parsed), std::move(error));
+      self->finish_parse(std::move(job), std::move(parsed), std::move(error), parse_start);
     });
   }
 
@@ -551,6 +559,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     auto slot = std::make_shared<DecodeSlot>(server_.decode_queued_);
     const Nanos deadline = now_ns() + server_.config_.decode_timeout_ns;
     asio::post(*server_.decode_pool_, [self = shared_from_this(), job = std::move(job), slot, deadline]() mutable {
+      const Nanos parse_start = now_ns();
       ParseContext context;
       context.decode_deadline_ns = deadline;
       std::optional<GenerationRequest> parsed;
@@ -563,22 +572,42 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
         error = ApiError{500, "server_error", std::string("internal error: ") + e.what(), "", ""};
       }
       slot.reset();
-      self->finish_parse(std::move(job), std::move(parsed), std::move(error));
+      self->finish_parse(std::move(job), std::move(parsed), std::move(error), parse_start);
     });
   }
 
-  // On a lane thread: frees the body (then its bytes are no longer in flight) and hands the
-  // result to the io thread.
+  // On a lane thread: frees the body (then its bytes are no longer in flight), passes a parsed
+  // request through the API-server stage (its modelled processing from when the body arrived, less
+  // this parse) and hands the result to the io thread.
   void finish_parse(std::shared_ptr<ParseJob> job, std::optional<GenerationRequest> parsed,
-                    std::optional<ApiError> error) {
+                    std::optional<ApiError> error, Nanos parse_start) {
     const std::uint64_t number = job->number;
     const bool disconnect = job->disconnect;
+    const Nanos received = job->received_ns;
     job.reset();
+    Nanos ready = 0;
+    if (parsed && server_.api_server_.enabled()) {
+      std::int64_t pixels = 0;
+      for (const ImageInput& image : parsed->images) pixels += std::int64_t{image.width} * image.height;
+      ready = server_.api_server_.ready_at(received, parse_start, now_ns(), pixels, parsed->prompt_tokens());
+    }
     asio::post(server_.io_, [self = shared_from_this(), parsed = std::move(parsed), error = std::move(error),
-                             number, disconnect]() mutable {
+                             number, disconnect, ready]() mutable {
       if (self->closed_) return;
       if (error) return self->send_error(*error);
-      self->submit(std::move(*parsed), number, disconnect);
+      self->submit_after(ready, std::move(*parsed), number, disconnect);
+    });
+  }
+
+  // The API-server stage's hold: the request reaches the engine at `ready` (now when past).
+  void submit_after(Nanos ready, GenerationRequest request, std::uint64_t number, bool disconnect) {
+    const Nanos wait = ready - now_ns();
+    if (wait <= 0) return submit(std::move(request), number, disconnect);
+    auto held = std::make_shared<GenerationRequest>(std::move(request));
+    api_server_timer_.expires_after(std::chrono::nanoseconds(wait));
+    api_server_timer_.async_wait([weak = weak_from_this(), held, number, disconnect](boost::system::error_code ec) {
+      if (ec) return;
+      if (auto self = weak.lock(); self && !self->closed_) self->submit(std::move(*held), number, disconnect);
     });
   }
 
@@ -1124,6 +1153,7 @@ HttpStats Server::http_stats() const {
   return stats;
 }
 EngineCoreStats Server::engine_stats() const { return impl_->engine_->stats(); }
+ApiServerStats Server::api_server_stats() const { return impl_->api_server_.stats(); }
 std::string Server::metrics_text() const { return impl_->metrics_text(); }
 const ServerConfig& Server::config() const { return impl_->config_; }
 

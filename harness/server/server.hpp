@@ -20,6 +20,7 @@
 #include <string>
 
 #include "harness/core/clock.hpp"
+#include "harness/server/api_server_stage.hpp"
 #include "harness/server/engine_core_thread.hpp"
 #include "harness/server/openai_request.hpp"
 
@@ -80,6 +81,9 @@ struct ServerConfig {
   // trace: devices: the encoder's measured op times, whose lookup counts /metrics and the
   // shutdown report show (null otherwise).
   std::shared_ptr<const device::MeasuredOpTimes> measured_op_times;
+  // vLLM's API-server stage (api_server_stage.hpp): each generation request is held, after its
+  // parse, until its modelled processing ends. The default (no processes) holds nothing.
+  serving::ApiServerModel api_server;
 };
 
 // Counters of the HTTP layer (the engine keeps its own, see EngineCoreStats).
@@ -121,6 +125,7 @@ class Server {
 
   HttpStats http_stats() const;
   EngineCoreStats engine_stats() const;
+  ApiServerStats api_server_stats() const;
   std::string metrics_text() const;  // what GET /metrics returns
   const ServerConfig& config() const;
 

@@ -57,6 +57,13 @@ void require_one_per_seq_host_cost(const ServingModel& model, const std::string&
                    "got " + std::to_string(model.host_per_seq_ms.value) + ")");
 }
 
+// {"name": non-empty string, "source": non-empty string} and nothing else.
+bool is_named_reference(const nlohmann::json& value) {
+  return value.is_object() && value.size() == 2 && value.contains("name") && value["name"].is_string() &&
+         !value["name"].get<std::string>().empty() && value.contains("source") && value["source"].is_string() &&
+         !value["source"].get<std::string>().empty();
+}
+
 }  // namespace
 
 ServingModel parse_serving_model(const nlohmann::json& doc, const std::string& origin) {
@@ -88,6 +95,14 @@ ServingModel parse_serving_model(const nlohmann::json& doc, const std::string& o
     }
     if (key == "engine_host_parts") {
       model.engine_host_parts = parse_engine_host_parts(value, origin);
+      continue;
+    }
+    if (key == "api_server") {
+      require(is_named_reference(value),
+              origin + ": api_server must be {\"name\": \"none, an API-server model in scenarios/serving/api-server or "
+                       "a path\", \"source\": \"...\"}");
+      model.api_server = value["name"].get<std::string>();
+      model.api_server_source = value["source"].get<std::string>();
       continue;
     }
     require(value.is_object() && value.contains("value") && value["value"].is_number(),
@@ -123,6 +138,7 @@ nlohmann::json to_json(const ServingModel& model) {
     j[name] = {{"value", (model.*field.member).value}, {"source", (model.*field.member).source}};
   j["encoder_host_model"] = {{"name", model.encoder_host_model}, {"source", model.encoder_host_model_source}};
   if (!model.engine_host_parts.parts.empty()) j["engine_host_parts"] = to_json(model.engine_host_parts);
+  j["api_server"] = {{"name", model.api_server}, {"source", model.api_server_source}};
   return j;
 }
 

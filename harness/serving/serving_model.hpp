@@ -62,6 +62,10 @@ struct ServingModel {
   EngineHostParts engine_host_parts;
   std::string encoder_host_model = "dispatch-only";
   std::string encoder_host_model_source = "default: dispatch-only";
+  // vLLM's API-server stage before the scheduler (serving/api_server_model.hpp): "none", a name in
+  // scenarios/serving/api-server or a path: {"api_server": {"name": ..., "source": ...}}.
+  std::string api_server = "none";
+  std::string api_server_source = "default: none (a request reaches the scheduler when sent)";
 };
 
 // Reads a serving-model file; keys absent keep the defaults above. Throws InvalidInput naming the

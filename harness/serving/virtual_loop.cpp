@@ -4,6 +4,8 @@
 #include <cmath>
 #include <cstdint>
 #include <deque>
+#include <functional>
+#include <queue>
 #include <string>
 
 #include "harness/core/error.hpp"
@@ -92,12 +94,64 @@ Nanos run_encoder_step(const serving::EncoderHook& encoder, const serving::StepP
 
 namespace {
 
+// vLLM's API-server processes between the client's send and the scheduler (api_server_model.hpp):
+// each request sent takes the process that frees first, FIFO, and reaches the scheduler when its
+// modelled processing ends. Without a stage, a request reaches the scheduler when sent.
+class ApiServerStage {
+ public:
+  ApiServerStage(const ApiServerModel& model, const std::vector<VirtualRequest>& requests, VirtualEngineCounters& c)
+      : model_(model), requests_(requests), counters_(c), queue_(model.processes()),
+        start_ns_(requests.size(), 0), ready_ns_(requests.size(), 0) {}
+  void enter(std::size_t id, Nanos sent, serving::Scheduler& scheduler) {
+    start_ns_[id] = ready_ns_[id] = sent;
+    if (!model_.enabled()) {
+      scheduler.add(id, requests_[id].request);
+      return;
+    }
+    const Nanos cost = model_.request_cost_ns(requests_[id].image_pixels, requests_[id].request.prompt_tokens);
+    ready_ns_[id] = queue_.admit(sent, cost);
+    start_ns_[id] = ready_ns_[id] - cost;
+    counters_.api_server_ns += cost;
+    counters_.api_server_queue_ns += start_ns_[id] - sent;
+    processing_.push({ready_ns_[id], sequence_++, id});
+  }
+  // Requests whose processing ended by `now` reach the scheduler, in the order they ended.
+  void release_until(Nanos now, serving::Scheduler& scheduler) {
+    while (!processing_.empty() && processing_.top().ready_ns <= now) {
+      scheduler.add(processing_.top().id, requests_[processing_.top().id].request);
+      processing_.pop();
+    }
+  }
+  bool holds() const { return !processing_.empty(); }
+  Nanos next_ready() const { return processing_.top().ready_ns; }
+  Nanos start_ns(std::size_t id) const { return start_ns_[id]; }
+  Nanos ready_ns(std::size_t id) const { return ready_ns_[id]; }
+
+ private:
+  struct Processing {
+    Nanos ready_ns;
+    std::uint64_t sequence;  // ties: the order they entered
+    std::size_t id;
+    bool operator>(const Processing& o) const {
+      return ready_ns != o.ready_ns ? ready_ns > o.ready_ns : sequence > o.sequence;
+    }
+  };
+  const ApiServerModel& model_;
+  const std::vector<VirtualRequest>& requests_;
+  VirtualEngineCounters& counters_;
+  ApiServerQueue queue_;
+  std::priority_queue<Processing, std::vector<Processing>, std::greater<>> processing_;
+  std::uint64_t sequence_ = 0;
+  std::vector<Nanos> start_ns_, ready_ns_;
+};
+
 // The client side of the loop: arrivals, the --max-concurrency semaphore, and dispatch into the
-// scheduler (vLLM's TTFT starts at dispatch, after the semaphore).
+// API-server stage (vLLM's TTFT starts at dispatch, after the semaphore).
 class ClientSide {
  public:
-  ClientSide(const std::vector<VirtualRequest>& requests, std::vector<client::RequestRecord>& records, int cap)
-      : requests_(requests), records_(records), cap_(cap) {}
+  ClientSide(const std::vector<VirtualRequest>& requests, std::vector<client::RequestRecord>& records, int cap,
+             ApiServerStage& api_server)
+      : requests_(requests), records_(records), cap_(cap), api_server_(api_server) {}
   // Arrivals up to `now`: dispatched while the cap allows, else queued.
   void arrive_until(Nanos now, serving::Scheduler& scheduler) {
     while (next_ < requests_.size() && requests_[next_].arrival_ns <= now) {
@@ -118,18 +172,29 @@ class ClientSide {
       const std::size_t id = queue_.front();
       queue_.pop_front();
       client::RequestRecord& rec = records_[id];
-      rec.admitted_ns = rec.dispatch_ns = rec.sent_ns = kOrigin + std::max(at, requests_[id].arrival_ns);
-      scheduler.add(id, requests_[id].request);
+      const Nanos sent = std::max(at, requests_[id].arrival_ns);
+      rec.admitted_ns = rec.dispatch_ns = rec.sent_ns = kOrigin + sent;
+      api_server_.enter(id, sent, scheduler);
       ++in_flight_;
     }
   }
   const std::vector<VirtualRequest>& requests_;
   std::vector<client::RequestRecord>& records_;
   int cap_;
+  ApiServerStage& api_server_;
   std::size_t next_ = 0;
   std::deque<std::size_t> queue_;
   std::int64_t in_flight_ = 0;
 };
+
+// When the engine has nothing to run: the next time something reaches it (an arrival, or a request
+// leaving the API-server stage). Throws when nothing ever will.
+Nanos next_event(const ClientSide& client, const ApiServerStage& api_server, const std::string& why) {
+  require(client.arrivals_left() || api_server.holds(), why);
+  if (!api_server.holds()) return client.next_arrival();
+  if (!client.arrivals_left()) return api_server.next_ready();
+  return std::min(client.next_arrival(), api_server.next_ready());
+}
 
 // A mean-1 lognormal factor per step: exp(sigma z - sigma^2 / 2), sigma^2 = ln(1 + cv^2), z from
 // a splitmix64 stream and Box-Muller (deterministic for a seed; no library distribution, whose
@@ -170,22 +235,23 @@ VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, co
   }
   if (options.keep_steps) out.traces.resize(requests.size());
   serving::Scheduler scheduler(config);
-  ClientSide client(requests, out.records, options.max_concurrency);
   VirtualEngineCounters& c = out.engine;
+  ApiServerStage api_server(options.api_server, requests, c);
+  ClientSide client(requests, out.records, options.max_concurrency, api_server);
   StepJitter jitter(options.step_time_cv, options.jitter_seed);
   Nanos now = 0;
-  while (client.more_to_come() || scheduler.has_work()) {
+  while (client.more_to_come() || api_server.holds() || scheduler.has_work()) {
     client.arrive_until(now, scheduler);
+    api_server.release_until(now, scheduler);
     if (!scheduler.has_work()) {
-      require(client.arrivals_left(), "the client holds requests but none is in flight");
-      now = client.next_arrival();  // idle until the next arrival
+      now = next_event(client, api_server, "the client holds requests but none is in flight");  // idle until then
       continue;
     }
     const serving::StepPlan& plan = scheduler.schedule();
     if (plan.empty()) {
-      require(client.arrivals_left(), "the scheduler can make no progress with " +
-                                          std::to_string(scheduler.waiting()) + " waiting requests and none arriving");
-      now = client.next_arrival();
+      now = next_event(client, api_server,
+                       "the scheduler can make no progress with " + std::to_string(scheduler.waiting()) +
+                           " waiting requests and none arriving");
       continue;
     }
     VirtualStep step;
@@ -224,8 +290,13 @@ VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, co
   c.scheduler = scheduler.counters();
   out.start_ns = kOrigin;
   out.end_ns = kOrigin + now;
-  if (options.keep_steps)
+  if (options.keep_steps) {
     for (VirtualStep& step : out.steps) step.start_ns += kOrigin;
+    for (std::size_t i = 0; i < out.traces.size(); ++i) {
+      out.traces[i].api_server_start_ns = kOrigin + api_server.start_ns(i);
+      out.traces[i].engine_arrival_ns = kOrigin + api_server.ready_ns(i);
+    }
+  }
   return out;
 }
 

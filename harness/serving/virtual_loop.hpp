@@ -6,9 +6,11 @@
 // own RequestRecords, so vLLM's metric definitions (client/metrics.cpp) are computed by the same
 // code as for a live run.
 //
-// Time: the engine is busy from a step's start to start + encoder time + LM step time; tokens
-// of the step reach the client at its end; a request arriving while a step runs waits for the
-// next step (vLLM's engine core loop).
+// Time: a request sent by the client first passes vLLM's API-server stage (api_server_model.hpp:
+// its processes take requests FIFO, each for its modelled input processing) when the options name
+// one; the engine is busy from a step's start to start + encoder time + LM step time; tokens of
+// the step reach the client at its end; a request that reaches the engine while a step runs waits
+// for the next step (vLLM's engine core loop). TTFT counts from the client's send.
 #include <cstdint>
 #include <map>
 #include <string>
@@ -16,6 +18,7 @@
 
 #include "harness/client/records.hpp"
 #include "harness/core/clock.hpp"
+#include "harness/serving/api_server_model.hpp"
 #include "harness/serving/encoder_step.hpp"
 #include "harness/serving/scheduler.hpp"
 #include "harness/serving/step_cost.hpp"
@@ -25,6 +28,7 @@ namespace encbench::serving {
 struct VirtualRequest {
   Nanos arrival_ns = 0;               // offset from the start
   std::int64_t client_prompt_tokens = 0;  // what the client counts (vLLM: text only)
+  std::int64_t image_pixels = 0;          // width x height of its images as sent (the API server's work)
   serving::SchedRequest request;       // what the engine schedules
 };
 
@@ -39,6 +43,8 @@ struct VirtualEngineCounters {
   Nanos encoder_device_busy_ns = 0;
   Nanos encoder_device_idle_ns = 0;
   Nanos lm_ns = 0;                    // modelled LM step time
+  Nanos api_server_ns = 0;            // modelled API-server processing, all requests
+  Nanos api_server_queue_ns = 0;      // time requests waited for a free API-server process
 };
 
 // One engine step as it ran (for timelines): start, encoder part, LM part, what it held.
@@ -55,6 +61,8 @@ struct VirtualStep {
 // Per request, what the engine did with it (for the TTFT decomposition): when it was first
 // scheduled, and the step that encoded its images (-1: none).
 struct VirtualRequestTrace {
+  Nanos api_server_start_ns = 0;  // its API-server processing began (= sent without a stage)
+  Nanos engine_arrival_ns = 0;    // it reached the scheduler (= sent without a stage)
   Nanos first_scheduled_ns = 0;
   std::int64_t encoder_step = -1;
 };
@@ -67,6 +75,8 @@ struct VirtualArmOptions {
   // different seeds are two independent runs). 0 = no jitter.
   double step_time_cv = 0;
   std::uint64_t jitter_seed = 0;
+  // vLLM's API-server stage before the scheduler; the default (no processes) has none.
+  ApiServerModel api_server;
 };
 
 struct VirtualArmResult {

@@ -1,6 +1,6 @@
 // libFuzzer target: the model files a user hands `encbench run` (--workload, --serving-model,
-// --model-set, --device sim:FILE, --model FILE) and `encode --host-model FILE` (the virtual
-// clock's host costs). The first byte picks the reader; the rest is the
+// --model-set, --device sim:FILE, --model FILE), `encode --host-model FILE` (the virtual
+// clock's host costs) and the API-server stage's costs (serve --api-server-model FILE). The first byte picks the reader; the rest is the
 // file (or the --model-set text). Property: a model or an InvalidInput with a message; a workload
 // that was accepted samples requests inside its own bounds; a file written back reads back.
 #include <nlohmann/json.hpp>
@@ -15,6 +15,7 @@
 #include "harness/device/sim_profile.hpp"
 #include "harness/encoder/model_config.hpp"
 #include "harness/scenario/workload.hpp"
+#include "harness/serving/api_server_model.hpp"
 #include "harness/serving/serving_model.hpp"
 
 namespace {
@@ -69,6 +70,19 @@ void check_sim_profile(const nlohmann::json& doc) {
   });
 }
 
+// An API-server model that was accepted has costs in range, each with a source, and a cost per
+// request that grows with pixels; it reads back.
+void check_api_server_model(const nlohmann::json& doc) {
+  using namespace encbench::serving;
+  const ApiServerModel model = parse_api_server_model(doc, "fuzz");
+  for (const ApiServerCoefficient* c : {&model.api_server_count, &model.request_ms, &model.decode_ns_per_pixel,
+                                        &model.process_ns_per_pixel, &model.prompt_us_per_token})
+    if (!(c->value >= 0) || c->source.empty()) __builtin_trap();
+  if (model.processes() < 0 || model.processes() > kMaxApiServers) __builtin_trap();
+  if (model.request_cost_ns(1 << 20, 100) < model.request_cost_ns(0, 100)) __builtin_trap();
+  must_read_back([&] { (void)parse_api_server_model(to_json(model), "fuzz round trip"); });
+}
+
 void check_model_set(std::string_view text) {
   encbench::serving::ServingModel model;
   encbench::serving::apply_overrides(model, std::string(text));
@@ -78,7 +92,7 @@ void check_model_set(std::string_view text) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
-  const std::uint8_t reader = data[0] % 6;
+  const std::uint8_t reader = data[0] % 7;
   const std::string_view rest(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
     if (reader == 4) {
@@ -92,6 +106,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       case 1: check_serving_model(doc); break;
       case 2: check_sim_profile(doc); break;
       case 5: check_host_model(doc); break;
+      case 6: check_api_server_model(doc); break;
       default: (void)encbench::encoder::to_json(encbench::encoder::model_from_json(doc, "fuzz")).dump(); break;
     }
   } catch (const encbench::InvalidInput& e) {

@@ -161,7 +161,7 @@ def scenarios():
 
 def model_files():
     # First byte: 0 workload, 1 serving model, 2 sim profile, 3 model preset, 4 --model-set text,
-    # 5 host model.
+    # 5 host model, 6 API-server model.
     for f in sorted((ROOT / "scenarios" / "workloads").glob("*.json")):
         write("fuzz_model_files", "workload-" + f.name, b"\x00" + f.read_bytes())
     for f in sorted((ROOT / "scenarios" / "serving").glob("*.json")):
@@ -187,6 +187,12 @@ def model_files():
     write("fuzz_model_files", "host-model-bad-class.json", "\x05" + json.dumps({
         "schema": "encbench-host-model", "schema_version": 1, "name": "x",
         "op_classes": {"kernel_lunch": {"ns": -1, "source": ""}}}))
+    for f in sorted((ROOT / "scenarios" / "serving" / "api-server").glob("*.json")):
+        write("fuzz_model_files", "api-server-" + f.name, b"\x06" + f.read_bytes())
+    write("fuzz_model_files", "api-server-bad.json", "\x06" + json.dumps({
+        "schema": "encbench-api-server", "schema_version": 1, "name": "x",
+        "request_ms": {"value": -1, "source": "s"}, "decode_ns_per_pixl": {"value": 1, "source": "s"},
+        "api_server_count": {"value": 1.5, "source": ""}}))
     write("fuzz_model_files", "device-bad-efficiency.json", "\x02" + json.dumps({
         "name": "x", "peak_fp32_flops_per_s": {"value": 1e12, "source": "s"},
         "peak_fp16_flops_per_s": {"value": 1e12, "source": "s"}, "mem_bytes_per_s": {"value": 1e9, "source": "s"},

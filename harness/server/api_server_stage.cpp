@@ -1,0 +1,30 @@
+#include "harness/server/api_server_stage.hpp"
+
+#include <algorithm>
+#include <utility>
+
+namespace encbench::server {
+
+ApiServerStage::ApiServerStage(serving::ApiServerModel model) : model_(std::move(model)), queue_(model_.processes()) {}
+
+Nanos ApiServerStage::ready_at(Nanos received_ns, Nanos parse_start_ns, Nanos parse_end_ns, std::int64_t image_pixels,
+                               std::int64_t prompt_tokens) {
+  if (!enabled()) return parse_end_ns;
+  const Nanos cost = model_.request_cost_ns(image_pixels, prompt_tokens);
+  std::lock_guard lock(mutex_);
+  const Nanos end = queue_.admit(received_ns, cost);
+  ++stats_.requests;
+  stats_.modelled_ns += cost;
+  stats_.queue_ns += end - cost - received_ns;
+  stats_.parse_ns += std::max<Nanos>(0, parse_end_ns - parse_start_ns);
+  if (parse_end_ns > end) ++stats_.overruns;
+  stats_.held_ns += std::max<Nanos>(0, end - parse_end_ns);
+  return std::max(end, parse_end_ns);
+}
+
+ApiServerStats ApiServerStage::stats() const {
+  std::lock_guard lock(mutex_);
+  return stats_;
+}
+
+}  // namespace encbench::server

@@ -1,0 +1,146 @@
+#include "harness/serving/api_server_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "harness/core/error.hpp"
+#include "harness/core/result_json.hpp"
+
+namespace encbench::serving {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct Field {
+  ApiServerCoefficient ApiServerModel::*member;
+  double min, max;
+  const char* unit;
+};
+
+// Ranges wide enough for any CPU and any Python stack, tight enough that a typo (a cost in
+// seconds, a negative) is refused: 10 s a request, 10 us a pixel, 10 ms a token.
+const std::map<std::string, Field>& fields() {
+  static const std::map<std::string, Field> table = {
+      {"api_server_count", {&ApiServerModel::api_server_count, 0, kMaxApiServers, "processes (an integer)"}},
+      {"request_ms", {&ApiServerModel::request_ms, 0, 1e4, "ms"}},
+      {"decode_ns_per_pixel", {&ApiServerModel::decode_ns_per_pixel, 0, 1e4, "ns"}},
+      {"process_ns_per_pixel", {&ApiServerModel::process_ns_per_pixel, 0, 1e4, "ns"}},
+      {"prompt_us_per_token", {&ApiServerModel::prompt_us_per_token, 0, 1e4, "us"}},
+  };
+  return table;
+}
+
+std::string known_keys() {
+  std::string keys = "schema, schema_version, name, description";
+  for (const auto& [name, field] : fields()) keys += ", " + name;
+  return keys;
+}
+
+std::string range_of(const Field& f) {
+  return "[" + std::to_string(static_cast<long long>(f.min)) + ", " + std::to_string(static_cast<long long>(f.max)) +
+         "] " + f.unit;
+}
+
+void read_coefficient(ApiServerModel& model, const std::string& key, const nlohmann::json& value,
+                      const std::string& origin) {
+  const auto it = fields().find(key);
+  require(it != fields().end(), origin + ": unknown API-server key \"" + key + "\" (known: " + known_keys() + ")");
+  const Field& f = it->second;
+  require(value.is_object() && value.contains("value") && value["value"].is_number(),
+          origin + ": " + key + " must be {\"value\": number in " + range_of(f) + ", \"source\": \"...\"}");
+  for (const auto& [inner, unused] : value.items())
+    require(inner == "value" || inner == "source",
+            origin + ": " + key + ": unknown key \"" + inner + "\" (known: value, source)");
+  const double v = value["value"].get<double>();
+  require(std::isfinite(v) && v >= f.min && v <= f.max,
+          origin + ": " + key + " = " + value["value"].dump() + " is outside " + range_of(f));
+  require(key != "api_server_count" || v == std::floor(v), origin + ": api_server_count must be an integer");
+  const auto source = value.find("source");
+  require(source != value.end() && source->is_string() && !source->get<std::string>().empty(),
+          origin + ": " + key + " needs a \"source\" (vLLM's own timing, a measurement or an estimate)");
+  (model.*f.member) = ApiServerCoefficient{v, source->get<std::string>()};
+}
+
+}  // namespace
+
+Nanos ApiServerModel::request_cost_ns(std::int64_t image_pixels, std::int64_t prompt_tokens) const {
+  const double ns = request_ms.value * 1e6 +
+                    static_cast<double>(image_pixels) * (decode_ns_per_pixel.value + process_ns_per_pixel.value) +
+                    static_cast<double>(prompt_tokens) * prompt_us_per_token.value * 1e3;
+  return static_cast<Nanos>(ns);
+}
+
+ApiServerModel parse_api_server_model(const nlohmann::json& doc, const std::string& origin) {
+  require(doc.is_object(), origin + ": an API-server model is a JSON object");
+  ApiServerModel model;
+  model.api_server_count = {1, "default: vLLM --api-server-count 1"};
+  for (const auto& [key, value] : doc.items()) {
+    if (key == "schema") {
+      require(value == "encbench-api-server", origin + ": schema must be \"encbench-api-server\"");
+    } else if (key == "schema_version") {
+      require(value == 1, origin + ": schema_version must be 1");
+    } else if (key == "name" || key == "description") {
+      require(value.is_string(), origin + ": " + key + " must be a string");
+      (key == "name" ? model.name : model.description) = value.get<std::string>();
+    } else {
+      read_coefficient(model, key, value, origin);
+    }
+  }
+  if (model.name.empty() || model.name == "none") model.name = "unnamed";
+  return model;
+}
+
+nlohmann::json to_json(const ApiServerModel& model) {
+  nlohmann::json j = {{"schema", "encbench-api-server"}, {"schema_version", 1}, {"name", model.name}};
+  if (!model.description.empty()) j["description"] = model.description;
+  for (const auto& [name, field] : fields())
+    j[name] = {{"value", (model.*field.member).value}, {"source", (model.*field.member).source}};
+  return j;
+}
+
+ApiServerModel load_api_server_model(const std::string& name_or_path, const fs::path& scenarios_dir) {
+  if (name_or_path == "none") return ApiServerModel{};
+  require(!name_or_path.empty(), "API-server model: empty name (none, a name in scenarios/serving/api-server or a path)");
+  const bool is_path = name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json");
+  const fs::path dir = scenarios_dir / "serving" / "api-server";
+  const fs::path path = is_path ? fs::path(name_or_path) : dir / (name_or_path + ".json");
+  if (!fs::is_regular_file(path)) {
+    std::vector<std::string> names;
+    std::error_code ec;
+    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
+      if (it->path().extension() == ".json") names.push_back(it->path().stem().string());
+    std::sort(names.begin(), names.end());
+    std::string known = "none";
+    for (const auto& n : names) known += ", " + n;
+    throw InvalidInput("unknown API-server model '" + name_or_path + "' (no file " + path.string() + "); known: " +
+                       known + "; or pass a path to your own JSON");
+  }
+  nlohmann::json doc;
+  try {
+    doc = read_json_file(path);
+  } catch (const std::exception& e) {
+    throw InvalidInput("API-server model " + path.string() + ": " + e.what());
+  }
+  ApiServerModel model = parse_api_server_model(doc, path.string());
+  model.path = path;
+  return model;
+}
+
+void set_api_server_count(ApiServerModel& model, int count, const std::string& origin) {
+  require(count >= 0 && count <= kMaxApiServers,
+          origin + " must be in [0, " + std::to_string(kMaxApiServers) + "], got " + std::to_string(count));
+  model.api_server_count = {static_cast<double>(count), origin + " " + std::to_string(count)};
+}
+
+ApiServerQueue::ApiServerQueue(int processes) : free_at_(static_cast<std::size_t>(std::max(processes, 1)), 0) {}
+
+Nanos ApiServerQueue::admit(Nanos arrival, Nanos cost) {
+  // The process that frees first; ties to the lowest index, so the choice is deterministic.
+  const auto first = std::min_element(free_at_.begin(), free_at_.end());
+  const Nanos end = std::max(*first, arrival) + std::max<Nanos>(cost, 0);
+  *first = end;
+  return end;
+}
+
+}  // namespace encbench::serving

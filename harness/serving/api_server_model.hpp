@@ -1,0 +1,75 @@
+#pragma once
+// vLLM's API-server stage as data (scenarios/serving/api-server/*.json). Before a request reaches
+// EngineCore's scheduler, the API server process (AsyncLLM and its input processor,
+// vllm/v1/engine/input_processor.py, vllm/multimodal/processing.py) decodes each image, resizes it
+// (smart_resize, PIL bicubic), rescales, normalises and patchifies it (the HF Qwen2-VL / Qwen3-VL
+// image processor, numpy) and tokenises the prompt, on its CPU and in its one asyncio loop: one
+// request at a time per process. vLLM's default deployment runs one (--api-server-count 1).
+//
+//   one request = request_ms + image_pixels * (decode_ns_per_pixel + process_ns_per_pixel)
+//               + prompt_tokens * prompt_us_per_token
+//
+// image_pixels: the sum over its images of width x height as sent (before the resize); prompt
+// tokens: as the engine counts them (text, template and image placeholders). Each request takes
+// the API-server process that frees first, FIFO, and enters the scheduler when its processing
+// ends (ApiServerQueue). Both clocks apply it: the virtual loop (virtual_loop.hpp) and the live
+// `encbench serve` (server/api_server_stage.hpp). TTFT still counts from the client's send.
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/core/clock.hpp"
+
+namespace encbench::serving {
+
+struct ApiServerCoefficient {
+  double value = 0;
+  std::string source;
+};
+
+struct ApiServerModel {
+  std::string name = "none";
+  std::filesystem::path path;
+  std::string description;
+  // Processes serving requests in parallel; 0 = no stage (a request reaches the scheduler when sent).
+  ApiServerCoefficient api_server_count{0, "none: no API-server stage"};
+  ApiServerCoefficient request_ms{0, "none"};
+  ApiServerCoefficient decode_ns_per_pixel{0, "none"};
+  ApiServerCoefficient process_ns_per_pixel{0, "none"};
+  ApiServerCoefficient prompt_us_per_token{0, "none"};
+
+  bool enabled() const { return api_server_count.value >= 1; }
+  int processes() const { return static_cast<int>(api_server_count.value); }
+  // The modelled processing time of one request (ns, rounded down).
+  Nanos request_cost_ns(std::int64_t image_pixels, std::int64_t prompt_tokens) const;
+};
+
+// Upper bounds of the file's values (the reader's accepted ranges).
+inline constexpr int kMaxApiServers = 1024;
+
+// Reads a model; every coefficient is {"value": number, "source": "non-empty"}. Throws InvalidInput
+// naming the origin and key for an unknown key, a missing source, or a value outside its range.
+ApiServerModel parse_api_server_model(const nlohmann::json& doc, const std::string& origin);
+nlohmann::json to_json(const ApiServerModel& model);
+// "none" (no stage), a name in <scenarios_dir>/serving/api-server, or a path to a JSON file.
+ApiServerModel load_api_server_model(const std::string& name_or_path, const std::filesystem::path& scenarios_dir);
+// --api-server-count N on top of a model: N in [0, kMaxApiServers]; 0 turns the stage off.
+void set_api_server_count(ApiServerModel& model, int count, const std::string& origin);
+
+// The API-server processes as a FIFO queue: a request arriving at `arrival` (calls in arrival
+// order) takes the process that frees first, starts when it is free (not before it arrives) and
+// ends `cost` later; admit returns that end. With one process, the k-th of a burst waits for the
+// k-1 before it.
+class ApiServerQueue {
+ public:
+  explicit ApiServerQueue(int processes);
+  Nanos admit(Nanos arrival, Nanos cost);
+
+ private:
+  std::vector<Nanos> free_at_;
+};
+
+}  // namespace encbench::serving

@@ -1,0 +1,211 @@
+// vLLM's API-server stage (serving/api_server_model.hpp) on the virtual clock: the FIFO queue of
+// its processes, the file reader's refusals, and what the stage does to a request's TTFT in the
+// virtual loop (virtual_loop.hpp). Times are virtual: every expectation is exact or bounded on both
+// sides by the step time, never by the machine.
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "harness/core/error.hpp"
+#include "harness/serving/api_server_model.hpp"
+#include "harness/serving/virtual_loop.hpp"
+
+namespace encbench::serving {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr Nanos kMs = 1'000'000;
+
+fs::path scenarios_dir() {
+  const char* dir = std::getenv("ENCBENCH_SOURCE_DIR");
+  return (dir ? fs::path(dir) : fs::current_path()) / "scenarios";
+}
+
+fs::path temp_dir() {
+  const fs::path dir = fs::temp_directory_path() / ("encbench-api-server-" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  return dir;
+}
+
+// A model whose only cost is `request_ms` a request, with `processes` processes.
+ApiServerModel fixed_cost(double request_ms, int processes) {
+  ApiServerModel m;
+  m.name = "test";
+  m.request_ms = {request_ms, "test"};
+  set_api_server_count(m, processes, "test");
+  return m;
+}
+
+// Text-only requests (no encoder step): every engine step costs exactly 10 ms.
+StepCostModel ten_ms_steps() {
+  StepCostModel cost;
+  cost.base_ms = 10;
+  cost.per_seq_ms = 0;
+  cost.per_prefill_token_ms = 0;
+  cost.per_context_token_ms = 0;
+  return cost;
+}
+
+EncoderHook no_encoder() {
+  return [](const std::vector<encoder::GridTHW>&) -> EncoderStepResult {
+    ADD_FAILURE() << "text-only requests ran the encoder";
+    return {};
+  };
+}
+
+std::vector<VirtualRequest> burst(int n, Nanos at = 0) {
+  std::vector<VirtualRequest> out(static_cast<std::size_t>(n));
+  for (VirtualRequest& r : out) {
+    r.arrival_ns = at;
+    r.client_prompt_tokens = 20;
+    r.request.prompt_tokens = 32;
+    r.request.output_tokens = 3;
+  }
+  return out;
+}
+
+VirtualArmResult run(const std::vector<VirtualRequest>& requests, const ApiServerModel& api_server) {
+  VirtualArmOptions options;
+  options.keep_steps = true;
+  options.api_server = api_server;
+  return run_virtual_arm(requests, SchedulerConfig{}, ten_ms_steps(), no_encoder(), options);
+}
+
+Nanos ttft(const client::RequestRecord& r) { return r.first_choices_ns - r.sent_ns; }
+
+TEST(ApiServerQueue, OneProcessServesABurstInTurnAndTwoHalveTheWait) {
+  ApiServerQueue one(1), two(2);
+  for (int k = 0; k < 6; ++k) {
+    EXPECT_EQ(one.admit(0, 7 * kMs), (k + 1) * 7 * kMs) << k;      // waits k costs, then its own
+    EXPECT_EQ(two.admit(0, 7 * kMs), (k / 2 + 1) * 7 * kMs) << k;  // waits k/2 costs
+  }
+  // An idle process starts a request when it arrives, not before.
+  ApiServerQueue idle(1);
+  EXPECT_EQ(idle.admit(100 * kMs, 5 * kMs), 105 * kMs);
+  EXPECT_EQ(idle.admit(101 * kMs, 5 * kMs), 110 * kMs);  // the first still runs until 105
+  EXPECT_EQ(idle.admit(200 * kMs, 5 * kMs), 205 * kMs);
+}
+
+TEST(ApiServerModel, ShippedModelCostsWhatItsCoefficientsSay) {
+  const ApiServerModel m = load_api_server_model("vllm-qwen-vl", scenarios_dir());
+  EXPECT_TRUE(m.enabled());
+  EXPECT_EQ(m.processes(), 1);  // vLLM's default deployment
+  for (const ApiServerCoefficient* c : {&m.request_ms, &m.decode_ns_per_pixel, &m.process_ns_per_pixel,
+                                        &m.prompt_us_per_token})
+    EXPECT_FALSE(c->source.empty());
+  EXPECT_EQ(m.request_cost_ns(0, 0), static_cast<Nanos>(m.request_ms.value * 1e6));
+  // A 1024x768 image: within the per-pixel rate of Qwen-VL processors users report (a 1 MP image
+  // in 0.1-0.4 s), far above a C++ decode alone (~3 ns a pixel).
+  const Nanos image = m.request_cost_ns(1024 * 768, 0) - m.request_cost_ns(0, 0);
+  EXPECT_GT(image, 1024 * 768 * 100);
+  EXPECT_LT(image, 1024 * 768 * 400);
+  EXPECT_NEAR(static_cast<double>(m.request_cost_ns(0, 1000) - m.request_cost_ns(0, 0)),
+              1000 * m.prompt_us_per_token.value * 1e3, 1.0);
+  EXPECT_FALSE(load_api_server_model("none", scenarios_dir()).enabled());
+}
+
+TEST(ApiServerModel, BadFilesNameTheFileKeyAndRange) {
+  const fs::path file = temp_dir() / "api.json";
+  const auto message = [&](const std::string& text) {
+    std::ofstream(file) << text;
+    try {
+      (void)load_api_server_model(file.string(), scenarios_dir());
+    } catch (const InvalidInput& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  const std::string head = R"({"schema": "encbench-api-server", "schema_version": 1, )";
+  std::string m = message(head + R"("request_ms": {"value": -1, "source": "s"}})");
+  EXPECT_NE(m.find(file.string()), std::string::npos) << m;
+  EXPECT_NE(m.find("request_ms"), std::string::npos) << m;
+  EXPECT_NE(m.find("[0, 10000] ms"), std::string::npos) << m;
+  m = message(head + R"("process_ns_per_pixel": {"value": 100}})");
+  EXPECT_NE(m.find("process_ns_per_pixel needs a \"source\""), std::string::npos) << m;
+  m = message(head + R"("decode_ns_per_pixl": {"value": 1, "source": "s"}})");
+  EXPECT_NE(m.find("unknown API-server key \"decode_ns_per_pixl\""), std::string::npos) << m;
+  m = message(head + R"("api_server_count": {"value": 1.5, "source": "s"}})");
+  EXPECT_NE(m.find("api_server_count must be an integer"), std::string::npos) << m;
+  m = message(head + R"("api_server_count": {"value": 2000, "source": "s"}})");
+  EXPECT_NE(m.find("[0, 1024]"), std::string::npos) << m;
+  m = message(head + R"("request_ms": {"value": 1, "source": "s", "unit": "ms"}})");
+  EXPECT_NE(m.find("unknown key \"unit\""), std::string::npos) << m;
+  EXPECT_EQ(message(head + R"("request_ms": {"value": 2, "source": "s"}})"), "accepted");
+  try {
+    (void)load_api_server_model("vllm-qwen-vll", scenarios_dir());
+    FAIL() << "an unknown name was accepted";
+  } catch (const InvalidInput& e) {
+    EXPECT_NE(std::string(e.what()).find("known: none, vllm-qwen-vl"), std::string::npos) << e.what();
+  }
+  ApiServerModel model;
+  EXPECT_THROW(set_api_server_count(model, -1, "--api-server-count"), InvalidInput);
+  EXPECT_THROW(set_api_server_count(model, kMaxApiServers + 1, "--api-server-count"), InvalidInput);
+}
+
+TEST(VirtualApiServer, ALoneRequestsTtftRisesByExactlyTheModelledCost) {
+  const std::vector<VirtualRequest> one = burst(1);
+  const VirtualArmResult without = run(one, ApiServerModel{});
+  ApiServerModel model = load_api_server_model("vllm-qwen-vl", scenarios_dir());
+  std::vector<VirtualRequest> with_image = one;
+  with_image[0].image_pixels = 1024 * 768;  // the stage's work; the engine still sees text only
+  const VirtualArmResult with = run(with_image, model);
+  const Nanos cost = model.request_cost_ns(1024 * 768, 32);
+  EXPECT_EQ(ttft(without.records[0]), 10 * kMs);  // one 10 ms step
+  EXPECT_EQ(ttft(with.records[0]) - ttft(without.records[0]), cost);
+  EXPECT_EQ(with.records[0].sent_ns, without.records[0].sent_ns);  // TTFT still counts from the send
+  EXPECT_EQ(with.traces[0].engine_arrival_ns - with.records[0].sent_ns, cost);
+  EXPECT_EQ(with.engine.api_server_ns, cost);
+  EXPECT_EQ(with.engine.api_server_queue_ns, 0);
+  // The rest of the request (decode steps) is untouched.
+  EXPECT_EQ(with.records[0].end_ns - with.records[0].first_choices_ns,
+            without.records[0].end_ns - without.records[0].first_choices_ns);
+}
+
+TEST(VirtualApiServer, ABurstQueuesBehindOneProcessAndHalfAsLongBehindTwo) {
+  constexpr int kBurst = 6;
+  constexpr Nanos kCost = 25 * kMs;  // not a multiple of the 10 ms step
+  const std::vector<VirtualRequest> requests = burst(kBurst, 3 * kMs);
+  const VirtualArmResult one = run(requests, fixed_cost(25, 1));
+  const VirtualArmResult two = run(requests, fixed_cost(25, 2));
+  for (int k = 0; k < kBurst; ++k) {
+    const auto i = static_cast<std::size_t>(k);
+    // The k-th of the burst waits k costs behind one process, k/2 behind two, then its own.
+    EXPECT_EQ(one.traces[i].api_server_start_ns - one.records[i].sent_ns, k * kCost) << k;
+    EXPECT_EQ(one.traces[i].engine_arrival_ns - one.records[i].sent_ns, (k + 1) * kCost) << k;
+    EXPECT_EQ(two.traces[i].engine_arrival_ns - two.records[i].sent_ns, (k / 2 + 1) * kCost) << k;
+    // Its first token: the engine step after it arrives (at most one 10 ms step to wait for the
+    // running one to end, then its own 10 ms step).
+    for (const VirtualArmResult* r : {&one, &two}) {
+      const Nanos ready = r->traces[i].engine_arrival_ns - r->records[i].sent_ns;
+      EXPECT_GE(ttft(r->records[i]), ready + 10 * kMs) << k;
+      EXPECT_LE(ttft(r->records[i]), ready + 20 * kMs) << k;
+    }
+  }
+  EXPECT_EQ(one.engine.api_server_queue_ns, kCost * (0 + 1 + 2 + 3 + 4 + 5));
+  EXPECT_EQ(two.engine.api_server_queue_ns, kCost * (0 + 0 + 1 + 1 + 2 + 2));
+  EXPECT_EQ(one.engine.api_server_ns, kBurst * kCost);
+}
+
+TEST(VirtualApiServer, NoStageLeavesTheLoopAsItWas) {
+  std::vector<VirtualRequest> requests = burst(5);
+  for (std::size_t i = 0; i < requests.size(); ++i) requests[i].arrival_ns = static_cast<Nanos>(i) * 4 * kMs;
+  const VirtualArmResult none = run(requests, ApiServerModel{});
+  const VirtualArmResult off = run(requests, fixed_cost(25, 0));  // a model with 0 processes
+  ASSERT_EQ(none.records.size(), off.records.size());
+  for (std::size_t i = 0; i < none.records.size(); ++i) {
+    EXPECT_EQ(none.records[i].first_choices_ns, off.records[i].first_choices_ns);
+    EXPECT_EQ(none.records[i].end_ns, off.records[i].end_ns);
+    EXPECT_EQ(none.traces[i].engine_arrival_ns, none.records[i].sent_ns);
+  }
+  EXPECT_EQ(off.engine.api_server_ns, 0);
+}
+
+}  // namespace
+}  // namespace encbench::serving
