@@ -49,6 +49,10 @@ def write_profiles(tmp, profile_path, values):
     """A copy of the profiles folder with the fitted op efficiencies in the device's profile."""
     folder = os.path.join(tmp, "devices")
     shutil.copytree(os.path.dirname(profile_path), folder)
+    # Files found beside the profiles folder (the API-server models in ../serving/api-server) come too.
+    serving = os.path.join(os.path.dirname(os.path.dirname(profile_path)), "serving")
+    if os.path.isdir(serving):
+        shutil.copytree(serving, os.path.join(tmp, "serving"))
     with open(profile_path) as f:
         profile = json.load(f)
     for name in FREE_EFFICIENCY:
