@@ -7,6 +7,7 @@
 #include "harness/core/error.hpp"
 #include "harness/scenario/preset_ab.hpp"
 #include "harness/scenario/sweep.hpp"
+#include "harness/serving/api_server_model.hpp"
 
 #include <signal.h>
 
@@ -25,6 +26,8 @@ struct RunFlags {
   std::optional<std::string> clock, workload, serving_model, model_set;
   std::optional<int> seeds;
   std::optional<bool> async_scheduling;
+  std::optional<std::string> api_server_model;
+  std::optional<int> api_server_count;
   std::optional<std::int64_t> max_num_encoder_input_tokens;
   std::optional<int> max_concurrency;
   std::string sweep, slo;
@@ -75,6 +78,13 @@ void add_scenario_flags(CLI::App* sub, RunFlags& f) {
                   "Override serving-model coefficients: name=value,... (virtual clock; scripts/fit-seeds.py)");
   sub->add_option("--async-scheduling", f.async_scheduling,
                   "Engine-core host work overlaps the device step (true|false; vLLM >= 0.14 default true)");
+  sub->add_option("--api-server-model", f.api_server_model,
+                  "vLLM's API-server stage before the scheduler, both clocks: none | a name in "
+                  "scenarios/serving/api-server | a JSON path (default: the serving model's api_server, else none)");
+  sub->add_option("--api-server-count", f.api_server_count,
+                  "API-server processes, one request at a time each (vLLM --api-server-count; 0 = no stage; "
+                  "default: the API-server model's)")
+      ->check(CLI::Range(0, serving::kMaxApiServers));
   sub->add_option("--max-num-encoder-input-tokens", f.max_num_encoder_input_tokens,
                   "Encoder budget per step (0 = vLLM's max(max-num-batched-tokens, largest image); default 0)");
   sub->add_option("--max-concurrency", f.max_concurrency,
@@ -134,6 +144,8 @@ scenario::PresetAbOptions options_from(const RunFlags& f) {
   if (f.serving_model) o.serving_model = *f.serving_model;
   if (f.model_set) o.model_set = *f.model_set;
   if (f.async_scheduling) o.async_scheduling = *f.async_scheduling;
+  if (f.api_server_model) o.api_server_model = *f.api_server_model;
+  if (f.api_server_count) o.api_server_count = *f.api_server_count;
   if (f.max_num_encoder_input_tokens) o.max_num_encoder_input_tokens = *f.max_num_encoder_input_tokens;
   if (f.max_concurrency) o.max_concurrency = *f.max_concurrency;
   if (!f.plot_timeline.empty()) {

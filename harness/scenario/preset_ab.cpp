@@ -58,6 +58,17 @@ nlohmann::json engine_delta(const server::EngineCoreStats& a, const server::Engi
           {"generation_tokens", b.generation_tokens - a.generation_tokens}};
 }
 
+// The live API-server stage in the benchmark's window (after - before): what it modelled, what the
+// server really spent parsing, and the requests whose parse outlasted their modelled window.
+nlohmann::json api_server_delta(const server::ApiServerStats& a, const server::ApiServerStats& b) {
+  return {{"requests", b.requests - a.requests},
+          {"modelled_ms", ns_to_ms(b.modelled_ns - a.modelled_ns)},
+          {"queue_ms", ns_to_ms(b.queue_ns - a.queue_ns)},
+          {"parse_ms", ns_to_ms(b.parse_ns - a.parse_ns)},
+          {"held_ms", ns_to_ms(b.held_ns - a.held_ns)},
+          {"overruns", b.overruns - a.overruns}};
+}
+
 // Counters of several windows added up; the ratios recomputed from the sums.
 nlohmann::json sum_engine_deltas(const std::vector<nlohmann::json>& deltas) {
   nlohmann::json total = nlohmann::json::object();
@@ -193,15 +204,25 @@ class PresetServer final : public InProcessServer {
   }
   std::string base_url() const override { return srv_.base_url(); }
   int port() const override { return srv_.port(); }
-  void measured_run_starts() override { before_ = srv_.engine_stats(); }
-  void measured_run_ended() override { after_ = srv_.engine_stats(); }
+  void measured_run_starts() override {
+    before_ = srv_.engine_stats();
+    api_before_ = srv_.api_server_stats();
+  }
+  void measured_run_ended() override {
+    after_ = srv_.engine_stats();
+    api_after_ = srv_.api_server_stats();
+  }
   void stop() override { srv_.stop(); }
-  nlohmann::json round_record() const override { return {{"server_engine_delta", engine_delta(before_, after_)}}; }
+  nlohmann::json round_record() const override {
+    return {{"server_engine_delta", engine_delta(before_, after_)},
+            {"server_api_server_delta", api_server_delta(api_before_, api_after_)}};
+  }
   std::vector<std::string> round_guards(const std::string& where) const override;
 
  private:
   server::Server srv_;
   server::EngineCoreStats before_, after_;
+  server::ApiServerStats api_before_, api_after_;
 };
 
 std::vector<std::string> PresetServer::round_guards(const std::string& where) const {
@@ -220,6 +241,14 @@ std::vector<std::string> PresetServer::round_guards(const std::string& where) co
   if (late_p99_us > 0 && late_p99_us * 1e-3 > 0.10 * forward_ms)
     reasons.push_back(where + "the sim device could not keep up with its model (mean p99 lateness " +
                       fixed(late_p99_us, 0) + " us per forward > 10 % of a forward)");
+  // The API-server stage holds each request for its modelled cost; a parse that outlasts it
+  // delays the request by this machine's decode, which the model does not have.
+  const server::ApiServerStats& a = api_before_;
+  const server::ApiServerStats& b = api_after_;
+  if (b.overruns > a.overruns)
+    reasons.push_back(where + "the server's own parse and decode outlasted the modelled API-server stage for " +
+                      std::to_string(b.overruns - a.overruns) + " of " + std::to_string(b.requests - a.requests) +
+                      " requests");
   return reasons;
 }
 
@@ -238,6 +267,8 @@ server::ServeOptions preset_serve_options(const PresetAbOptions& o, const std::s
   so.max_num_encoder_input_tokens = o.max_num_encoder_input_tokens;
   so.serving_model = o.serving_model;
   so.async_scheduling = o.async_scheduling;
+  so.api_server_model = o.api_server_model;
+  so.api_server_count = o.api_server_count;
   so.seed = o.seed;
   // In the round's directory: the A/B picks the trace up for its idle-gap analysis.
   so.profile_dir = round_dir / "profile";
@@ -329,6 +360,8 @@ nlohmann::json preset_result_json(const PresetAbOptions& o, const LiveAbRounds& 
     for (const LiveArmRound& r : rounds.by_arm[a])
       list.push_back({{"round", r.round}, {"position", r.position}, {"serving", r.serving},
                       {"server_engine_delta", r.server_side.value("server_engine_delta", nlohmann::json::object())},
+                      {"server_api_server_delta",
+                       r.server_side.value("server_api_server_delta", nlohmann::json::object())},
                       {"server", r.server}});
     arms.push_back({{"preset", o.presets[a]}, {"rounds", list}, {"server_engine_delta", totals[a]}});
     if (!op_times[a].empty()) arms.back()["measured_op_times"] = op_time_counts_json(op_times[a]);

@@ -56,6 +56,11 @@ struct PresetAbOptions {
   std::filesystem::path serving_model;      // serving/serving_model.hpp; "" = the LM roofline
   std::string model_set;                    // name=value overrides of the serving model
   bool async_scheduling = true;
+  // vLLM's API-server stage (serving/api_server_model.hpp), both clocks: "" = the serving model's
+  // (none without one), else none | a name in scenarios/serving/api-server | a path; processes:
+  // -1 = the model's.
+  std::string api_server_model;
+  int api_server_count = -1;
   // vLLM's encoder budget per step; 0 = max(max_num_batched_tokens, tokens of the largest image).
   std::int64_t max_num_encoder_input_tokens = 0;
   // Published numbers this scenario reproduces: {"source", "role", "before": {metric: value},

@@ -43,7 +43,8 @@ PresetAbOptions apply_scenario_json(const nlohmann::json& doc, const std::string
       "schema", "version", "name", "description", "model", "device", "presets", "rounds", "num_prompts",
       "request_rate", "burstiness", "output_len", "image_width", "image_height", "seed", "max_num_seqs",
       "max_num_batched_tokens", "encoder_mlp", "profile", "clock", "seeds", "workload", "serving_model",
-      "async_scheduling", "max_num_encoder_input_tokens", "published", "max_concurrency"};
+      "async_scheduling", "max_num_encoder_input_tokens", "published", "max_concurrency", "api_server_model",
+      "api_server_count"};
   for (const auto& [key, value] : doc.items())
     if (std::find(known.begin(), known.end(), key) == known.end()) {
       std::string list;
@@ -77,6 +78,8 @@ PresetAbOptions apply_scenario_json(const nlohmann::json& doc, const std::string
   read_key(doc, "seeds", o.seeds, origin);
   read_key(doc, "async_scheduling", o.async_scheduling, origin);
   read_key(doc, "max_num_encoder_input_tokens", o.max_num_encoder_input_tokens, origin);
+  read_key(doc, "api_server_model", o.api_server_model, origin);
+  read_key(doc, "api_server_count", o.api_server_count, origin);
   // Paths in a scenario file are relative to the project root (where scenarios/ lives), as the
   // other scenario paths are; an absolute path is kept.
   std::string path;
@@ -135,6 +138,8 @@ void validate(const PresetAbOptions& o) {
           "run in real time: use --clock real), got '" + o.device + "'");
   require(o.max_num_encoder_input_tokens >= 0, "--max-num-encoder-input-tokens must not be negative");
   require(o.max_concurrency >= 0, "--max-concurrency must not be negative");
+  require(o.api_server_count >= -1 && o.api_server_count <= 1024,
+          "api_server_count must be in [0, 1024] (-1: the API-server model's), got " + std::to_string(o.api_server_count));
   require(o.clock == "virtual" || o.workload.empty(),
           "--workload needs --clock virtual (the live round sends the fixed sample: --image-width/--image-height, "
           "--output-len)");
@@ -166,6 +171,8 @@ nlohmann::json to_json(const PresetAbOptions& o) {
           {"async_scheduling", o.async_scheduling},
           {"max_num_encoder_input_tokens", o.max_num_encoder_input_tokens},
           {"max_concurrency", o.max_concurrency},
+          {"api_server_model", o.api_server_model},
+          {"api_server_count", o.api_server_count},
           {"result_dir", o.result_dir.string()}};
 }
 

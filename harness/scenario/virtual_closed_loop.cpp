@@ -62,7 +62,9 @@ SharedModel build_shared_model(const ClosedLoopOptions& o) {
       o.profiles_dir.empty() ? device::default_profiles_dir() : o.profiles_dir;
   // sim:<profile> or trace:FILE[@PROFILE]: the LM step's roofline uses the device's profile.
   const device::SimProfile profile = device::load_sim_profile(device::sim_profile_name(o.device), profiles);
-  m.api_server = serving::load_api_server_model(m.serving.api_server, profiles.parent_path());
+  m.api_server = serving::load_api_server_model(
+      o.api_server_model.empty() ? m.serving.api_server : o.api_server_model, profiles.parent_path());
+  if (o.api_server_count != -1) serving::set_api_server_count(m.api_server, o.api_server_count, "--api-server-count");
   const std::filesystem::path model_file = encoder::find_model_file(o.model);
   serving::LanguageModelDims dims;
   require(serving::read_language_model(read_json_file(model_file), model_file.string(), dims),

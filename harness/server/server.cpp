@@ -1097,6 +1097,12 @@ std::string Server::Impl::metrics_text() const {
   metric("encbench:engine_max_running_seen", "gauge", "Largest running batch so far (<= max_num_seqs).", e.scheduler.max_running);
   metric("encbench:engine_max_step_tokens_seen", "gauge", "Most tokens scheduled in one step (<= max_num_batched_tokens).", e.scheduler.max_step_tokens);
   metric("encbench:lm_modelled_seconds_total", "counter", "Modelled language-model step time.", ns_to_s(e.lm_modelled_ns));
+  const ApiServerStats api = api_server_.stats();
+  metric("encbench:api_server_requests_total", "counter", "Requests through the modelled API-server stage.", api.requests);
+  metric("encbench:api_server_modelled_seconds_total", "counter", "Their modelled input processing (decode, resize, normalise, tokenise).", ns_to_s(api.modelled_ns));
+  metric("encbench:api_server_queue_seconds_total", "counter", "Their wait for a free modelled API-server process.", ns_to_s(api.queue_ns));
+  metric("encbench:api_server_held_seconds_total", "counter", "What the server held them after its own parse, until their modelled end.", ns_to_s(api.held_ns));
+  metric("encbench:api_server_overruns_total", "counter", "Requests whose real parse outlasted their modelled API-server window.", api.overruns);
   metric("encbench:encoder_images_total", "counter", "Images encoded.", e.images);
   metric("encbench:encoder_peak_device_memory_bytes", "gauge",
          "Largest device memory in use during any encoder forward (allocator peak).",

@@ -546,6 +546,74 @@ TEST_F(ServerTest, FullWaitingQueueIs503) {
   EXPECT_EQ(server_->engine_stats().requests_rejected, 1);
 }
 
+// vLLM's API-server stage on the real clock: each request is held until its modelled input
+// processing ends (from its header's arrival), one at a time per modelled process. Lower bounds on
+// the wall clock are what the hold guarantees; the stage's own figures are exact.
+serving::ApiServerModel api_server_model(double request_ms, double process_ns_per_pixel, int processes) {
+  serving::ApiServerModel m;
+  m.name = "test";
+  m.request_ms = {request_ms, "test"};
+  m.process_ns_per_pixel = {process_ns_per_pixel, "test"};
+  serving::set_api_server_count(m, processes, "test");
+  return m;
+}
+
+TEST_F(ServerTest, ApiServerStageHoldsARequestForItsModelledCost) {
+  ServerConfig config = test_config();
+  config.api_server = api_server_model(100, 200, 1);
+  start(config);
+  json body = user_text("what is this", 2);
+  body["messages"][0]["content"] = {
+      {{"type", "text"}, {"text", "what is this"}},
+      {{"type", "image_url"}, {"image_url", {{"url", testing::data_url(640, 480, true)}}}}};
+  const auto sent = std::chrono::steady_clock::now();
+  const auto r = chat(body);
+  const auto took = std::chrono::steady_clock::now() - sent;
+  ASSERT_EQ(r.status, 200) << r.body;
+  const Nanos cost = 100'000'000 + 640 * 480 * 200;  // 161.44 ms
+  EXPECT_GE(std::chrono::duration_cast<std::chrono::nanoseconds>(took).count(), cost);
+  const ApiServerStats a = server_->api_server_stats();
+  EXPECT_EQ(a.requests, 1);
+  EXPECT_EQ(a.modelled_ns, cost);
+  EXPECT_EQ(a.queue_ns, 0);
+  EXPECT_EQ(a.overruns, 0);  // a 640x480 decode is far inside 161 ms
+  EXPECT_GT(a.parse_ns, 0);
+  // What the server added is the modelled cost less its own parse (and the body's transfer).
+  EXPECT_GT(a.held_ns, 0);
+  EXPECT_LE(a.held_ns + a.parse_ns, cost);
+  const auto metrics = exchange(testing::get_request("/metrics"));
+  EXPECT_NE(metrics.body.find("encbench:api_server_requests_total 1\n"), std::string::npos) << metrics.body;
+  EXPECT_NE(metrics.body.find("encbench:api_server_overruns_total 0\n"), std::string::npos);
+}
+
+TEST_F(ServerTest, ApiServerStageServesABurstInTurnAndTwoProcessesHalveTheQueue) {
+  for (const int processes : {1, 2}) {
+    ServerConfig config = test_config();
+    config.api_server = api_server_model(500, 0, processes);
+    start(config);
+    std::vector<std::unique_ptr<RawConnection>> burst;
+    const auto first = std::chrono::steady_clock::now();
+    for (int i = 0; i < 3; ++i) {
+      burst.push_back(std::make_unique<RawConnection>(server_->port()));
+      ASSERT_TRUE(burst.back()->send_all(testing::post_request("/v1/chat/completions", user_text("x", 1).dump())));
+    }
+    const Nanos spread = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - first).count();
+    for (auto& c : burst) EXPECT_EQ(c->read_response().status, 200);
+    const ApiServerStats a = server_->api_server_stats();
+    EXPECT_EQ(a.requests, 3);
+    EXPECT_EQ(a.modelled_ns, 1'500'000'000);
+    // One process: the second waits for the first (500 ms), the third for both (1 s), less how
+    // much later each arrived; two processes: only the third waits (500 ms). The server reads a
+    // header after its send, up to 100 ms later allowed here (a loaded or sanitized build).
+    const Nanos full_queue = processes == 1 ? 1'500'000'000 : 500'000'000;
+    EXPECT_LE(a.queue_ns, full_queue) << processes;
+    EXPECT_GE(a.queue_ns, full_queue - 2 * (spread + 100'000'000))
+        << processes << " (sends spread over " << spread << " ns)";
+    server_->stop();
+    server_.reset();
+  }
+}
+
 std::filesystem::path source_dir() {
   const char* dir = std::getenv("ENCBENCH_SOURCE_DIR");
   return dir ? std::filesystem::path(dir) : std::filesystem::current_path();
