@@ -804,9 +804,13 @@ struct EncoderRunner::Impl {
     const std::vector<std::int32_t>& cu_now_host = full ? plan.cu_seqlens : plan.cu_window_seqlens;
 
     const auto [scale, Dp] = attention_scale_and_width(layer, attn_state[static_cast<std::size_t>(layer)]);
-    const SeqLens s = attention_seq_lens(layer, fs, cu_now, cu_now_host, full);
+    // vllm-ascend's forward_oot up to #7104 runs the pads and torch.empty_like(q) before it computes
+    // seq_len (diff(cu_seqlens).to("cpu"), the layer-0 cache, the host list): the pads' host work
+    // overlaps the device work queued before them, and the D2H sync then waits for the pads too
+    // (issue 35 item 2; the #5810 diff shows the order: pads, empty_like, cu_seqlens, seq_len).
     const QkvView in = pad_qkv(layer, T, qkv_stride, Dp, per_call);
     const Buffer* out = attention_out_buffer(layer, fsize(T * heads * in.stride), per_call);
+    const SeqLens s = attention_seq_lens(layer, fs, cu_now, cu_now_host, full);
     float* op = out->as<float>();
     attention_kernel(layer, in, op, scale, s, cu_now, cu_now_host.size(), T);
 

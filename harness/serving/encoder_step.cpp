@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <limits>
 #include <new>
 
 #include "harness/core/error.hpp"
@@ -84,9 +85,23 @@ ProfiledForward profiled(const encoder::ForwardReport& report, std::size_t image
   return f;
 }
 
+// The device's waits for the host before the forward's first sync (all of them without a sync).
+Nanos host_lead_ns(const timeline::GapAnalysis& gaps) {
+  Nanos first_sync = std::numeric_limits<Nanos>::max();
+  for (const timeline::Gap& gap : gaps.gaps)
+    if (gap.gap_class == timeline::GapClass::sync_stall) first_sync = std::min(first_sync, gap.start_ns);
+  Nanos lead = 0;
+  for (const timeline::Gap& gap : gaps.gaps)
+    if (gap.gap_class == timeline::GapClass::host_wait && gap.end_ns <= first_sync) lead += gap.duration_ns();
+  return lead;
+}
+
 void fill_from_report(EncoderStepResult& step, const encoder::ForwardReport& report, bool virtual_clock) {
   step.forwards = 1;
-  if (virtual_clock) step.virtual_forward_ns = report.forward_ns;
+  if (virtual_clock) {
+    step.virtual_forward_ns = report.forward_ns;
+    step.host_lead_ns = std::min(host_lead_ns(report.gaps), report.forward_ns);
+  }
   for (const auto& [gap_class, ns] : report.gaps.idle_ns_by_class)
     step.idle_ns_by_class[std::string(timeline::to_string(gap_class))] = ns;
   step.device_busy_ns = report.device_busy_ns;

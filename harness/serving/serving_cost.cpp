@@ -21,11 +21,22 @@ serving::StepCostModel step_cost_model(const ServingModel& m, const LanguageMode
   c.host_base_ms = m.host_base_ms.value;
   c.host_per_seq_ms = m.host_per_seq_ms.value;
   c.async_scheduling = async_scheduling;
+  for (const EngineHostPartSpec& part : m.engine_host_parts.parts)
+    c.host_parts.push_back({part.name, part.base_share * m.host_base_ms.value, part.per_seq_ms,
+                            part.overlaps_async, part.overlaps_sync});
   std::ostringstream s;
   s << "serving model " << (m.path.empty() ? m.name : m.path.string()) << ": roofline of " << dims.source << " on "
     << profile.name << " at " << f * 100 << " % of peak FLOP/s and " << b * 100 << " % of bandwidth ("
-    << r.derivation << "); host " << c.host_base_ms << " ms + " << c.host_per_seq_ms << " ms/seq per step, "
-    << (async_scheduling ? "overlapped (async scheduling)" : "serial (no async scheduling)");
+    << r.derivation << "); host " << c.host_base_ms << " ms + " << c.host_per_seq_ms << " ms/seq per step, ";
+  if (c.host_parts.empty()) {
+    s << (async_scheduling ? "overlapped (async scheduling)" : "serial (no async scheduling)");
+  } else {
+    s << "in " << c.host_parts.size() << " parts (" << m.engine_host_parts.source << "), "
+      << (async_scheduling ? "async scheduling" : "no async scheduling") << ":";
+    for (const EngineHostPart& p : c.host_parts)
+      s << " " << p.name << " " << p.base_ms << " ms + " << p.per_seq_ms << " ms/seq "
+        << ((async_scheduling ? p.overlaps_async : p.overlaps_sync) ? "overlapped" : "serial") << ";";
+  }
   c.source = s.str();
   return c;
 }

@@ -49,6 +49,14 @@ void set_value(ServingModel& model, const std::string& key, double value, const 
   (model.*f.member).value = value;
 }
 
+// With engine_host_parts the per-sequence host costs are the parts' (each from its source); a
+// host_per_seq_ms beside them would be counted twice.
+void require_one_per_seq_host_cost(const ServingModel& model, const std::string& origin) {
+  require(model.engine_host_parts.parts.empty() || model.host_per_seq_ms.value == 0,
+          origin + ": host_per_seq_ms must be 0 when engine_host_parts is given (each part has its own per_seq_ms; "
+                   "got " + std::to_string(model.host_per_seq_ms.value) + ")");
+}
+
 // {"name": non-empty string, "source": non-empty string} and nothing else.
 bool is_named_reference(const nlohmann::json& value) {
   return value.is_object() && value.size() == 2 && value.contains("name") && value["name"].is_string() &&
@@ -85,6 +93,10 @@ ServingModel parse_serving_model(const nlohmann::json& doc, const std::string& o
       model.encoder_host_model_source = value["source"].get<std::string>();
       continue;
     }
+    if (key == "engine_host_parts") {
+      model.engine_host_parts = parse_engine_host_parts(value, origin);
+      continue;
+    }
     if (key == "api_server") {
       require(is_named_reference(value),
               origin + ": api_server must be {\"name\": \"none, an API-server model in scenarios/serving/api-server or "
@@ -102,6 +114,7 @@ ServingModel parse_serving_model(const nlohmann::json& doc, const std::string& o
             origin + ": " + key + " needs a \"source\" (datasheet, config, measurement or fit)");
     (model.*fields().at(key).member).source = source->get<std::string>();
   }
+  require_one_per_seq_host_cost(model, origin);
   return model;
 }
 
@@ -124,6 +137,7 @@ nlohmann::json to_json(const ServingModel& model) {
   for (const auto& [name, field] : fields())
     j[name] = {{"value", (model.*field.member).value}, {"source", (model.*field.member).source}};
   j["encoder_host_model"] = {{"name", model.encoder_host_model}, {"source", model.encoder_host_model_source}};
+  if (!model.engine_host_parts.parts.empty()) j["engine_host_parts"] = to_json(model.engine_host_parts);
   j["api_server"] = {{"name", model.api_server}, {"source", model.api_server_source}};
   return j;
 }
@@ -147,6 +161,7 @@ void apply_overrides(ServingModel& model, const std::string& overrides) {
     set_value(model, key, value, "--model-set");
     (model.*fields().at(key).member).source = "--model-set " + item;
   }
+  require_one_per_seq_host_cost(model, "--model-set");
 }
 
 }  // namespace encbench::serving

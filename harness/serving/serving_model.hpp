@@ -8,7 +8,10 @@
 //                     + prefill_tokens * flops_per_token / (peak * achieved_flops_fraction)
 //                     + context_tokens * kv_bytes_per_token / (bw * achieved_bandwidth_fraction)
 //   engine-core host  = host_base_ms + host_per_seq_ms * sequences  (overlaps the device step
-//                       with async scheduling, adds to it without; engine/step_cost.hpp)
+//                       with async scheduling, adds to it without; serving/step_cost.hpp), or,
+//                       with engine_host_parts (issue 35 item 5), per part base_share *
+//                       host_base_ms + per_seq_ms * sequences, each part overlapping or not as
+//                       vLLM V1's code orders it (engine_host_parts.hpp)
 //   encoder step      = the real encoder path on the virtual-clock sim device, each op's host
 //                       dispatch = encoder_dispatch_us_per_op (the eager framework's cost the PRs
 //                       fought), D2H round trips from the device profile, plus
@@ -23,6 +26,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/device/sim_profile.hpp"
+#include "harness/serving/engine_host_parts.hpp"
 #include "harness/serving/step_cost.hpp"
 #include "harness/serving/lm_roofline.hpp"
 
@@ -53,6 +57,9 @@ struct ServingModel {
   // The encoder's host model on the virtual clock (device/host_model.hpp: a name in
   // scenarios/devices/host-models or a path): {"encoder_host_model": {"name": ..., "source": ...}}.
   // "dispatch-only" leaves the encoder's host cost to encoder_dispatch_us_per_op alone.
+  // The engine-core host split into vLLM V1's parts (empty: one part, the rule before item 5).
+  // When given, host_per_seq_ms must be 0: the per-sequence costs are the parts' own.
+  EngineHostParts engine_host_parts;
   std::string encoder_host_model = "dispatch-only";
   std::string encoder_host_model_source = "default: dispatch-only";
   // vLLM's API-server stage before the scheduler (serving/api_server_model.hpp): "none", a name in

@@ -18,11 +18,30 @@ double require_non_negative(const nlohmann::json& object, const char* key, doubl
 
 }  // namespace
 
-double StepCostModel::step_ms(std::int64_t sequences, std::int64_t prefill_tokens,
-                              std::int64_t context_tokens) const {
+HostSplit StepCostModel::host_split(std::int64_t sequences) const {
+  HostSplit split;
+  const auto add = [&](const EngineHostPart& part) {
+    const bool overlaps = async_scheduling ? part.overlaps_async : part.overlaps_sync;
+    (overlaps ? split.overlapped_ms : split.serial_ms) += part.ms(sequences);
+  };
+  if (host_parts.empty())
+    add(EngineHostPart{"engine-core host", host_base_ms, host_per_seq_ms, true, false});
+  for (const EngineHostPart& part : host_parts) add(part);
+  return split;
+}
+
+double StepCostModel::host_ms(std::int64_t sequences) const {
+  const HostSplit split = host_split(sequences);
+  return split.serial_ms + split.overlapped_ms;
+}
+
+double StepCostModel::step_ms(std::int64_t sequences, std::int64_t prefill_tokens, std::int64_t context_tokens,
+                              double encoder_lead_ms) const {
   const double device = lm_device_ms(sequences, prefill_tokens, context_tokens);
-  const double host = host_ms(sequences);
-  return async_scheduling ? std::max(device, host) : device + host;
+  const HostSplit host = host_split(sequences);
+  // The overlapped parts run while the device executes the neighbouring step: hidden up to the
+  // device time, exactly; the serial ones run while the device waits.
+  return host.serial_ms + std::max(device, host.overlapped_ms + encoder_lead_ms);
 }
 
 StepCostModel step_cost_from_profile(const nlohmann::json& profile, const std::string& origin) {
