@@ -156,13 +156,4 @@ PresetAbRun run_preset_ab(const PresetAbOptions& options, const std::vector<std:
 PresetAbRun run_virtual_closed_loop(const PresetAbOptions& options, const std::vector<std::string>& argv,
                                       std::ostream& out, std::ostream& progress);
 
-// The former names (this was "the closed loop", though its client is open-loop): kept while
-// virtual_closed_loop.cpp, sweep.* and the virtual-loop tests, which other changes own, move over.
-using ClosedLoopOptions = PresetAbOptions;
-using ClosedLoopRun = PresetAbRun;
-inline PresetAbRun run_closed_loop(const PresetAbOptions& options, const std::vector<std::string>& argv,
-                                   std::ostream& out, std::ostream& progress) {
-  return run_preset_ab(options, argv, out, progress);
-}
-
 }  // namespace encbench::scenario

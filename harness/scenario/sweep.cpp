@@ -85,8 +85,8 @@ bool meets_slo(const std::vector<SloTerm>& slo, const SweepArmPoint& arm) {
   return all_meet;
 }
 
-ClosedLoopOptions at_load(const ClosedLoopOptions& o, const std::string& variable, double value) {
-  ClosedLoopOptions load = o;
+PresetAbOptions at_load(const PresetAbOptions& o, const std::string& variable, double value) {
+  PresetAbOptions load = o;
   if (variable == "request-rate") load.request_rate = value;
   else load.max_concurrency = static_cast<int>(value);
   return load;
@@ -176,7 +176,7 @@ namespace {
 
 // The highest request rate at which `arm` meets the SLO at `seed`: double from 0.25 req/s until
 // it fails (or 1024 req/s), then bisect. 0 when even the lowest rate fails.
-double capacity(VirtualExperiment& experiment, std::size_t arm, const ClosedLoopOptions& o,
+double capacity(VirtualExperiment& experiment, std::size_t arm, const PresetAbOptions& o,
                 const std::vector<SloTerm>& slo, std::uint64_t seed, int bisections) {
   const auto passes = [&](double rate) {
     return meets_slo(slo, serving_json(experiment.run(arm, at_load(o, "request-rate", rate), seed)));
@@ -195,7 +195,7 @@ double capacity(VirtualExperiment& experiment, std::size_t arm, const ClosedLoop
   return good;
 }
 
-CapacityRecord capacity_search(VirtualExperiment& experiment, const ClosedLoopOptions& o, const SweepOptions& w,
+CapacityRecord capacity_search(VirtualExperiment& experiment, const PresetAbOptions& o, const SweepOptions& w,
                                std::ostream& progress) {
   CapacityRecord c;
   c.per_arm.resize(o.presets.size());
@@ -219,9 +219,9 @@ std::filesystem::path prepare_result_path(const std::filesystem::path& result_pa
 }
 
 // Writes the document and its page; the run returned holds both.
-ClosedLoopRun write_sweep(const std::filesystem::path& result_path, const std::filesystem::path& html,
+PresetAbRun write_sweep(const std::filesystem::path& result_path, const std::filesystem::path& html,
                           nlohmann::json doc) {
-  ClosedLoopRun run;
+  PresetAbRun run;
   run.result_path = result_path;
   write_json_file(result_path, doc);
   reports::write_sweep_html(html, doc);
@@ -231,7 +231,7 @@ ClosedLoopRun write_sweep(const std::filesystem::path& result_path, const std::f
 
 }  // namespace
 
-ClosedLoopRun run_virtual_sweep(const ClosedLoopOptions& o, const SweepOptions& w, const std::vector<std::string>& argv,
+PresetAbRun run_virtual_sweep(const PresetAbOptions& o, const SweepOptions& w, const std::vector<std::string>& argv,
                                 std::ostream& out, std::ostream& progress) {
   validate(o);
   require(o.clock == "virtual", "--sweep and --slo on `encbench run` need --clock virtual (a live server: "
@@ -264,7 +264,7 @@ ClosedLoopRun run_virtual_sweep(const ClosedLoopOptions& o, const SweepOptions& 
     print_capacity(out, o, w.slo, *record.capacity);
   }
   const std::filesystem::path html = w.html.empty() ? std::filesystem::path(result_path).replace_extension(".html") : w.html;
-  ClosedLoopRun run = write_sweep(result_path, html, virtual_sweep_json(o, record, experiment.description(), argv));
+  PresetAbRun run = write_sweep(result_path, html, virtual_sweep_json(o, record, experiment.description(), argv));
   progress << "[sweep] wrote " << result_path.string() << " and " << html.string()
            << (record.interrupted ? " (interrupted: the points finished so far)" : "") << std::endl;
   return run;
@@ -363,7 +363,7 @@ void bisect_capacity(const client::BenchConfig& base, const SweepOptions& w, Swe
 
 }  // namespace
 
-ClosedLoopRun run_live_sweep(const client::BenchConfig& base, const SweepOptions& w, const std::filesystem::path& result_path,
+PresetAbRun run_live_sweep(const client::BenchConfig& base, const SweepOptions& w, const std::filesystem::path& result_path,
                              const std::vector<std::string>& argv, std::ostream& out, std::ostream& progress) {
   require(!w.sweep.values.empty(), "bench sweep needs --sweep");
   prepare_result_path(result_path);
@@ -396,7 +396,7 @@ ClosedLoopRun run_live_sweep(const client::BenchConfig& base, const SweepOptions
     bisect_capacity(base, w, record, out, progress);
   print_live_summary(out, label, w.sweep.variable, record);
   const auto html = std::filesystem::path(result_path).replace_extension(".html");
-  ClosedLoopRun run = write_sweep(result_path, html, live_sweep_json(client::base_url(base), record, argv));
+  PresetAbRun run = write_sweep(result_path, html, live_sweep_json(client::base_url(base), record, argv));
   progress << "[sweep] wrote " << result_path.string() << " and " << html.string() << std::endl;
   return run;
 }

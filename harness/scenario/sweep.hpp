@@ -51,11 +51,11 @@ struct SweepOptions {
 // rate, or requests in flight still growing at the end of the sending window). With an SLO: each
 // point's goodput and pass/fail, then `capacity_bisections` runs between the last passing and the
 // first failing request rate. Writes `result_path` (encbench-sweep/1) and its HTML page.
-ClosedLoopRun run_live_sweep(const client::BenchConfig& base, const SweepOptions& sweep,
+PresetAbRun run_live_sweep(const client::BenchConfig& base, const SweepOptions& sweep,
                              const std::filesystem::path& result_path, const std::vector<std::string>& argv,
                              std::ostream& out, std::ostream& progress);
 
-ClosedLoopRun run_virtual_sweep(const ClosedLoopOptions& options, const SweepOptions& sweep,
+PresetAbRun run_virtual_sweep(const PresetAbOptions& options, const SweepOptions& sweep,
                                 const std::vector<std::string>& argv, std::ostream& out, std::ostream& progress);
 
 }  // namespace encbench::scenario

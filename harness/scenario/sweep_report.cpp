@@ -135,7 +135,7 @@ nlohmann::json point_json(const SweepPoint& point, const std::vector<SloTerm>& s
   return j;
 }
 
-void print_sweep_head(std::ostream& out, const ClosedLoopOptions& o, const SweepOptions& w) {
+void print_sweep_head(std::ostream& out, const PresetAbOptions& o, const SweepOptions& w) {
   out << "\nSweep of " << w.sweep.variable << " (VIRTUAL clock), " << o.presets[0] << " (A) vs " << o.presets[1]
       << " (B), " << o.seeds << " seed(s) x " << o.num_prompts << " requests per arm and point\n";
   out << "| " << std::setw(8) << w.sweep.variable.substr(0, 8) << " | A req/s | B req/s | A TTFT ms | B TTFT ms "
@@ -164,7 +164,7 @@ void print_point_row(std::ostream& out, const SweepPoint& point) {
   out << "\n";
 }
 
-void print_capacity(std::ostream& out, const ClosedLoopOptions& o, const std::vector<SloTerm>& slo,
+void print_capacity(std::ostream& out, const PresetAbOptions& o, const std::vector<SloTerm>& slo,
                     const CapacityRecord& capacity) {
   out << "\nCapacity at " << describe(slo) << " (highest request rate meeting it; " << o.seeds
       << " seed(s), 95 % CI over seeds)\n";
@@ -197,7 +197,7 @@ void print_live_summary(std::ostream& out, const std::string& label, const std::
         << (record.lowest_failing > 0 ? " (first failing: " + number(record.lowest_failing) + ")" : "") << "\n";
 }
 
-nlohmann::json virtual_sweep_json(const ClosedLoopOptions& o, const SweepRecord& record,
+nlohmann::json virtual_sweep_json(const PresetAbOptions& o, const SweepRecord& record,
                                    const std::string& model_description, const std::vector<std::string>& argv) {
   nlohmann::json doc = make_result_envelope("encbench-sweep", 1, argv, o.device);
   doc["clock"] = "virtual";

@@ -71,16 +71,16 @@ void drop_requests(ArmSeed& seed);
 
 // Terminal reporters of the virtual sweep: the table's head, one row per point as it finishes,
 // and the capacities with their 95 % intervals over seeds and B's gain.
-void print_sweep_head(std::ostream& out, const ClosedLoopOptions& options, const SweepOptions& sweep);
+void print_sweep_head(std::ostream& out, const PresetAbOptions& options, const SweepOptions& sweep);
 void print_point_row(std::ostream& out, const SweepPoint& point);
-void print_capacity(std::ostream& out, const ClosedLoopOptions& options, const std::vector<SloTerm>& slo,
+void print_capacity(std::ostream& out, const PresetAbOptions& options, const std::vector<SloTerm>& slo,
                     const CapacityRecord& capacity);
 // The live sweep's summary: one line per point, and the highest passing load.
 void print_live_summary(std::ostream& out, const std::string& label, const std::string& variable,
                         const SweepRecord& record);
 
 // The result documents (encbench-sweep/1).
-nlohmann::json virtual_sweep_json(const ClosedLoopOptions& options, const SweepRecord& record,
+nlohmann::json virtual_sweep_json(const PresetAbOptions& options, const SweepRecord& record,
                                    const std::string& model_description, const std::vector<std::string>& argv);
 nlohmann::json live_sweep_json(const std::string& target, const SweepRecord& record,
                                const std::vector<std::string>& argv);

@@ -71,7 +71,7 @@ nlohmann::json arm_json(const std::string& preset, const std::vector<ArmSeed>& s
 
 }  // namespace
 
-nlohmann::json print_virtual_ab(std::ostream& out, const ClosedLoopOptions& o, const VirtualAbRecord& record,
+nlohmann::json print_virtual_ab(std::ostream& out, const PresetAbOptions& o, const VirtualAbRecord& record,
                                 const std::vector<std::vector<nlohmann::json>>& serving,
                                 const reports::Comparison& comparison) {
   const auto& by_arm = record.by_arm;
@@ -87,7 +87,7 @@ nlohmann::json print_virtual_ab(std::ostream& out, const ClosedLoopOptions& o, c
   return print_published_comparison(out, o.published, o.presets, serving);
 }
 
-nlohmann::json virtual_ab_json(const ClosedLoopOptions& o, const VirtualAbRecord& record,
+nlohmann::json virtual_ab_json(const PresetAbOptions& o, const VirtualAbRecord& record,
                                const std::vector<std::vector<nlohmann::json>>& serving,
                                const reports::Comparison& comparison, const nlohmann::json& published,
                                const std::vector<std::string>& argv) {

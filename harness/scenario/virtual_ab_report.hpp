@@ -30,13 +30,13 @@ struct VirtualAbRecord {
 // Each arm's first seed as vLLM prints it, the pooled Before/After table, the measured op-time
 // counts and, when the scenario has them, the published numbers beside the model's (returned as
 // the result's "published_comparison"; null without).
-nlohmann::json print_virtual_ab(std::ostream& out, const ClosedLoopOptions& options, const VirtualAbRecord& record,
+nlohmann::json print_virtual_ab(std::ostream& out, const PresetAbOptions& options, const VirtualAbRecord& record,
                                 const std::vector<std::vector<nlohmann::json>>& serving,
                                 const reports::Comparison& comparison);
 
 // The result document: the scenario, the model, per arm its seeds (serving summary, engine
 // counters, wall time) and their spread, the comparison and the published rows.
-nlohmann::json virtual_ab_json(const ClosedLoopOptions& options, const VirtualAbRecord& record,
+nlohmann::json virtual_ab_json(const PresetAbOptions& options, const VirtualAbRecord& record,
                                const std::vector<std::vector<nlohmann::json>>& serving,
                                const reports::Comparison& comparison, const nlohmann::json& published,
                                const std::vector<std::string>& argv);

@@ -53,7 +53,7 @@ struct SharedModel {
   std::string description;
 };
 
-SharedModel build_shared_model(const ClosedLoopOptions& o) {
+SharedModel build_shared_model(const PresetAbOptions& o) {
   SharedModel m;
   m.geometry = serving::vision_geometry_for(o.model);
   if (!o.serving_model.empty()) m.serving = serving::load_serving_model(o.serving_model);
@@ -94,7 +94,7 @@ SharedModel build_shared_model(const ClosedLoopOptions& o) {
 // The fixed sample: the very requests the live client would send (the same generated dataset,
 // loaded, shuffled and built by the client's code), as the live server would parse them; no
 // arrival times yet.
-std::vector<serving::VirtualRequest> fixed_sample_requests(const ClosedLoopOptions& o, const SharedModel& m,
+std::vector<serving::VirtualRequest> fixed_sample_requests(const PresetAbOptions& o, const SharedModel& m,
                                                   std::uint64_t seed) {
   client::GenerateConfig gen;
   gen.layout = "vision-arena-bench";
@@ -137,7 +137,7 @@ std::vector<serving::VirtualRequest> fixed_sample_requests(const ClosedLoopOptio
 
 // The requests of one seed in send order, without arrival times: they depend on the seed and the
 // number of prompts only, so a sweep or capacity search builds them once per seed.
-std::vector<serving::VirtualRequest> request_shapes(const ClosedLoopOptions& o, const SharedModel& m,
+std::vector<serving::VirtualRequest> request_shapes(const PresetAbOptions& o, const SharedModel& m,
                                            const WorkloadModel* workload, std::uint64_t seed) {
   if (workload == nullptr) return fixed_sample_requests(o, m, seed);
   const auto n = static_cast<std::size_t>(o.num_prompts);
@@ -165,7 +165,7 @@ std::vector<serving::VirtualRequest> request_shapes(const ClosedLoopOptions& o, 
 }
 
 // One line per arm and seed while the seeds run.
-void print_seed_progress(std::ostream& progress, const ClosedLoopOptions& load, std::size_t arm, int index,
+void print_seed_progress(std::ostream& progress, const PresetAbOptions& load, std::size_t arm, int index,
                          const ArmSeed& r) {
   const client::ServingMetrics& m = r.result.metrics;
   progress << "[run] seed " << r.seed << " (" << index + 1 << "/" << load.seeds << "), " << load.presets[arm] << ": "
@@ -215,7 +215,7 @@ nlohmann::json summary_of(const nlohmann::json& serving) {
 }
 
 struct VirtualExperiment::Impl {
-  ClosedLoopOptions options;
+  PresetAbOptions options;
   std::vector<std::string> argv;
   SharedModel shared;
   std::optional<WorkloadModel> workload;
@@ -226,7 +226,7 @@ struct VirtualExperiment::Impl {
   std::map<std::pair<std::uint64_t, int>, std::vector<serving::VirtualRequest>> shapes;
 
   // The requests of one seed at one load, in arrival order (arrivals as vLLM's client draws them).
-  std::vector<serving::VirtualRequest> requests(const ClosedLoopOptions& o, std::uint64_t seed) {
+  std::vector<serving::VirtualRequest> requests(const PresetAbOptions& o, std::uint64_t seed) {
     auto [it, added] = shapes.try_emplace({seed, o.num_prompts});
     if (added) it->second = request_shapes(o, shared, workload ? &*workload : nullptr, seed);
     std::vector<serving::VirtualRequest> out = it->second;
@@ -236,7 +236,7 @@ struct VirtualExperiment::Impl {
   }
 };
 
-VirtualExperiment::VirtualExperiment(const ClosedLoopOptions& o, const std::vector<std::string>& argv)
+VirtualExperiment::VirtualExperiment(const PresetAbOptions& o, const std::vector<std::string>& argv)
     : impl_(std::make_unique<Impl>()) {
   impl_->options = o;
   impl_->argv = argv;
@@ -269,8 +269,8 @@ const serving::ServingModel& VirtualExperiment::serving_model() const { return i
 const std::vector<OpTimeTables>& VirtualExperiment::op_times() const { return impl_->op_times; }
 const WorkloadModel* VirtualExperiment::workload() const { return impl_->workload ? &*impl_->workload : nullptr; }
 
-ArmSeed VirtualExperiment::run(std::size_t arm, const ClosedLoopOptions& load, std::uint64_t seed, bool keep_detail) {
-  ClosedLoopOptions o = impl_->options;
+ArmSeed VirtualExperiment::run(std::size_t arm, const PresetAbOptions& load, std::uint64_t seed, bool keep_detail) {
+  PresetAbOptions o = impl_->options;
   o.request_rate = load.request_rate;
   o.burstiness = load.burstiness;
   o.max_concurrency = load.max_concurrency;
@@ -308,7 +308,7 @@ ArmSeed VirtualExperiment::run(std::size_t arm, const ClosedLoopOptions& load, s
   return out;
 }
 
-std::vector<std::vector<ArmSeed>> VirtualExperiment::run_all(const ClosedLoopOptions& load, std::ostream* progress,
+std::vector<std::vector<ArmSeed>> VirtualExperiment::run_all(const PresetAbOptions& load, std::ostream* progress,
                                                              bool keep_first_seed_detail) {
   std::vector<std::vector<ArmSeed>> by_arm(impl_->options.presets.size());
   for (int s = 0; s < load.seeds; ++s) {
@@ -327,7 +327,7 @@ std::vector<std::vector<ArmSeed>> VirtualExperiment::run_all(const ClosedLoopOpt
   return by_arm;
 }
 
-ClosedLoopRun run_virtual_closed_loop(const ClosedLoopOptions& o, const std::vector<std::string>& argv,
+PresetAbRun run_virtual_closed_loop(const PresetAbOptions& o, const std::vector<std::string>& argv,
                                       std::ostream& out, std::ostream& progress) {
   const std::filesystem::path result_path =
       o.result_file.empty() ? o.result_dir / ("closed-loop-" + safe_file_component(o.name) + "-virtual.json") : o.result_file;
@@ -363,7 +363,7 @@ ClosedLoopRun run_virtual_closed_loop(const ClosedLoopOptions& o, const std::vec
     out << "\nMean TTFT broken down (seed " << o.seed << ", ms): " << breakdown.dump() << "\n";
     progress << "[run] wrote " << o.timeline_html.string() << std::endl;
   }
-  ClosedLoopRun run;
+  PresetAbRun run;
   run.result_path = result_path;
   write_json_file(result_path, doc);
   progress << "[run] wrote " << result_path.string() << std::endl;

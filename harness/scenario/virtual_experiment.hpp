@@ -43,15 +43,15 @@ std::string vllm_block(const ArmSeed& arm);
 class VirtualExperiment {
  public:
   // Throws InvalidInput for what cannot run in virtual time (device, model, files).
-  VirtualExperiment(const ClosedLoopOptions& options, const std::vector<std::string>& argv);
+  VirtualExperiment(const PresetAbOptions& options, const std::vector<std::string>& argv);
   ~VirtualExperiment();
 
   // One arm at one seed, at the load of `load` (request_rate, burstiness, max_concurrency,
   // num_prompts; everything else comes from the constructor's options).
-  ArmSeed run(std::size_t arm, const ClosedLoopOptions& load, std::uint64_t seed, bool keep_detail = false);
+  ArmSeed run(std::size_t arm, const PresetAbOptions& load, std::uint64_t seed, bool keep_detail = false);
   // Every seed of `load`, both arms: [arm][seed]; the first seed keeps its detail on request
   // (a timeline draws it; the other seeds keep summaries and samples only).
-  std::vector<std::vector<ArmSeed>> run_all(const ClosedLoopOptions& load, std::ostream* progress,
+  std::vector<std::vector<ArmSeed>> run_all(const PresetAbOptions& load, std::ostream* progress,
                                             bool keep_first_seed_detail = false);
 
   const std::string& description() const;

@@ -26,8 +26,8 @@ namespace {
 using nlohmann::json;
 using testpaths::source_dir;
 
-scenario::ClosedLoopOptions small(const std::filesystem::path& dir) {
-  scenario::ClosedLoopOptions o = testing::small_virtual_options(dir, "report-test");
+scenario::PresetAbOptions small(const std::filesystem::path& dir) {
+  scenario::PresetAbOptions o = testing::small_virtual_options(dir, "report-test");
   o.num_prompts = 30;
   o.output_len = 8;
   o.clock = "virtual";
@@ -67,7 +67,7 @@ double seeds_sum(const json& arm, const char* key) {
 // is drawn per arm.
 TEST(ReportResults, VirtualAbResultHasItsVerdictPublishedNumbersAndSeedSpread) {
   const auto dir = testpaths::temp_dir("report", "virtual");
-  scenario::ClosedLoopOptions o = small(dir);
+  scenario::PresetAbOptions o = small(dir);
   const json seed_file = read_json_file(source_dir() / "scenarios/seeds/pr7104.json");
   o.published = seed_file["published"];
   std::ostringstream out, progress;
@@ -111,7 +111,7 @@ TEST(ReportResults, VirtualAbResultHasItsVerdictPublishedNumbersAndSeedSpread) {
 // A run whose A/B has no verdict says why, not PASS; a result without an A/B says so.
 TEST(ReportResults, NoVerdictAndNoAbAreSaidInWords) {
   const auto dir = testpaths::temp_dir("report", "noverdict");
-  scenario::ClosedLoopOptions o = small(dir);
+  scenario::PresetAbOptions o = small(dir);
   o.seeds = 1;
   std::ostringstream out, progress;
   const auto run = scenario::run_virtual_closed_loop(o, {"test"}, out, progress);
@@ -136,7 +136,7 @@ TEST(ReportResults, NoVerdictAndNoAbAreSaidInWords) {
 // refused naming the file.
 TEST(ReportResults, SweepResultIsDrawnAsCurves) {
   const auto dir = testpaths::temp_dir("report", "sweep");
-  scenario::ClosedLoopOptions o = small(dir);
+  scenario::PresetAbOptions o = small(dir);
   o.seeds = 1;
   scenario::SweepOptions w;
   w.sweep = scenario::parse_sweep("request-rate=1,4");

@@ -39,7 +39,7 @@ std::filesystem::path write_serving_model(const std::filesystem::path& dir, doub
 // An A/A: the same preset on both arms, so any difference between them is the modelled noise.
 nlohmann::json run_aa(double step_time_cv, const std::string& name) {
   const auto dir = testpaths::temp_dir("noise", name);
-  scenario::ClosedLoopOptions o;
+  scenario::PresetAbOptions o;
   o.name = "noise-test";
   o.model = "qwen3-vl-8b";
   o.device = "sim:ascend-910b";
@@ -58,7 +58,7 @@ nlohmann::json run_aa(double step_time_cv, const std::string& name) {
   o.result_file = dir / "r.json";
   o.serving_model = write_serving_model(dir, step_time_cv);
   std::ostringstream out, progress;
-  return scenario::run_closed_loop(o, {"test"}, out, progress).result;
+  return scenario::run_preset_ab(o, {"test"}, out, progress).result;
 }
 
 double ttft(const nlohmann::json& r, int arm, int seed) {

@@ -29,8 +29,8 @@ namespace {
 std::filesystem::path temp_dir(const std::string& name) { return testpaths::temp_dir("sweep", name); }
 using testpaths::source_dir;
 
-scenario::ClosedLoopOptions small(const std::filesystem::path& dir) {
-  scenario::ClosedLoopOptions o = testing::small_virtual_options(dir, "sweep-test");
+scenario::PresetAbOptions small(const std::filesystem::path& dir) {
+  scenario::PresetAbOptions o = testing::small_virtual_options(dir, "sweep-test");
   o.num_prompts = 30;
   o.output_len = 8;
   o.clock = "virtual";
@@ -95,7 +95,7 @@ TEST(Sweep, SaveDetailedKeepsEveryRequestOfEveryArmAndSeed) {
   const auto dir = temp_dir("detailed");
   scenario::SweepOptions w;
   w.sweep = scenario::parse_sweep("request-rate=2,8");
-  const scenario::ClosedLoopOptions o = small(dir);
+  const scenario::PresetAbOptions o = small(dir);
   std::ostringstream out, progress;
   const auto summaries = scenario::run_virtual_sweep(o, w, {"test"}, out, progress);
   w.save_detailed = true;
@@ -125,7 +125,7 @@ TEST(Sweep, SaveDetailedKeepsEveryRequestOfEveryArmAndSeed) {
 // requests); every summary the point reports must come out as with the samples kept, and the
 // throughput must be the mean of what the metrics struct says, read without any JSON.
 TEST(SweepReport, DroppingTheRequestsKeepsEveryPointSummary) {
-  const scenario::ClosedLoopOptions o = small(temp_dir("record"));
+  const scenario::PresetAbOptions o = small(temp_dir("record"));
   scenario::VirtualExperiment experiment(o, {"test"});
   auto by_arm = experiment.run_all(o, nullptr);
   scenario::SweepPoint kept{"request-rate", o.request_rate, {}, {}, ""}, dropped = kept;
@@ -156,7 +156,7 @@ TEST(Sweep, ConcurrencyCapBoundsRequestsInFlight) {
   const auto dir = temp_dir("conc");
   scenario::SweepOptions w;
   w.sweep = scenario::parse_sweep("max-concurrency=1,4");
-  scenario::ClosedLoopOptions o = small(dir);
+  scenario::PresetAbOptions o = small(dir);
   o.request_rate = std::numeric_limits<double>::infinity();
   std::ostringstream out, progress;
   const auto run = scenario::run_virtual_sweep(o, w, {"test"}, out, progress);
@@ -169,7 +169,7 @@ TEST(Sweep, ConcurrencyCapBoundsRequestsInFlight) {
 
 TEST(Sweep, CapacityMeetsTheSloAndTwiceItDoesNot) {
   const auto dir = temp_dir("capacity");
-  scenario::ClosedLoopOptions o = small(dir);
+  scenario::PresetAbOptions o = small(dir);
   o.seeds = 1;
   scenario::SweepOptions w;
   w.slo = scenario::parse_slo("ttft_p99<=400");
@@ -181,7 +181,7 @@ TEST(Sweep, CapacityMeetsTheSloAndTwiceItDoesNot) {
     const double capacity = run.result["capacity"]["arms"][arm]["capacity_req_s"]["mean"].get<double>();
     ASSERT_GT(capacity, 0.25);
     ASSERT_LT(capacity, 1024.0);
-    scenario::ClosedLoopOptions at = o;
+    scenario::PresetAbOptions at = o;
     at.request_rate = capacity;
     EXPECT_TRUE(scenario::meets_slo(w.slo, scenario::serving_json(experiment.run(arm, at, o.seed)))) << capacity;
     at.request_rate = 2 * capacity;
@@ -195,7 +195,7 @@ TEST(Sweep, InterruptedSweepWritesWhatFinished) {
   int fds[2];
   ASSERT_EQ(::pipe(fds), 0);
   ASSERT_EQ(::write(fds[1], "x", 1), 1);  // a stop request already pending
-  scenario::ClosedLoopOptions o = small(dir);
+  scenario::PresetAbOptions o = small(dir);
   o.stop_fd = fds[0];
   scenario::SweepOptions w;
   w.sweep = scenario::parse_sweep("request-rate=1,2");
@@ -209,12 +209,12 @@ TEST(Sweep, InterruptedSweepWritesWhatFinished) {
 
 TEST(Timeline, TtftBreakdownAddsUpToTheMeasuredTtft) {
   const auto dir = temp_dir("timeline");
-  scenario::ClosedLoopOptions o = small(dir);
+  scenario::PresetAbOptions o = small(dir);
   o.seeds = 1;
   o.request_rate = 8;
   o.timeline_html = dir / "timeline.html";
   std::ostringstream out, progress;
-  const auto run = scenario::run_closed_loop(o, {"test"}, out, progress);
+  const auto run = scenario::run_preset_ab(o, {"test"}, out, progress);
   for (std::size_t arm = 0; arm < 2; ++arm) {
     const auto& b = run.result["ttft_breakdown_ms"][o.presets[arm]];
     double parts = 0;

@@ -26,8 +26,8 @@ std::string trace_device() {
   return "trace:" + (source_dir() / "tests/trace/fixtures/torch_npu_vit_forward.json").string();
 }
 
-scenario::ClosedLoopOptions small_loop(const std::filesystem::path& dir) {
-  scenario::ClosedLoopOptions o;
+scenario::PresetAbOptions small_loop(const std::filesystem::path& dir) {
+  scenario::PresetAbOptions o;
   o.start_server = cli::start_preset_server;  // the real-clock case: encbench serve in-process
   o.device = trace_device();
   o.profiles_dir = source_dir() / "scenarios/devices";
@@ -77,17 +77,17 @@ TEST(TraceDeviceServe, MetricsCountTheOpTimeLookups) {
 
 TEST(TraceDeviceRun, RealClockArmsCarryTheirOpTimeCounts) {
   const auto dir = testpaths::temp_dir("tracedev", "real");
-  scenario::ClosedLoopOptions o = small_loop(dir);
+  scenario::PresetAbOptions o = small_loop(dir);
   o.model = "tiny-qwen3-vl";
   std::ostringstream out, progress;
-  const auto run = scenario::run_closed_loop(o, {"test"}, out, progress);
+  const auto run = scenario::run_preset_ab(o, {"test"}, out, progress);
   expect_arm_counts(run.result, out.str());
   EXPECT_EQ(run.result["arms"][0]["measured_op_times"]["repeats"], 1);
 }
 
 TEST(TraceDeviceRun, VirtualClockArmsCarryTheirOpTimeCounts) {
   const auto dir = testpaths::temp_dir("tracedev", "virtual");
-  scenario::ClosedLoopOptions o = small_loop(dir);
+  scenario::PresetAbOptions o = small_loop(dir);
   o.model = "qwen3-vl-8b";  // the virtual clock needs a preset with a language_model block
   o.clock = "virtual";
   o.image_width = o.image_height = 448;
@@ -95,7 +95,7 @@ TEST(TraceDeviceRun, VirtualClockArmsCarryTheirOpTimeCounts) {
     "lm_fixed_ms": {"value": 20, "source": "test"}})";
   o.serving_model = dir / "serving.json";
   std::ostringstream out, progress;
-  const auto run = scenario::run_closed_loop(o, {"test"}, out, progress);
+  const auto run = scenario::run_preset_ab(o, {"test"}, out, progress);
   expect_arm_counts(run.result, out.str());
 }
 

@@ -51,8 +51,8 @@ std::filesystem::path write_api_server_model(const std::filesystem::path& dir) {
   return path;
 }
 
-scenario::ClosedLoopOptions small_scenario(const std::filesystem::path& dir) {
-  scenario::ClosedLoopOptions o = testing::small_virtual_options(dir, "virtual-test");
+scenario::PresetAbOptions small_scenario(const std::filesystem::path& dir) {
+  scenario::PresetAbOptions o = testing::small_virtual_options(dir, "virtual-test");
   o.num_prompts = 24;
   o.request_rate = 4;
   o.output_len = 12;
@@ -70,14 +70,14 @@ double metric(const nlohmann::json& result, int arm, const char* key, const char
 
 TEST(VirtualClosedLoop, IsBitReproducibleAndItsSeedsDiffer) {
   const auto dir = temp_dir("repro");
-  scenario::ClosedLoopOptions o = small_scenario(dir);
+  scenario::PresetAbOptions o = small_scenario(dir);
   o.clock = "virtual";
   o.seeds = 2;
   std::ostringstream out1, out2, progress;
   o.result_file = dir / "a.json";
-  const auto a = scenario::run_closed_loop(o, {"test"}, out1, progress).result;
+  const auto a = scenario::run_preset_ab(o, {"test"}, out1, progress).result;
   o.result_file = dir / "b.json";
-  const auto b = scenario::run_closed_loop(o, {"test"}, out2, progress).result;
+  const auto b = scenario::run_preset_ab(o, {"test"}, out2, progress).result;
   for (int arm = 0; arm < 2; ++arm)
     for (int seed = 0; seed < 2; ++seed) {
       nlohmann::json sa = a["arms"][arm]["seeds"][seed]["serving"], sb = b["arms"][arm]["seeds"][seed]["serving"];
@@ -101,7 +101,7 @@ TEST(VirtualClosedLoop, AgreesWithTheLiveServerAndClientWithin3Percent) {
     GTEST_SKIP() << "under sanitizers the live encoder's own host CPU time is many times larger than in a "
                     "release build, so the real clock no longer measures the modelled device";
   const auto dir = temp_dir("agree");
-  scenario::ClosedLoopOptions o = small_scenario(dir);
+  scenario::PresetAbOptions o = small_scenario(dir);
   // The two clocks can differ only by what the live path pays and the model does not (HTTP, this
   // C++ encoder's own host CPU on the real-clock sim: 5-15 ms a request here, more on a loaded
   // machine; the server's JPEG decode falls inside the API-server stage both clocks model),
@@ -120,7 +120,7 @@ TEST(VirtualClosedLoop, AgreesWithTheLiveServerAndClientWithin3Percent) {
   o.clock = "real";
   o.start_server = cli::start_preset_server;
   o.result_file = dir / "real.json";
-  const auto real = scenario::run_closed_loop(o, {"test"}, out, progress);
+  const auto real = scenario::run_preset_ab(o, {"test"}, out, progress);
   if (!real.verdict_valid) {
     std::string why;
     for (const auto& reason : real.invalid_reasons) why += reason + "; ";
@@ -129,7 +129,7 @@ TEST(VirtualClosedLoop, AgreesWithTheLiveServerAndClientWithin3Percent) {
   }
   o.clock = "virtual";
   o.result_file = dir / "virtual.json";
-  const auto virt = scenario::run_closed_loop(o, {"test"}, out, progress).result;
+  const auto virt = scenario::run_preset_ab(o, {"test"}, out, progress).result;
   // A metric's best live round (the least disturbed by this machine's other work).
   const auto best_round = [&](int arm, const char* key) -> const nlohmann::json& {
     const nlohmann::json& rounds = real.result["arms"][arm]["rounds"];
@@ -170,17 +170,17 @@ TEST(VirtualClosedLoop, AgreesWithTheLiveServerAndClientWithin3Percent) {
 
 TEST(VirtualClosedLoop, TheServingModelsApiServerStageAndItsOverrides) {
   const auto dir = temp_dir("api-server");
-  scenario::ClosedLoopOptions o = small_scenario(dir);
+  scenario::PresetAbOptions o = small_scenario(dir);
   o.clock = "virtual";
   const auto api = dir / "api-fixed.json";
   std::ofstream(api) << R"({"schema": "encbench-api-server", "schema_version": 1, "name": "fixed",
     "request_ms": {"value": 150, "source": "test"}})";
   o.serving_model = write_serving_model(dir, 20, api);
   std::ostringstream out, progress;
-  const auto engine = [&](const scenario::ClosedLoopOptions& opts, const char* key) {
-    scenario::ClosedLoopOptions run = opts;
+  const auto engine = [&](const scenario::PresetAbOptions& opts, const char* key) {
+    scenario::PresetAbOptions run = opts;
     run.result_file = dir / (std::string(key) + ".json");
-    return scenario::run_closed_loop(run, {"test"}, out, progress).result["arms"][0]["seeds"][0];
+    return scenario::run_preset_ab(run, {"test"}, out, progress).result["arms"][0]["seeds"][0];
   };
   const auto with = engine(o, "with");
   EXPECT_NEAR(with["engine"]["api_server_ms"].get<double>(), 24 * 150.0, 1e-6);  // the serving model's
@@ -201,12 +201,12 @@ TEST(VirtualClosedLoop, TheServingModelsApiServerStageAndItsOverrides) {
 
 TEST(VirtualClosedLoop, RefusesWhatItCannotRun) {
   const auto dir = temp_dir("bad");
-  scenario::ClosedLoopOptions o = small_scenario(dir);
+  scenario::PresetAbOptions o = small_scenario(dir);
   std::ostringstream out, progress;
   o.clock = "virtual";
   o.device = "cpu";
   try {
-    scenario::run_closed_loop(o, {"test"}, out, progress);
+    scenario::run_preset_ab(o, {"test"}, out, progress);
     FAIL() << "cpu on the virtual clock was accepted";
   } catch (const InvalidInput& e) {
     EXPECT_NE(std::string(e.what()).find("sim:<profile>"), std::string::npos) << e.what();
@@ -340,7 +340,7 @@ TEST(Workload, DatasetStatsOfAFolderReadsHeadersEvenBehindLargeSegments) {
 TEST(SeedScenarios, LoadAndCarryPublishedNumbersWithTheirSource) {
   int calibration = 0;
   for (const auto& entry : std::filesystem::directory_iterator(source_dir() / "scenarios/seeds")) {
-    const scenario::ClosedLoopOptions o = scenario::load_scenario(entry.path());
+    const scenario::PresetAbOptions o = scenario::load_scenario(entry.path());
     scenario::validate(o);
     EXPECT_EQ(o.clock, "virtual") << entry.path();
     ASSERT_TRUE(o.published.is_object()) << entry.path();

@@ -10,9 +10,9 @@
 
 namespace encbench::testing {
 
-inline scenario::ClosedLoopOptions small_virtual_options(const std::filesystem::path& dir, const std::string& name) {
+inline scenario::PresetAbOptions small_virtual_options(const std::filesystem::path& dir, const std::string& name) {
   const char* source = std::getenv("ENCBENCH_SOURCE_DIR");
-  scenario::ClosedLoopOptions o;
+  scenario::PresetAbOptions o;
   o.name = name;
   o.model = "qwen3-vl-8b";
   o.device = "sim:ascend-910b";
