@@ -1,5 +1,5 @@
 #pragma once
-// The comparison every closed loop prints: each arm's repeats (live rounds or virtual seeds)
+// The comparison every preset A/B prints: each arm's repeats (live rounds or virtual seeds)
 // pooled as a directory of runs is (reports::merge_runs: per-request samples together, each run's
 // own value kept so a change must also clear their spread), then arm 1 against arm 0 by the
 // default gate.

@@ -78,7 +78,7 @@ nlohmann::json print_virtual_ab(std::ostream& out, const PresetAbOptions& o, con
   for (std::size_t a = 0; a < by_arm.size(); ++a)
     out << "\n[" << o.presets[a] << ", seed " << by_arm[a].front().seed << " of " << o.seeds << "]\n"
         << vllm_block(by_arm[a].front());
-  out << "\nClosed loop (VIRTUAL clock: modelled device, no HTTP): " << o.presets[0] << " (Before) vs " << o.presets[1]
+  out << "\nPreset A/B (VIRTUAL clock: modelled device, no HTTP): " << o.presets[0] << " (Before) vs " << o.presets[1]
       << " (After), " << o.model << " on " << o.device << ", " << o.seeds << " seed(s) of " << o.num_prompts
       << " requests per arm, pooled\n";
   out << reports::render_terminal(comparison);

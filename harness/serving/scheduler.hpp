@@ -2,7 +2,7 @@
 // vLLM V1's scheduler (v0.16, vllm/v1/core/sched/scheduler.py) as a plain state machine: no
 // threads, no clock, no HTTP. A driver adds requests, asks for the next step's plan, runs the
 // step however it models time (the live server sleeps a modelled LM time after the real encoder;
-// the virtual closed loop advances an event queue), then completes the step and learns which
+// the virtual preset A/B advances an event queue), then completes the step and learns which
 // tokens came out.
 //
 // The rules, each as vLLM applies them:
