@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "harness/core/error.hpp"
+#include "harness/core/named_json.hpp"
 #include "harness/core/result_json.hpp"
 
 namespace encbench::device {
@@ -123,20 +124,7 @@ nlohmann::json to_json(const HostModel& model) {
 
 HostModel load_host_model(const std::string& name_or_path, const fs::path& profiles_dir) {
   require(!name_or_path.empty(), "host model: empty name (a name in scenarios/devices/host-models or a path)");
-  const bool is_path = name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json");
-  const fs::path dir = profiles_dir / "host-models";
-  const fs::path path = is_path ? fs::path(name_or_path) : dir / (name_or_path + ".json");
-  if (!fs::is_regular_file(path)) {
-    std::vector<std::string> names;
-    std::error_code ec;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-      if (it->path().extension() == ".json") names.push_back(it->path().stem().string());
-    std::sort(names.begin(), names.end());
-    std::string known;
-    for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
-    throw InvalidInput("unknown host model '" + name_or_path + "' (no file " + path.string() + "); known: " +
-                       (known.empty() ? "none in " + dir.string() : known) + "; or pass a path to your own JSON");
-  }
+  const fs::path path = resolve_named_json(name_or_path, profiles_dir / "host-models", "host model");
   HostModel model = parse_host_model(read_json_file(path), path.string());
   model.path = path;
   return model;

@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "harness/core/error.hpp"
+#include "harness/core/named_json.hpp"
 #include "harness/core/glob.hpp"
 #include "harness/core/result_json.hpp"
 #include "harness/device/measured_op_times.hpp"
@@ -26,15 +27,7 @@ fs::path default_profiles_dir() {
 #endif
 }
 
-std::vector<std::string> list_sim_profiles(const fs::path& profiles_dir) {
-  std::vector<std::string> names;
-  std::error_code ec;
-  for (fs::directory_iterator it(profiles_dir, ec), end; !ec && it != end; it.increment(ec)) {
-    if (it->is_regular_file(ec) && it->path().extension() == ".json") names.push_back(it->path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  return names;
-}
+std::vector<std::string> list_sim_profiles(const fs::path& profiles_dir) { return json_names_in(profiles_dir); }
 
 namespace {
 

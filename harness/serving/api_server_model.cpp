@@ -5,6 +5,7 @@
 #include <map>
 
 #include "harness/core/error.hpp"
+#include "harness/core/named_json.hpp"
 #include "harness/core/result_json.hpp"
 
 namespace encbench::serving {
@@ -12,7 +13,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct Field {
+struct ApiServerField {
   ApiServerCoefficient ApiServerModel::*member;
   double min, max;
   const char* unit;
@@ -20,8 +21,8 @@ struct Field {
 
 // Ranges wide enough for any CPU and any Python stack, tight enough that a typo (a cost in
 // seconds, a negative) is refused: 10 s a request, 10 us a pixel, 10 ms a token.
-const std::map<std::string, Field>& fields() {
-  static const std::map<std::string, Field> table = {
+const std::map<std::string, ApiServerField>& fields() {
+  static const std::map<std::string, ApiServerField> table = {
       {"api_server_count", {&ApiServerModel::api_server_count, 0, kMaxApiServers, "processes (an integer)"}},
       {"request_ms", {&ApiServerModel::request_ms, 0, 1e4, "ms"}},
       {"decode_ns_per_pixel", {&ApiServerModel::decode_ns_per_pixel, 0, 1e4, "ns"}},
@@ -37,7 +38,7 @@ std::string known_keys() {
   return keys;
 }
 
-std::string range_of(const Field& f) {
+std::string range_of(const ApiServerField& f) {
   return "[" + std::to_string(static_cast<long long>(f.min)) + ", " + std::to_string(static_cast<long long>(f.max)) +
          "] " + f.unit;
 }
@@ -46,7 +47,7 @@ void read_coefficient(ApiServerModel& model, const std::string& key, const nlohm
                       const std::string& origin) {
   const auto it = fields().find(key);
   require(it != fields().end(), origin + ": unknown API-server key \"" + key + "\" (known: " + known_keys() + ")");
-  const Field& f = it->second;
+  const ApiServerField& f = it->second;
   require(value.is_object() && value.contains("value") && value["value"].is_number(),
           origin + ": " + key + " must be {\"value\": number in " + range_of(f) + ", \"source\": \"...\"}");
   for (const auto& [inner, unused] : value.items())
@@ -103,23 +104,13 @@ ApiServerModel load_api_server_model(const std::string& name_or_path, const fs::
                                      const fs::path& fallback_scenarios_dir) {
   if (name_or_path == "none") return ApiServerModel{};
   require(!name_or_path.empty(), "API-server model: empty name (none, a name in scenarios/serving/api-server or a path)");
-  const bool is_path = name_or_path.find('/') != std::string::npos || name_or_path.ends_with(".json");
   fs::path dir = scenarios_dir / "serving" / "api-server";
-  if (!is_path && !fallback_scenarios_dir.empty() && !fs::is_regular_file(dir / (name_or_path + ".json")) &&
+  // A copied scenarios folder without api-server/ (fit-seeds.py's per-evaluation profiles) falls
+  // back to the shipped one.
+  if (!names_a_path(name_or_path) && !fallback_scenarios_dir.empty() && !fs::is_regular_file(dir / (name_or_path + ".json")) &&
       fs::is_regular_file(fallback_scenarios_dir / "serving" / "api-server" / (name_or_path + ".json")))
     dir = fallback_scenarios_dir / "serving" / "api-server";
-  const fs::path path = is_path ? fs::path(name_or_path) : dir / (name_or_path + ".json");
-  if (!fs::is_regular_file(path)) {
-    std::vector<std::string> names;
-    std::error_code ec;
-    for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec))
-      if (it->path().extension() == ".json") names.push_back(it->path().stem().string());
-    std::sort(names.begin(), names.end());
-    std::string known = "none";
-    for (const auto& n : names) known += ", " + n;
-    throw InvalidInput("unknown API-server model '" + name_or_path + "' (no file " + path.string() + "); known: " +
-                       known + "; or pass a path to your own JSON");
-  }
+  const fs::path path = resolve_named_json(name_or_path, dir, "API-server model", {"none"});
   nlohmann::json doc;
   try {
     doc = read_json_file(path);
