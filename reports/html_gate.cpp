@@ -180,7 +180,7 @@ std::string per_round_table(const Side& base, const Side& head) {
   return o.str();
 }
 
-struct Row {
+struct GateRow {
   const GateInput* gate = nullptr;
   const json* metric = nullptr;  // a "metrics" row, or
   const json* exact = nullptr;   // an "exact_checks" row
@@ -247,7 +247,7 @@ std::string gate_label(const GateInput& g) { return g.name.empty() ? g.source : 
 
 // Every row of every comparison, classified once; and what the line under the verdict says.
 struct ClassifiedRows {
-  std::vector<Row> moved, noisy, same;
+  std::vector<GateRow> moved, noisy, same;
   std::map<std::string, std::size_t> rel_thresholds, abs_thresholds;
   std::set<std::string> gate_files;
   std::set<double> alphas;
@@ -262,7 +262,7 @@ ClassifiedRows classify_rows(const ReportContent& c) {
     for (const auto& m : g.doc["metrics"]) {
       if (!m.is_object()) throw InvalidInput(g.source + ": a \"metrics\" entry is not an object");
       if (exact.count(get_s(m, "metric"))) continue;  // shown as its exact check
-      Row r{&g, &m, nullptr, get_s(m, "verdict"), m.value("regression", false), ""};
+      GateRow r{&g, &m, nullptr, get_s(m, "verdict"), m.value("regression", false), ""};
       if (m.value("gated", false)) {
         ++out.rel_thresholds[pct(get_d(m, "threshold_relative"), 0)];
         if (get_d(m, "threshold_absolute") > 0)
@@ -282,11 +282,11 @@ ClassifiedRows classify_rows(const ReportContent& c) {
     for (const auto& e : checks) {  // (rows keep pointers: iterate the document, not a copy)
       if (!e.is_object() || !e.value("applicable", false)) continue;
       const bool ok = e.value("passed", true);
-      Row r{&g, nullptr, &e, ok ? "OK" : "VIOLATED", !ok, ""};
+      GateRow r{&g, nullptr, &e, ok ? "OK" : "VIOLATED", !ok, ""};
       (ok ? out.same : out.moved).push_back(r);
     }
   }
-  std::stable_partition(out.moved.begin(), out.moved.end(), [](const Row& r) { return r.regression; });
+  std::stable_partition(out.moved.begin(), out.moved.end(), [](const GateRow& r) { return r.regression; });
   return out;
 }
 
@@ -316,7 +316,7 @@ std::string gate_line(const std::string& title, const ClassifiedRows& rows) {
 }
 
 // One row of the verdict tables: a metric (values, change, evidence) or an exact check.
-std::string row_html(const Row& r, bool with_link) {
+std::string row_html(const GateRow& r, bool with_link) {
   std::ostringstream t;
   const json& src = r.metric ? *r.metric : *r.exact;
   const std::string name = get_s(src, "metric");
@@ -377,7 +377,7 @@ std::string verdict_tables(const ClassifiedRows& rows) {
 }
 
 // Evidence of each moved metric: BASE vs HEAD distributions with each round's own value.
-std::string evidence_html(const std::vector<Row>& moved, std::vector<std::string>& charts) {
+std::string evidence_html(const std::vector<GateRow>& moved, std::vector<std::string>& charts) {
   std::ostringstream o;
   bool any_evidence = false;
   for (const auto& r : moved) {

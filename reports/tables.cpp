@@ -56,15 +56,15 @@ std::string verdict_cell(const MetricComparison& r, bool markdown) {
   return cell;
 }
 
-struct Row {
+struct MetricRow {
   std::string metric, before, after, change, verdict;
   bool group_header = false;
 };
 
-std::vector<Row> table_rows(const Comparison& c, bool markdown) {
-  std::vector<Row> rows;
+std::vector<MetricRow> table_rows(const Comparison& c, bool markdown) {
+  std::vector<MetricRow> rows;
   for (MetricGroup g : kTableGroups) {
-    std::vector<Row> group;
+    std::vector<MetricRow> group;
     for (const auto& r : c.rows) {
       if (r.group != g) continue;
       // A metric with an exact check is shown once, as its check.
@@ -191,7 +191,7 @@ std::string render_markdown(const Comparison& c) {
   // Names, reasons and gate names come from the files compared: escaped (no line breaks left).
   const std::string summary = summary_line(c, &markdown_text);
   out << "**" << (c.passed() ? "PASS" : "REGRESSION") << "** \u2014 " << summary << "\n\n";
-  std::vector<Row> moved;
+  std::vector<MetricRow> moved;
   std::size_t same = 0, noisy = 0;
   for (const auto& r : c.rows) {
     if (r.verdict == Verdict::same) ++same;
@@ -209,7 +209,7 @@ std::string render_markdown(const Comparison& c) {
       moved.push_back({markdown_text(e.label), markdown_text(e.before), markdown_text(e.after), markdown_text(e.expectation),
                        "**VIOLATED** | deterministic"});
   // Regressions first, then improvements.
-  std::stable_partition(moved.begin(), moved.end(), [](const Row& r) {
+  std::stable_partition(moved.begin(), moved.end(), [](const MetricRow& r) {
     return r.verdict.find("REGRESSION") != std::string::npos || r.verdict.find("VIOLATED") != std::string::npos;
   });
   if (!moved.empty()) {

@@ -392,8 +392,8 @@ nlohmann::json encode_json(const ResolvedRun& resolved, const RunOptions& o, con
 
 std::vector<SideMetric> compare_sides(const ConfigRun& a, const ConfigRun& b, double alpha) {
   // Comparison rows: metric, lower-is-better samples.
-  struct Row { const char *name, *key, *unit; double (*get)(const ForwardReport&); double scale; int precision; };
-  const Row rows[] = {{"Forward time", "forward_ms", "ms", forward_ms, 1.0, 3},
+  struct ForwardMetricRow { const char *name, *key, *unit; double (*get)(const ForwardReport&); double scale; int precision; };
+  const ForwardMetricRow rows[] = {{"Forward time", "forward_ms", "ms", forward_ms, 1.0, 3},
                       {"Device busy", "device_busy_ms", "ms", busy_ms, 1.0, 3},
                       {"Device idle", "idle_fraction", "%", idle_frac, 100.0, 1},
                       {"Syncs per forward", "syncs_per_forward", "", syncs_of, 1.0, 0},
@@ -403,7 +403,7 @@ std::vector<SideMetric> compare_sides(const ConfigRun& a, const ConfigRun& b, do
                       {"Peak device memory", "peak_device_memory_mb", "MB", peak_in_use, 1e-6, 1},
                       {"Bytes allocated per forward", "bytes_allocated_mb", "MB", allocated, 1e-6, 1}};
   std::vector<SideMetric> out;
-  for (const Row& row : rows) {
+  for (const ForwardMetricRow& row : rows) {
     std::vector<double> xa, xb;
     for (const auto& f : a.forwards) xa.push_back(row.get(f) * row.scale);
     for (const auto& f : b.forwards) xb.push_back(row.get(f) * row.scale);

@@ -10,13 +10,13 @@
 namespace encbench::serving {
 namespace {
 
-struct Field {
+struct ServingModelField {
   SourcedValue ServingModel::*member;
   double min, max;
 };
 
-const std::map<std::string, Field>& fields() {
-  static const std::map<std::string, Field> table = {
+const std::map<std::string, ServingModelField>& fields() {
+  static const std::map<std::string, ServingModelField> table = {
       {"achieved_flops_fraction", {&ServingModel::achieved_flops_fraction, 1e-3, 1.0}},
       {"achieved_bandwidth_fraction", {&ServingModel::achieved_bandwidth_fraction, 1e-3, 1.0}},
       {"lm_fixed_ms", {&ServingModel::lm_fixed_ms, 0, 1e4}},
@@ -42,7 +42,7 @@ std::string known_keys() {
 void set_value(ServingModel& model, const std::string& key, double value, const std::string& origin) {
   const auto it = fields().find(key);
   require(it != fields().end(), origin + ": unknown serving-model key \"" + key + "\" (known: " + known_keys() + ")");
-  const Field& f = it->second;
+  const ServingModelField& f = it->second;
   require(std::isfinite(value) && value >= f.min && value <= f.max,
           origin + ": " + key + " = " + std::to_string(value) + " is outside [" + std::to_string(f.min) + ", " +
               std::to_string(f.max) + "]");

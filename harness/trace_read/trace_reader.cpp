@@ -209,7 +209,7 @@ class BoundedTextBuf : public std::streambuf {
 };
 
 // Which event field the next scalar value belongs to.
-enum class Field : std::uint8_t {
+enum class EventKey : std::uint8_t {
   none, ph, name, cat, ts, dur, pid, tid, id, bp,
   arg_correlation, arg_stream, arg_device, arg_task_type, arg_category, arg_layer, arg_bytes, arg_flops,
   arg_meta_name, arg_meta_labels,
@@ -244,38 +244,38 @@ class ReducingSax {
 
   bool number_float(json::number_float_t value, const std::string& raw) {
     switch (field_) {
-      case Field::ts: set_time(raw, event_.ts_ns, true); break;
-      case Field::dur: set_time(raw, event_.dur_ns, false); break;
-      case Field::arg_bytes: event_.bytes = value; break;
-      case Field::arg_flops: event_.flops = value; break;
-      case Field::top_base_time: out_.base_time_ns = clamp_to_int64(value); break;
-      case Field::pid: event_.pid = static_cast<TrackKey>(clamp_to_int64(value)); break;
-      case Field::tid: event_.tid = static_cast<TrackKey>(clamp_to_int64(value)); break;
+      case EventKey::ts: set_time(raw, event_.ts_ns, true); break;
+      case EventKey::dur: set_time(raw, event_.dur_ns, false); break;
+      case EventKey::arg_bytes: event_.bytes = value; break;
+      case EventKey::arg_flops: event_.flops = value; break;
+      case EventKey::top_base_time: out_.base_time_ns = clamp_to_int64(value); break;
+      case EventKey::pid: event_.pid = static_cast<TrackKey>(clamp_to_int64(value)); break;
+      case EventKey::tid: event_.tid = static_cast<TrackKey>(clamp_to_int64(value)); break;
       default: break;
     }
     return scalar_done();
   }
   bool string(std::string& value) {
     switch (field_) {
-      case Field::ph: event_.ph = value.size() == 1 ? value[0] : '?'; break;
-      case Field::name: event_.name = intern(value); break;
-      case Field::cat: event_.cat = intern(value); break;
-      case Field::ts: set_time(value, event_.ts_ns, true); break;
-      case Field::dur: set_time(value, event_.dur_ns, false); break;
-      case Field::pid: event_.pid = track_key(value); break;
-      case Field::tid: event_.tid = track_key(value); break;
-      case Field::id: event_.flow_id = track_key(value); break;
-      case Field::bp: event_.binds_enclosing = value == "e"; break;
-      case Field::arg_task_type: event_.task_type = intern(value); break;
-      case Field::arg_category: event_.category_arg = intern(value); break;
-      case Field::arg_correlation: event_.correlation = parse_int(value); break;
-      case Field::arg_stream: event_.stream_arg = parse_int(value); break;
-      case Field::arg_device: event_.device_arg = parse_int(value); break;
-      case Field::arg_meta_name: meta_name_ = std::move(value); break;
-      case Field::arg_meta_labels: meta_labels_ = std::move(value); break;
-      case Field::top_encbench_format: out_.encbench_format = std::move(value); break;
-      case Field::top_encbench_device_kind: out_.encbench_device_kind = std::move(value); break;
-      case Field::top_base_time: {
+      case EventKey::ph: event_.ph = value.size() == 1 ? value[0] : '?'; break;
+      case EventKey::name: event_.name = intern(value); break;
+      case EventKey::cat: event_.cat = intern(value); break;
+      case EventKey::ts: set_time(value, event_.ts_ns, true); break;
+      case EventKey::dur: set_time(value, event_.dur_ns, false); break;
+      case EventKey::pid: event_.pid = track_key(value); break;
+      case EventKey::tid: event_.tid = track_key(value); break;
+      case EventKey::id: event_.flow_id = track_key(value); break;
+      case EventKey::bp: event_.binds_enclosing = value == "e"; break;
+      case EventKey::arg_task_type: event_.task_type = intern(value); break;
+      case EventKey::arg_category: event_.category_arg = intern(value); break;
+      case EventKey::arg_correlation: event_.correlation = parse_int(value); break;
+      case EventKey::arg_stream: event_.stream_arg = parse_int(value); break;
+      case EventKey::arg_device: event_.device_arg = parse_int(value); break;
+      case EventKey::arg_meta_name: meta_name_ = std::move(value); break;
+      case EventKey::arg_meta_labels: meta_labels_ = std::move(value); break;
+      case EventKey::top_encbench_format: out_.encbench_format = std::move(value); break;
+      case EventKey::top_encbench_device_kind: out_.encbench_device_kind = std::move(value); break;
+      case EventKey::top_base_time: {
         std::int64_t base = 0;
         if (std::from_chars(value.data(), value.data() + value.size(), base).ec == std::errc{}) {
           out_.base_time_ns = base;
@@ -303,7 +303,7 @@ class ReducingSax {
       out_.kineto_header = true;
     }
     pending_args_ = false;
-    field_ = Field::none;
+    field_ = EventKey::none;
     return true;
   }
   bool end_object() {
@@ -317,7 +317,7 @@ class ReducingSax {
     }
     if (events_depth_ > 0 && depth_ == events_depth_ + 2) in_args_ = false;
     --depth_;
-    field_ = Field::none;
+    field_ = EventKey::none;
     return true;
   }
   bool start_array(std::size_t) {
@@ -331,55 +331,55 @@ class ReducingSax {
       out_.kineto_header = true;
     }
     pending_args_ = false;
-    field_ = Field::none;
+    field_ = EventKey::none;
     return true;
   }
   bool end_array() {
     if (depth_ == events_depth_) events_done_ = true;
     --depth_;
-    field_ = Field::none;
+    field_ = EventKey::none;
     return true;
   }
   bool key(std::string& key) {
-    field_ = Field::none;
+    field_ = EventKey::none;
     pending_args_ = false;
     if (depth_ == 1 && top_is_object_) {
       top_key_ = key;
-      if (key == "baseTimeNanoseconds") field_ = Field::top_base_time;
+      if (key == "baseTimeNanoseconds") field_ = EventKey::top_base_time;
       else if (key == "schemaVersion") out_.kineto_header = true;
       return true;
     }
     if (depth_ == 2 && top_is_object_ && top_key_ == "encbench") {  // encbench's own trace header
-      if (key == "format") field_ = Field::top_encbench_format;
-      else if (key == "device_kind") field_ = Field::top_encbench_device_kind;
+      if (key == "format") field_ = EventKey::top_encbench_format;
+      else if (key == "device_kind") field_ = EventKey::top_encbench_device_kind;
       return true;
     }
     if (events_depth_ == 0) return true;
     if (depth_ == events_depth_ + 1) {
-      if (key == "ph") field_ = Field::ph;
-      else if (key == "name") field_ = Field::name;
-      else if (key == "cat") field_ = Field::cat;
-      else if (key == "ts") field_ = Field::ts;
-      else if (key == "dur") field_ = Field::dur;
-      else if (key == "pid") field_ = Field::pid;
-      else if (key == "tid") field_ = Field::tid;
-      else if (key == "id") field_ = Field::id;
-      else if (key == "bp") field_ = Field::bp;
+      if (key == "ph") field_ = EventKey::ph;
+      else if (key == "name") field_ = EventKey::name;
+      else if (key == "cat") field_ = EventKey::cat;
+      else if (key == "ts") field_ = EventKey::ts;
+      else if (key == "dur") field_ = EventKey::dur;
+      else if (key == "pid") field_ = EventKey::pid;
+      else if (key == "tid") field_ = EventKey::tid;
+      else if (key == "id") field_ = EventKey::id;
+      else if (key == "bp") field_ = EventKey::bp;
       else if (key == "args") pending_args_ = true;
     } else if (in_args_ && depth_ == events_depth_ + 2) {
-      if (key == "correlation") field_ = Field::arg_correlation;
-      else if (key == "stream" || key == "Stream Id" || key == "Physic Stream Id") field_ = Field::arg_stream;
-      else if (key == "device") field_ = Field::arg_device;
-      else if (key == "Task Type") field_ = Field::arg_task_type;
-      else if (key == "category" || key == "kind") field_ = Field::arg_category;
-      else if (key == "layer") field_ = Field::arg_layer;
-      else if (key == "bytes") field_ = Field::arg_bytes;
-      else if (key == "flops") field_ = Field::arg_flops;
-      else if (key == "op_id") field_ = Field::arg_op_id;
-      else if (key == "host_thread") field_ = Field::arg_host_thread;
-      else if (key == "submit_to_start_ns") field_ = Field::arg_submit_to_start;
-      else if (key == "name") field_ = Field::arg_meta_name;
-      else if (key == "labels") field_ = Field::arg_meta_labels;
+      if (key == "correlation") field_ = EventKey::arg_correlation;
+      else if (key == "stream" || key == "Stream Id" || key == "Physic Stream Id") field_ = EventKey::arg_stream;
+      else if (key == "device") field_ = EventKey::arg_device;
+      else if (key == "Task Type") field_ = EventKey::arg_task_type;
+      else if (key == "category" || key == "kind") field_ = EventKey::arg_category;
+      else if (key == "layer") field_ = EventKey::arg_layer;
+      else if (key == "bytes") field_ = EventKey::arg_bytes;
+      else if (key == "flops") field_ = EventKey::arg_flops;
+      else if (key == "op_id") field_ = EventKey::arg_op_id;
+      else if (key == "host_thread") field_ = EventKey::arg_host_thread;
+      else if (key == "submit_to_start_ns") field_ = EventKey::arg_submit_to_start;
+      else if (key == "name") field_ = EventKey::arg_meta_name;
+      else if (key == "labels") field_ = EventKey::arg_meta_labels;
     }
     return true;
   }
@@ -395,7 +395,7 @@ class ReducingSax {
 
  private:
   bool scalar_done() {
-    field_ = Field::none;
+    field_ = EventKey::none;
     return true;
   }
   // Microseconds to nanoseconds, refused past int64 (about 292 years of ns): the product was a
@@ -410,24 +410,24 @@ class ReducingSax {
 
   bool integer_value(std::int64_t value) {
     switch (field_) {
-      case Field::ts:
+      case EventKey::ts:
         event_.ts_ns = us_to_ns(value, "ts");
         event_.ts_present = true;
         break;
-      case Field::dur: event_.dur_ns = us_to_ns(value, "dur"); break;
-      case Field::pid: event_.pid = value; break;
-      case Field::tid: event_.tid = value; break;
-      case Field::id: event_.flow_id = value; break;
-      case Field::arg_correlation: event_.correlation = value; break;
-      case Field::arg_stream: event_.stream_arg = value; break;
-      case Field::arg_device: event_.device_arg = value; break;
-      case Field::arg_layer: event_.layer_arg = value; break;
-      case Field::arg_op_id: event_.op_id_arg = value; break;
-      case Field::arg_host_thread: event_.host_thread_arg = value; break;
-      case Field::arg_submit_to_start: event_.submit_to_start_ns_arg = value; break;
-      case Field::arg_bytes: event_.bytes = static_cast<double>(value); break;
-      case Field::arg_flops: event_.flops = static_cast<double>(value); break;
-      case Field::top_base_time: out_.base_time_ns = value; break;
+      case EventKey::dur: event_.dur_ns = us_to_ns(value, "dur"); break;
+      case EventKey::pid: event_.pid = value; break;
+      case EventKey::tid: event_.tid = value; break;
+      case EventKey::id: event_.flow_id = value; break;
+      case EventKey::arg_correlation: event_.correlation = value; break;
+      case EventKey::arg_stream: event_.stream_arg = value; break;
+      case EventKey::arg_device: event_.device_arg = value; break;
+      case EventKey::arg_layer: event_.layer_arg = value; break;
+      case EventKey::arg_op_id: event_.op_id_arg = value; break;
+      case EventKey::arg_host_thread: event_.host_thread_arg = value; break;
+      case EventKey::arg_submit_to_start: event_.submit_to_start_ns_arg = value; break;
+      case EventKey::arg_bytes: event_.bytes = static_cast<double>(value); break;
+      case EventKey::arg_flops: event_.flops = static_cast<double>(value); break;
+      case EventKey::top_base_time: out_.base_time_ns = value; break;
       default: break;
     }
     return scalar_done();
@@ -501,7 +501,7 @@ class ReducingSax {
   RawEvent event_;
   std::string meta_name_, meta_labels_;
   std::string top_key_;
-  Field field_ = Field::none;
+  EventKey field_ = EventKey::none;
   int depth_ = 0;
   int events_depth_ = 0;
   bool top_is_object_ = false;
