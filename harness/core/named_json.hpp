@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "harness/core/error.hpp"
+#include "harness/core/result_json.hpp"
 
 namespace encbench {
 
@@ -41,6 +42,15 @@ inline std::filesystem::path resolve_named_json(const std::string& name_or_path,
   for (const auto& n : names) known += (known.empty() ? "" : ", ") + n;
   throw InvalidInput("unknown " + what + " '" + name_or_path + "' (no file " + path.string() + "); known: " +
                      (known.empty() ? "none in " + dir.string() : known) + "; or pass a path to your own JSON");
+}
+
+// A model file's JSON; a file that does not read or parse is bad input naming `what` and the file.
+inline nlohmann::json read_model_json(const std::filesystem::path& path, const std::string& what) {
+  try {
+    return read_json_file(path);
+  } catch (const std::exception& e) {
+    throw InvalidInput(what + " " + path.string() + " does not parse: " + e.what());
+  }
 }
 
 }  // namespace encbench

@@ -7,6 +7,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/json_read.hpp"
+#include "harness/core/named_json.hpp"
 #include "harness/core/result_json.hpp"
 
 namespace encbench::scenario {
@@ -148,12 +149,7 @@ WorkloadModel parse_workload(const nlohmann::json& doc, const std::string& origi
 
 WorkloadModel load_workload(const std::filesystem::path& file) {
   require(std::filesystem::is_regular_file(file), "workload file not found: " + file.string());
-  nlohmann::json doc;
-  try {
-    doc = read_json_file(file);
-  } catch (const std::exception& e) {
-    throw InvalidInput("workload " + file.string() + " does not parse: " + e.what());
-  }
+  const nlohmann::json doc = read_model_json(file, "workload");
   WorkloadModel m = parse_workload(doc, file.string());
   m.path = file;
   if (m.name.empty()) m.name = file.stem().string();

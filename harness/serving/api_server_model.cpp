@@ -111,12 +111,7 @@ ApiServerModel load_api_server_model(const std::string& name_or_path, const fs::
       fs::is_regular_file(fallback_scenarios_dir / "serving" / "api-server" / (name_or_path + ".json")))
     dir = fallback_scenarios_dir / "serving" / "api-server";
   const fs::path path = resolve_named_json(name_or_path, dir, "API-server model", {"none"});
-  nlohmann::json doc;
-  try {
-    doc = read_json_file(path);
-  } catch (const std::exception& e) {
-    throw InvalidInput("API-server model " + path.string() + ": " + e.what());
-  }
+  const nlohmann::json doc = read_model_json(path, "API-server model");
   ApiServerModel model = parse_api_server_model(doc, path.string());
   model.path = path;
   return model;

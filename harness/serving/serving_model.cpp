@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "harness/core/error.hpp"
+#include "harness/core/named_json.hpp"
 #include "harness/core/result_json.hpp"
 
 namespace encbench::serving {
@@ -120,12 +121,7 @@ ServingModel parse_serving_model(const nlohmann::json& doc, const std::string& o
 
 ServingModel load_serving_model(const std::filesystem::path& file) {
   require(std::filesystem::is_regular_file(file), "serving model file not found: " + file.string());
-  nlohmann::json doc;
-  try {
-    doc = read_json_file(file);
-  } catch (const std::exception& e) {
-    throw InvalidInput("serving model " + file.string() + ": " + e.what());
-  }
+  const nlohmann::json doc = read_model_json(file, "serving model");
   ServingModel model = parse_serving_model(doc, file.string());
   model.path = file;
   if (model.name.empty()) model.name = file.stem().string();
