@@ -19,6 +19,7 @@
 #include <cstdint>
 
 #include "harness/core/error.hpp"
+#include "kernels/cuda/attention_common.cuh"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_kernels.hpp"
 
@@ -26,6 +27,7 @@ namespace encbench::kernels::cuda {
 namespace {
 
 using namespace nvcuda;
+using attention_detail::Params;
 constexpr int BM = kAttentionBlockM;
 constexpr int BN = kAttentionBlockN;
 constexpr int kThreads = kAttentionThreads;
@@ -48,19 +50,6 @@ struct Layout {
   static constexpr std::size_t ml_off = round128(o_off + BM * LDO * 4);
   static constexpr std::size_t bytes = ml_off + 2 * BM * 4;
   static_assert(16 * LDP * 2 <= 16 * LDS * 4, "P rows must fit inside the warp's score rows");
-};
-
-struct Params {
-  const void* q;
-  const void* k;
-  const void* v;
-  void* out;
-  long long q_stride, k_stride, v_stride, out_stride;
-  const std::int32_t* cu;    // fused-varlen
-  int num_segments;
-  const std::int32_t* work;  // flash-unpad work list, or null
-  std::int32_t total_tokens;
-  float scale_log2;          // softmax scale * log2(e)
 };
 
 template <class T> __device__ __forceinline__ T from_f(float x);
@@ -94,20 +83,8 @@ __global__ void __launch_bounds__(kThreads) attention_kernel(Params p) {
   float* row_max = reinterpret_cast<float*>(smem + L::ml_off);
   float* row_sum = row_max + BM;
 
-  TileLocation loc;
-  if (p.work != nullptr) {
-    const std::int32_t* entry = p.work + 3 * static_cast<long long>(blockIdx.x);
-    loc.seq = 0;
-    loc.seq_start = entry[0];
-    loc.seq_len = entry[1];
-    loc.q_begin = entry[2];
-    if (loc.seq_start < 0 || loc.seq_len <= 0 || loc.seq_start > p.total_tokens - loc.seq_len ||
-        loc.q_begin < 0 || loc.q_begin >= loc.seq_len)
-      return;  // malformed entry: write nothing rather than read out of bounds
-  } else {
-    loc = locate_varlen_tile(p.cu, p.num_segments, static_cast<int>(blockIdx.x), BM, p.total_tokens);
-    if (loc.seq < 0) return;  // idle virtual tile
-  }
+  const TileLocation loc = attention_detail::locate_block(p, BM);
+  if (loc.seq < 0) return;  // idle virtual tile or malformed work entry
   const int head = blockIdx.y;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int q_rows = min(BM, loc.seq_len - loc.q_begin);
@@ -256,7 +233,18 @@ void dispatch_head_dim(int head_dim, const Params& params, long long tiles, int 
   }
 }
 
-bool aligned16(const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; }
+void run(DType dtype, int head_dim, const Params& params, long long tiles, int heads, void* stream) {
+  if (dtype == DType::bf16)
+    dispatch_head_dim<__nv_bfloat16>(head_dim, params, tiles, heads, as_stream(stream));
+  else
+    dispatch_head_dim<__half>(head_dim, params, tiles, heads, as_stream(stream));
+}
+
+}  // namespace
+
+namespace attention_detail {
+
+static bool aligned16(const void* ptr) { return reinterpret_cast<std::uintptr_t>(ptr) % 16 == 0; }
 
 // Validates the tensors and fills the pointer/stride part of the kernel parameters.
 Params make_params(const AttentionTensors& t, int scale_head_dim, const char* op) {
@@ -289,14 +277,7 @@ Params make_params(const AttentionTensors& t, int scale_head_dim, const char* op
   return p;
 }
 
-void run(DType dtype, int head_dim, const Params& params, long long tiles, int heads, void* stream) {
-  if (dtype == DType::bf16)
-    dispatch_head_dim<__nv_bfloat16>(head_dim, params, tiles, heads, as_stream(stream));
-  else
-    dispatch_head_dim<__half>(head_dim, params, tiles, heads, as_stream(stream));
-}
-
-}  // namespace
+}  // namespace attention_detail
 
 bool attention_head_dim_supported(int head_dim) {
   return head_dim == 64 || head_dim == 72 || head_dim == 80 || head_dim == 128;
@@ -314,7 +295,7 @@ std::size_t attention_shared_bytes(int head_dim) {
 
 void fused_varlen_attention(const AttentionTensors& tensors, const std::int32_t* cu_seqlens_device,
                             int num_segments, void* stream) {
-  Params p = make_params(tensors, tensors.head_dim, "fused_varlen_attention");
+  Params p = attention_detail::make_params(tensors, tensors.head_dim, "fused_varlen_attention");
   require(cu_seqlens_device != nullptr, "fused_varlen_attention: cu_seqlens must be a device pointer");
   require(num_segments > 0 || tensors.total_tokens == 0,
           "fused_varlen_attention: num_segments must be > 0");
@@ -330,7 +311,7 @@ void flash_unpad_attention(const AttentionTensors& padded_tensors, int original_
   require(padded_tensors.head_dim == 128, "flash_unpad_attention: tensors must be padded to head_dim 128");
   require(original_head_dim > 0 && original_head_dim <= 128,
           "flash_unpad_attention: original_head_dim must be in [1, 128]");
-  Params p = make_params(padded_tensors, original_head_dim, "flash_unpad_attention");
+  Params p = attention_detail::make_params(padded_tensors, original_head_dim, "flash_unpad_attention");
   require(work_tiles >= 0, "flash_unpad_attention: work_tiles must be >= 0");
   require(work_tiles == 0 || work_list_device != nullptr,
           "flash_unpad_attention: work list must be a device pointer");

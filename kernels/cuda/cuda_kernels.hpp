@@ -70,6 +70,19 @@ void flash_unpad_attention(const AttentionTensors& padded_tensors, int original_
 // Bytes of dynamic shared memory one attention block uses (reported by tests and benches).
 std::size_t attention_shared_bytes(int head_dim);
 
+// The same two contracts on a FlashAttention-2-style kernel (kernels/cuda/attention_mma.cu:
+// mma.sync m16n8k16, S/P/O in registers, cp.async double-buffered K/V). Kept beside the WMMA
+// kernels so callers switch only after a GPU run has verified it. queries_per_block: 64 (4 warps)
+// or 128 (8 warps); flash-unpad's work list must be built with the same block_m
+// (build_unpad_work_list(lens, n, queries_per_block)).
+void fused_varlen_attention_mma(const AttentionTensors& tensors, const std::int32_t* cu_seqlens_device,
+                                int num_segments, void* stream, int queries_per_block = 64);
+void flash_unpad_attention_mma(const AttentionTensors& padded_tensors, int original_head_dim,
+                               const std::int32_t* work_list_device, int work_tiles, void* stream,
+                               int queries_per_block = 64);
+// Dynamic shared memory of one mma block (0 for a head dim or block size that is not compiled).
+std::size_t attention_mma_shared_bytes(int head_dim, int queries_per_block = 64);
+
 // ---- simple kernels (dtype-agnostic 16-bit copies unless noted) ------------------------------
 // dst[r, 0:d] = src[r, 0:d]; dst[r, d:d_pad] = 0.
 void pad_last_dim(const void* src, std::int64_t rows, int d, int d_pad, void* dst, void* stream);
