@@ -1,5 +1,6 @@
 // CUDA kernels in encbench-micro (built only with ENCBENCH_HAVE_CUDA): fused_varlen and
-// flash_unpad attention on the encoder's real shapes, timed with CUDA events around a batch of
+// flash_unpad attention on the encoder's real shapes, each on the WMMA kernel and on the mma.sync
+// kernel (`*_mma`, 64 queries per block; `fused_varlen_mma128`: 128), timed with CUDA events around a batch of
 // launches (manual time), reported as TFLOP/s with 4 * sum(len^2) * heads * head_dim FLOPs.
 // Without a GPU the cases are not registered (one line on stderr says why). scripts/gpu-verify.sh compares these
 // times with torch's scaled_dot_product_attention (flash backend) on the same shapes.
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "harness/micro/registry.hpp"
@@ -61,7 +63,25 @@ bool check(benchmark::State& state, cudaError_t status, const char* what) {
   return false;
 }
 
-enum class Variant { fused_varlen, flash_unpad };
+enum class Variant { fused_varlen, flash_unpad, fused_varlen_mma, fused_varlen_mma128, flash_unpad_mma };
+
+bool is_unpad(Variant v) { return v == Variant::flash_unpad || v == Variant::flash_unpad_mma; }
+
+// Enqueues one attention of `variant` (the unpad variants take the 64-row work list).
+void launch_variant(Variant variant, const kc::AttentionTensors& t, const Shape& shape, const void* cu_dev,
+                    const void* work_dev, int work_tiles) {
+  const auto* cu = static_cast<const std::int32_t*>(cu_dev);
+  const auto* work = static_cast<const std::int32_t*>(work_dev);
+  const int segments = static_cast<int>(shape.lens.size());
+  switch (variant) {
+    case Variant::fused_varlen: return kc::fused_varlen_attention(t, cu, segments, nullptr);
+    case Variant::fused_varlen_mma: return kc::fused_varlen_attention_mma(t, cu, segments, nullptr, 64);
+    case Variant::fused_varlen_mma128: return kc::fused_varlen_attention_mma(t, cu, segments, nullptr, 128);
+    case Variant::flash_unpad: return kc::flash_unpad_attention(t, shape.head_dim, work, work_tiles, nullptr);
+    case Variant::flash_unpad_mma:
+      return kc::flash_unpad_attention_mma(t, shape.head_dim, work, work_tiles, nullptr, 64);
+  }
+}
 
 void run_attention(benchmark::State& state, const Shape& shape, Variant variant) {
   std::string why;
@@ -72,7 +92,7 @@ void run_attention(benchmark::State& state, const Shape& shape, Variant variant)
   std::vector<std::int32_t> cu{0};
   for (auto l : shape.lens) cu.push_back(cu.back() + l);
   const std::int32_t total = cu.back();
-  const int d = variant == Variant::flash_unpad ? 128 : shape.head_dim;
+  const int d = is_unpad(variant) ? 128 : shape.head_dim;
   const std::size_t n = static_cast<std::size_t>(total) * shape.heads * d;
   // Four rotating input sets so repeated launches do not only measure L2.
   constexpr int kSets = 4;
@@ -97,7 +117,7 @@ void run_attention(benchmark::State& state, const Shape& shape, Variant variant)
   for (int set = 0; set < kSets; ++set) {
     for (std::size_t i = 0; i < host.size(); ++i) {
       // Padded head-dim columns of flash-unpad stay zero, as after pad_last_dim.
-      host[i] = (variant == Variant::flash_unpad && static_cast<int>(i % d) >= shape.head_dim) ? 0.f : dist(rng);
+      host[i] = (is_unpad(variant) && static_cast<int>(i % d) >= shape.head_dim) ? 0.f : dist(rng);
     }
     if (!check(state, cudaMalloc(&qkv[set], 3 * n * 2), "cudaMalloc") ||
         !check(state, cudaMemcpy(f32, host.data(), host.size() * 4, cudaMemcpyHostToDevice), "cudaMemcpy")) {
@@ -108,7 +128,7 @@ void run_attention(benchmark::State& state, const Shape& shape, Variant variant)
   }
   cudaMemcpy(cu_dev, cu.data(), cu.size() * 4, cudaMemcpyHostToDevice);
   const auto work = kc::build_unpad_work_list(shape.lens.data(), static_cast<int>(shape.lens.size()));
-  if (variant == Variant::flash_unpad) {
+  if (is_unpad(variant)) {
     cudaMalloc(&work_dev, work.size() * 4);
     cudaMemcpy(work_dev, work.data(), work.size() * 4, cudaMemcpyHostToDevice);
   }
@@ -122,11 +142,7 @@ void run_attention(benchmark::State& state, const Shape& shape, Variant variant)
     t.total_tokens = total;
     t.num_heads = shape.heads;
     t.head_dim = d;
-    if (variant == Variant::fused_varlen)
-      kc::fused_varlen_attention(t, static_cast<const std::int32_t*>(cu_dev), static_cast<int>(shape.lens.size()), nullptr);
-    else
-      kc::flash_unpad_attention(t, shape.head_dim, static_cast<const std::int32_t*>(work_dev),
-                                static_cast<int>(work.size() / 3), nullptr);
+    launch_variant(variant, t, shape, cu_dev, work_dev, static_cast<int>(work.size() / 3));
   };
   cudaEvent_t start, stop;
   cudaEventCreate(&start);
@@ -164,16 +180,20 @@ void register_cuda_benchmarks() {
     std::fprintf(stderr, "encbench-micro: CUDA cases not registered (no CUDA device: %s)\n", why.c_str());
     return;
   }
-  for (const auto& shape : shapes()) {
-    benchmark::RegisterBenchmark(("cuda/fused_varlen/" + shape.name).c_str(),
-                                 [shape](benchmark::State& st) { run_attention(st, shape, Variant::fused_varlen); })
+  const std::pair<const char*, Variant> varlen[] = {{"cuda/fused_varlen/", Variant::fused_varlen},
+                                                    {"cuda/fused_varlen_mma/", Variant::fused_varlen_mma},
+                                                    {"cuda/fused_varlen_mma128/", Variant::fused_varlen_mma128}};
+  const std::pair<const char*, Variant> unpad[] = {{"cuda/flash_unpad/", Variant::flash_unpad},
+                                                   {"cuda/flash_unpad_mma/", Variant::flash_unpad_mma}};
+  auto add = [](const std::string& name, const Shape& shape, Variant variant) {
+    benchmark::RegisterBenchmark(name.c_str(), [shape, variant](benchmark::State& st) { run_attention(st, shape, variant); })
         ->UseManualTime()
         ->Unit(benchmark::kMicrosecond);
+  };
+  for (const auto& shape : shapes()) {
+    for (const auto& [prefix, variant] : varlen) add(prefix + shape.name, shape, variant);
     if (shape.head_dim == 80)
-      benchmark::RegisterBenchmark(("cuda/flash_unpad/" + shape.name).c_str(),
-                                   [shape](benchmark::State& st) { run_attention(st, shape, Variant::flash_unpad); })
-          ->UseManualTime()
-          ->Unit(benchmark::kMicrosecond);
+      for (const auto& [prefix, variant] : unpad) add(prefix + shape.name, shape, variant);
   }
 }
 

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "harness/core/error.hpp"
@@ -29,6 +30,8 @@ namespace kc = kernels::cuda;
   } while (0)
 
 #define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call
+// For helpers that return a value: a failed call is recorded and the result is then meaningless.
+#define CUDA_OK_OR(call) EXPECT_EQ((call), cudaSuccess) << #call
 
 // Device allocation freed at scope exit (tests only).
 struct DeviceMem {
@@ -160,8 +163,101 @@ INSTANTIATE_TEST_SUITE_P(HeadDims, FusedVarlen,
                                            AttentionCase{kc::DType::bf16, 80}, AttentionCase{kc::DType::bf16, 128},
                                            AttentionCase{kc::DType::fp16, 72}, AttentionCase{kc::DType::fp16, 80}));
 
-TEST(FlashUnpad, PaddedTo128MatchesReferenceWithOriginalScale) {
+// attention_fp64 with one thread per head: the 4784-token segment below makes the serial loop
+// take tens of seconds per case, and heads are independent.
+std::vector<double> attention_fp64_per_head(const std::vector<float>& qkv, std::int64_t stride,
+                                            const std::vector<std::int32_t>& cu, int heads, int d) {
+  const std::int32_t total = cu.back();
+  std::vector<double> out(static_cast<std::size_t>(total) * heads * d);
+  std::vector<std::thread> workers;
+  for (int h = 0; h < heads; ++h) {
+    workers.emplace_back([&, h] {
+      std::vector<float> q(static_cast<std::size_t>(total) * d), k(q.size()), v(q.size());
+      for (std::int64_t t = 0; t < total; ++t)
+        for (int c = 0; c < d; ++c) {
+          q[t * d + c] = qkv[t * stride + (0 * heads + h) * d + c];
+          k[t * d + c] = qkv[t * stride + (1 * heads + h) * d + c];
+          v[t * d + c] = qkv[t * stride + (2 * heads + h) * d + c];
+        }
+      const auto ref = attention_fp64(q, k, v, d, cu, 1, d, d);
+      for (std::int64_t t = 0; t < total; ++t)
+        for (int c = 0; c < d; ++c) out[(t * heads + h) * d + c] = ref[t * d + c];
+    });
+  }
+  for (auto& w : workers) w.join();
+  return out;
+}
+
+struct MmaCase {
+  kc::DType dtype;
+  int head_dim;
+  int queries_per_block;
+};
+
+class FusedVarlenMma : public ::testing::TestWithParam<MmaCase> {};
+
+// The mma kernel on q/k/v views into fused qkv [T, 3, H, D]. Lengths hit every tail case of the
+// 64-row Q and 64-key K/V tiles (1, 15, 63, 64, 65, 127), an empty segment in the middle, a long
+// image (4784: 75 key steps, so both K/V buffers are reused many times) and an empty capacity
+// entry. Inputs have std 2 so scores spread over ~+-12 and the running max moves often. The
+// output starts as NaN: any element the kernel misses fails the finite check.
+TEST_P(FusedVarlenMma, MatchesFp64ReferenceAndTheWmmaKernel) {
   REQUIRE_GPU();
+  const auto [dtype, d, block] = GetParam();
+  const int heads = 2;
+  const std::vector<std::int32_t> lens{1, 15, 63, 64, 65, 0, 127, 4784};
+  std::vector<std::int32_t> cu{0};
+  for (auto l : lens) cu.push_back(cu.back() + l);
+  cu.push_back(cu.back());  // capacity entry: an empty segment
+  const std::int32_t total = cu.back();
+  const std::int64_t stride = 3LL * heads * d;
+  const std::size_t n_out = static_cast<std::size_t>(total) * heads * d;
+  const auto host_qkv = random_values(static_cast<std::size_t>(total) * stride, 7 + d + block, 2.f);
+  DeviceMem qkv(host_qkv.size() * 2), out(n_out * 2), out_wmma(n_out * 2), cu_dev(cu.size() * 4);
+  const auto rounded = upload_rounded(dtype, host_qkv, qkv.ptr);
+  CUDA_OK(cudaMemcpy(cu_dev.ptr, cu.data(), cu.size() * 4, cudaMemcpyHostToDevice));
+  CUDA_OK(cudaMemset(out.ptr, 0xff, n_out * 2));  // poison: NaN in bf16 and fp16
+  CUDA_OK(cudaMemset(out_wmma.ptr, 0xff, n_out * 2));
+
+  kc::AttentionTensors t;
+  t.dtype = dtype;
+  t.q = qkv.as<char>();
+  t.k = qkv.as<char>() + heads * d * 2;
+  t.v = qkv.as<char>() + 2 * heads * d * 2;
+  t.q_stride = t.k_stride = t.v_stride = stride;
+  t.out = out.ptr;
+  t.total_tokens = total;
+  t.num_heads = heads;
+  t.head_dim = d;
+  const int segments = static_cast<int>(cu.size()) - 1;
+  kc::fused_varlen_attention_mma(t, cu_dev.as<std::int32_t>(), segments, nullptr, block);
+  t.out = out_wmma.ptr;
+  kc::fused_varlen_attention(t, cu_dev.as<std::int32_t>(), segments, nullptr);
+  CUDA_OK(cudaDeviceSynchronize());
+
+  const auto got = download_f32(dtype, out.ptr, n_out);
+  std::size_t not_finite = 0;
+  for (float x : got) not_finite += std::isfinite(x) ? 0 : 1;
+  EXPECT_EQ(not_finite, 0u) << "elements left unwritten (NaN poison) or overflowed";
+  const auto ref = attention_fp64_per_head(rounded, stride, cu, heads, d);
+  const double tolerance = dtype == kc::DType::bf16 ? 1e-2 : 2e-3;
+  const double err = relative_error(got, ref);
+  EXPECT_LT(err, tolerance) << "head_dim " << d << " " << kc::to_string(dtype) << " block " << block;
+  EXPECT_GT(err, 0.0) << "bit-identical to fp64 would mean the reference is not independent";
+  const auto wmma = download_f32(dtype, out_wmma.ptr, n_out);
+  std::vector<double> wmma_as_ref(wmma.begin(), wmma.end());
+  EXPECT_LT(relative_error(got, wmma_as_ref), tolerance) << "mma and WMMA kernels disagree";
+}
+
+INSTANTIATE_TEST_SUITE_P(HeadDims, FusedVarlenMma,
+                         ::testing::Values(MmaCase{kc::DType::bf16, 64, 64}, MmaCase{kc::DType::bf16, 72, 64},
+                                           MmaCase{kc::DType::bf16, 80, 64}, MmaCase{kc::DType::bf16, 128, 64},
+                                           MmaCase{kc::DType::fp16, 72, 64}, MmaCase{kc::DType::fp16, 80, 64},
+                                           MmaCase{kc::DType::bf16, 80, 128}, MmaCase{kc::DType::bf16, 128, 128}));
+
+// flash-unpad on q/k/v padded 80 -> 128 in device memory, through the WMMA or the mma kernel;
+// returns the relative error against the fp64 reference on the unpadded inputs.
+double flash_unpad_error(bool use_mma) {
   const int heads = 2, d = 80, dp = 128;
   const std::vector<std::int32_t> lens{100, 64, 33};
   std::vector<std::int32_t> cu{0};
@@ -178,7 +274,7 @@ TEST(FlashUnpad, PaddedTo128MatchesReferenceWithOriginalScale) {
   kc::pad_last_dim(v.ptr, rows, d, dp, vp.ptr, nullptr);
   const auto work = kc::build_unpad_work_list(lens.data(), static_cast<int>(lens.size()));
   DeviceMem work_dev(work.size() * 4);
-  CUDA_OK(cudaMemcpy(work_dev.ptr, work.data(), work.size() * 4, cudaMemcpyHostToDevice));
+  CUDA_OK_OR(cudaMemcpy(work_dev.ptr, work.data(), work.size() * 4, cudaMemcpyHostToDevice));
   kc::AttentionTensors t;
   t.q = qp.ptr;
   t.k = kp.ptr;
@@ -187,11 +283,25 @@ TEST(FlashUnpad, PaddedTo128MatchesReferenceWithOriginalScale) {
   t.total_tokens = total;
   t.num_heads = heads;
   t.head_dim = dp;
-  kc::flash_unpad_attention(t, d, work_dev.as<std::int32_t>(), static_cast<int>(work.size() / 3), nullptr);
+  CUDA_OK_OR(cudaMemset(outp.ptr, 0xff, np * 2));  // poison: NaN wherever nothing is written
+  if (use_mma)
+    kc::flash_unpad_attention_mma(t, d, work_dev.as<std::int32_t>(), static_cast<int>(work.size() / 3), nullptr);
+  else
+    kc::flash_unpad_attention(t, d, work_dev.as<std::int32_t>(), static_cast<int>(work.size() / 3), nullptr);
   kc::unpad_last_dim(outp.ptr, rows, dp, d, out.ptr, nullptr);
-  CUDA_OK(cudaDeviceSynchronize());
+  CUDA_OK_OR(cudaDeviceSynchronize());
   const auto ref = attention_fp64(hq, hk, hv, static_cast<std::int64_t>(heads) * d, cu, heads, d, d);
-  EXPECT_LT(relative_error(download_f32(kc::DType::bf16, out.ptr, n), ref), 1e-2);
+  return relative_error(download_f32(kc::DType::bf16, out.ptr, n), ref);
+}
+
+TEST(FlashUnpad, PaddedTo128MatchesReferenceWithOriginalScale) {
+  REQUIRE_GPU();
+  EXPECT_LT(flash_unpad_error(false), 1e-2);
+}
+
+TEST(FlashUnpadMma, PaddedTo128MatchesReferenceWithOriginalScale) {
+  REQUIRE_GPU();
+  EXPECT_LT(flash_unpad_error(true), 1e-2);
 }
 
 TEST(SimpleKernels, RotaryLayoutDiffAndGemmMatchReferences) {

@@ -109,8 +109,9 @@ std::vector<std::int32_t> random_cu(std::mt19937& rng, int segments, int max_len
 
 TEST(VarlenTilePlan, EveryTileOfEverySegmentExactlyOnce) {
   std::mt19937 rng(11);
-  const int block_m = kc::kAttentionBlockM;
   for (int trial = 0; trial < 300; ++trial) {
+    // 64: the WMMA kernel and the 4-warp mma kernel; 128: the 8-warp mma kernel.
+    const int block_m = trial % 2 ? 128 : kc::kAttentionBlockM;
     const int segments = 1 + static_cast<int>(rng() % 40);
     const int max_len = std::vector<int>{1, 63, 64, 65, 300, 4096}[rng() % 6];
     const auto cu = random_cu(rng, segments, max_len, static_cast<int>(rng() % 4));
@@ -182,6 +183,16 @@ TEST(CudaKernels, HeadDimsAndSharedMemoryFitHopper) {
     EXPECT_LE(kc::attention_shared_bytes(d), std::size_t{227} * 1024) << "above sm_90's opt-in limit";
   }
   for (int d : {0, 32, 96, 100, 256}) EXPECT_FALSE(kc::attention_head_dim_supported(d));
+  for (int d : {64, 72, 80, 128})
+    for (int block : {64, 128}) {
+      EXPECT_GT(kc::attention_mma_shared_bytes(d, block), 0u);
+      EXPECT_LE(kc::attention_mma_shared_bytes(d, block), std::size_t{227} * 1024) << "above sm_90's opt-in limit";
+    }
+  // Q + two K and two V buffers of 64 rows, rows padded by 16 bytes: 80 -> (64 + 256) * 88 * 2.
+  EXPECT_EQ(kc::attention_mma_shared_bytes(80, 64), std::size_t{(64 + 256) * 88 * 2});
+  EXPECT_EQ(kc::attention_mma_shared_bytes(72, 128), std::size_t{(128 + 256) * 88 * 2});
+  EXPECT_EQ(kc::attention_mma_shared_bytes(80, 96), 0u);
+  EXPECT_EQ(kc::attention_mma_shared_bytes(96, 64), 0u);
   EXPECT_EQ(kc::mma_head_dim(72), 80);
   EXPECT_EQ(kc::mma_head_dim(80), 80);
 }
@@ -204,6 +215,13 @@ TEST(CudaKernels, BadArgumentsAreRejectedBeforeAnyLaunch) {
   t.q_stride = 0;
   EXPECT_THROW(kc::fused_varlen_attention(t, cu, 1, nullptr), InvalidInput);  // null cu
   EXPECT_THROW(kc::flash_unpad_attention(t, 80, nullptr, 1, nullptr), InvalidInput);  // not 128
+  EXPECT_THROW(kc::fused_varlen_attention_mma(t, cu, 1, nullptr), InvalidInput);      // null cu
+  EXPECT_THROW(kc::flash_unpad_attention_mma(t, 80, nullptr, 1, nullptr), InvalidInput);  // not 128
+  alignas(4) static const std::int32_t cu_host[2] = {0, 128};
+  EXPECT_THROW(kc::fused_varlen_attention_mma(t, cu_host, 1, nullptr, 96), InvalidInput);  // block size
+  t.head_dim = 96;
+  EXPECT_THROW(kc::fused_varlen_attention_mma(t, cu_host, 1, nullptr), InvalidInput);  // head dim
+  t.head_dim = 80;
   EXPECT_THROW(kc::pad_last_dim(storage, 4, 100, 80, nullptr, nullptr), InvalidInput);
   kc::LayoutCopy copy;
   copy.src = storage;
