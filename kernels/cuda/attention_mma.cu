@@ -3,8 +3,8 @@
 //
 // Per block: BM = 16 * kWarps queries of one head; each warp owns 16 query rows for the whole
 // kernel. Per 64-key step:
-//   S = Q K^T     mma.sync.m16n8k16 (16-bit in, fp32 accumulate); Q fragments stay in registers
-//                 (loaded once with ldmatrix), K fragments come from shared memory by ldmatrix;
+//   S = Q K^T     mma.sync.m16n8k16 (16-bit in, fp32 accumulate); Q (loaded once per block) and
+//                 K fragments come from shared memory by ldmatrix;
 //   softmax       online, in registers, log2 space (scale folded into one FFMA before ex2), row
 //                 max/sum reduced across the 4 lanes of a quad that share a row;
 //   O += P V      P is the S accumulator rounded to 16 bits: the m16n8 accumulator layout of two
@@ -147,10 +147,11 @@ __device__ __forceinline__ void zero_pad_columns(T* smem_rows, int total_rows) {
   }
 }
 
-// S = Q K^T for the warp's 16 rows and BN keys of one K buffer.
+// S = Q K^T for the warp's 16 rows and BN keys of one K buffer. Q's A fragments are re-read from
+// shared memory each step (one ldmatrix.x4 per 16 dims, a fifth of the K traffic) rather than
+// held in registers: that keeps D <= 80 within 128 registers, i.e. 16 warps per SM.
 template <class T, int DP, int LD, int BN>
-__device__ __forceinline__ void scores(float (&s)[BN / 8][4], const std::uint32_t (&qf)[DP / 16][4],
-                                       const T* k_buf, int lane) {
+__device__ __forceinline__ void scores(float (&s)[BN / 8][4], std::uint32_t q_base, const T* k_buf, int lane) {
 #pragma unroll
   for (int n = 0; n < BN / 8; ++n) s[n][0] = s[n][1] = s[n][2] = s[n][3] = 0.f;
   // Matrices of one x4 load: (keys 0-7, dims 0-7), (keys 0-7, dims 8-15), (keys 8-15, dims 0-7),
@@ -158,12 +159,14 @@ __device__ __forceinline__ void scores(float (&s)[BN / 8][4], const std::uint32_
   const std::uint32_t base = smem_addr(k_buf + ((lane & 7) + ((lane >> 4) << 3)) * LD + ((lane >> 3) & 1) * 8);
 #pragma unroll
   for (int kk = 0; kk < DP / 16; ++kk) {
+    std::uint32_t qf[4];
+    ldmatrix_x4(qf, q_base + kk * 16 * 2);
 #pragma unroll
     for (int j = 0; j < BN / 16; ++j) {
       std::uint32_t b[4];
       ldmatrix_x4(b, base + (j * 16 * LD + kk * 16) * 2);
-      mma16816<T>(s[2 * j], qf[kk], b[0], b[1]);
-      mma16816<T>(s[2 * j + 1], qf[kk], b[2], b[3]);
+      mma16816<T>(s[2 * j], qf, b[0], b[1]);
+      mma16816<T>(s[2 * j + 1], qf, b[2], b[3]);
     }
   }
 }
@@ -293,17 +296,10 @@ __global__ void __launch_bounds__(32 * kWarps) attention_mma_kernel(Params p) {
 
   zero_pad_columns<T, D, LD, L::kThreads>(sq, L::BM + 4 * BN);  // Q, K0, K1, V0, V1 are contiguous
   async_load_rows<D, LD, L::kThreads>(sq, q_src, p.q_stride, q_rows, L::BM);
-  cp_async_commit();  // group: Q
   load_kv(0);
-  cp_async_commit();  // group: K/V step 0
-  cp_async_wait<1>();  // Q has landed (step 0 may still be in flight)
-  __syncthreads();
-  std::uint32_t qf[DP / 16][4];
-  {
-    const std::uint32_t q_base = smem_addr(sq + (warp * 16 + (lane & 15)) * LD + (lane >> 4) * 8);
-#pragma unroll
-    for (int kk = 0; kk < DP / 16; ++kk) ldmatrix_x4(qf[kk], q_base + kk * 16 * 2);
-  }
+  cp_async_commit();  // group: Q and K/V step 0
+  // Q's A fragments (ldmatrix.x4): rows warp*16 + lane%16, dims +8 for lanes 16-31.
+  const std::uint32_t q_base = smem_addr(sq + (warp * 16 + (lane & 15)) * LD + (lane >> 4) * 8);
 
   float o[DP / 8][4];
 #pragma unroll
@@ -316,7 +312,7 @@ __global__ void __launch_bounds__(32 * kWarps) attention_mma_kernel(Params p) {
     __syncthreads();
     const int buf = step & 1;
     float s[BN / 8][4];
-    scores<T, DP, LD, BN>(s, qf, sk + buf * L::kv_elems, lane);
+    scores<T, DP, LD, BN>(s, q_base, sk + buf * L::kv_elems, lane);
     const int valid_keys = loc.seq_len - step * BN;
     if (valid_keys < BN) mask_keys(s, valid_keys, lane);
     online_softmax(s, o, m, l, p.scale_log2);
