@@ -179,7 +179,7 @@ fi
 
 # ---- 6. fused_varlen vs torch SDPA (flash) ----------------------------------------------------
 note ""
-note "fused_varlen vs torch scaled_dot_product_attention (flash backend), same GPU, same shapes:"
+note "fused_varlen (WMMA; mma.sync with 64/128-query blocks) vs torch scaled_dot_product_attention (flash backend), same GPU, same shapes:"
 if timeout "$step_limit" python3 - "$results/micro_cuda.json" "$results/sdpa_compare.json" >> "$summary" 2> "$results/logs/sdpa.log" <<'PY'
 import json, sys
 import torch
@@ -222,24 +222,34 @@ def time_sdpa(heads, d, lens, reps=50):
     times.sort()
     return times[len(times) // 2]
 
-ours = {}
+# Our kernels by micro prefix: the WMMA kernel, and the mma.sync kernel with 64 and 128 queries per block.
+kernels = {"fused_varlen": "cuda/fused_varlen/", "mma": "cuda/fused_varlen_mma/", "mma128": "cuda/fused_varlen_mma128/"}
+ours = {k: {} for k in kernels}
 try:
     for b in json.load(open(micro_path))["benchmarks"]:
         name = b["name"].split("/manual_time")[0]
-        if name.startswith("cuda/fused_varlen/"):
-            ours[name.split("/")[-1]] = b["real_time"]  # us (Unit: microseconds)
+        for kernel, prefix in kernels.items():
+            if name.startswith(prefix):
+                ours[kernel][name.split("/")[-1]] = b["real_time"]  # us (Unit: microseconds)
 except FileNotFoundError:
     pass
+nan = float("nan")
+def ratio_of(torch_us, our_us):
+    return torch_us / our_us if our_us else None
 rows = []
-print(f"  {'shape':28} {'fused_varlen us':>16} {'torch flash us':>15} {'ratio':>7}  (ratio = torch time / ours; target >= 0.8)")
+print(f"  {'shape':28} {'fused_varlen us':>16} {'torch flash us':>15} {'ratio':>7} {'mma us':>9} {'mma ratio':>9}"
+      f" {'mma128 us':>9} {'mma128 ratio':>12}  (ratio = torch time / ours; target >= 0.8)")
 for name, (heads, d, lens) in shapes.items():
     torch_us = time_sdpa(heads, d, lens)
-    our_us = ours.get(name)
-    ratio = torch_us / our_us if our_us else None
+    our_us, mma_us, mma128_us = (ours[k].get(name) for k in kernels)
+    ratio, mma_ratio, mma128_ratio = (ratio_of(torch_us, us) for us in (our_us, mma_us, mma128_us))
     rows.append({"shape": name, "heads": heads, "head_dim": d, "segments": len(lens), "tokens": sum(lens),
-                 "fused_varlen_us": our_us, "torch_sdpa_flash_us": torch_us, "ratio": ratio})
-    print(f"  {name:28} {our_us if our_us else float('nan'):16.1f} {torch_us:15.1f} {ratio if ratio else float('nan'):7.2f}")
-json.dump({"schema": "encbench-sdpa-compare", "schema_version": 1, "torch": torch.__version__,
+                 "fused_varlen_us": our_us, "torch_sdpa_flash_us": torch_us, "ratio": ratio,
+                 "fused_varlen_mma_us": mma_us, "mma_ratio": mma_ratio,
+                 "fused_varlen_mma128_us": mma128_us, "mma128_ratio": mma128_ratio})
+    print(f"  {name:28} {our_us or nan:16.1f} {torch_us:15.1f} {ratio or nan:7.2f} {mma_us or nan:9.1f} {mma_ratio or nan:9.2f}"
+          f" {mma128_us or nan:9.1f} {mma128_ratio or nan:12.2f}")
+json.dump({"schema": "encbench-sdpa-compare", "schema_version": 2, "torch": torch.__version__,
            "device": torch.cuda.get_device_name(0), "rows": rows}, open(out_path, "w"), indent=2)
 PY
 then :; else step_failed "torch SDPA comparison (logs/sdpa.log)"; fi
