@@ -5,6 +5,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <random>
@@ -163,28 +164,38 @@ INSTANTIATE_TEST_SUITE_P(HeadDims, FusedVarlen,
                                            AttentionCase{kc::DType::bf16, 80}, AttentionCase{kc::DType::bf16, 128},
                                            AttentionCase{kc::DType::fp16, 72}, AttentionCase{kc::DType::fp16, 80}));
 
-// attention_fp64 with one thread per head: the 4784-token segment below makes the serial loop
-// take tens of seconds per case, and heads are independent.
-std::vector<double> attention_fp64_per_head(const std::vector<float>& qkv, std::int64_t stride,
+// fp64 attention on views into fused qkv [T, 3, H, D] (token stride `stride`), the same math
+// as attention_fp64 but spread over all cores by query token (interleaved, so the long segment's
+// costly rows are shared out): the 4784-token segment below takes tens of seconds serially.
+std::vector<double> attention_fp64_parallel(const std::vector<float>& qkv, std::int64_t stride,
                                             const std::vector<std::int32_t>& cu, int heads, int d) {
   const std::int32_t total = cu.back();
-  std::vector<double> out(static_cast<std::size_t>(total) * heads * d);
-  std::vector<std::thread> workers;
-  for (int h = 0; h < heads; ++h) {
-    workers.emplace_back([&, h] {
-      std::vector<float> q(static_cast<std::size_t>(total) * d), k(q.size()), v(q.size());
-      for (std::int64_t t = 0; t < total; ++t)
-        for (int c = 0; c < d; ++c) {
-          q[t * d + c] = qkv[t * stride + (0 * heads + h) * d + c];
-          k[t * d + c] = qkv[t * stride + (1 * heads + h) * d + c];
-          v[t * d + c] = qkv[t * stride + (2 * heads + h) * d + c];
-        }
-      const auto ref = attention_fp64(q, k, v, d, cu, 1, d, d);
-      for (std::int64_t t = 0; t < total; ++t)
-        for (int c = 0; c < d; ++c) out[(t * heads + h) * d + c] = ref[t * d + c];
+  std::vector<double> out(static_cast<std::size_t>(total) * heads * d, 0.0);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(d));
+  auto at = [&](std::int64_t t, int which, int h, int c) { return double(qkv[t * stride + (which * heads + h) * d + c]); };
+  auto one_row = [&](std::int32_t i, int h, std::vector<double>& p) {
+    const auto seg = std::upper_bound(cu.begin(), cu.end(), i) - cu.begin() - 1;  // cu[seg] <= i < cu[seg+1]
+    const std::int32_t begin = cu[seg], end = cu[seg + 1];
+    p.assign(static_cast<std::size_t>(end - begin), 0.0);
+    double mx = -1e300, sum = 0;
+    for (std::int32_t j = begin; j < end; ++j) {
+      double dot = 0;
+      for (int c = 0; c < d; ++c) dot += at(i, 0, h, c) * at(j, 1, h, c);
+      mx = std::max(mx, p[j - begin] = dot * scale);
+    }
+    for (auto& x : p) sum += (x = std::exp(x - mx));
+    for (std::int32_t j = begin; j < end; ++j)
+      for (int c = 0; c < d; ++c) out[(static_cast<std::size_t>(i) * heads + h) * d + c] += p[j - begin] / sum * at(j, 2, h, c);
+  };
+  const int workers = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w)
+    threads.emplace_back([&, w] {
+      std::vector<double> p;
+      for (std::int64_t r = w; r < static_cast<std::int64_t>(total) * heads; r += workers)
+        one_row(static_cast<std::int32_t>(r / heads), static_cast<int>(r % heads), p);
     });
-  }
-  for (auto& w : workers) w.join();
+  for (auto& t : threads) t.join();
   return out;
 }
 
@@ -239,7 +250,7 @@ TEST_P(FusedVarlenMma, MatchesFp64ReferenceAndTheWmmaKernel) {
   std::size_t not_finite = 0;
   for (float x : got) not_finite += std::isfinite(x) ? 0 : 1;
   EXPECT_EQ(not_finite, 0u) << "elements left unwritten (NaN poison) or overflowed";
-  const auto ref = attention_fp64_per_head(rounded, stride, cu, heads, d);
+  const auto ref = attention_fp64_parallel(rounded, stride, cu, heads, d);
   const double tolerance = dtype == kc::DType::bf16 ? 1e-2 : 2e-3;
   const double err = relative_error(got, ref);
   EXPECT_LT(err, tolerance) << "head_dim " << d << " " << kc::to_string(dtype) << " block " << block;
