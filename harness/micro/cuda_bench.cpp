@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdint>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -132,6 +133,8 @@ void run_attention(benchmark::State& state, const Shape& shape, Variant variant)
     cudaMalloc(&work_dev, work.size() * 4);
     cudaMemcpy(work_dev, work.data(), work.size() * 4, cudaMemcpyHostToDevice);
   }
+  // A launch error (or a fault of an earlier launch, which CUDA reports at the next one) becomes this
+  // case's error instead of an exception that would end the run and lose the JSON of every case.
   auto launch = [&](int set) {
     kc::AttentionTensors t;
     t.dtype = kc::DType::bf16;
@@ -142,22 +145,29 @@ void run_attention(benchmark::State& state, const Shape& shape, Variant variant)
     t.total_tokens = total;
     t.num_heads = shape.heads;
     t.head_dim = d;
-    launch_variant(variant, t, shape, cu_dev, work_dev, static_cast<int>(work.size() / 3));
+    try {
+      launch_variant(variant, t, shape, cu_dev, work_dev, static_cast<int>(work.size() / 3));
+      return true;
+    } catch (const std::exception& e) {
+      state.SkipWithError(e.what());
+      return false;
+    }
   };
   cudaEvent_t start, stop;
   cudaEventCreate(&start);
   cudaEventCreate(&stop);
-  for (int i = 0; i < 3; ++i) launch(i % kSets);  // warm-up: module load, attribute setup
-  if (!check(state, cudaDeviceSynchronize(), "warm-up")) {
+  bool ok = true;
+  for (int i = 0; i < 3 && ok; ++i) ok = launch(i % kSets);  // warm-up: module load, attribute setup
+  if (!ok || !check(state, cudaDeviceSynchronize(), "warm-up")) {
     release();
     return;
   }
   constexpr int kBatch = 20;
   for (auto _ : state) {
     cudaEventRecord(start);
-    for (int i = 0; i < kBatch; ++i) launch(i % kSets);
+    for (int i = 0; i < kBatch && ok; ++i) ok = launch(i % kSets);
     cudaEventRecord(stop);
-    cudaEventSynchronize(stop);
+    if (!ok || !check(state, cudaEventSynchronize(stop), "attention")) break;
     float ms = 0;
     cudaEventElapsedTime(&ms, start, stop);
     state.SetIterationTime(ms / 1e3 / kBatch);
