@@ -264,7 +264,12 @@ INSTANTIATE_TEST_SUITE_P(HeadDims, FusedVarlenMma,
                          ::testing::Values(MmaCase{kc::DType::bf16, 64, 64}, MmaCase{kc::DType::bf16, 72, 64},
                                            MmaCase{kc::DType::bf16, 80, 64}, MmaCase{kc::DType::bf16, 128, 64},
                                            MmaCase{kc::DType::fp16, 72, 64}, MmaCase{kc::DType::fp16, 80, 64},
-                                           MmaCase{kc::DType::bf16, 80, 128}, MmaCase{kc::DType::bf16, 128, 128}));
+                                           MmaCase{kc::DType::bf16, 80, 128}, MmaCase{kc::DType::bf16, 128, 128}),
+                         [](const ::testing::TestParamInfo<MmaCase>& info) {  // e.g. bf16_d80_q64
+                           return std::string(kc::to_string(info.param.dtype)) + "_d" +
+                                  std::to_string(info.param.head_dim) + "_q" +
+                                  std::to_string(info.param.queries_per_block);
+                         });
 
 // flash-unpad on q/k/v padded 80 -> 128 in device memory, through the WMMA or the mma kernel;
 // returns the relative error against the fp64 reference on the unpadded inputs.
