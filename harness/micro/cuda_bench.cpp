@@ -84,6 +84,20 @@ void launch_variant(Variant variant, const kc::AttentionTensors& t, const Shape&
   }
 }
 
+// Normal random q/k/v values. One draw serves every rotating input set: set s starts s*d values
+// further in (whole head-dim rows, so flash-unpad's zero columns stay in place); a draw per set
+// cost ~1 s of host time per large case, most of a short GPU lease with three kernels per shape.
+std::vector<float> draw_inputs(const Shape& shape, Variant variant, int d, std::size_t count) {
+  std::vector<float> host(count);
+  std::mt19937 rng(1);
+  std::normal_distribution<float> dist(0.f, 1.f);
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    // Padded head-dim columns of flash-unpad stay zero, as after pad_last_dim.
+    host[i] = (is_unpad(variant) && static_cast<int>(i % d) >= shape.head_dim) ? 0.f : dist(rng);
+  }
+  return host;
+}
+
 void run_attention(benchmark::State& state, const Shape& shape, Variant variant) {
   std::string why;
   if (kc::device_count(&why) == 0) {
@@ -112,16 +126,10 @@ void run_attention(benchmark::State& state, const Shape& shape, Variant variant)
     release();
     return;
   }
-  std::vector<float> host(3 * n);
-  std::mt19937 rng(1);
-  std::normal_distribution<float> dist(0.f, 1.f);
+  const auto host = draw_inputs(shape, variant, d, 3 * n + (kSets - 1) * static_cast<std::size_t>(d));
   for (int set = 0; set < kSets; ++set) {
-    for (std::size_t i = 0; i < host.size(); ++i) {
-      // Padded head-dim columns of flash-unpad stay zero, as after pad_last_dim.
-      host[i] = (is_unpad(variant) && static_cast<int>(i % d) >= shape.head_dim) ? 0.f : dist(rng);
-    }
     if (!check(state, cudaMalloc(&qkv[set], 3 * n * 2), "cudaMalloc") ||
-        !check(state, cudaMemcpy(f32, host.data(), host.size() * 4, cudaMemcpyHostToDevice), "cudaMemcpy")) {
+        !check(state, cudaMemcpy(f32, host.data() + set * d, 3 * n * 4, cudaMemcpyHostToDevice), "cudaMemcpy")) {
       release();
       return;
     }
