@@ -10,6 +10,8 @@
 // memory as fp32 because WMMA's accumulator layout is opaque (the per-row rescale needs rows).
 // Head dims 72/80 are rounded up to 80 in shared memory only (zero columns), so device memory
 // keeps the model's native layout.
+// attention_mma.cu implements the same contracts with mma.sync and O in registers (FA2 style);
+// this WMMA kernel stays the callers' default until that one is verified on a GPU.
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
