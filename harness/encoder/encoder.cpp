@@ -260,7 +260,7 @@ struct EncoderRunner::Impl {
       : cfg(c), dev(d), stream(d.default_stream()), rec(&d.recorder()),
         computes(d.info().computes_results),
         native(d.info().kind.starts_with("cuda")),
-        nops(native) {
+        nops(native, c.native_bodies) {
     validate(cfg.toggles);
     const ModelConfig& m = cfg.model;
     // Weights exist on the host only when the device computes results (the reference needs
@@ -714,7 +714,9 @@ struct EncoderRunner::Impl {
         std::memcpy(s, qs, fsize(n));
         std::memcpy(s + n, ks, fsize(n));
         std::memcpy(s + 2 * n, vs, fsize(n));
-      }, nops.sequence({nops.copy(s, qs, fsize(n)), nops.copy(s + n, ks, fsize(n)), nops.copy(s + 2 * n, vs, fsize(n))}));
+      }, nops.enabled() ? nops.sequence({nops.copy(s, qs, fsize(n)), nops.copy(s + n, ks, fsize(n)),
+                                         nops.copy(s + 2 * n, vs, fsize(n))})
+                        : native::Body{});
       launch("pad_stacked", layer, copy_cost(3 * n, 3 * T * heads * Dp), [=](kernels::WorkerPool& pool) {
         math::copy_heads(pool, s, heads * D, 0, D, p, heads * Dp, Dp, 3 * T, heads, D);
       }, nops.copy_heads(s, heads * D, 0, D, p, heads * Dp, Dp, 3 * T, heads, D));
@@ -839,6 +841,7 @@ struct EncoderRunner::Impl {
     call.original_head_dim = cfg.model.head_dim;
     call.scale = scale;
     call.lengths = ws.attn_lengths.as<std::int32_t>();
+    if (!native) return nops.attention(call);  // a body never run: no host list work off CUDA
     std::vector<std::int32_t> host_list;
     if (cfg.toggles.kernel == KernelKind::flash_unpad && in.stride == 128) {
       host_list = native::Ops::unpad_work_list(s.lengths);
@@ -855,7 +858,7 @@ struct EncoderRunner::Impl {
       }
       call.count = static_cast<int>(host_list.size()) - 1;
     }
-    if (native && !host_list.empty()) {
+    if (!host_list.empty()) {
       require(host_list.size() <= ws.attn_lengths_count, "attention length list exceeds its workspace");
       stream.copy_h2d(ws.attn_lengths, 0, host_list.data(), host_list.size() * sizeof(std::int32_t),
                       "attention_lengths_h2d", layer);
@@ -1047,7 +1050,7 @@ struct EncoderRunner::Impl {
       const float* src = ws.qkv.as<float>();
       float* dsts[3] = {ws.q.as<float>(), ws.k.as<float>(), ws.v.as<float>()};
       std::vector<native::Body> parts;
-      for (std::size_t part = 0; part < 3; ++part)
+      for (std::size_t part = 0; part < 3 && nops.enabled(); ++part)
         parts.push_back(nops.copy_heads(src, qkv_width, part * heads * qkv_stride, qkv_stride, dsts[part],
                                         heads * qkv_stride, qkv_stride, T, heads, qkv_stride));
       launch("split_heads", layer, copy_cost(T * qkv_width, T * qkv_width), [=](kernels::WorkerPool& pool) {

@@ -47,13 +47,15 @@ struct AttentionCall {
 class Ops {
  public:
   // on_cuda: the encoder runs on a CUDA device (creates the cuBLAS handle the GEMMs use).
-  explicit Ops(bool on_cuda);
+  // enabled: build bodies at all (false: every factory returns an empty Body at no cost).
+  Ops(bool on_cuda, bool enabled);
   ~Ops();
   Ops(const Ops&) = delete;
   Ops& operator=(const Ops&) = delete;
 
   // Whether this build has native bodies at all (the CUDA toolkit was found).
   static bool built();
+  bool enabled() const { return enabled_; }  // factories build bodies (else they return {})
 
   Body nothing() const;  // an op whose CPU body is empty (cost-only): nothing to enqueue
   Body sequence(std::vector<Body> parts) const;  // several kernels as one op
@@ -87,6 +89,7 @@ class Ops {
  private:
   struct Blas;
   std::unique_ptr<Blas> blas_;
+  bool enabled_ = false;
 };
 
 }  // namespace encbench::encoder::native

@@ -22,7 +22,7 @@ struct Ops::Blas {
   kc::BlasHandle handle;
 };
 
-Ops::Ops(bool on_cuda) {
+Ops::Ops(bool on_cuda, bool enabled) : enabled_(enabled || on_cuda) {
   // cuBLAS needs a device; the handle is made once here, outside any forward, so no GEMM body
   // ever allocates (cublasCreate would synchronize) while a forward is being measured.
   if (on_cuda) blas_ = std::make_unique<Blas>();
@@ -32,10 +32,12 @@ Ops::~Ops() = default;
 bool Ops::built() { return true; }
 
 Body Ops::nothing() const {
+  if (!enabled_) return {};
   return [](void*) {};
 }
 
 Body Ops::sequence(std::vector<Body> parts) const {
+  if (!enabled_) return {};
   return [parts = std::move(parts)](void* stream) {
     for (const Body& part : parts) part(stream);
   };
@@ -43,6 +45,7 @@ Body Ops::sequence(std::vector<Body> parts) const {
 
 Body Ops::gemm(const float* x, const float* w, const float* bias, float* out, std::size_t m, std::size_t k,
                std::size_t n) const {
+  if (!enabled_) return {};
   Blas* blas = blas_.get();
   return [=](void* stream) {
     require(blas != nullptr, "gemm: the encoder was not set up for a CUDA device (no cuBLAS handle)");
@@ -61,10 +64,12 @@ Body Ops::gemm(const float* x, const float* w, const float* bias, float* out, st
 
 Body Ops::norm(const float* x, const float* gamma, const float* beta, float* out, std::size_t rows,
                std::size_t dim, double eps) const {
+  if (!enabled_) return {};
   return [=](void* stream) { kc::norm_rows_f32(x, gamma, beta, out, i64(rows), i64(dim), eps, stream); };
 }
 
 Body Ops::activation(NativeActivation act, float* x, std::size_t count) const {
+  if (!enabled_) return {};
   const kc::Activation kind = act == NativeActivation::gelu_erf    ? kc::Activation::gelu_erf
                               : act == NativeActivation::gelu_tanh ? kc::Activation::gelu_tanh
                                                              : kc::Activation::quick_gelu;
@@ -72,16 +77,19 @@ Body Ops::activation(NativeActivation act, float* x, std::size_t count) const {
 }
 
 Body Ops::silu_mul(const float* gate_up, float* out, std::size_t rows, std::size_t inner) const {
+  if (!enabled_) return {};
   return [=](void* stream) { kc::silu_mul_f32(gate_up, out, i64(rows), i64(inner), stream); };
 }
 
 Body Ops::add(const float* x, const float* y, float* out, std::size_t count) const {
+  if (!enabled_) return {};
   return [=](void* stream) { kc::add_f32(x, y, out, i64(count), stream); };
 }
 
 Body Ops::copy_heads(const float* src, std::size_t src_row, std::size_t src_off, std::size_t src_head, float* dst,
                      std::size_t dst_row, std::size_t dst_head, std::size_t tokens, std::size_t heads,
                      std::size_t d) const {
+  if (!enabled_) return {};
   kc::HeadCopyF32 c;
   c.src = src;
   c.src_row = i64(src_row);
@@ -98,6 +106,7 @@ Body Ops::copy_heads(const float* src, std::size_t src_row, std::size_t src_off,
 
 Body Ops::rotary(float* q, float* k, std::size_t row, std::size_t head_stride, std::size_t tokens, std::size_t heads,
                  std::size_t head_dim, const std::int32_t* pos_h, const std::int32_t* pos_w, double theta) const {
+  if (!enabled_) return {};
   kc::Rotary2dF32 a;
   a.q = q;
   a.k = k;
@@ -114,23 +123,28 @@ Body Ops::rotary(float* q, float* k, std::size_t row, std::size_t head_stride, s
 
 Body Ops::gather_groups(const float* src, float* dst, const std::int32_t* index, std::size_t groups,
                         std::size_t group_floats) const {
+  if (!enabled_) return {};
   return [=](void* stream) { kc::gather_groups_f32(src, dst, index, i64(groups), i64(group_floats), stream); };
 }
 
 Body Ops::scatter_groups(const float* src, float* dst, const std::int32_t* index, std::size_t groups,
                          std::size_t group_floats) const {
+  if (!enabled_) return {};
   return [=](void* stream) { kc::scatter_groups_f32(src, dst, index, i64(groups), i64(group_floats), stream); };
 }
 
 Body Ops::copy(void* dst, const void* src, std::size_t bytes) const {
+  if (!enabled_) return {};
   return [=](void* stream) { kc::copy_device(dst, src, bytes, stream); };
 }
 
 Body Ops::diff(const std::int32_t* cu, std::size_t segments, std::int32_t* lengths) const {
+  if (!enabled_) return {};
   return [=](void* stream) { kc::cu_seqlens_diff(cu, static_cast<int>(segments), lengths, stream); };
 }
 
 Body Ops::attention(const AttentionCall& call) const {
+  if (!enabled_) return {};
   return [call](void* stream) {
     const std::int64_t n = call.tokens * call.heads * call.stride;
     // The flash kernels read 16-bit q/k/v: round the fp32 activations to bf16 (the dtype vLLM runs

@@ -6,7 +6,7 @@ namespace encbench::encoder::native {
 
 struct Ops::Blas {};
 
-Ops::Ops(bool on_cuda) { (void)on_cuda; }
+Ops::Ops(bool on_cuda, bool enabled) { (void)on_cuda, (void)enabled; }  // enabled_ stays false
 Ops::~Ops() = default;
 bool Ops::built() { return false; }
 
