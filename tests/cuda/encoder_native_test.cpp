@@ -148,12 +148,10 @@ std::unique_ptr<device::Device> cuda_device() {
   return device::make_device(o);
 }
 
-// Small images of each issue model: one image of 4 windows (Qwen2.5-VL's 112-pixel windows), and
-// two images of different sizes (two segments; windows of different counts).
-std::vector<std::vector<GridTHW>> small_batches(const encoder::ModelConfig& model) {
-  if (model.patch_size == 14) return {{{1, 16, 16}}, {{1, 16, 16}, {1, 8, 12}}};  // 224x224 (+ 112x168)
-  return {{{1, 16, 16}}, {{1, 16, 16}, {1, 8, 12}}};                               // 256x256 (+ 128x192)
-}
+// Small images of each issue model (1 and 2 images; the second batch has two segments, and on
+// Qwen2.5-VL windows of different counts: 112x112 is one 112-pixel window, 112x168 two).
+// The grids hold for 14- and 16-pixel patches alike (224x224 or 256x256, and so on).
+std::vector<std::vector<GridTHW>> small_batches() { return {{{1, 16, 16}}, {{1, 8, 8}, {1, 8, 12}}}; }
 
 encoder::AccuracyReport verify_on_cuda(device::Device& dev, kernels::WorkerPool& pool, const std::string& model,
                                        const Toggles& toggles, const std::vector<GridTHW>& grids, bool mlp) {
@@ -173,20 +171,22 @@ std::string describe_result(const encoder::AccuracyReport& r) {
   return r.verdict + " max_rel_error " + std::to_string(r.max_rel_error) + " (" + r.reason + ")";
 }
 
-// Both issue models, 1 and 2 images, baseline and optimized, with the MLP: PASS at the CUDA
-// tolerance, and an error above fp32 rounding (bf16 attention really ran on the GPU).
+// Both issue models, 1 and 2 images, baseline (with the MLP) and optimized: PASS at the CUDA
+// tolerance, and an error well above fp32 rounding (~1e-6: bf16 attention really ran on the GPU;
+// 5.6e-4 to 8.3e-4 measured on an H200). The MLP does not depend on the toggles, so one preset
+// runs it (the fp64 reference's time is the cost here).
 TEST(EncoderOnCuda, IssueModelsPassVerifyForBaselineAndOptimized) {
   REQUIRE_GPU();
   auto dev = cuda_device();
   EXPECT_EQ(encoder::default_tolerance(dev->info()), encoder::kCudaTolerance);
   kernels::ThreadPool pool(0);
   for (const std::string model : {"qwen2.5-vl-7b", "qwen3-vl-8b"})
-    for (const auto& grids : small_batches(encoder::load_model(model)))
+    for (const auto& grids : small_batches())
       for (const std::string preset : {"baseline", "optimized"}) {
-        const auto r = verify_on_cuda(*dev, pool, model, encoder::preset(preset), grids, true);
+        const auto r = verify_on_cuda(*dev, pool, model, encoder::preset(preset), grids, preset == "baseline");
         SCOPED_TRACE(model + " " + preset + " images " + std::to_string(grids.size()));
         EXPECT_EQ(r.verdict, "PASS") << describe_result(r);
-        EXPECT_GT(r.max_rel_error, 1e-6) << describe_result(r);
+        EXPECT_GT(r.max_rel_error, 5e-5) << describe_result(r);
         std::printf("[cuda verify] %s %s images=%zu max_rel_error=%.3g merger=%.3g\n", model.c_str(), preset.c_str(),
                     grids.size(), r.max_rel_error, r.merger_rel_error);
       }
@@ -195,15 +195,15 @@ TEST(EncoderOnCuda, IssueModelsPassVerifyForBaselineAndOptimized) {
 // Every kernel x pad method on both models, and on Qwen2.5-VL (full and window layers) every
 // source of the lengths for the two attention paths that read them differently (fused-varlen
 // without padding: host cumulative list or device cu_seqlens; flash-unpad padded: the uploaded
-// work list). One image without the MLP keeps the fp64 reference short; scale, pad decision and
-// out buffer only move host work, so one value of each suffices.
+// work list). One image of two windows without the MLP keeps the fp64 reference short; scale, pad
+// decision and out buffer only move host work, so one value of each suffices.
 TEST(EncoderOnCuda, EveryKernelPadAndLengthSourcePasses) {
   REQUIRE_GPU();
   auto dev = cuda_device();
   kernels::ThreadPool pool(0);
   std::set<std::string> seen;
   for (const std::string model : {"qwen2.5-vl-7b", "qwen3-vl-8b"}) {
-    const auto grids = small_batches(encoder::load_model(model)).front();
+    const std::vector<GridTHW> grids{{1, 16, 8}};  // 224x112 (256x128): two windows on Qwen2.5-VL
     for (const Toggles& t : encoder::all_valid_toggles()) {
       using encoder::KernelKind;
       using encoder::PadMethod;
