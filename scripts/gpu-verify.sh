@@ -9,7 +9,12 @@
 # Results (JSON, traces, logs, a summary) go to $OUT/results/<device> when $OUT is set (the
 # device tool's output folder), else reports/results/<device>/. Commit them from there.
 #
-#   scripts/gpu-verify.sh [--quick]      --quick: 448x448 only, 5 repetitions (a smoke run)
+#   scripts/gpu-verify.sh [--quick] [--prebuilt DIR] [--kernels-only]
+#     --quick         448x448 only, 5 repetitions (a smoke run)
+#     --prebuilt DIR  use DIR/bin/{encbench,encbench-micro,cuda_tests} and DIR/lib* made here by
+#                     scripts/gpu-pack.sh (a GPU machine without the Debian -dev packages); skips
+#                     the build and the CPU test suite, runs cuda_tests
+#     --kernels-only  steps 2, 4 and 6 (the CUDA kernels), not the encoder (steps 3 and 5)
 #
 # Every step runs even when an earlier one fails; the exit code is the number of failed steps.
 # An accuracy FAIL of a preset that is *expected* to be wrong (pr6448 on qwen2.5-vl: the layer-0
@@ -17,7 +22,19 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 quick=0
-[[ "${1:-}" == "--quick" ]] && quick=1
+prebuilt=""
+kernels_only=0
+while (($#)); do
+  case "$1" in
+    --quick) quick=1 ;;
+    --prebuilt) prebuilt=${2:?--prebuilt needs a folder}; shift ;;
+    --kernels-only) kernels_only=1 ;;
+    *) echo "gpu-verify: unknown argument '$1' (accepted: --quick, --prebuilt DIR, --kernels-only)" >&2; exit 2 ;;
+  esac
+  shift
+done
+# Each step has a time limit, so one hung step cannot eat a short GPU lease.
+step_limit=${GPU_VERIFY_STEP_LIMIT_S:-300}
 
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
   echo "gpu-verify: no NVIDIA GPU here (nvidia-smi failed); nothing to verify" >&2
@@ -38,27 +55,51 @@ nvidia-smi > "$results/logs/nvidia-smi.txt" 2>&1
 nvcc --version > "$results/logs/nvcc.txt" 2>&1 || /usr/local/cuda/bin/nvcc --version > "$results/logs/nvcc.txt" 2>&1
 
 # ---- 1. build --------------------------------------------------------------------------------
-build="build-gpu"
 jobs=$(nproc)
-if ! { cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DENCBENCH_CUDA=ON \
-         ${CUDA_ARCHS:+-DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS"} &&
-       cmake --build "$build" -j "$jobs"; } > "$results/logs/build.log" 2>&1; then
-  step_failed "build (see logs/build.log)"
-  tail -30 "$results/logs/build.log"
-  exit "$failed"
+if [[ -n "$prebuilt" ]]; then
+  [[ -x "$prebuilt/bin/encbench" ]] || { step_failed "--prebuilt $prebuilt has no bin/encbench (scripts/gpu-pack.sh makes it)"; exit "$failed"; }
+  # The packed libraries first; CUDA's own from the machine, the packed cudart/cupti as a fallback.
+  cuda_dirs=$(dirname "$(find /usr/local /opt /usr/lib -name 'libcublasLt.so.13' 2>/dev/null | head -1)" 2>/dev/null || true)
+  export LD_LIBRARY_PATH="$PWD/$prebuilt/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib:${cuda_dirs}:$PWD/$prebuilt/lib-cuda${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  export ENCBENCH_SOURCE_DIR="$PWD" ENCBENCH_SCENARIOS_DIR="$PWD/scenarios"
+  encbench="$prebuilt/bin/encbench"
+  micro="$prebuilt/bin/encbench-micro"
+  cuda_tests="$prebuilt/bin/cuda_tests"
+  note "prebuilt: $prebuilt (commit $(cat "$prebuilt/commit" 2>/dev/null || echo unknown))"
+  ldd "$encbench" "$micro" "$cuda_tests" > "$results/logs/ldd.txt" 2>&1
+  if grep -q "not found" "$results/logs/ldd.txt"; then note "missing libraries: $(grep 'not found' "$results/logs/ldd.txt" | sort -u | tr -s ' \t' ' ' | tr '\n' ';')"; fi
+else
+  build="build-gpu"
+  if ! { cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=Release -DENCBENCH_CUDA=ON \
+           ${CUDA_ARCHS:+-DCMAKE_CUDA_ARCHITECTURES="$CUDA_ARCHS"} &&
+         cmake --build "$build" -j "$jobs"; } > "$results/logs/build.log" 2>&1; then
+    step_failed "build (see logs/build.log)"
+    tail -30 "$results/logs/build.log"
+    exit "$failed"
+  fi
+  encbench="$build/harness/cli/encbench"
+  micro="$build/harness/micro/encbench-micro"
+  cuda_tests="$build/tests/cuda/cuda_tests"
 fi
-encbench="$build/harness/cli/encbench"
-micro="$build/harness/micro/encbench-micro"
 
 # ---- 2. tests --------------------------------------------------------------------------------
-if (cd "$build" && ctest --output-on-failure -j "$jobs" --timeout 600) > "$results/logs/ctest.log" 2>&1; then
+if [[ -n "$prebuilt" ]]; then
+  note "tests: the CPU suite is CI's (prebuilt run); cuda_tests below"
+elif (cd "$build" && ctest --output-on-failure -j "$jobs" --timeout 600) > "$results/logs/ctest.log" 2>&1; then
   note "tests: all passed ($(grep -Eo '[0-9]+ tests? passed|tests passed, [0-9]+ tests failed out of [0-9]+' "$results/logs/ctest.log" | tail -1))"
 else
   step_failed "tests (see logs/ctest.log): $(grep -E 'tests failed out of' "$results/logs/ctest.log" | tail -1)"
 fi
 # The GPU cases must have run, not skipped.
-"$build/tests/cuda/cuda_tests" --gtest_brief=1 > "$results/logs/cuda_tests.log" 2>&1 || step_failed "cuda_tests"
-if grep -q "SKIPPED" "$results/logs/cuda_tests.log"; then step_failed "cuda_tests skipped GPU cases on a GPU machine"; fi
+if timeout "$step_limit" "$cuda_tests" --gtest_brief=1 > "$results/logs/cuda_tests.log" 2>&1; then
+  note "cuda_tests: $(grep -E '^\[  PASSED  \]' "$results/logs/cuda_tests.log" | tail -1)"
+else
+  step_failed "cuda_tests: $(grep -E 'FAILED|PASSED' "$results/logs/cuda_tests.log" | tail -3 | tr '\n' ' ')"
+fi
+# The host-only cases skip where a GPU is present ("covered by" the GPU cases); any other skip is a GPU case that did not run.
+if grep -A1 -E ": Skipped$" "$results/logs/cuda_tests.log" | grep -vE ": Skipped$|^--$|a CUDA device is present" | grep -q .; then
+  step_failed "cuda_tests skipped GPU cases on a GPU machine"
+fi
 
 # ---- 3. accuracy guard -----------------------------------------------------------------------
 models=(qwen2.5-vl-7b qwen3-vl-8b)
@@ -78,6 +119,7 @@ note "presets: $presets"
 image_args() { local IFS=,; for img in $1; do printf -- '--image %s ' "$img"; done; }
 set_name() { local n; n=$(echo "$1" | tr ',' '\n' | wc -l); echo "${n}x$(echo "$1" | cut -d, -f1)"; }
 
+if ((kernels_only)); then note "accuracy guard: skipped (--kernels-only)"; else
 note ""
 note "accuracy guard (encode --verify; exit 1 = accuracy FAIL):"
 for model in "${models[@]}"; do
@@ -85,7 +127,7 @@ for model in "${models[@]}"; do
     for preset in $presets; do
       tag="$model.$(set_name "$set").$preset"
       # shellcheck disable=SC2046
-      "$encbench" encode --model "$model" $(image_args "$set") --preset "$preset" --device cuda \
+      timeout "$step_limit" "$encbench" encode --model "$model" $(image_args "$set") --preset "$preset" --device cuda \
         --verify --json "$results/encode/$tag.json" --trace "$results/traces/$tag.trace.json" \
         > "$results/logs/encode.$tag.log" 2>&1
       rc=$?
@@ -99,9 +141,10 @@ for model in "${models[@]}"; do
     done
   done
 done
+fi
 
 # ---- 4. microbenchmarks ----------------------------------------------------------------------
-if "$micro" --benchmark_filter='^cuda/' --benchmark_min_time=0.2 \
+if timeout "$step_limit" "$micro" --benchmark_filter='^cuda/' --benchmark_min_time="${GPU_VERIFY_MICRO_MIN_TIME:-0.2}" \
      --benchmark_out="$results/micro_cuda.json" --benchmark_out_format=json \
      > "$results/logs/micro_cuda.log" 2>&1; then
   note ""
@@ -112,6 +155,7 @@ else
 fi
 
 # ---- 5. A/B ----------------------------------------------------------------------------------
+if ((kernels_only)); then note "encbench ab: skipped (--kernels-only)"; else
 note ""
 note "encbench ab ($reps interleaved repetitions per side):"
 pairs=("baseline optimized")
@@ -122,7 +166,7 @@ for model in "${models[@]}"; do
       read -r a b <<< "$pair"
       tag="$model.$(set_name "$set").$a-vs-$b"
       # shellcheck disable=SC2046
-      if "$encbench" ab --model "$model" $(image_args "$set") --a "$a" --b "$b" --repetitions "$reps" \
+      if timeout "$step_limit" "$encbench" ab --model "$model" $(image_args "$set") --a "$a" --b "$b" --repetitions "$reps" \
            --device cuda --json "$results/ab/$tag.json" > "$results/logs/ab.$tag.log" 2>&1; then
         note "  $tag: $(grep -iE 'speedup|median|p-value' "$results/logs/ab.$tag.log" | head -2 | tr '\n' ' ')"
       else
@@ -131,11 +175,12 @@ for model in "${models[@]}"; do
     done
   done
 done
+fi
 
 # ---- 6. fused_varlen vs torch SDPA (flash) ----------------------------------------------------
 note ""
 note "fused_varlen vs torch scaled_dot_product_attention (flash backend), same GPU, same shapes:"
-if python3 - "$results/micro_cuda.json" "$results/sdpa_compare.json" >> "$summary" 2> "$results/logs/sdpa.log" <<'PY'
+if timeout "$step_limit" python3 - "$results/micro_cuda.json" "$results/sdpa_compare.json" >> "$summary" 2> "$results/logs/sdpa.log" <<'PY'
 import json, sys
 import torch
 from torch.nn.attention import SDPBackend, sdpa_kernel
