@@ -40,7 +40,7 @@ ResolvedRun resolve(const RunOptions& o) {
   require(o.warmup >= 0 && o.warmup <= 10000, "--warmup must be in [0, 10000]");
   require(o.launch_overhead_us >= 0 && o.launch_overhead_us <= 1e6, "--launch-overhead-us must be in [0, 1e6]");
   require(o.kernel_wait_threshold_us >= 0, "--kernel-wait-threshold-us must be >= 0");
-  require(o.tolerance > 0, "--tolerance must be positive");
+  require(o.tolerance >= 0, "--tolerance must be >= 0 (0: the device's default)");
   require(o.alloc_mode == "fresh" || o.alloc_mode == "caching",
           "--alloc-mode: unknown value '" + o.alloc_mode + "'; valid values: fresh, caching");
   ResolvedRun r;
@@ -91,17 +91,19 @@ std::unique_ptr<device::Device> make_verify_device(const ResolvedRun& resolved, 
 }
 
 namespace {
-AccuracyReport verify_with(EncoderRunner& runner, const ResolvedRun& resolved, const RunOptions& options) {
+AccuracyReport verify_with(EncoderRunner& runner, const device::Device& device, const ResolvedRun& resolved,
+                           const RunOptions& options) {
   LayerSnapshots snaps;
   const ForwardReport vr = runner.forward_with_snapshots(resolved.grids, snaps);
   kernels::ThreadPool pool(options.threads);
-  return verify_forward(pool, runner, resolved.plan, snaps, vr.attention, options.tolerance);
+  const double tolerance = options.tolerance > 0 ? options.tolerance : default_tolerance(device.info());
+  return verify_forward(pool, runner, resolved.plan, snaps, vr.attention, tolerance);
 }
 AccuracyReport verify_config(device::Device& device, const ResolvedRun& resolved, const RunOptions& options,
                              EncoderConfig cfg) {
   cfg.keep_host_weights = true;
   EncoderRunner runner(cfg, device);
-  return verify_with(runner, resolved, options);
+  return verify_with(runner, device, resolved, options);
 }
 }  // namespace
 
@@ -131,7 +133,7 @@ ConfigRun run_config(device::Device& device, device::Device* verify_device, cons
     for (int i = 0; i < options.warmup; ++i) (void)runner.forward(resolved.grids);
     for (int i = 0; i < options.forwards; ++i) run.forwards.push_back(runner.forward(resolved.grids));
     run.last_timeline = runner.last_timeline();
-    if (options.verify && verify_device == nullptr) run.accuracy = verify_with(runner, resolved, options);
+    if (options.verify && verify_device == nullptr) run.accuracy = verify_with(runner, device, resolved, options);
   } catch (const OutOfDeviceMemoryAt& oom) {
     run.failure = oom.what();
     run.forwards.clear();

@@ -12,6 +12,7 @@
 #include "harness/core/error.hpp"
 #include "harness/core/instrument.hpp"
 #include "harness/encoder/host_math.hpp"
+#include "harness/encoder/native_ops.hpp"
 #include "harness/timeline/recorder.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/workspace.hpp"
@@ -226,6 +227,10 @@ struct EncoderRunner::Impl {
     Buffer cu_full, cu_window, lengths_dev, window_index, pos_h, pos_w, snapshots;
     Buffer merge_mid, merged_perm, merged;  // merger: fc1 output, output (blocks' order), restored
     std::vector<Buffer> deepstack;          // one output per deepstack merger
+    // CUDA only: bf16 staging of q/k/v/out for the flash kernels, and the attention's host length
+    // list (cu_seqlens or flash-unpad's work list) uploaded per layer.
+    Buffer q16, k16, v16, out16, attn_lengths;
+    std::size_t attn_lengths_count = 0;  // int32 capacity of attn_lengths
   };
 
   EncoderConfig cfg;
@@ -233,6 +238,8 @@ struct EncoderRunner::Impl {
   device::Stream& stream;
   timeline::Recorder* rec;
   bool computes;
+  bool native;         // a CUDA device: ops run their native bodies (native_ops.hpp)
+  native::Ops nops;
   HostWeights host;
   Buffer patch_w;
   std::vector<LayerBuffers> layers;
@@ -251,7 +258,9 @@ struct EncoderRunner::Impl {
 
   Impl(const EncoderConfig& c, device::Device& d)
       : cfg(c), dev(d), stream(d.default_stream()), rec(&d.recorder()),
-        computes(d.info().computes_results) {
+        computes(d.info().computes_results),
+        native(d.info().kind.starts_with("cuda")),
+        nops(native, c.native_bodies) {
     validate(cfg.toggles);
     const ModelConfig& m = cfg.model;
     // Weights exist on the host only when the device computes results (the reference needs
@@ -389,9 +398,11 @@ struct EncoderRunner::Impl {
     return b;
   }
 
-  void launch(std::string name, int layer, OpCost cost, std::function<void(kernels::WorkerPool&)> body) {
+  // `native_body`: the same op as CUDA kernels (native_ops.hpp); every op has both.
+  void launch(std::string name, int layer, OpCost cost, std::function<void(kernels::WorkerPool&)> body,
+              native::Body native_body) {
     const TorchCall call(dev, rec, name, layer);
-    stream.launch(KernelLaunch{std::move(name), cost, layer, std::move(body)});
+    stream.launch(KernelLaunch{std::move(name), cost, layer, std::move(body), std::move(native_body)});
   }
   // `count` Python-level view ops (view, chunk, unbind, a slice, a rearrange that needs no copy).
   void view_ops(const char* name, int layer, int count) {
@@ -422,7 +433,8 @@ struct EncoderRunner::Impl {
     const float* bp = bias ? bias.as<float>() : nullptr;
     float* cp = c.as<float>();
     launch(name, layer, gemm_cost(m, k, n),
-           [=](kernels::WorkerPool& pool) { math::linear(pool, ap, wp, bp, cp, m, k, n); });
+           [=](kernels::WorkerPool& pool) { math::linear(pool, ap, wp, bp, cp, m, k, n); },
+           nops.gemm(ap, wp, bp, cp, m, k, n));
   }
 
   void ensure_workspace(const InputPlan& plan) {
@@ -467,6 +479,20 @@ struct EncoderRunner::Impl {
     if (m.has_windows()) ws.merged = allocate(fsize(merged_rows * out));
     for (std::size_t k = 0; k < m.deepstack_visual_indexes.size(); ++k)
       ws.deepstack.push_back(allocate(fsize(merged_rows * out)));
+    if (native) allocate_native_attention(T, heads * Dp, max_cu);
+  }
+
+  // The CUDA attention's extra device memory: bf16 copies of q/k/v/out ([T, H, Dp] is the widest
+  // layout any toggle uses) and room for the longest length list a layer uploads: flash-unpad's
+  // work list has 3 int32 per tile and at most T/64 + segments tiles (sum of ceil(len/64)).
+  void allocate_native_attention(std::size_t T, std::size_t row, std::size_t max_cu) {
+    const std::size_t bytes16 = T * row * 2;
+    ws.q16 = allocate(bytes16);
+    ws.k16 = allocate(bytes16);
+    ws.v16 = allocate(bytes16);
+    ws.out16 = allocate(bytes16);
+    ws.attn_lengths_count = 3 * (T / static_cast<std::size_t>(native::Ops::kTileRows) + max_cu + 1);
+    ws.attn_lengths = allocate(ws.attn_lengths_count * sizeof(std::int32_t));
   }
 
   // A patch merger on the hidden states [T, hidden] (in the blocks' token order): norm (over
@@ -483,7 +509,8 @@ struct EncoderRunner::Impl {
     gemm_op((prefix + "_fc1").c_str(), -1, ws.norm_out, B.fc1_w, B.fc1_b, ws.merge_mid, rows, merged, merged);
     float* a = ws.merge_mid.as<float>();
     launch(prefix + "_gelu", -1, {8.0 * rows * merged, 2.0 * kCostBytes * rows * merged},
-           [=](kernels::WorkerPool& pool) { math::gelu_erf(pool, a, rows * merged); });
+           [=](kernels::WorkerPool& pool) { math::gelu_erf(pool, a, rows * merged); },
+           nops.activation(native::NativeActivation::gelu_erf, a, rows * merged));
     gemm_op((prefix + "_fc2").c_str(), -1, ws.merge_mid, B.fc2_w, B.fc2_b, out, rows, merged,
             static_cast<std::size_t>(m.out_hidden_size));
   }
@@ -525,7 +552,7 @@ struct EncoderRunner::Impl {
     // torch.diff(cu_seqlens) on the device ...
     launch("seq_lens_diff", layer, copy_cost(n + 1, n), [=](kernels::WorkerPool&) {
       for (std::size_t i = 0; i < n; ++i) out[i] = cu[i + 1] - cu[i];
-    });
+    }, nops.diff(cu, n, out));
     // ... then .to("cpu"): waits for everything queued before it.
     std::vector<std::int32_t> lengths(n);
     // The call's framework part before the copy (its span does not enclose the blocking wait, which
@@ -687,10 +714,12 @@ struct EncoderRunner::Impl {
         std::memcpy(s, qs, fsize(n));
         std::memcpy(s + n, ks, fsize(n));
         std::memcpy(s + 2 * n, vs, fsize(n));
-      });
+      }, nops.enabled() ? nops.sequence({nops.copy(s, qs, fsize(n)), nops.copy(s + n, ks, fsize(n)),
+                                         nops.copy(s + 2 * n, vs, fsize(n))})
+                        : native::Body{});
       launch("pad_stacked", layer, copy_cost(3 * n, 3 * T * heads * Dp), [=](kernels::WorkerPool& pool) {
         math::copy_heads(pool, s, heads * D, 0, D, p, heads * Dp, Dp, 3 * T, heads, D);
-      });
+      }, nops.copy_heads(s, heads * D, 0, D, p, heads * Dp, Dp, 3 * T, heads, D));
       view_ops("unbind", layer, 1);
       const float* qp = per_call[pi].as<float>();  // unbind: k and v are views into the same buffer
       return {qp, qp + T * heads * Dp, qp + 2 * T * heads * Dp, Dp};
@@ -704,7 +733,7 @@ struct EncoderRunner::Impl {
       float* d = per_call[idx[i]].as<float>();
       launch(names[i], layer, copy_cost(T * heads * D, T * heads * Dp), [=](kernels::WorkerPool& pool) {
         math::copy_heads(pool, s, heads * D, 0, D, d, heads * Dp, Dp, T, heads, D);
-      });
+      }, nops.copy_heads(s, heads * D, 0, D, d, heads * Dp, Dp, T, heads, D));
     }
     return {per_call[idx[0]].as<float>(), per_call[idx[1]].as<float>(), per_call[idx[2]].as<float>(), Dp};
   }
@@ -747,6 +776,7 @@ struct EncoderRunner::Impl {
     const std::string kernel_name = std::string(unpad ? "attention_flash_unpad" : "attention_fusion") +
                                     (in.stride != static_cast<std::size_t>(m.head_dim) ? "_pad128" : "");
     const float *qp = in.q, *kp = in.k, *vp = in.v;
+    native::Body native_body = native_attention(layer, in, op, scale, s, cu_now, cu_count, T);
     if (unpad) {
       // _npu_flash_attention_unpad(seq_len = per-sequence host lengths, out = padded buffer)
       launch(kernel_name, layer, cost, [=, lens = s.lengths](kernels::WorkerPool& pool) {
@@ -764,7 +794,7 @@ struct EncoderRunner::Impl {
         a.head_dim = std::min(model_dim, layout_dim);
         a.scale = scale;
         kernels::flash_unpad(a, pool, kernels::Isa::best, scratch);
-      });
+      }, std::move(native_body));
       return;
     }
     // npu_fusion_attention / FIA: cumulative lengths, from a host list or (device-cumulative)
@@ -786,7 +816,54 @@ struct EncoderRunner::Impl {
       a.head_dim = layout_dim;
       a.scale = scale;
       kernels::fused_varlen(a, pool, kernels::Isa::best, scratch);
-    });
+    }, std::move(native_body));
+  }
+
+  // The attention's native body. The CUDA kernels read their lengths from device memory: the
+  // device-cumulative mode passes cu_seqlens as it is; a host list (flash-unpad's per-sequence
+  // lengths as a tile work list, the fused kernel's host cumulative list) is uploaded with an
+  // H2D copy before the launch, as the NPU op takes its host seq_len list down itself. flash-unpad
+  // without the 128 pad (pad decision off) has no CUDA kernel: the fused one runs instead.
+  native::Body native_attention(int layer, const QkvView& in, float* op, float scale, const SeqLens& s,
+                                const Buffer& cu_now, std::size_t cu_count, std::size_t T) {
+    native::AttentionCall call;
+    call.q = in.q;
+    call.k = in.k;
+    call.v = in.v;
+    call.out = op;
+    call.q16 = ws.q16.data();
+    call.k16 = ws.k16.data();
+    call.v16 = ws.v16.data();
+    call.out16 = ws.out16.data();
+    call.tokens = static_cast<std::int64_t>(T);
+    call.heads = cfg.model.num_heads;
+    call.stride = static_cast<int>(in.stride);
+    call.original_head_dim = cfg.model.head_dim;
+    call.scale = scale;
+    call.lengths = ws.attn_lengths.as<std::int32_t>();
+    if (!native) return nops.attention(call);  // a body never run: no host list work off CUDA
+    std::vector<std::int32_t> host_list;
+    if (cfg.toggles.kernel == KernelKind::flash_unpad && in.stride == 128) {
+      host_list = native::Ops::unpad_work_list(s.lengths);
+      call.work_list = true;
+      call.count = static_cast<int>(host_list.size() / 3);
+    } else if (s.device_cu) {
+      call.lengths = cu_now.as<std::int32_t>();
+      call.count = static_cast<int>(cu_count) - 1;
+    } else {
+      host_list = s.cumulative;
+      if (host_list.empty()) {  // flash-unpad's lengths, as the fused kernel's endpoints
+        host_list.push_back(0);
+        for (std::int32_t len : s.lengths) host_list.push_back(host_list.back() + len);
+      }
+      call.count = static_cast<int>(host_list.size()) - 1;
+    }
+    if (!host_list.empty()) {
+      require(host_list.size() <= ws.attn_lengths_count, "attention length list exceeds its workspace");
+      stream.copy_h2d(ws.attn_lengths, 0, host_list.data(), host_list.size() * sizeof(std::int32_t),
+                      "attention_lengths_h2d", layer);
+    }
+    return nops.attention(call);
   }
 
   // Runs the attention op for one layer. q/k/v are [T, H, qkv_stride] (qkv_stride = Dp when
@@ -827,7 +904,7 @@ struct EncoderRunner::Impl {
       const std::size_t Dpad = in.stride;
       launch("unpad_out", layer, copy_cost(T * heads * Dpad, T * heads * D), [=](kernels::WorkerPool& pool) {
         math::copy_heads(pool, op, heads * Dpad, 0, Dpad, dst, heads * D, D, T, heads, D);
-      });
+      }, nops.copy_heads(op, heads * Dpad, 0, Dpad, dst, heads * D, D, T, heads, D));
       return {&per_call.back(), D};
     }
     view_ops("rearrange (b s) h d", layer, 1);  // contiguous already: a view
@@ -863,15 +940,18 @@ struct EncoderRunner::Impl {
     const std::size_t hidden = static_cast<std::size_t>(m.hidden_size);
     const std::size_t D = static_cast<std::size_t>(m.head_dim);
     for (const char* op : {"rotary_table_freqs", "rotary_table_cos", "rotary_table_sin"})
-      launch(op, -1, {2.0 * T * D, kCostBytes * 2.0 * T * D}, [](kernels::WorkerPool&) {});
+      launch(op, -1, {2.0 * T * D, kCostBytes * 2.0 * T * D}, [](kernels::WorkerPool&) {}, nops.nothing());
     if (m.deepstack_visual_indexes.empty()) return;
     for (std::size_t image = 0; image < plan.grids.size(); ++image)
-      for (int i = 0; i < 20; ++i) launch("pos_embed_index", -1, {1e3, 8e3}, [](kernels::WorkerPool&) {});
-    launch("pos_embed_gather", -1, copy_cost(4 * T * hidden, 4 * T * hidden), [](kernels::WorkerPool&) {});
-    launch("pos_embed_weighted_sum", -1, {8.0 * T * hidden, kCostBytes * 5.0 * T * hidden}, [](kernels::WorkerPool&) {});
+      for (int i = 0; i < 20; ++i) launch("pos_embed_index", -1, {1e3, 8e3}, [](kernels::WorkerPool&) {}, nops.nothing());
+    launch("pos_embed_gather", -1, copy_cost(4 * T * hidden, 4 * T * hidden), [](kernels::WorkerPool&) {},
+           nops.nothing());
+    launch("pos_embed_weighted_sum", -1, {8.0 * T * hidden, kCostBytes * 5.0 * T * hidden}, [](kernels::WorkerPool&) {},
+           nops.nothing());
     view_ops("pos_embed split/permute views", -1, 4 * static_cast<int>(plan.grids.size()));
-    launch("pos_embed_permute", -1, copy_cost(T * hidden, T * hidden), [](kernels::WorkerPool&) {});
-    launch("pos_embed_add", -1, {1.0 * T * hidden, 3.0 * kCostBytes * T * hidden}, [](kernels::WorkerPool&) {});
+    launch("pos_embed_permute", -1, copy_cost(T * hidden, T * hidden), [](kernels::WorkerPool&) {}, nops.nothing());
+    launch("pos_embed_add", -1, {1.0 * T * hidden, 3.0 * kCostBytes * T * hidden}, [](kernels::WorkerPool&) {},
+           nops.nothing());
   }
 
   // ---- the forward ------------------------------------------------------------------------
@@ -947,7 +1027,7 @@ struct EncoderRunner::Impl {
     const std::int32_t* idx = ws.window_index.as<std::int32_t>();
     launch("window_permute", -1, copy_cost(T * hidden, T * hidden), [=](kernels::WorkerPool& pool) {
       math::gather_groups(pool, src, dst, idx, T / unit, unit, hidden);
-    });
+    }, nops.gather_groups(src, dst, idx, T / unit, unit * hidden));
   }
 
   // One vision block: norm1, qkv, the head split and rotary, attention with the toggles, the
@@ -969,16 +1049,21 @@ struct EncoderRunner::Impl {
     {
       const float* src = ws.qkv.as<float>();
       float* dsts[3] = {ws.q.as<float>(), ws.k.as<float>(), ws.v.as<float>()};
+      std::vector<native::Body> parts;
+      for (std::size_t part = 0; part < 3 && nops.enabled(); ++part)
+        parts.push_back(nops.copy_heads(src, qkv_width, part * heads * qkv_stride, qkv_stride, dsts[part],
+                                        heads * qkv_stride, qkv_stride, T, heads, qkv_stride));
       launch("split_heads", layer, copy_cost(T * qkv_width, T * qkv_width), [=](kernels::WorkerPool& pool) {
         for (std::size_t part = 0; part < 3; ++part)
           math::copy_heads(pool, src, qkv_width, part * heads * qkv_stride, qkv_stride, dsts[part],
                            heads * qkv_stride, qkv_stride, T, heads, qkv_stride);
-      });
+      }, nops.sequence(std::move(parts)));
     }
     // vLLM's Qwen2_5_VisionAttention: qkv.chunk(3) + view per part, then torch.cat([q, k]) for
     // one rotary call and torch.chunk back (views cost the host, the cat a device copy).
     view_ops("split_qkv views", layer, 4);
-    launch("qk_cat", layer, copy_cost(2 * T * heads * D, 2 * T * heads * D), [](kernels::WorkerPool&) {});
+    launch("qk_cat", layer, copy_cost(2 * T * heads * D, 2 * T * heads * D), [](kernels::WorkerPool&) {},
+           nops.nothing());
     // vision 2D rotary on q and k
     {
       float* qp = ws.q.as<float>();
@@ -990,7 +1075,8 @@ struct EncoderRunner::Impl {
              [=](kernels::WorkerPool& pool) {
                math::rotary_2d(pool, qp, heads * qkv_stride, qkv_stride, T, heads, D, ph, pw, theta);
                math::rotary_2d(pool, kp, heads * qkv_stride, qkv_stride, T, heads, D, ph, pw, theta);
-             });
+             },
+             nops.rotary(qp, kp, heads * qkv_stride, qkv_stride, T, heads, D, ph, pw, theta));
     }
     view_ops("qk_chunk", layer, 1);
     auto [attn_out, out_stride] = attention(layer, fs, qkv_stride, per_call);
@@ -1015,7 +1101,7 @@ struct EncoderRunner::Impl {
     const std::int32_t* idx = ws.window_index.as<std::int32_t>();
     launch("window_restore", -1, copy_cost(groups * out_hidden, groups * out_hidden), [=](kernels::WorkerPool& pool) {
       math::scatter_groups(pool, src, dst, idx, groups, 1, out_hidden);
-    });
+    }, nops.scatter_groups(src, dst, idx, groups, out_hidden));
   }
 
   // Verification snapshots back in the original patch order (after the forward's end).
@@ -1075,7 +1161,7 @@ struct EncoderRunner::Impl {
       const float* src = ws.hidden.as<float>();
       float* dst = b.as<float>();
       launch("verify_snapshot", slot - 1, copy_cost(T * hidden, T * hidden),
-             [=](kernels::WorkerPool&) { std::memcpy(dst, src, fsize(T * hidden)); });
+             [=](kernels::WorkerPool&) { std::memcpy(dst, src, fsize(T * hidden)); }, nops.copy(dst, src, fsize(T * hidden)));
       snaps.push_back(std::move(b));
     };
     snapshot(0);
@@ -1156,14 +1242,14 @@ struct EncoderRunner::Impl {
     launch(name, layer, {8.0 * rows * dim, 2.0 * kCostBytes * rows * dim}, [=](kernels::WorkerPool& pool) {
       if (rms) math::rms_norm(pool, xp, gp, op, rows, dim, eps);
       else math::layer_norm(pool, xp, gp, bp, op, rows, dim, eps);
-    });
+    }, nops.norm(xp, gp, rms ? nullptr : bp, op, rows, dim, eps));
   }
 
   void add_op(const char* name, int layer, const Buffer& x, const Buffer& y, std::size_t count) {
     float* xp = x.as<float>();
     const float* yp = y.as<float>();
     launch(name, layer, {1.0 * count, 3.0 * kCostBytes * count},
-           [=](kernels::WorkerPool& pool) { math::add(pool, xp, yp, xp, count); });
+           [=](kernels::WorkerPool& pool) { math::add(pool, xp, yp, xp, count); }, nops.add(xp, yp, xp, count));
   }
 
   void mlp_block(int layer, const LayerBuffers& L, std::size_t T) {
@@ -1176,7 +1262,7 @@ struct EncoderRunner::Impl {
       const float* a = ws.mlp_a.as<float>();
       float* b = ws.mlp_b.as<float>();
       launch("mlp_act", layer, {4.0 * T * inter, 3.0 * kCostBytes * T * inter},
-             [=](kernels::WorkerPool& pool) { math::silu_mul(pool, a, b, T, inter); });
+             [=](kernels::WorkerPool& pool) { math::silu_mul(pool, a, b, T, inter); }, nops.silu_mul(a, b, T, inter));
       gemm_op("mlp_down", layer, ws.mlp_b, L.fc2_w, L.fc2_b, ws.proj_out, T, inter, hidden);
     } else {
       gemm_op("mlp_fc1", layer, ws.norm_out, L.fc1_w, L.fc1_b, ws.mlp_a, T, hidden, inter);
@@ -1185,7 +1271,7 @@ struct EncoderRunner::Impl {
       launch("mlp_act", layer, {8.0 * T * inter, 2.0 * kCostBytes * T * inter}, [=](kernels::WorkerPool& pool) {
         if (quick) math::quick_gelu(pool, a, T * inter);
         else math::gelu_tanh(pool, a, T * inter);
-      });
+      }, nops.activation(quick ? native::NativeActivation::quick_gelu : native::NativeActivation::gelu_tanh, a, T * inter));
       gemm_op("mlp_fc2", layer, ws.mlp_a, L.fc2_w, L.fc2_b, ws.proj_out, T, inter, hidden);
     }
     add_op("residual_add", layer, ws.hidden, ws.proj_out, T * hidden);

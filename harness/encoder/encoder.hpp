@@ -44,6 +44,10 @@ struct EncoderConfig {
   // Queued gaps shorter than this are kernel_wait (see timeline/gaps.hpp). Unit: ns.
   Nanos kernel_wait_threshold_ns = 30'000;
   DevicePathFaults faults;  // tests only
+  // Build every op's KernelLaunch::native_body on any device (a CUDA device always gets them):
+  // tests check through the cpu device that no op lacks one. Off by default so the cpu/sim host
+  // path (timed, instruction-counted) does no work for bodies it never runs.
+  bool native_bodies = false;
   // Called on the host thread at the boundaries of a forward: with `layer` before each layer's
   // host work, with `depth` after the last layer, and with -1 once the forward's device work is
   // done (before its timeline is analysed). encbench-instr dumps instruction counts here.

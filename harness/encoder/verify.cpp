@@ -351,6 +351,10 @@ AccuracyReport verify_forward(kernels::WorkerPool& pool, const EncoderRunner& ru
   return r;
 }
 
+double default_tolerance(const device::DeviceInfo& info) {
+  return info.kind.starts_with("cuda") ? kCudaTolerance : kDefaultTolerance;
+}
+
 AccuracyReport skipped_accuracy(std::string reason) {
   AccuracyReport r;
   r.verdict = "SKIPPED";

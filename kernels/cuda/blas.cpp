@@ -9,6 +9,7 @@
 #include "harness/core/error.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_kernels.hpp"
+#include "kernels/cuda/encoder_kernels.hpp"
 
 namespace encbench::kernels::cuda {
 namespace {
@@ -65,6 +66,24 @@ void gemm(BlasHandle& blas, const GemmArgs& a, void* stream) {
                           CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
              "cublasGemmEx");
   if (a.bias) add_bias(a.dtype, a.out, a.m, a.n, a.bias, stream);
+}
+
+void gemm_f32(BlasHandle& blas, const GemmF32Args& a, void* stream) {
+  require(a.x && a.w && a.out, "gemm_f32: x, w and out must be device pointers");
+  require(a.m >= 0 && a.n > 0 && a.k > 0 && a.m <= INT_MAX && a.n <= INT_MAX && a.k <= INT_MAX,
+          "gemm_f32: need 0 <= m and 0 < n, k <= INT_MAX");
+  if (a.m == 0) return;
+  auto handle = static_cast<cublasHandle_t>(blas.native());
+  check_blas(cublasSetStream(handle, as_stream(stream)), "cublasSetStream");
+  const float alpha = 1.f, beta = 0.f;
+  // The same transposes as gemm(): row-major out[m,n] = x[m,k] w[n,k]^T is column-major
+  // out^T[n,m] = (w viewed as [k,n])^T * (x viewed as [k,m]); leading dims k, k, n.
+  check_blas(cublasGemmEx(handle, CUBLAS_OP_T, CUBLAS_OP_N, static_cast<int>(a.n), static_cast<int>(a.m),
+                          static_cast<int>(a.k), &alpha, a.w, CUDA_R_32F, static_cast<int>(a.k), a.x, CUDA_R_32F,
+                          static_cast<int>(a.k), &beta, a.out, CUDA_R_32F, static_cast<int>(a.n),
+                          a.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT),
+             "cublasGemmEx (fp32)");
+  if (a.bias) add_bias_f32(a.out, a.m, a.n, a.bias, stream);
 }
 
 }  // namespace encbench::kernels::cuda

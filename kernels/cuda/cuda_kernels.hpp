@@ -71,8 +71,8 @@ void flash_unpad_attention(const AttentionTensors& padded_tensors, int original_
 std::size_t attention_shared_bytes(int head_dim);
 
 // The same two contracts on a FlashAttention-2-style kernel (kernels/cuda/attention_mma.cu:
-// mma.sync m16n8k16, S/P/O in registers, cp.async double-buffered K/V). Kept beside the WMMA
-// kernels so callers switch only after a GPU run has verified it. queries_per_block: 64 (4 warps)
+// mma.sync m16n8k16, S/P/O in registers, cp.async double-buffered K/V), verified on an H200 and
+// what the encoder runs; the WMMA kernels stay as the GPU tests' second reference. queries_per_block: 64 (4 warps)
 // or 128 (8 warps); flash-unpad's work list must be built with the same block_m
 // (build_unpad_work_list(lens, n, queries_per_block)).
 void fused_varlen_attention_mma(const AttentionTensors& tensors, const std::int32_t* cu_seqlens_device,

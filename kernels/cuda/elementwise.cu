@@ -13,26 +13,16 @@
 #include "harness/core/error.hpp"
 #include "kernels/cuda/cuda_check.hpp"
 #include "kernels/cuda/cuda_kernels.hpp"
+#include "kernels/cuda/launch_shape.cuh"
 
 namespace encbench::kernels::cuda {
 namespace {
-
-constexpr int kThreads = 256;
-
-unsigned blocks_for(std::int64_t n) {
-  // Enough blocks to fill a Hopper GPU several times over; the loops stride past that.
-  return static_cast<unsigned>(std::clamp<std::int64_t>((n + kThreads - 1) / kThreads, 1, 132 * 32));
-}
 
 __device__ __forceinline__ float to_f(__nv_bfloat16 x) { return __bfloat162float(x); }
 __device__ __forceinline__ float to_f(__half x) { return __half2float(x); }
 template <class T> __device__ __forceinline__ T from_f(float x);
 template <> __device__ __forceinline__ __nv_bfloat16 from_f<__nv_bfloat16>(float x) { return __float2bfloat16(x); }
 template <> __device__ __forceinline__ __half from_f<__half>(float x) { return __float2half(x); }
-
-#define GRID_STRIDE(i, n) \
-  for (std::int64_t i = blockIdx.x * static_cast<std::int64_t>(blockDim.x) + threadIdx.x; i < (n); \
-       i += static_cast<std::int64_t>(gridDim.x) * blockDim.x)
 
 __global__ void pad_kernel(const std::uint16_t* src, std::int64_t rows, int d, int d_pad,
                            std::uint16_t* dst) {
