@@ -220,10 +220,12 @@ Value dict_method(const Value& d, const std::string& name) {
     return Value::function("dict." + name, [d, name](CallArgs&) {
       ValueList out;
       for (const auto& [k, v] : *d.dict) {
-        if (name == "items") out.push_back(Value::of(ValueList{Value::of(k), v}));
+        if (name == "items") out.push_back(Value::tuple(ValueList{Value::of(k), v}));
         else out.push_back(name == "keys" ? Value::of(k) : v);
       }
-      return Value::of(std::move(out));
+      Value view = Value::of(std::move(out));
+      if (name == "items") view.list_style = Value::ListStyle::dict_items;  // Python prints dict_items([...])
+      return view;
     });
   if (name == "get")
     return Value::function("dict.get", [d](CallArgs& call) {
@@ -513,9 +515,11 @@ Value apply_filter(const std::string& name, const Value& v, CallArgs& call) {
     if (v.is_undefined()) return Value::of(ValueList{});
     if (v.type != Value::Type::dict || v.namespace_object) type_error("Can only get item pairs from a mapping.");
     CallArgs none;
-    return dict_method(v, "items").callable->builtin(none);
+    Value pairs = dict_method(v, "items").callable->builtin(none);
+    pairs.list_style = Value::ListStyle::list;  // Jinja's filter yields the pairs (an iterator), not a view
+    return pairs;
   }
-  if (name == "list") return Value::of(iterate(v));
+  if (name == "list") return Value::of(iterate(v));  // a plain list, whatever it was (tuple, items view)
   if (name == "join") return filter_join(v, a);
   if (name == "select" || name == "reject" || name == "selectattr" || name == "rejectattr")
     return filter_select(v, call, name.find("attr") != std::string::npos, name[0] == 's');

@@ -478,11 +478,13 @@ std::unique_ptr<Expr> Parser::primary() {
     if (is_op(")")) {  // () is the empty tuple
       ++i_;
       e->kind = Expr::Kind::list;
+      e->name = "tuple";
       return e;
     }
     auto inner = expression();
     if (is_op(",")) {  // a tuple: a list here
       auto tuple = node(Expr::Kind::list);
+      tuple->name = "tuple";
       tuple->args.push_back(std::move(inner));
       while (is_op(",")) {
         ++i_;

@@ -329,7 +329,7 @@ Value Renderer::eval(const Expr& e) {
     case Expr::Kind::list: {
       ValueList items;
       for (const auto& a : e.args) items.push_back(eval(*a));
-      return Value::of(std::move(items));
+      return e.name == "tuple" ? Value::tuple(std::move(items)) : Value::of(std::move(items));
     }
     case Expr::Kind::dict: {
       ValueDict items;

@@ -104,9 +104,11 @@ std::string to_repr(const Value& v) {
   switch (v.type) {
     case Value::Type::string: return string_repr(v.text);
     case Value::Type::list: {
-      std::string out = "[";
+      const bool tuple = v.list_style == Value::ListStyle::tuple;
+      std::string out = tuple ? "(" : v.list_style == Value::ListStyle::dict_items ? "dict_items([" : "[";
       for (std::size_t i = 0; i < v.list->size(); ++i) out += (i ? ", " : "") + to_repr((*v.list)[i]);
-      return out + "]";
+      if (tuple && v.list->size() == 1) out += ",";
+      return out + (tuple ? ")" : v.list_style == Value::ListStyle::dict_items ? "])" : "]");
     }
     case Value::Type::dict: {
       if (v.namespace_object) return "<Namespace>";

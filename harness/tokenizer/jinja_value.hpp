@@ -43,6 +43,9 @@ struct Value {
   enum class Type : std::uint8_t { undefined, none, boolean, integer, floating, string, list, dict, callable };
   Type type = Type::undefined;
   bool namespace_object = false;  // a namespace(): a dict whose attributes `set` may assign
+  // How a list prints (Python's repr): a list, a tuple ((1, 2)), or a dict's items() view.
+  enum class ListStyle : std::uint8_t { list, tuple, dict_items };
+  ListStyle list_style = ListStyle::list;
   bool boolean = false;
   std::int64_t integer = 0;
   double floating = 0;
@@ -85,6 +88,11 @@ struct Value {
   static Value of(ValueDict items) {
     Value v = make(Type::dict);
     v.dict = std::make_shared<ValueDict>(std::move(items));
+    return v;
+  }
+  static Value tuple(ValueList items) {
+    Value v = of(std::move(items));
+    v.list_style = ListStyle::tuple;
     return v;
   }
   static Value function(std::string name, std::function<Value(CallArgs&)> fn) {
