@@ -498,7 +498,9 @@ std::unique_ptr<Expr> Parser::primary() {
   }
   if (is_op("[")) return sequence_literal("]", Expr::Kind::list);
   if (is_op("{")) return sequence_literal("}", Expr::Kind::dict);
-  fail_unexpected();
+  if (cur().kind == TokenKind::eof) fail("unexpected end of template, expected an expression");
+  const std::string got = cur().kind == TokenKind::block_end ? "%}" : cur().kind == TokenKind::var_end ? "}}" : cur().value;
+  fail("expected an expression, got '" + got + "'");
 }
 
 std::unique_ptr<Expr> Parser::sequence_literal(const char* close, Expr::Kind kind) {

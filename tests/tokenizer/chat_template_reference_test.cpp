@@ -7,7 +7,6 @@
 // python3 or its jinja2 is missing.
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -15,41 +14,17 @@
 
 #include "harness/core/error.hpp"
 #include "harness/tokenizer/chat_template.hpp"
+#include "tests/tokenizer/jinja_reference.hpp"
 #include "tests/tokenizer/test_files.hpp"
 
 namespace encbench::tokenizer {
 namespace {
 
 using Json = nlohmann::ordered_json;
+using testing::jinja2_reference;
 using testing::read_text;
+using testing::Rendered;
 using testing::source_dir;
-using testing::TempDir;
-
-struct Rendered {
-  bool ok = false;
-  std::string text;  // the output, or the error
-};
-
-// Jinja2's results for `variables_list` (one render each); nullopt with `why` when it cannot run.
-std::optional<std::vector<Rendered>> jinja2_reference(const std::string& template_text, const Json& variables_list,
-                                                       std::string& why) {
-  TempDir dir;
-  const auto in = dir.write("job.json", Json{{"template", template_text}, {"cases", variables_list}}.dump());
-  const auto out = dir.path() / "out.json";
-  const auto script = source_dir() / "tests/tokenizer/render_chat_template.py";
-  const std::string cmd = "python3 '" + script.string() + "' '" + in.string() + "' '" + out.string() + "' 2>'" +
-                          (dir.path() / "err.txt").string() + "'";
-  const int rc = std::system(cmd.c_str());
-  if (rc != 0) {
-    why = "python3 reference did not run (exit " + std::to_string(rc) + "): " + read_text(dir.path() / "err.txt") +
-          " (scripts/install-deps.sh --test installs python3-jinja2)";
-    return std::nullopt;
-  }
-  std::vector<Rendered> results;
-  for (const auto& r : Json::parse(read_text(out)))
-    results.push_back({r["ok"].get<bool>(), r["ok"].get<bool>() ? r["text"].get<std::string>() : r["error"].get<std::string>()});
-  return results;
-}
 
 Rendered ours(const ChatTemplate& t, const Json& variables) {
   try {
