@@ -146,6 +146,13 @@ class Renderer {
     scopes_.emplace_back();
     for (const auto& [k, v] : context) scopes_.back()[k] = v;
   }
+  // A namespace assigned into itself (directly or through a list) is a reference cycle: clear the
+  // namespaces this render assigned to, so that every value is freed, one level at a time.
+  ~Renderer() {
+    for (auto& d : assigned_namespaces_) d->clear();
+  }
+  Renderer(const Renderer&) = delete;
+  Renderer& operator=(const Renderer&) = delete;
   std::string run(const Body& body) {
     std::string out;
     exec(body, out);
@@ -182,6 +189,7 @@ class Renderer {
   std::vector<Scope> scopes_;
   std::uint64_t steps_ = 0;
   int call_depth_ = 0;
+  std::vector<std::shared_ptr<ValueDict>> assigned_namespaces_;
 };
 
 Flow Renderer::exec(const Body& body, std::string& out) {
@@ -308,6 +316,8 @@ void Renderer::exec_set(const Stmt& s, std::string& out) {
   if (s.kind == Stmt::Kind::set_attr) {
     const Value ns = lookup(s.text);
     if (ns.type != Value::Type::dict || !ns.namespace_object) runtime_error("cannot assign attribute on non-namespace object");
+    if (std::find(assigned_namespaces_.begin(), assigned_namespaces_.end(), ns.dict) == assigned_namespaces_.end())
+      assigned_namespaces_.push_back(ns.dict);
     for (auto& kv : *ns.dict)
       if (kv.first == s.attr) {
         kv.second = std::move(value);

@@ -100,13 +100,18 @@ std::string string_repr(const std::string& s) {
 
 }  // namespace
 
-std::string to_repr(const Value& v) {
+namespace {
+
+constexpr int kMaxValueDepth = kMaxValueNesting;  // values are bounded when made; this guards the recursion too
+
+std::string repr_at(const Value& v, int depth) {
+  if (depth > kMaxValueDepth) throw TemplateRuntimeError("value nested deeper than " + std::to_string(kMaxValueDepth));
   switch (v.type) {
     case Value::Type::string: return string_repr(v.text);
     case Value::Type::list: {
       const bool tuple = v.list_style == Value::ListStyle::tuple;
       std::string out = tuple ? "(" : v.list_style == Value::ListStyle::dict_items ? "dict_items([" : "[";
-      for (std::size_t i = 0; i < v.list->size(); ++i) out += (i ? ", " : "") + to_repr((*v.list)[i]);
+      for (std::size_t i = 0; i < v.list->size(); ++i) out += (i ? ", " : "") + repr_at((*v.list)[i], depth + 1);
       if (tuple && v.list->size() == 1) out += ",";
       return out + (tuple ? ")" : v.list_style == Value::ListStyle::dict_items ? "])" : "]");
     }
@@ -115,7 +120,7 @@ std::string to_repr(const Value& v) {
       std::string out = "{";
       bool first = true;
       for (const auto& [k, item] : *v.dict) {
-        out += (first ? "" : ", ") + string_repr(k) + ": " + to_repr(item);
+        out += (first ? "" : ", ") + string_repr(k) + ": " + repr_at(item, depth + 1);
         first = false;
       }
       return out + "}";
@@ -123,6 +128,10 @@ std::string to_repr(const Value& v) {
     default: return to_str(v);
   }
 }
+
+}  // namespace
+
+std::string to_repr(const Value& v) { return repr_at(v, 0); }
 
 std::string to_str(const Value& v) {
   switch (v.type) {
@@ -145,18 +154,19 @@ double as_double(const Value& v) {
   return static_cast<double>(v.integer);
 }
 
-bool dicts_equal(const ValueDict& a, const ValueDict& b) {
+bool equals_at(const Value& a, const Value& b, int depth);
+
+bool dicts_equal(const ValueDict& a, const ValueDict& b, int depth) {
   if (a.size() != b.size()) return false;
   for (const auto& [k, v] : a) {
     const auto it = std::find_if(b.begin(), b.end(), [&](const auto& kv) { return kv.first == k; });
-    if (it == b.end() || !equals(v, it->second)) return false;
+    if (it == b.end() || !equals_at(v, it->second, depth + 1)) return false;
   }
   return true;
 }
 
-}  // namespace
-
-bool equals(const Value& a, const Value& b) {
+bool equals_at(const Value& a, const Value& b, int depth) {
+  if (depth > kMaxValueDepth) throw TemplateRuntimeError("value nested deeper than " + std::to_string(kMaxValueDepth));
   using T = Value::Type;
   if (a.is_number() && b.is_number()) {
     if (a.type != T::floating && b.type != T::floating)
@@ -171,14 +181,18 @@ bool equals(const Value& a, const Value& b) {
     case T::list: {
       if (a.list->size() != b.list->size()) return false;
       for (std::size_t i = 0; i < a.list->size(); ++i)
-        if (!equals((*a.list)[i], (*b.list)[i])) return false;
+        if (!equals_at((*a.list)[i], (*b.list)[i], depth + 1)) return false;
       return true;
     }
-    case T::dict: return a.dict == b.dict || (!a.namespace_object && !b.namespace_object && dicts_equal(*a.dict, *b.dict));
+    case T::dict: return a.dict == b.dict || (!a.namespace_object && !b.namespace_object && dicts_equal(*a.dict, *b.dict, depth));
     case T::callable: return a.callable == b.callable;
     default: return false;
   }
 }
+
+}  // namespace
+
+bool equals(const Value& a, const Value& b) { return equals_at(a, b, 0); }
 
 namespace {
 
@@ -300,7 +314,15 @@ std::string to_json(const Value& v, const JsonDumpOptions& options) {
   return std::move(w.out);
 }
 
-Value from_json(const nlohmann::ordered_json& j) {
+namespace {
+Value from_json_at(const nlohmann::ordered_json& j, int depth);
+}
+
+Value from_json(const nlohmann::ordered_json& j) { return from_json_at(j, 0); }
+
+namespace {
+Value from_json_at(const nlohmann::ordered_json& j, int depth) {
+  if (depth > kMaxValueNesting) throw TemplateRuntimeError("JSON nested deeper than " + std::to_string(kMaxValueNesting));
   switch (j.type()) {
     case nlohmann::ordered_json::value_t::null: return Value::none();
     case nlohmann::ordered_json::value_t::boolean: return Value::of(j.get<bool>());
@@ -314,17 +336,18 @@ Value from_json(const nlohmann::ordered_json& j) {
     case nlohmann::ordered_json::value_t::string: return Value::of(j.get<std::string>());
     case nlohmann::ordered_json::value_t::array: {
       ValueList items;
-      for (const auto& e : j) items.push_back(from_json(e));
+      for (const auto& e : j) items.push_back(from_json_at(e, depth + 1));
       return Value::of(std::move(items));
     }
     case nlohmann::ordered_json::value_t::object: {
       ValueDict items;
-      for (const auto& [k, e] : j.items()) items.emplace_back(k, from_json(e));
+      for (const auto& [k, e] : j.items()) items.emplace_back(k, from_json_at(e, depth + 1));
       return Value::of(std::move(items));
     }
     default: return Value::none();
   }
 }
+}  // namespace
 
 std::vector<std::string> code_points(const std::string& s) {
   std::vector<std::string> out;

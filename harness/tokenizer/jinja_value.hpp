@@ -3,10 +3,12 @@
 // Jinja2 sees them (None, bool, int, float, str, list, dict in insertion order, namespace objects,
 // callables) plus Jinja's default Undefined. Printing, truthiness, equality and JSON follow Python
 // so that a rendered prompt is byte-identical to transformers' apply_chat_template.
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
@@ -39,6 +41,9 @@ class TemplateRuntimeError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// Lists and dicts nest at most this deep (printing, comparing and freeing them recurse).
+constexpr int kMaxValueNesting = 512;
+
 struct Value {
   enum class Type : std::uint8_t { undefined, none, boolean, integer, floating, string, list, dict, callable };
   Type type = Type::undefined;
@@ -53,6 +58,7 @@ struct Value {
   std::shared_ptr<ValueList> list;
   std::shared_ptr<ValueDict> dict;  // shared: a namespace is one object wherever it is referenced
   std::shared_ptr<const Callable> callable;
+  std::uint16_t nesting = 0;  // list/dict levels in this value when it was made
 
   static Value undefined(std::string error) {
     Value v;
@@ -82,11 +88,17 @@ struct Value {
   }
   static Value of(ValueList items) {
     Value v = make(Type::list);
+    int deepest = 0;
+    for (const auto& item : items) deepest = std::max<int>(deepest, item.nesting);
+    v.set_nesting(deepest + 1);
     v.list = std::make_shared<ValueList>(std::move(items));
     return v;
   }
   static Value of(ValueDict items) {
     Value v = make(Type::dict);
+    int deepest = 0;
+    for (const auto& item : items) deepest = std::max<int>(deepest, item.second.nesting);
+    v.set_nesting(deepest + 1);
     v.dict = std::make_shared<ValueDict>(std::move(items));
     return v;
   }
@@ -111,6 +123,10 @@ struct Value {
   std::string type_name() const;
 
  private:
+  void set_nesting(int levels) {
+    if (levels > kMaxValueNesting) throw TemplateRuntimeError("lists and dicts nested deeper than " + std::to_string(kMaxValueNesting));
+    nesting = static_cast<std::uint16_t>(levels);
+  }
   static Value make(Type t) {
     Value v;
     v.type = t;
