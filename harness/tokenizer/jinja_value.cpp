@@ -158,9 +158,9 @@ bool equals_at(const Value& a, const Value& b, int depth);
 
 bool dicts_equal(const ValueDict& a, const ValueDict& b, int depth) {
   if (a.size() != b.size()) return false;
-  for (const auto& [k, v] : a) {
-    const auto it = std::find_if(b.begin(), b.end(), [&](const auto& kv) { return kv.first == k; });
-    if (it == b.end() || !equals_at(v, it->second, depth + 1)) return false;
+  for (const auto& entry : a) {  // (no structured binding: clang 14 cannot capture one)
+    const auto it = std::find_if(b.begin(), b.end(), [&](const auto& kv) { return kv.first == entry.first; });
+    if (it == b.end() || !equals_at(entry.second, it->second, depth + 1)) return false;
   }
   return true;
 }
