@@ -68,6 +68,7 @@ Value float_op(const std::string& op, double x, double y) {
 
 Value repeat(const Value& seq, std::int64_t times, std::size_t max_bytes) {
   times = std::max<std::int64_t>(times, 0);
+  // Bounded like output: a list item is counted as 16 bytes, roughly what printing it takes.
   const std::size_t unit = seq.type == Value::Type::string ? seq.text.size() : seq.list->size() * 16;
   if (unit > 0 && static_cast<double>(unit) * static_cast<double>(times) > static_cast<double>(max_bytes))
     runtime_error("repetition larger than the output limit");
@@ -178,7 +179,7 @@ class Renderer {
 
   Flow exec(const Body& body, std::string& out);
   Flow exec_for(const Stmt& s, std::string& out);
-  void exec_set(const Stmt& s, std::string& out);
+  void exec_set(const Stmt& s);
   Value eval(const Expr& e);
   Value eval_operator(const Expr& e);
   CallArgs eval_args(const Expr& e);
@@ -214,7 +215,7 @@ Flow Renderer::exec(const Body& body, std::string& out) {
       }
       case Stmt::Kind::set:
       case Stmt::Kind::set_attr:
-      case Stmt::Kind::set_block: exec_set(s, out); break;
+      case Stmt::Kind::set_block: exec_set(s); break;
       case Stmt::Kind::macro: {
         Value m;
         m.type = Value::Type::callable;
@@ -304,8 +305,7 @@ Flow Renderer::exec_for(const Stmt& s, std::string& out) {
   return Flow::normal;
 }
 
-void Renderer::exec_set(const Stmt& s, std::string& out) {
-  (void)out;
+void Renderer::exec_set(const Stmt& s) {
   if (s.kind == Stmt::Kind::set_block) {
     std::string captured;
     exec(s.bodies[0], captured);
