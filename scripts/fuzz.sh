@@ -27,6 +27,7 @@ dict_for() {  # the dictionary that helps a target, if any
     fuzz_sse) echo tests/fuzz/sse.dict ;;
     fuzz_openai_request|fuzz_chunk_json|fuzz_trace_import|fuzz_result_json|fuzz_scenario_json|fuzz_model_files|fuzz_dataset|fuzz_tokenizer_json)
       echo tests/fuzz/json.dict ;;
+    fuzz_chat_template) echo tests/fuzz/jinja.dict ;;
   esac
 }
 

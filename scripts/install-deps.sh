@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages encbench needs, only those that are missing.
 #   scripts/install-deps.sh          build + run dependencies
-#   scripts/install-deps.sh --test   also what the test suite needs (node/npm, chromium, and
-#                                    PyTorch for /usr/bin/python3: the encoder_torch_golden_* ctests)
+#   scripts/install-deps.sh --test   also what the test suite needs (node/npm, chromium,
+#                                    PyTorch for /usr/bin/python3: the encoder_torch_golden_* ctests,
+#                                    and Jinja2: the chat-template reference, chat_template_test)
 set -euo pipefail
 want=(cmake g++ make git pkg-config libbenchmark-dev libgtest-dev libgmock-dev nlohmann-json3-dev
       libcli11-dev libcurl4-openssl-dev libboost-dev libboost-system-dev
@@ -11,7 +12,7 @@ want=(cmake g++ make git pkg-config libbenchmark-dev libgtest-dev libgmock-dev n
       libblis-dev  # BLIS: encbench-micro's kernels/gemm_vs_blis reference (optional in CMake)
       valgrind)  # callgrind.h and the CI gate's instruction counts (encbench-instr)
 if [[ "${1:-}" == "--test" ]]; then
-  want+=(chromium python3-torch python3-numpy)
+  want+=(chromium python3-torch python3-numpy python3-jinja2)
   want+=(clang libclang-rt-14-dev)  # libFuzzer + ASan/UBSan runtimes for scripts/fuzz.sh (build-fuzz)
   command -v node >/dev/null 2>&1 || want+=(nodejs)
   command -v npm >/dev/null 2>&1 || want+=(npm)

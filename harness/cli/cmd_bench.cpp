@@ -146,10 +146,11 @@ std::vector<std::string> accepted_flag_notes(const BenchFlags& f) {
   std::vector<std::string> notes;
   if (!f.tokenizer_mode.empty()) notes.push_back("--tokenizer-mode: selects vllm's client-side tokenizer; no effect here");
   if (f.trust_remote_code) notes.push_back("--trust-remote-code: lets vllm load tokenizer/dataset code from the Hub; no effect here");
-  if (!f.chat_template_kwargs.empty())
-    notes.push_back("--chat-template-kwargs: vllm passes them to the client-side chat template (custom datasets); no template is applied here");
-  if (f.skip_chat_template)
-    notes.push_back("--skip-chat-template: vllm then sends custom prompts without its chat template; here no template is ever applied");
+  // vLLM applies the chat template client-side only to custom (these two flags) and sonnet (neither).
+  if (!f.chat_template_kwargs.empty() && f.dataset_name != "custom")
+    notes.push_back("--chat-template-kwargs: vllm passes them to the client-side chat template of the custom dataset; no effect for " + f.dataset_name);
+  if (f.skip_chat_template && f.dataset_name != "custom")
+    notes.push_back("--skip-chat-template: vllm skips the client-side chat template of the custom dataset; no effect for " + f.dataset_name);
   if (!f.hf_name.empty()) notes.push_back("--hf-name: picks vllm's dataset class for a local path; the layout is detected from the rows here");
   if (!f.hf_subset.empty()) notes.push_back("--hf-subset: the HF dataset config name in vllm's load_dataset; no effect on a local file");
   if (f.random_batch_size != 1) notes.push_back("--random-batch-size: only used by vllm's embeddings benchmark; ignored");
@@ -193,6 +194,9 @@ void apply_dataset_flags(const BenchFlags& f, client::DatasetConfig& d) {
   d.oversample = !f.no_oversample;
   d.hf_streaming = !f.no_stream;
   d.client_side_images = f.custom_ensure_client_side_data;
+  d.chat_template.skip = f.skip_chat_template;
+  d.chat_template.kwargs_json = f.chat_template_kwargs;
+  d.chat_template.chat_backend = f.backend == "openai-chat";
   d.random.input_len = f.input_len.value_or(f.random_input_len);
   d.random.output_len = f.output_len.value_or(f.random_output_len);
   std::tie(d.random.range_ratio, d.random.output_range_ratio) = parse_range_ratio(f.random_range_ratio);
@@ -465,8 +469,10 @@ void add_target_and_dataset_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_flag("--custom-ensure-client-side-data", f.custom_ensure_client_side_data,
                   "custom_mm: send image files as JPEG data URLs (default: file:// URLs the server reads, as vLLM; "
                   "the server needs --allowed-local-media-path). custom_image always sends data URLs");
-  serve->add_flag("--skip-chat-template", f.skip_chat_template, "Accepted (no chat template is ever applied client-side here)");
-  serve->add_option("--chat-template-kwargs", f.chat_template_kwargs, "Accepted JSON object (for vllm's client-side chat template; none here)");
+  serve->add_flag("--skip-chat-template", f.skip_chat_template,
+                  "custom: send and count prompts as written, not as the user turn of the tokenizer's chat template");
+  serve->add_option("--chat-template-kwargs", f.chat_template_kwargs,
+                    "custom: JSON object of variables for the tokenizer's chat template (e.g. '{\"enable_thinking\": false}')");
   serve->add_option("--tokenizer", f.tokenizer, "Tokenizer for prompt lengths and random prompts: a tokenizer.json, a directory holding one, or a hub id in the local hub cache (default: --model)");
   serve->add_option("--tokenizer-mode", f.tokenizer_mode, "Accepted (vllm's client-side tokenizer mode; no effect)");
   serve->add_flag("--trust-remote-code", f.trust_remote_code, "Accepted (no Hub code is loaded here)");

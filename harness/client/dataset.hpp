@@ -51,6 +51,13 @@ struct VllmTextDatasetConfig {
   int sonnet_input_len = 550, sonnet_output_len = 150, sonnet_prefix_len = 200;  // --sonnet-* (vLLM's defaults)
 };
 
+// The model's chat template, applied client-side as vLLM applies it (datasets_chat_template.hpp).
+struct ChatTemplateConfig {
+  bool skip = false;         // --skip-chat-template: custom prompts go as written (vLLM's CustomDataset)
+  std::string kwargs_json;   // --chat-template-kwargs: a JSON object of template variables (custom, as vLLM)
+  bool chat_backend = false; // --backend openai-chat: sonnet sends the raw prompt, counted templated (vLLM)
+};
+
 struct DatasetConfig {
   std::string name = "random";       // hf | vision-arena | random-mm | random | custom
   std::string path;                  // --dataset-path
@@ -66,6 +73,7 @@ struct DatasetConfig {
   bool transcode_images = true;      // false: rows' images keep their own bytes, undecoded (dataset stats)
   RandomDatasetConfig random;
   VllmTextDatasetConfig vllm_text;
+  ChatTemplateConfig chat_template;
 };
 
 struct SampleRequest {
@@ -87,6 +95,7 @@ struct Dataset {
   bool ignore_eos_default = false;      // random datasets turn ignore_eos on (as vllm)
   std::vector<double> arrival_s;        // timed_trace: each sample's send time (s from the first), else empty
   std::filesystem::path file;           // the file actually read ("" for generated datasets)
+  std::string chat_template_note;       // sonnet: what was done about the chat template, for stderr
 };
 
 Dataset load_dataset(const DatasetConfig& config);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "harness/client/datasets_chat_template.hpp"
 #include "harness/client/datasets_vllm.hpp"
 #include "harness/client/image.hpp"
 #include "harness/client/numpy_random.hpp"
@@ -271,7 +272,11 @@ DatasetTokens tokenize_dataset(Dataset& dataset, const DatasetConfig& config, co
   }
   const Tokenizer tok = Tokenizer::load(*file);
   out.tokenizer_file = file->string();
-  out.note = "tokenizer " + out.tokenizer_file + ": " + apply_tokenizer(dataset, config, &tok, model);
+  // vLLM's CustomDataset renders the chat template before counting (only with a tokenizer).
+  const std::string templated =
+      dataset.layout == "custom" ? apply_custom_chat_template(dataset, config.chat_template, *file) : std::string();
+  out.note = "tokenizer " + out.tokenizer_file + ": " + apply_tokenizer(dataset, config, &tok, model) +
+             (templated.empty() ? "" : "; " + templated);
   return out;
 }
 
@@ -307,7 +312,8 @@ TokenizedDataset load_tokenized_dataset(const DatasetConfig& config, const std::
     s.vision_tokens = vision_tokens_of(s, geometry ? &*geometry : nullptr);
   }
   out.tokens.tokenizer_file = file->string();
-  out.tokens.note = "tokenizer " + out.tokens.tokenizer_file + ": " + config.name + " prompts made and counted as vLLM's";
+  out.tokens.note = "tokenizer " + out.tokens.tokenizer_file + ": " + config.name + " prompts made and counted as vLLM's" +
+                    (out.dataset.chat_template_note.empty() ? "" : "; " + out.dataset.chat_template_note);
   return out;
 }
 

@@ -7,6 +7,7 @@
 #include <random>
 #include <sstream>
 
+#include "harness/client/datasets_chat_template.hpp"
 #include "harness/client/datasets_vllm.hpp"
 #include "harness/client/numpy_random.hpp"
 #include "harness/client/python_random.hpp"
@@ -148,8 +149,12 @@ Dataset load_sonnet(const DatasetConfig& config, const tokenizer::Tokenizer& tok
   for (const auto& line : lines) total += static_cast<double>(tok.encode(line, true).size());
   const double avg_len = total / static_cast<double>(lines.size());
   const std::string base_prompt = "Pick as many lines as you can from these poem lines:\n";
-  // vLLM counts the base prompt inside the model's chat template; no template is applied here.
-  const auto base_offset = static_cast<long long>(tok.encode(base_prompt, true).size());
+  // vLLM counts the base prompt and every prompt as the user turn of the model's chat template
+  // (apply_chat_template(add_generation_prompt=True), then tokenizer(...) with special tokens).
+  Dataset ds;
+  const auto chat_template = find_chat_template(tok.source(), ds.chat_template_note);
+  auto templated = [&](const std::string& text) { return chat_template ? render_user_turn(*chat_template, text) : text; };
+  const auto base_offset = static_cast<long long>(tok.encode(templated(base_prompt), true).size());
   require(v.sonnet_input_len > base_offset, "--sonnet-input-len (" + std::to_string(v.sonnet_input_len) +
                                                 ") must be higher than the base prompt length (" + std::to_string(base_offset) + ")");
   const long long num_input_lines = python_round(static_cast<double>(v.sonnet_input_len - base_offset) / avg_len);
@@ -161,10 +166,13 @@ Dataset load_sonnet(const DatasetConfig& config, const tokenizer::Tokenizer& tok
   // vLLM draws the lines with random.choices from Python's global random, seeded with --seed at
   // the start (nothing draws from it before the dataset).
   PythonRandom rng(config.seed);
-  Dataset ds;
   ds.layout = "sonnet";
   ds.file = config.path;
   ds.source_rows = lines.size();
+  if (chat_template)  // vLLM's return_prompt_formatted: the templated text except to openai-chat
+    ds.chat_template_note += config.chat_template.chat_backend
+                                 ? ": prompts counted templated, sent raw (the chat endpoint templates them)"
+                                 : ": prompts counted and sent templated";
   // vLLM retries until a prompt fits (forever when none can); bounded here.
   const std::size_t max_attempts = 100 + 100 * config.num_prompts;
   for (std::size_t attempt = 0; ds.samples.size() < config.num_prompts; ++attempt) {
@@ -173,11 +181,12 @@ Dataset load_sonnet(const DatasetConfig& config, const tokenizer::Tokenizer& tok
                                         " tokens in " + std::to_string(max_attempts) + " tries");
     std::string prompt = base_prompt + prefix;
     for (long long k = 0; k < extra; ++k) prompt += lines[rng.choice_index(lines.size())];  // random.choices
-    const auto prompt_len = static_cast<std::int64_t>(tok.encode(prompt, true).size());
+    std::string formatted = templated(prompt);
+    const auto prompt_len = static_cast<std::int64_t>(tok.encode(formatted, true).size());
     if (prompt_len > v.sonnet_input_len) continue;
     SampleRequest s;
     s.source_row = ds.samples.size();
-    s.prompt = std::move(prompt);
+    s.prompt = config.chat_template.chat_backend ? std::move(prompt) : std::move(formatted);
     s.prompt_len = prompt_len;
     s.output_len = v.sonnet_output_len;
     ds.samples.push_back(std::move(s));

@@ -2,7 +2,8 @@
 // over a fixed text of the repository's docs and multilingual lines, with the test tokenizer
 // (tests/tokenizer/data/tiny-qwen2, Qwen2's layout and regex, 1,756 tokens) or the one
 // ENCBENCH_TOKENIZER names (a real model's tokenizer.json or directory). Also the full random-prompt
-// path's inner step: decode of 1,024 ids then re-encode.
+// path's inner step: decode of 1,024 ids then re-encode. And the chat template's cost per prompt
+// (custom/sonnet render each prompt once at dataset load): Qwen3's template, one user turn.
 #include <benchmark/benchmark.h>
 
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include <string>
 
 #include "harness/micro/registry.hpp"
+#include "harness/tokenizer/chat_template.hpp"
 #include "harness/tokenizer/tokenizer.hpp"
 
 namespace encbench::micro {
@@ -73,9 +75,27 @@ void tokenizer_decode_reencode(benchmark::State& state) {
   state.SetItemsProcessed(static_cast<std::int64_t>(tokens));
 }
 
+void chat_template_user_turn(benchmark::State& state) {
+  std::ifstream in(source_dir() / "tests/tokenizer/data/chat_templates/qwen3.jinja", std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  const auto t = tokenizer::ChatTemplate::parse(text.str(), "qwen3.jinja");
+  const nlohmann::ordered_json messages = nlohmann::ordered_json::array(
+      {{{"role", "user"}, {"content", bench_text().substr(0, static_cast<std::size_t>(state.range(0)))}}});
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    const std::string out = t.apply(messages, true);
+    bytes += out.size();
+    benchmark::DoNotOptimize(out.data());
+  }
+  state.SetItemsProcessed(static_cast<std::int64_t>(state.iterations()));  // items/s = prompts/s
+  state.SetBytesProcessed(static_cast<std::int64_t>(bytes));
+}
+
 }  // namespace
 
 void register_tokenizer_benchmarks() {
+  benchmark::RegisterBenchmark("chat_template_user_turn", chat_template_user_turn)->Arg(2048)->Arg(65536)->Unit(benchmark::kMicrosecond);
   benchmark::RegisterBenchmark("tokenizer_encode", tokenizer_encode)->Unit(benchmark::kMillisecond);
   benchmark::RegisterBenchmark("tokenizer_decode_reencode_1024", tokenizer_decode_reencode)
       ->Unit(benchmark::kMicrosecond);
