@@ -25,8 +25,8 @@
                                   prompt_len, the prompt's characters; then 3 np.random.gamma(1, 1) after it
   timed_trace TOKENIZER_JSON TRACE CHUNK HASHSEED
                                   vLLM's TimedTrace._expand_prompt for each row: its length, its ids
-The toy tokenizer TOK is a tokenizer.json whose vocabulary is single printable ASCII characters plus
-merges of two of them, so decode and encode are a few lines here (no `tokenizers` needed).
+The toy tokenizer TOK is a byte-level tokenizer.json of the 256 byte tokens plus merges of two
+distinct letters, so decode and encode are a few lines here (no `tokenizers` needed).
 """
 import json
 import math
@@ -34,6 +34,7 @@ import os
 import random
 import subprocess
 import sys
+import unicodedata
 
 import numpy as np
 
@@ -140,8 +141,23 @@ def pyhash(args):
                                     capture_output=True, text=True).stdout)
 
 
+def bytes_to_unicode():
+    """GPT-2's byte -> character map (the published algorithm)."""
+    bs = list(range(ord("!"), ord("~") + 1)) + list(range(ord("\u00a1"), ord("\u00ac") + 1)) + \
+        list(range(ord("\u00ae"), ord("\u00ff") + 1))
+    cs = bs[:]
+    n = 0
+    for b in range(256):
+        if b not in bs:
+            bs.append(b)
+            cs.append(256 + n)
+            n += 1
+    return dict(zip(bs, (chr(c) for c in cs)))
+
+
 class ToyTokenizer:
-    """A byte-level BPE tokenizer.json with single printable ASCII characters and pair merges."""
+    """A byte-level BPE tokenizer.json of the 256 byte tokens plus merges of two distinct letters:
+    letters are never split by the pre-tokenizer, so BPE is the merges applied in rank order."""
 
     def __init__(self, path):
         with open(path) as f:
@@ -152,16 +168,18 @@ class ToyTokenizer:
         self.vocab_size = len(self.vocab)
         self.added_tokens_decoder = {}
         self.all_special_ids = []
+        self.byte_char = bytes_to_unicode()
+        self.char_byte = {c: b for b, c in self.byte_char.items()}
 
     def num_special_tokens_to_add(self):
         return 0
 
     def decode(self, ids):
-        return "".join(self.id_to_token[int(i)] for i in ids).replace("\u0120", " ")
+        raw = bytes(self.char_byte[c] for i in ids for c in self.id_to_token[int(i)])
+        return raw.decode("utf-8", "replace")  # the ByteLevel decoder's lossy UTF-8
 
     def encode(self, text, add_special_tokens=False):
-        # Merges join two letters, which the pre-tokenizer never separates; apply them by rank.
-        parts = ["\u0120" if c == " " else c for c in text]
+        parts = [self.byte_char[b] for b in unicodedata.normalize("NFC", text).encode("utf-8")]
         for left, right in self.merges:
             merged, i = [], 0
             while i < len(parts):
@@ -317,7 +335,7 @@ def prefix_rep(args):
             requests.append((tokenizer.decode(combined_tokens), len(combined_tokens)))
     random.shuffle(requests)
     for prompt, prompt_len in requests:
-        out([prompt_len, len(prompt)] + [ord(c) for c in prompt])
+        out([prompt_len, len(prompt.encode())] + list(prompt.encode()))
     out([np.random.gamma(1.0, 1.0) for _ in range(3)])  # serve.py's get_request draws after the dataset
 
 
