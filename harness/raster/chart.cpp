@@ -76,9 +76,10 @@ void Axes::ticks_x(bool grid) {
   }
 }
 
-void Axes::ticks_y(bool grid) {
+int Axes::ticks_y(bool grid) {
   const auto ticks = nice_ticks(range_.y_min, range_.y_max);
   const double step = ticks.size() > 1 ? ticks[1] - ticks[0] : 1;
+  int widest = 0;
   for (const double t : ticks) {
     const int y = py(t);
     if (grid) canvas_.fill_rect(box_.left, y - 1, box_.right, y + 1, kGrid, kGridAlpha);
@@ -86,13 +87,15 @@ void Axes::ticks_y(bool grid) {
     const std::string label = tick_label(t, step);
     canvas_.text(box_.left - kTickLength - 6 - Canvas::text_width(label, kTextScale), y - Canvas::text_height(kTextScale) / 2,
                  label, kTickText, kTextScale);
+    widest = std::max(widest, Canvas::text_width(label, kTextScale));
   }
+  return widest;
 }
 
 void Axes::decorate(const std::string& title, const std::string& x_label, const std::string& y_label, bool grid_x,
                     bool grid_y) {
   ticks_x(grid_x);
-  ticks_y(grid_y);
+  const int widest_y_label = ticks_y(grid_y);
   // The frame (matplotlib's spines, 0.8 pt: 2 pixels) over the grid and the bars' ends.
   canvas_.fill_rect(box_.left - 1, box_.top - 1, box_.right + 1, box_.top + 1, kBlack);
   canvas_.fill_rect(box_.left - 1, box_.bottom - 1, box_.right + 1, box_.bottom + 1, kBlack);
@@ -102,7 +105,7 @@ void Axes::decorate(const std::string& title, const std::string& x_label, const 
   canvas_.text(mid_x - Canvas::text_width(title, kTextScale + 1) / 2, box_.top - h - 24, title, kBlack, kTextScale + 1);
   canvas_.text(mid_x - Canvas::text_width(x_label, kTextScale) / 2, box_.bottom + kTickLength + 6 + h + 16, x_label, kBlack,
                kTextScale);
-  canvas_.text_up(box_.left - kTickLength - 6 - Canvas::text_width("0000000", kTextScale) - 16 - h,
+  canvas_.text_up(box_.left - kTickLength - 6 - widest_y_label - 14 - h,
                   mid_y - Canvas::text_width(y_label, kTextScale) / 2, y_label, kBlack, kTextScale);
 }
 

@@ -43,7 +43,7 @@ class Axes {
 
  private:
   void ticks_x(bool grid);
-  void ticks_y(bool grid);
+  int ticks_y(bool grid);  // returns the widest label's width
   Canvas& canvas_;
   AxesBox box_;
   AxesRange range_;
