@@ -50,7 +50,8 @@ TokenPrompt exact_length_prompt(const tokenizer::Tokenizer& tok, TokenPrompt pro
 // default_rng(seed) (numpy_random.hpp) gives the same lengths, offsets, prefix and padding ids,
 // so the same prompts and output lengths as vLLM for the same seed and tokenizer. Input lengths from [floor(L'(1-r)), ceil(L'(1+r))] with
 // L' = input_len - num_special_tokens_to_add, a prefix of prefix_len ids drawn once from the
-// vocab without special ids, then for request i the ids allowed[(offset_i + i + k) % |allowed|],
+// vocab without special ids (decoded and re-encoded to prefix_len, datasets.py@003cf029's
+// get_prefix), then for request i the ids allowed[(offset_i + i + k) % |allowed|],
 // k < input_len_i, offset_i uniform in [0, vocab_size); decoded and re-encoded to the target.
 std::vector<TokenPrompt> random_token_prompts(const tokenizer::Tokenizer& tok, const RandomDatasetConfig& config,
                                               std::size_t count, std::uint64_t seed);
