@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <iostream>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -85,6 +86,17 @@ void write_dataset_stats_png(const std::filesystem::path& path, const client::Be
   require(static_cast<bool>(out), "--plot-dataset-stats: cannot write " + path.string());
   out.write(png.data(), static_cast<std::streamsize>(png.size()));
   require(static_cast<bool>(out), "--plot-dataset-stats: cannot write " + path.string());
+}
+
+void write_dataset_stats(const client::BenchConfig& config, const client::BenchResult& result) {
+  const auto path = dataset_stats_path(config, result);
+  write_dataset_stats_png(path, result);
+  std::cout << "Dataset statistics plot saved to: " << path.string() << "\n";  // vLLM's line
+  if (dataset_has_images(result)) {  // beyond vLLM: what its figure lacks for image requests
+    const auto page = dataset_images_path(config, result);
+    write_dataset_stats_html(page, config, result);
+    std::cerr << "encbench: image statistics written to " << page.string() << "\n";
+  }
 }
 
 bool dataset_has_images(const client::BenchResult& result) {

@@ -10,6 +10,10 @@
 
 namespace encbench::cli {
 
+// --plot-dataset-stats after a run: the PNG, vLLM's "Dataset statistics plot saved to: PATH" on
+// stdout, and for image requests the image page (its path on stderr).
+void write_dataset_stats(const client::BenchConfig& config, const client::BenchResult& result);
+
 // vLLM's name: the result file's path with its last suffix replaced by ".dataset_stats.png".
 std::filesystem::path dataset_stats_path(const client::BenchConfig& config, const client::BenchResult& result);
 // The image page's name: the same with ".dataset_stats.html".
