@@ -54,6 +54,7 @@ TEST(NumpyDatasets, GeneratorChoiceAndUint8ArraysAreNumpys) {
     ours.insert(ours.end(), bytes.begin(), bytes.end());
     ours.push_back(static_cast<double>(g.choice({1.0})));  // one bucket still draws a double
     ours.push_back(static_cast<double>(g.integers(1, 4)));
+    ours.push_back(static_cast<double>(g.integers(1, 2)));  // draws nothing, as numpy
     bytes.assign(3, 0);
     g.fill_uint8(bytes.data(), bytes.size());
     ours.insert(ours.end(), bytes.begin(), bytes.end());

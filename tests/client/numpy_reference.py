@@ -131,6 +131,7 @@ def mm_draws(args):
     out(g.integers(0, 256, (2, 3, 3), dtype=np.uint8).ravel())
     out([buckets.index(list(g.choice(buckets[:1], p=[1.0])))])
     out([g.integers(1, 4)])
+    out([g.integers(1, 2)])  # one value: numpy draws nothing (vLLM's item count at range ratio 0)
     out(g.integers(0, 256, (1, 1, 3), dtype=np.uint8).ravel())
 
 
