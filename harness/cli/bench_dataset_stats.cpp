@@ -89,6 +89,11 @@ void write_dataset_stats_png(const std::filesystem::path& path, const client::Be
 }
 
 void write_dataset_stats(const client::BenchConfig& config, const client::BenchResult& result) {
+  if (result.metrics.input_lens.empty() || result.metrics.output_lens.empty()) {  // vLLM warns and goes on
+    std::cerr << "encbench: warning: Dataset statistics plot requires input and output length data. "
+                 "Ensure the benchmark completed successfully.\n";
+    return;
+  }
   const auto path = dataset_stats_path(config, result);
   write_dataset_stats_png(path, result);
   std::cout << "Dataset statistics plot saved to: " << path.string() << "\n";  // vLLM's line
