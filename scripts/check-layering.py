@@ -4,7 +4,7 @@
 - harness/scenario/ includes nothing from harness/server/ but request parsing
   (openai_request.hpp), and its library does not link encbench_server (the CLI starts the live
   servers: harness/cli/preset_server.*);
-- the rooms below them (core, imaging, timeline, trace_read, device, device_cuda, encoder,
+- the rooms below them (core, imaging, raster, timeline, trace_read, device, device_cuda, encoder,
   serving, tokenizer, client, trace) include nothing from scenario/, server/ or cli/;
 - nothing outside harness/cli/ includes harness/cli/.
 
@@ -15,7 +15,7 @@ import os
 import re
 import sys
 
-LOWER_ROOMS = ['core', 'imaging', 'timeline', 'trace_read', 'device', 'device_cuda', 'encoder', 'serving',
+LOWER_ROOMS = ['core', 'imaging', 'raster', 'timeline', 'trace_read', 'device', 'device_cuda', 'encoder', 'serving',
                'tokenizer', 'client', 'trace']
 SCENARIO_MAY_INCLUDE_FROM_SERVER = {'harness/server/openai_request.hpp'}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

@@ -75,8 +75,9 @@ void add_parity_flags(CLI::App* s, ParityFlags& f) {
   s->add_flag("--enable-multimodal-chat", f.enable_multimodal_chat,
               "Accepted: random-mm prompts are always sent as chat messages with their images here");
   s->add_flag("--plot-dataset-stats", f.plot_dataset_stats,
-              "Write vLLM's dataset statistics (prompt/output token histograms, tokens per request, images per request) "
-              "as HTML beside the result: <result name>.dataset_stats.html");
+              "Write vLLM's dataset statistics figure (prompt, output and total token histograms, tokens per request) "
+              "as a PNG beside the result: <result name>.dataset_stats.png; image requests also get "
+              "<result name>.dataset_stats.html (images and image bytes per request)");
   s->add_flag("--skip-tokenizer-init", f.skip_tokenizer_init,
               "Load no tokenizer: prompt lengths are whitespace words and random prompts have words, not tokens");
   s->add_flag("--use-beam-search", f.use_beam_search,

@@ -395,11 +395,7 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
     scenario::write_timeline_html(html, {scenario::live_timeline_arm(label, result)}, options);
     std::cerr << "encbench: timeline written to " << html.string() << "\n";
   }
-  if (flags.parity.plot_dataset_stats) {
-    const auto path = dataset_stats_path(config, result);
-    write_dataset_stats_html(path, config, result);
-    std::cout << "Dataset statistics plot saved to: " << path.string() << "\n";  // vLLM's line
-  }
+  if (flags.parity.plot_dataset_stats) write_dataset_stats(config, result);
   if (result.run.interrupted) return 130;
   if (result.metrics.completed == 0 && !config.allow_all_failed) {
     std::cerr << "encbench: error: every request failed (" << result.metrics.failed

@@ -336,9 +336,11 @@ void prepare_run(const BenchConfig& config, int ranks, const std::string& prefix
     return;
   }
   offsets = config.ramp_up == RampUp::none
-                ? arrival_offsets_ns(requests.size(), config.request_rate, config.burstiness, config.seed)
+                ? arrival_offsets_ns(requests.size(), config.request_rate, config.burstiness, config.seed,
+                                     dataset.numpy_global_draws)
                 : to_offsets_ns(ramp_up_offsets_s(requests.size(), config.ramp_up, config.ramp_up_start_rps,
-                                                  config.ramp_up_end_rps, config.burstiness, config.seed, &ramp_rates));
+                                                  config.ramp_up_end_rps, config.burstiness, config.seed, &ramp_rates,
+                                                  dataset.numpy_global_draws));
 }
 
 // What every rank of a sharded run must agree on before anything is sent: "key=value" lines,

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <sstream>
 
+#include "harness/client/datasets_random_mm.hpp"
 #include "harness/client/image.hpp"
 #include "harness/client/numpy_random.hpp"
 #include "harness/client/python_random.hpp"
@@ -71,10 +72,23 @@ std::vector<ImageBucket> parse_bucket_config(const std::string& text) {
     expect_char(')');
     expect_char(':');
     const double p = number();
-    require(frames == 1, "--random-mm-bucket-config: only images (frames = 1) are supported, got " + text);
-    require(h >= 1 && w >= 1 && h <= 16384 && w <= 16384 && h == std::floor(h) && w == std::floor(w) && p >= 0,
+    require(h >= 1 && w >= 1 && h <= 16384 && w <= 16384 && h == std::floor(h) && w == std::floor(w) && p >= 0 &&
+                frames >= 1 && frames == std::floor(frames),
             "--random-mm-bucket-config: bad entry in " + text);
-    buckets.push_back({static_cast<int>(h), static_cast<int>(w), p});
+    // vLLM drops zero-probability buckets before sampling, so a video bucket at 0 (its default
+    // config has one) is accepted; a video bucket that could be drawn is not.
+    require(frames == 1 || p == 0, "--random-mm-bucket-config: only images (frames = 1) are supported, got " + text);
+    if (frames != 1) continue;
+    // A Python dict literal keeps a repeated key at its first place with its last value.
+    const auto same = std::find_if(buckets.begin(), buckets.end(), [&](const ImageBucket& b) {
+      return b.height == static_cast<int>(h) && b.width == static_cast<int>(w);
+    });
+    if (same != buckets.end()) {
+      total -= same->probability;
+      same->probability = p;
+    } else {
+      buckets.push_back({static_cast<int>(h), static_cast<int>(w), p});
+    }
     total += p;
   }
   require(!buckets.empty() && total > 0, "--random-mm-bucket-config: " + example);
@@ -369,15 +383,14 @@ const char* const kWords[] = {"the", "image", "shows", "a", "small", "red", "hou
                               "color", "is", "sky", "describe", "scene", "count", "objects", "left", "right", "under",
                               "table", "chart", "value", "text", "sign", "read", "explain", "why", "how", "many"};
 
-Dataset load_random_dataset(const DatasetConfig& config, bool with_images) {
+// `random` without a tokenizer: random-word prompts (random-mm adds vLLM's items: datasets_random_mm.hpp).
+Dataset load_random_dataset(const DatasetConfig& config) {
   const RandomDatasetConfig& rc = config.random;
   require(rc.input_len >= 0 && rc.output_len > 0, "--random-input-len must be >= 0 and --random-output-len > 0");
   require(rc.range_ratio >= 0 && rc.range_ratio < 1, "input_range_ratio must be in [0, 1) (--random-range-ratio)");
   require(rc.output_range_ratio >= 0 && rc.output_range_ratio < 1, "output_range_ratio must be in [0, 1) (--random-range-ratio)");
-  require(rc.mm_base_items >= 0, "--random-mm-base-items-per-request must be >= 0");
-  require(rc.mm_items_range_ratio >= 0 && rc.mm_items_range_ratio <= 1, "--random-mm-num-mm-items-range-ratio must be in [0, 1]");
   Dataset ds;
-  ds.layout = with_images ? "random-mm" : "random";
+  ds.layout = "random";
   ds.ignore_eos_default = true;
   ds.source_rows = config.num_prompts;
   std::mt19937_64 rng(config.seed);
@@ -386,9 +399,6 @@ Dataset load_random_dataset(const DatasetConfig& config, bool with_images) {
     const int hi = static_cast<int>(std::ceil(base * (1 + ratio)));
     return std::uniform_int_distribution<int>(lo, std::max(lo, hi))(rng);
   };
-  std::vector<double> weights;
-  for (const auto& b : rc.buckets) weights.push_back(b.probability);
-  std::discrete_distribution<std::size_t> bucket_pick(weights.begin(), weights.end());
   std::uniform_int_distribution<std::size_t> word_pick(0, std::size(kWords) - 1);
   require(rc.prefix_len >= 0, "--random-prefix-len must be >= 0");
   std::string prefix;  // drawn once, shared by every prompt (vllm's get_prefix)
@@ -414,19 +424,6 @@ Dataset load_random_dataset(const DatasetConfig& config, bool with_images) {
       const int hi = std::max(1, static_cast<int>(std::ceil(rc.output_len * (1 + rc.output_range_ratio))));
       s.output_len = std::uniform_int_distribution<int>(lo, std::max(lo, hi))(rng);
     }
-    if (with_images) {
-      // vllm: the count is drawn from [max(0, floor(n(1-r))), min(limit, ceil(n(1+r)))], i.e.
-      // within the limit, not clamped after the draw.
-      const int lo = std::max(0, static_cast<int>(std::floor(rc.mm_base_items * (1 - rc.mm_items_range_ratio))));
-      const int hi = std::min(rc.mm_limit_images, static_cast<int>(std::ceil(rc.mm_base_items * (1 + rc.mm_items_range_ratio))));
-      require(lo <= hi, "Min num mm items is greater than max mm items: " + std::to_string(lo) + " > " + std::to_string(hi));
-      const int items = std::uniform_int_distribution<int>(lo, hi)(rng);
-      for (int k = 0; k < items; ++k) {
-        const ImageBucket& b = rc.buckets[bucket_pick(rng)];
-        s.image_urls.push_back(jpeg_data_url(encode_jpeg(noise_image(b.width, b.height, rng()))));
-      }
-      if (items > 0) ds.multimodal = true;
-    }
     ds.samples.push_back(std::move(s));
   }
   return ds;
@@ -442,8 +439,8 @@ Dataset load_dataset(const DatasetConfig& config) {
   if (name == "custom") return load_file_dataset(config, true);
   if (name == "custom_image") return load_file_dataset(config, true, true);
   if (name == "custom_mm") return load_file_dataset(config, true, true, true);
-  if (name == "random-mm") return load_random_dataset(config, true);
-  if (name == "random") return load_random_dataset(config, false);
+  if (name == "random-mm") return load_random_mm(config, nullptr);
+  if (name == "random") return load_random_dataset(config);
   std::string known;
   for (const auto& k : known_dataset_names()) known += (known.empty() ? "" : ", ") + k;
   throw InvalidInput("unknown --dataset-name '" + name + "' (supported: " + known + ")");

@@ -94,6 +94,7 @@ struct Dataset {
   bool multimodal = false;
   bool ignore_eos_default = false;      // random datasets turn ignore_eos on (as vllm)
   std::vector<double> arrival_s;        // timed_trace: each sample's send time (s from the first), else empty
+  std::uint64_t numpy_global_draws = 0; // 32-bit draws taken from vLLM's global np.random (prefix_repetition)
   std::filesystem::path file;           // the file actually read ("" for generated datasets)
   std::string chat_template_note;       // sonnet: what was done about the chat template, for stderr
 };

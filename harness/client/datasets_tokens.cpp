@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "harness/client/datasets_chat_template.hpp"
+#include "harness/client/datasets_random_mm.hpp"
 #include "harness/client/datasets_vllm.hpp"
 #include "harness/client/image.hpp"
 #include "harness/client/numpy_random.hpp"
@@ -162,8 +163,8 @@ TokenPrompt exact_length_prompt(const Tokenizer& tok, TokenPrompt prompt, std::s
   return prompt;
 }
 
-std::vector<TokenPrompt> random_token_prompts(const Tokenizer& tok, const RandomDatasetConfig& config,
-                                              std::size_t count, std::uint64_t seed) {
+RandomPromptPlan draw_random_prompt_plan(const Tokenizer& tok, const RandomDatasetConfig& config, std::size_t count,
+                                         NumpyGenerator& rng) {
   const auto real_input_len = std::max<std::int64_t>(0, config.input_len - static_cast<std::int64_t>(tok.num_special_tokens_to_add()));
   const auto lo = static_cast<std::int64_t>(std::floor(static_cast<double>(real_input_len) * (1 - config.range_ratio)));
   const auto hi = static_cast<std::int64_t>(std::ceil(static_cast<double>(real_input_len) * (1 + config.range_ratio)));
@@ -174,34 +175,52 @@ std::vector<TokenPrompt> random_token_prompts(const Tokenizer& tok, const Random
   // vLLM's get_sampling_params: output bounds at least 1.
   const auto out_lo = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::floor(config.output_len * (1 - config.output_range_ratio))));
   const auto out_hi = std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(config.output_len * (1 + config.output_range_ratio))));
+  RandomPromptPlan plan;
   const auto specials = tok.special_ids();
-  std::vector<TokenId> allowed;
   for (TokenId id = 0; id < static_cast<TokenId>(tok.vocab_size()); ++id)
-    if (!std::binary_search(specials.begin(), specials.end(), id)) allowed.push_back(id);
-  require(!allowed.empty(), "--tokenizer: the vocabulary has no ordinary token to make prompts from");
-  // vLLM's draws, in its order, from its np.random.default_rng(seed): input lengths, output
-  // lengths, offsets (each an array of `count`), the prefix, then each prompt's padding ids.
-  NumpyGenerator rng(seed);
+    if (!std::binary_search(specials.begin(), specials.end(), id)) plan.allowed.push_back(id);
+  require(!plan.allowed.empty(), "--tokenizer: the vocabulary has no ordinary token to make prompts from");
+  // vLLM's draws, in its order: input lengths, output lengths, offsets (each an array of `count`).
   const auto vocab = static_cast<std::int64_t>(tok.vocab_size());
-  std::vector<std::int64_t> lens(count), output_lens(count), offsets(count);
-  for (auto& l : lens) l = rng.integers(lo, hi + 1);
-  for (auto& l : output_lens) l = rng.integers(out_lo, out_hi + 1);
-  for (auto& o : offsets) o = rng.integers(0, vocab);
-  std::vector<TokenId> prefix(static_cast<std::size_t>(config.prefix_len));
-  for (auto& id : prefix) id = allowed[static_cast<std::size_t>(rng.integers(0, static_cast<std::int64_t>(allowed.size())))];
-  const std::function<TokenId()> random_id = [&] { return static_cast<TokenId>(rng.integers(0, vocab)); };
+  plan.input_lens.resize(count);
+  plan.output_lens.resize(count);
+  plan.offsets.resize(count);
+  for (auto& l : plan.input_lens) l = rng.integers(lo, hi + 1);
+  for (auto& l : plan.output_lens) l = rng.integers(out_lo, out_hi + 1);
+  for (auto& o : plan.offsets) o = rng.integers(0, vocab);
+  // get_prefix: allowed ids, then gen_prompt_decode_to_target_len(prefix, prefix_len, rng).
+  plan.prefix_len = static_cast<std::size_t>(config.prefix_len);
+  if (plan.prefix_len > 0) {
+    std::vector<TokenId> raw(plan.prefix_len);
+    for (auto& id : raw) id = plan.allowed[static_cast<std::size_t>(rng.integers(0, static_cast<std::int64_t>(plan.allowed.size())))];
+    const TokenPrompt p = decode_to_target_len(tok, std::move(raw), plan.prefix_len,
+                                               [&] { return static_cast<TokenId>(rng.integers(0, vocab)); });
+    plan.prefix = tok.encode(p.prompt);  // vLLM's adjusted tokens: the last re-encoding
+  }
+  return plan;
+}
+
+TokenPrompt random_token_prompt(const Tokenizer& tok, const RandomPromptPlan& plan, std::size_t i, NumpyGenerator& rng) {
+  const auto vocab = static_cast<std::int64_t>(tok.vocab_size());
+  std::vector<TokenId> ids = plan.prefix;
+  const std::size_t n = plan.allowed.size();
+  for (std::int64_t k = 0; k < plan.input_lens[i]; ++k)
+    ids.push_back(plan.allowed[(static_cast<std::size_t>(plan.offsets[i]) + i + static_cast<std::size_t>(k)) % n]);
+  const std::size_t target = plan.prefix_len + static_cast<std::size_t>(plan.input_lens[i]);
+  TokenPrompt p = decode_to_target_len(tok, std::move(ids), target, [&] { return static_cast<TokenId>(rng.integers(0, vocab)); });
+  p.vllm_mismatch = p.mismatch;
+  p.output_len = plan.output_lens[i];
+  return exact_length_prompt(tok, std::move(p), target);
+}
+
+std::vector<TokenPrompt> random_token_prompts(const Tokenizer& tok, const RandomDatasetConfig& config,
+                                              std::size_t count, std::uint64_t seed) {
+  // vLLM's RandomDataset: one np.random.default_rng(seed) for every draw.
+  NumpyGenerator rng(seed);
+  const RandomPromptPlan plan = draw_random_prompt_plan(tok, config, count, rng);
   std::vector<TokenPrompt> out;
   out.reserve(count);
-  for (std::size_t i = 0; i < count; ++i) {
-    std::vector<TokenId> ids = prefix;
-    for (std::int64_t k = 0; k < lens[i]; ++k)
-      ids.push_back(allowed[(static_cast<std::size_t>(offsets[i]) + i + static_cast<std::size_t>(k)) % allowed.size()]);
-    const std::size_t target = prefix.size() + static_cast<std::size_t>(lens[i]);
-    TokenPrompt p = decode_to_target_len(tok, std::move(ids), target, random_id);
-    p.vllm_mismatch = p.mismatch;
-    p.output_len = output_lens[i];
-    out.push_back(exact_length_prompt(tok, std::move(p), target));
-  }
+  for (std::size_t i = 0; i < count; ++i) out.push_back(random_token_prompt(tok, plan, i, rng));
   return out;
 }
 
@@ -216,10 +235,27 @@ std::string vision_model_key(const std::string& model) {
   return "";
 }
 
+namespace {
+// Each sample's text tokens (its prompt_len with a tokenizer, -1 without) and vision tokens.
+void label_tokens(Dataset& dataset, const Tokenizer* tok, const std::string& vision_model) {
+  const std::string key = vision_model_key(vision_model);
+  std::optional<serving::VisionGeometry> geometry;
+  if (!key.empty()) geometry = serving::vision_geometry_for(key);
+  for (auto& s : dataset.samples) {
+    s.text_tokens = tok != nullptr ? s.prompt_len : -1;
+    s.vision_tokens = vision_tokens_of(s, geometry ? &*geometry : nullptr);
+  }
+}
+}  // namespace
+
 std::string apply_tokenizer(Dataset& dataset, const DatasetConfig& config, const Tokenizer* tok,
                             const std::string& vision_model) {
   std::string note;
-  if (tok != nullptr && (dataset.layout == "random" || dataset.layout == "random-mm")) {
+  if (tok != nullptr && dataset.layout == "random-mm") {
+    // The items are drawn between the prompts: the whole dataset is vLLM's again, with this tokenizer.
+    dataset = load_random_mm(config, tok);
+    note = "random-mm prompts made of tokenizer ids, items between them (vLLM's RandomMultiModalDataset)";
+  } else if (tok != nullptr && dataset.layout == "random") {
     const auto prompts = random_token_prompts(*tok, config.random, dataset.samples.size(), config.seed);
     std::int64_t mismatch = 0, fixed = 0;
     for (std::size_t i = 0; i < prompts.size(); ++i) {
@@ -239,13 +275,7 @@ std::string apply_tokenizer(Dataset& dataset, const DatasetConfig& config, const
     for (auto& s : dataset.samples) s.prompt_len = static_cast<std::int64_t>(tok->encode(s.prompt, true).size());
     note = "prompt lengths counted by the tokenizer";
   }
-  const std::string key = vision_model_key(vision_model);
-  std::optional<serving::VisionGeometry> geometry;
-  if (!key.empty()) geometry = serving::vision_geometry_for(key);
-  for (auto& s : dataset.samples) {
-    s.text_tokens = tok != nullptr ? s.prompt_len : -1;
-    s.vision_tokens = vision_tokens_of(s, geometry ? &*geometry : nullptr);
-  }
+  label_tokens(dataset, tok, vision_model);
   return note;
 }
 
@@ -287,6 +317,18 @@ namespace encbench::client {
 TokenizedDataset load_tokenized_dataset(const DatasetConfig& config, const std::string& tokenizer_flag,
                                         const std::string& model, bool skip_tokenizer) {
   TokenizedDataset out;
+  if (config.name == "random-mm" && !skip_tokenizer) {
+    // One pass: vLLM draws the items between the prompts, so they are made with the tokenizer.
+    if (const auto file = resolve_tokenizer(tokenizer_flag.empty() ? model : tokenizer_flag)) {
+      const Tokenizer tok = Tokenizer::load(*file);
+      out.dataset = load_random_mm(config, &tok);
+      label_tokens(out.dataset, &tok, model);
+      out.tokens.tokenizer_file = file->string();
+      out.tokens.note = "tokenizer " + out.tokens.tokenizer_file +
+                        ": random-mm prompts made of tokenizer ids, items drawn between them (vLLM's RandomMultiModalDataset)";
+      return out;
+    }
+  }
   if (!is_tokenizer_dataset(config.name)) {
     out.dataset = load_dataset(config);
     out.tokens = skip_tokenizer ? tokenize_dataset(out.dataset, config, "", "")

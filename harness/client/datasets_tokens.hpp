@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/client/dataset.hpp"
+#include "harness/client/numpy_random.hpp"
 #include "harness/tokenizer/tokenizer.hpp"
 
 namespace encbench::client {
@@ -49,10 +50,27 @@ TokenPrompt exact_length_prompt(const tokenizer::Tokenizer& tok, TokenPrompt pro
 // default_rng(seed) (numpy_random.hpp) gives the same lengths, offsets, prefix and padding ids,
 // so the same prompts and output lengths as vLLM for the same seed and tokenizer. Input lengths from [floor(L'(1-r)), ceil(L'(1+r))] with
 // L' = input_len - num_special_tokens_to_add, a prefix of prefix_len ids drawn once from the
-// vocab without special ids, then for request i the ids allowed[(offset_i + i + k) % |allowed|],
+// vocab without special ids (decoded and re-encoded to prefix_len, datasets.py@003cf029's
+// get_prefix), then for request i the ids allowed[(offset_i + i + k) % |allowed|],
 // k < input_len_i, offset_i uniform in [0, vocab_size); decoded and re-encoded to the target.
 std::vector<TokenPrompt> random_token_prompts(const tokenizer::Tokenizer& tok, const RandomDatasetConfig& config,
                                               std::size_t count, std::uint64_t seed);
+
+// The pieces of random_token_prompts, for datasets that draw between its prompts (random-mm).
+// draw_random_prompt_plan: vLLM's get_sampling_params (input lengths, output lengths, offsets,
+// `count` of each, from `rng`) and get_prefix (prefix_len allowed ids, then decoded and re-encoded
+// to prefix_len with padding ids from `rng`, as datasets.py@003cf029 does).
+struct RandomPromptPlan {
+  std::vector<std::int64_t> input_lens, output_lens, offsets;
+  std::vector<tokenizer::TokenId> allowed, prefix;
+  std::size_t prefix_len = 0;  // the asked length (vLLM's target uses it, not prefix.size())
+};
+RandomPromptPlan draw_random_prompt_plan(const tokenizer::Tokenizer& tok, const RandomDatasetConfig& config,
+                                         std::size_t count, NumpyGenerator& rng);
+// Request i's prompt (vLLM's generate_token_sequence, padding ids from `rng`), then
+// exact_length_prompt (draws nothing).
+TokenPrompt random_token_prompt(const tokenizer::Tokenizer& tok, const RandomPromptPlan& plan, std::size_t i,
+                                NumpyGenerator& rng);
 
 // After load_dataset: with a tokenizer, random prompts become token prompts (random/random-mm)
 // and every prompt_len becomes len(tokenizer(prompt).input_ids) (file datasets, add_special_tokens

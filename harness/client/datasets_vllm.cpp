@@ -4,13 +4,17 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <cstdlib>
+#include <functional>
 #include <map>
+#include <set>
 #include <random>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "harness/client/datasets_tokens.hpp"
+#include "harness/client/numpy_random.hpp"
 #include "harness/core/error.hpp"
 
 namespace encbench::client {
@@ -99,25 +103,32 @@ Dataset load_prefix_repetition(const DatasetConfig& config, const tokenizer::Tok
   const VllmTextDatasetConfig& vllm = config.vllm_text;
   require(vllm.num_prefixes > 0 && vllm.prefix_len >= 0 && vllm.suffix_len >= 0 && vllm.output_len > 0,
           "--prefix-repetition-num-prefixes and --prefix-repetition-output-len must be > 0, the lengths >= 0");
-  const std::size_t per_prefix = config.num_prompts / static_cast<std::size_t>(vllm.num_prefixes);
+  // vLLM: prompts_per_prefix, remainder = divmod(num_requests, num_prefixes); the first
+  // `remainder` prefixes get one prompt more, so there are exactly num_requests.
+  const auto num_prefixes = static_cast<std::size_t>(vllm.num_prefixes);
+  const std::size_t per_prefix = config.num_prompts / num_prefixes, remainder = config.num_prompts % num_prefixes;
   require(per_prefix > 0, "--num-prompts (" + std::to_string(config.num_prompts) +
                               ") must be >= --prefix-repetition-num-prefixes (" + std::to_string(vllm.num_prefixes) + ")");
-  std::mt19937_64 rng(config.seed);
-  std::uniform_int_distribution<tokenizer::TokenId> any_id(0, static_cast<tokenizer::TokenId>(tok.vocab_size()) - 1);
-  // vLLM's _generate_exact_length_tokens: random ids, decoded and re-encoded to the length.
+  // vLLM's draws: np.random.seed(seed), then np.random.randint(0, vocab_size, size=n) for each part
+  // and for its padding ids (gen_prompt_decode_to_target_len without rng), from that global state.
+  NumpyRandomState np_random(static_cast<std::uint32_t>(config.seed));
+  const auto vocab = static_cast<std::int64_t>(tok.vocab_size());
+  const std::function<tokenizer::TokenId()> any_id = [&] { return static_cast<tokenizer::TokenId>(np_random.randint(0, vocab)); };
+  // _generate_exact_length_tokens: random ids, decoded and re-encoded to the length; our
+  // exact_length_prompt (no draws) only when vLLM's ten retries still miss it.
   const auto exact = [&](int length) {
     std::vector<tokenizer::TokenId> ids(static_cast<std::size_t>(length));
-    for (auto& id : ids) id = any_id(rng);
-    TokenPrompt p = decode_to_target_len(tok, std::move(ids), static_cast<std::size_t>(length), rng);
-    p = exact_length_prompt(tok, std::move(p), static_cast<std::size_t>(length));  // as for random prompts
+    for (auto& id : ids) id = any_id();
+    TokenPrompt p = decode_to_target_len(tok, std::move(ids), static_cast<std::size_t>(length), any_id);
+    p = exact_length_prompt(tok, std::move(p), static_cast<std::size_t>(length));
     return tok.encode(p.prompt);
   };
   Dataset ds;
   ds.layout = "prefix_repetition";
-  ds.source_rows = per_prefix * static_cast<std::size_t>(vllm.num_prefixes);
-  for (int p = 0; p < vllm.num_prefixes; ++p) {
+  ds.source_rows = config.num_prompts;
+  for (std::size_t p = 0; p < num_prefixes; ++p) {
     const auto prefix = exact(vllm.prefix_len);
-    for (std::size_t k = 0; k < per_prefix; ++k) {
+    for (std::size_t k = 0; k < per_prefix + (p < remainder ? 1 : 0); ++k) {
       auto combined = prefix;
       const auto suffix = exact(vllm.suffix_len);
       combined.insert(combined.end(), suffix.begin(), suffix.end());
@@ -129,7 +140,16 @@ Dataset load_prefix_repetition(const DatasetConfig& config, const tokenizer::Tok
       ds.samples.push_back(std::move(s));
     }
   }
-  if (config.shuffle) std::shuffle(ds.samples.begin(), ds.samples.end(), rng);
+  ds.numpy_global_draws = np_random.u32_draws();  // vLLM's arrival gaps come after these
+  if (config.shuffle) {  // random.seed(seed) in __init__, then random.shuffle(requests)
+    std::vector<std::size_t> order(ds.samples.size());
+    for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+    PythonRandom(config.seed).shuffle(order);
+    std::vector<SampleRequest> shuffled;
+    shuffled.reserve(order.size());
+    for (const std::size_t i : order) shuffled.push_back(std::move(ds.samples[i]));
+    ds.samples = std::move(shuffled);
+  }
   return ds;
 }
 
@@ -170,6 +190,51 @@ TraceRow parse_trace_row(const std::string& line, const std::string& where, cons
 
 }  // namespace
 
+namespace {
+// TimedTrace._sample_token's vocabulary: tokenizer.get_vocab() (the model's ids and the added
+// tokens) without all_special_ids (here: the added tokens marked special), sorted.
+std::vector<tokenizer::TokenId> timed_trace_vocab(const tokenizer::Tokenizer& tok) {
+  std::set<tokenizer::TokenId> ids;
+  for (tokenizer::TokenId id = 0; id < static_cast<tokenizer::TokenId>(tok.vocab_size()); ++id) ids.insert(id);
+  for (const auto& added : tok.added_tokens()) ids.insert(added.id);
+  for (const auto special : tok.special_ids()) ids.erase(special);
+  return {ids.begin(), ids.end()};
+}
+}  // namespace
+
+std::uint32_t python_hash_seed_from_env() {
+  const char* env = std::getenv("PYTHONHASHSEED");
+  if (env == nullptr || *env == '\0') return 0;
+  char* end = nullptr;
+  const unsigned long long v = std::strtoull(env, &end, 10);
+  return *end == '\0' && v <= 0xFFFFFFFFULL ? static_cast<std::uint32_t>(v) : 0;
+}
+
+TimedTracePrompts::TimedTracePrompts(const tokenizer::Tokenizer& tok, std::int64_t chunk_size, std::uint32_t hash_seed)
+    : vocab_(timed_trace_vocab(tok)), chunk_size_(chunk_size), hash_seed_(hash_seed) {
+  require(!vocab_.empty(), "--tokenizer: the vocabulary has no ordinary token");
+  require(chunk_size_ > 0, "--timed-trace-chunk-hash-size must be > 0");
+}
+
+std::vector<tokenizer::TokenId> TimedTracePrompts::expand(const std::vector<std::int64_t>& hash_ids,
+                                                          std::int64_t input_length) {
+  std::vector<tokenizer::TokenId> ids;
+  std::int64_t remaining = input_length;
+  for (const std::int64_t h : hash_ids) {
+    const std::int64_t size = remaining >= chunk_size_ ? chunk_size_ : remaining;
+    const std::string key = std::to_string(h) + ":" + std::to_string(size);
+    auto [it, fresh] = chunks_.try_emplace(key);
+    if (fresh) {  // random.Random(hash(key) & 0xFFFFFFFF).choices(vocab, k=size)
+      PythonRandom rng(static_cast<std::uint32_t>(python_str_hash(key, hash_seed_)));
+      for (std::int64_t k = 0; k < size; ++k) it->second.push_back(vocab_[rng.choice_index(vocab_.size())]);
+    }
+    ids.insert(ids.end(), it->second.begin(), it->second.end());
+    remaining -= size;
+    if (remaining <= 0) break;
+  }
+  return ids;
+}
+
 Dataset load_timed_trace(const DatasetConfig& config, const tokenizer::Tokenizer& tok) {
   const VllmTextDatasetConfig& v = config.vllm_text;
   require(!config.path.empty(), "--dataset-name timed_trace needs --dataset-path (a JSONL trace)");
@@ -177,12 +242,7 @@ Dataset load_timed_trace(const DatasetConfig& config, const tokenizer::Tokenizer
   require(v.sec_multiplier > 0 && std::isfinite(v.sec_multiplier), "--timed-trace-sec-multiplier must be > 0");
   std::ifstream in(config.path, std::ios::binary);
   require(static_cast<bool>(in), "--dataset-path " + config.path + ": cannot read");
-  const auto specials = tok.special_ids();
-  std::vector<tokenizer::TokenId> allowed;
-  for (tokenizer::TokenId id = 0; id < static_cast<tokenizer::TokenId>(tok.vocab_size()); ++id)
-    if (!std::binary_search(specials.begin(), specials.end(), id)) allowed.push_back(id);
-  require(!allowed.empty(), "--tokenizer: the vocabulary has no ordinary token");
-  std::map<std::pair<std::int64_t, std::int64_t>, std::vector<tokenizer::TokenId>> chunks;
+  TimedTracePrompts prompts(tok, v.chunk_hash_size, python_hash_seed_from_env());
   Dataset ds;
   ds.layout = "timed_trace";
   ds.file = config.path;
@@ -198,20 +258,7 @@ Dataset load_timed_trace(const DatasetConfig& config, const tokenizer::Tokenizer
                                            " is before the previous line's " + std::to_string(previous) +
                                            " (a trace is replayed in file order)");
     previous = row.timestamp;
-    std::vector<tokenizer::TokenId> ids;
-    std::int64_t remaining = row.input_length;
-    for (const std::int64_t h : row.hash_ids) {
-      if (remaining == 0) break;
-      const std::int64_t size = std::min<std::int64_t>(remaining, v.chunk_hash_size);
-      auto [it, fresh] = chunks.try_emplace({h, size});
-      if (fresh) {  // seeded by (hash id, size): the same chunk wherever the hash id recurs
-        std::mt19937_64 rng(static_cast<std::uint64_t>(h) * 0x9E3779B97F4A7C15ULL ^ static_cast<std::uint64_t>(size));
-        std::uniform_int_distribution<std::size_t> pick(0, allowed.size() - 1);
-        for (std::int64_t k = 0; k < size; ++k) it->second.push_back(allowed[pick(rng)]);
-      }
-      ids.insert(ids.end(), it->second.begin(), it->second.end());
-      remaining -= size;
-    }
+    const std::vector<tokenizer::TokenId> ids = prompts.expand(row.hash_ids, row.input_length);
     SampleRequest s;
     s.source_row = line_no - 1;
     s.prompt = tok.decode(ids);

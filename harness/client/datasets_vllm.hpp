@@ -1,10 +1,14 @@
 #pragma once
-// vLLM's text datasets that need the tokenizer to exist at all: `sharegpt` (ShareGPTDataset) and
-// `prefix_repetition` (PrefixRepetitionRandomDataset), with vLLM's sampling, filtering and
-// lengths. Our generator replaces Python's `random` and numpy's: the same construction and
-// lengths, not vLLM's exact rows or text.
+// vLLM's text datasets that need the tokenizer to exist at all: `sharegpt` (ShareGPTDataset),
+// `prefix_repetition` (PrefixRepetitionRandomDataset), `timed_trace` (TimedTrace), `burstgpt`,
+// `sonnet`, with vLLM's sampling, filtering, lengths and draws (Python's `random` and numpy's,
+// reproduced in python_random.hpp and numpy_random.hpp), followed from
+// vllm/benchmarks/datasets/datasets.py @ 003cf0297cf60998854c652a0ca2b310dd3375af.
 #include <cstdint>
+#include <map>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "harness/client/dataset.hpp"
 #include "harness/tokenizer/tokenizer.hpp"
@@ -37,21 +41,46 @@ Dataset load_sonnet(const DatasetConfig& config, const tokenizer::Tokenizer& tok
 Dataset load_sharegpt(const DatasetConfig& config, const tokenizer::Tokenizer& tok);
 
 // prefix_repetition: num_prefixes prefixes of prefix_len random ids, each followed by
-// num_prompts / num_prefixes suffixes of suffix_len random ids, every part decoded and re-encoded
-// to its exact length (vLLM's gen_prompt_decode_to_target_len, then exact_length_prompt as for
-// random prompts); prompt_len = prefix + suffix tokens (vLLM's len(combined), not the re-encoded
-// joint text); shuffled unless --disable-shuffle.
+// num_prompts / num_prefixes suffixes of suffix_len random ids (the first num_prompts % num_prefixes
+// prefixes one more, vLLM's divmod), every part decoded and re-encoded to its exact length (vLLM's
+// gen_prompt_decode_to_target_len; exact_length_prompt only when its retries miss); prompt_len =
+// prefix + suffix tokens (vLLM's len(combined), not the re-encoded joint text); shuffled unless
+// --disable-shuffle. vLLM's draws: np.random.seed(seed) then np.random.randint for the ids and the
+// padding (NumpyRandomState; the draws taken are in numpy_global_draws, since vLLM's arrival gaps
+// come from the same global state after them), random.seed(seed) then random.shuffle.
 Dataset load_prefix_repetition(const DatasetConfig& config, const tokenizer::Tokenizer& tok);
 
 // timed_trace (Mooncake/Bailian-style JSONL, vLLM's TimedTrace): one request per line, in file
 // order (no shuffle, no oversampling, at most --num-prompts); labels remappable. Each hash id
-// expands to a chunk of chunk_hash_size ids drawn from the vocabulary without special ids, seeded
-// by (hash id, chunk size) so shared hash prefixes give identical token prefixes; the last chunk
-// is partial so the prompt has input_length ids (fewer when the row has too few hash ids, as vLLM).
+// expands to a chunk as vLLM's (TimedTracePrompts below), so shared hash prefixes give identical
+// token prefixes; the last chunk is partial so the prompt has input_length ids (fewer when the row
+// has too few hash ids, as vLLM).
 // The prompt is those ids decoded (text is what this client sends); prompt_len is their count.
 // arrival_s = (timestamp - first timestamp) x sec_multiplier. A line without a numeric timestamp,
 // with a length that is not a non-negative integer, or with a timestamp before the previous
 // line's: InvalidInput naming the file and the line.
 Dataset load_timed_trace(const DatasetConfig& config, const tokenizer::Tokenizer& tok);
+
+// vLLM's TimedTrace._expand_prompt (datasets.py@003cf029): each hash id h of a row becomes
+// chunk_size ids (what is left of the input length for the last one), drawn as
+// random.Random(hash(f"{h}:{size}") & 0xFFFFFFFF).choices(vocab, k=size) over the sorted vocabulary
+// (get_vocab(), the model's and the added ids, without the special ones) and cached under that
+// key, until input_length ids are made or the row's hash ids run out. hash() is CPython 3.11+'s
+// str hash under PYTHONHASHSEED=hash_seed (python_random.hpp).
+class TimedTracePrompts {
+ public:
+  TimedTracePrompts(const tokenizer::Tokenizer& tok, std::int64_t chunk_size, std::uint32_t hash_seed);
+  std::vector<tokenizer::TokenId> expand(const std::vector<std::int64_t>& hash_ids, std::int64_t input_length);
+
+ private:
+  std::vector<tokenizer::TokenId> vocab_;
+  std::int64_t chunk_size_;
+  std::uint32_t hash_seed_;
+  std::map<std::string, std::vector<tokenizer::TokenId>> chunks_;
+};
+// This process's PYTHONHASHSEED when it is an integer in [0, 2^32), else 0. vLLM's Python salts
+// hash() per process when the variable is unset, so its own chunks then differ from run to run;
+// ours are those of `PYTHONHASHSEED=0 vllm bench serve` (or of the value given).
+std::uint32_t python_hash_seed_from_env();
 
 }  // namespace encbench::client

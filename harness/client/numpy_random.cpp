@@ -4,6 +4,8 @@
 #include <cmath>
 #include <vector>
 
+#include "harness/core/error.hpp"
+
 namespace encbench::client {
 
 namespace {
@@ -159,6 +161,41 @@ std::uint64_t NumpyGenerator::interval(std::uint64_t max) { return masked_interv
 
 void NumpyGenerator::shuffle(std::vector<std::size_t>& items) { shuffle_from_the_end(*this, items); }
 
+void NumpyGenerator::fill_uint8(std::uint8_t* out, std::size_t n) {
+  // buffered_uint8 with a buffer local to the fill: a fresh 32-bit draw every fourth byte, shifted
+  // down 8 bits for the next three (next_u32 keeps numpy's half-used 64-bit draw across calls).
+  std::uint32_t buf = 0;
+  int left = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (left == 0) {
+      buf = next_u32();
+      left = 3;
+    } else {
+      buf >>= 8;
+      --left;
+    }
+    out[i] = static_cast<std::uint8_t>(buf);
+  }
+}
+
+std::size_t NumpyGenerator::choice(const std::vector<double>& p) {
+  require(!p.empty(), "choice: probabilities must not be empty");
+  // numpy checks with kahan_sum; a plain sum differs from it by far less than the tolerance.
+  double total = 0;
+  for (double v : p) {
+    require(v >= 0, "choice: probabilities are not non-negative");
+    total += v;
+  }
+  require(std::abs(total - 1.0) <= std::sqrt(2.220446049250313e-16), "choice: probabilities do not sum to 1");
+  std::vector<double> cdf(p.size());
+  double running = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) cdf[i] = running += p[i];
+  const double last = cdf.back();
+  for (double& c : cdf) c /= last;
+  const double u = random();
+  return static_cast<std::size_t>(std::upper_bound(cdf.begin(), cdf.end(), u) - cdf.begin());
+}
+
 std::vector<std::size_t> numpy_permutation(std::size_t n, std::uint64_t seed) {
   std::vector<std::size_t> order(n);
   for (std::size_t i = 0; i < n; ++i) order[i] = i;
@@ -193,7 +230,15 @@ std::vector<std::size_t> hf_streaming_shuffle_order(std::size_t n, std::uint64_t
 
 NumpyRandomState::NumpyRandomState(std::uint32_t seed) : mt_(seed) {}
 
-std::uint32_t NumpyRandomState::next_u32() { return static_cast<std::uint32_t>(mt_()); }
+std::uint32_t NumpyRandomState::next_u32() {
+  ++draws_;
+  return static_cast<std::uint32_t>(mt_());
+}
+
+void NumpyRandomState::skip(std::uint64_t n) {
+  mt_.discard(n);
+  draws_ += n;
+}
 
 std::uint64_t NumpyRandomState::next_u64() {
   const std::uint64_t high = next_u32();
@@ -213,7 +258,7 @@ std::int64_t NumpyRandomState::randint(std::int64_t low, std::int64_t high) {
 }
 
 double NumpyRandomState::random_sample() {
-  const std::uint32_t a = mt_() >> 5, b = mt_() >> 6;
+  const std::uint32_t a = next_u32() >> 5, b = next_u32() >> 6;
   return (a * 67108864.0 + b) / 9007199254740992.0;
 }
 

@@ -27,6 +27,13 @@ class NumpyGenerator {
   std::uint64_t interval(std::uint64_t max);
   // Generator.shuffle of a 1-D array or a list (Fisher-Yates from the end).
   void shuffle(std::vector<std::size_t>& items);
+  // Generator.integers(0, 256, size=n, dtype=np.uint8): numpy's random_bounded_uint8_fill for the
+  // full byte range, four bytes from each 32-bit draw, low byte first (vLLM's synthetic images).
+  void fill_uint8(std::uint8_t* out, std::size_t n);
+  // Generator.choice(k, p=p) for one item (size=None): cdf = cumsum(p) / its last value, one
+  // random(), then searchsorted(side='right'). p must be non-negative and sum to 1 within numpy's
+  // tolerance sqrt(eps) (InvalidInput otherwise, as numpy's ValueError).
+  std::size_t choice(const std::vector<double>& p);
 
  private:
   unsigned __int128 state_ = 0, inc_ = 0;
@@ -55,9 +62,14 @@ class NumpyRandomState {
   double standard_exponential();
   double gauss();  // legacy polar method, the second value kept for the next call
   double gamma(double shape, double scale);
+  // 32-bit draws taken so far, and skipping n of them: a dataset that draws from vLLM's global
+  // np.random (prefix_repetition) leaves it n draws on when vLLM's get_request draws the gaps.
+  std::uint64_t u32_draws() const { return draws_; }
+  void skip(std::uint64_t n);
 
  private:
   std::mt19937 mt_;
+  std::uint64_t draws_ = 0;
   bool has_gauss_ = false;
   double gauss_ = 0;
 };

@@ -6,9 +6,16 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <string_view>
 #include <vector>
 
 namespace encbench::client {
+
+// CPython 3.11+'s hash() of a str whose characters are all ASCII (one byte each, as the str
+// stores them) in a process started with PYTHONHASHSEED=hash_seed: SipHash-1-3 keyed with the
+// secret CPython derives from the seed (zero for 0; else its LCG, lcg_urandom, over 24 bytes);
+// -1 becomes -2. vLLM's timed_trace seeds each chunk with hash(f"{h}:{size}") & 0xFFFFFFFF.
+std::int64_t python_str_hash(std::string_view ascii, std::uint32_t hash_seed);
 
 class PythonRandom {
  public:

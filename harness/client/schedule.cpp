@@ -15,7 +15,7 @@ std::uint32_t vllm_global_seed(std::uint64_t seed) { return static_cast<std::uin
 }  // namespace
 
 std::vector<double> arrival_offsets_s(std::size_t count, double request_rate, double burstiness,
-                                      std::uint64_t seed) {
+                                      std::uint64_t seed, std::uint64_t skip_draws) {
   require(!std::isnan(request_rate) && request_rate > 0,
           "--request-rate must be > 0 (or inf), got " + std::to_string(request_rate));
   require(!std::isnan(burstiness) && burstiness > 0,
@@ -23,6 +23,7 @@ std::vector<double> arrival_offsets_s(std::size_t count, double request_rate, do
   std::vector<double> offsets(count, 0.0);
   if (count == 0 || std::isinf(request_rate)) return offsets;
   NumpyRandomState rng(vllm_global_seed(seed));
+  rng.skip(skip_draws);
   double cumulative = 0;
   for (std::size_t i = 0; i < count; ++i) {
     const double gap = std::isinf(burstiness) ? 1.0 / request_rate : rng.gamma(burstiness, 1.0 / (request_rate * burstiness));
@@ -39,8 +40,8 @@ std::vector<double> arrival_offsets_s(std::size_t count, double request_rate, do
 }
 
 std::vector<Nanos> arrival_offsets_ns(std::size_t count, double request_rate, double burstiness,
-                                      std::uint64_t seed) {
-  return to_offsets_ns(arrival_offsets_s(count, request_rate, burstiness, seed));
+                                      std::uint64_t seed, std::uint64_t skip_draws) {
+  return to_offsets_ns(arrival_offsets_s(count, request_rate, burstiness, seed, skip_draws));
 }
 
 RampUp parse_ramp_up(const std::string& name) {
@@ -56,10 +57,12 @@ double ramp_up_rate(RampUp strategy, double start, double end, std::size_t index
 }
 
 std::vector<double> ramp_up_offsets_s(std::size_t count, RampUp strategy, int start_rps, int end_rps,
-                                      double burstiness, std::uint64_t seed, std::vector<double>* rates) {
+                                      double burstiness, std::uint64_t seed, std::vector<double>* rates,
+                                      std::uint64_t skip_draws) {
   require(strategy != RampUp::none, "ramp_up_offsets_s needs a ramp-up strategy");
   require(!std::isnan(burstiness) && burstiness > 0, "--burstiness must be > 0 (or inf)");
   NumpyRandomState rng(vllm_global_seed(seed));
+  rng.skip(skip_draws);
   std::vector<double> offsets(count, 0.0);
   double cumulative = 0;
   for (std::size_t i = 0; i < count; ++i) {

@@ -19,11 +19,12 @@
 namespace encbench::client {
 
 // Offsets in seconds from the benchmark start. Throws InvalidInput for rate <= 0 or NaN,
-// burstiness <= 0 or NaN.
+// burstiness <= 0 or NaN. skip_draws: 32-bit draws the dataset already took from vLLM's global
+// np.random after the seed (Dataset::numpy_global_draws); the gaps are drawn after them, as vLLM's.
 std::vector<double> arrival_offsets_s(std::size_t count, double request_rate, double burstiness,
-                                      std::uint64_t seed);
+                                      std::uint64_t seed, std::uint64_t skip_draws = 0);
 std::vector<Nanos> arrival_offsets_ns(std::size_t count, double request_rate, double burstiness,
-                                      std::uint64_t seed);
+                                      std::uint64_t seed, std::uint64_t skip_draws = 0);
 
 // vllm's --ramp-up-strategy (serve.py _get_current_request_rate / get_request): request i runs at
 // rate r_i = start + (end - start) * p (linear) or start * (end / start)^p (exponential), with
@@ -33,7 +34,8 @@ enum class RampUp { none, linear, exponential };
 RampUp parse_ramp_up(const std::string& name);  // "linear" | "exponential"; throws InvalidInput
 double ramp_up_rate(RampUp strategy, double start_rps, double end_rps, std::size_t index, std::size_t count);
 std::vector<double> ramp_up_offsets_s(std::size_t count, RampUp strategy, int start_rps, int end_rps,
-                                      double burstiness, std::uint64_t seed, std::vector<double>* rates = nullptr);
+                                      double burstiness, std::uint64_t seed, std::vector<double>* rates = nullptr,
+                                      std::uint64_t skip_draws = 0);
 std::vector<Nanos> to_offsets_ns(const std::vector<double>& seconds);
 
 // vllm's rps_change_events: the start rate at the run start, then every integer rate passed when

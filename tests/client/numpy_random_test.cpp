@@ -16,32 +16,12 @@
 #include "harness/client/numpy_random.hpp"
 #include "harness/client/python_random.hpp"
 #include "harness/client/schedule.hpp"
+#include "tests/client/numpy_reference.hpp"
 #include "tests/support/process.hpp"
 #include "tests/tokenizer/test_files.hpp"
 
 namespace encbench::client {
 namespace {
-
-// The reference's numbers, or nullopt when no python3 with numpy is found.
-std::optional<std::vector<double>> numpy_reference(const std::string& args) {
-  const std::string script = encbench::testing::shell_quote(tokenizer::testing::source_dir() / "tests/client/numpy_reference.py");
-  for (const std::string python : {"/usr/bin/python3", "python3"}) {
-    const auto probe = encbench::testing::run_command(python + " -c 'import numpy' 2>/dev/null");
-    if (probe.rc != 0) continue;
-    const auto run = encbench::testing::run_command(python + " " + script + " " + args);
-    if (run.rc != 0) return std::nullopt;
-    std::vector<double> values;
-    std::istringstream lines(run.output);
-    for (std::string line; std::getline(lines, line);)
-      if (!line.empty()) values.push_back(std::strtod(line.c_str(), nullptr));
-    return values;
-  }
-  return std::nullopt;
-}
-
-#define NUMPY_OR_SKIP(var, args)                                                      \
-  const auto var = numpy_reference(args);                                             \
-  if (!var) GTEST_SKIP() << "no python3 with numpy: the reference draws need it"
 
 TEST(NumpyRandom, DefaultRngIntegersAndRandomAreNumpys) {
   for (const std::uint64_t seed : {0ULL, 1ULL, 42ULL, 2026ULL, (1ULL << 33) + 5}) {
