@@ -70,6 +70,7 @@ server::ServeOptions serve_options(const scenario::PresetServerSpec& spec) {
   so.async_scheduling = spec.async_scheduling;
   so.api_server_model = spec.api_server_model;
   so.api_server_count = spec.api_server_count;
+  so.encoder_clock = spec.encoder_clock;
   so.seed = spec.seed;
   so.profile_dir = spec.profile_dir;
   so.enable_profiling = spec.enable_profiling;
