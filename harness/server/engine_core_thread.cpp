@@ -431,6 +431,9 @@ void EngineCoreThread::run() {
     }
     for (Submission& f : fresh) s.pending.push_back(std::move(f));
     fresh.clear();
+    // Held requests whose client went leave at the next wake-up, not at their ready time.
+    aborted += static_cast<std::int64_t>(
+        std::erase_if(s.pending, [](const Submission& q) { return q.handle->cancelled(); }));
     aborted += drop_cancelled(s.scheduler, s.live);
     Nanos start = 0;
     if (!s.next_step_start(start)) continue;  // nothing due yet: wait_for_work sleeps until it is

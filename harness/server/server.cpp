@@ -257,7 +257,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
   std::optional<http::request_parser<http::string_body>> parser_;
   asio::steady_timer deadline_;
   asio::steady_timer stall_timer_;
-  asio::steady_timer api_server_timer_;  // holds a parsed request until its API-server stage ends
+  asio::steady_timer api_server_timer_;  // gives the request's API-server place back at its modelled end
   Phase phase_ = Phase::header;
   bool closed_ = false;
 
@@ -612,25 +612,20 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
                     "", "api_server_queue_full"};
   }
 
-  // The API-server stage's hold: the request reaches the engine at its ready time (now when past),
-  // keeping its place in the stage until then.
+  // The API-server stage's hold: the request goes to the engine now, due at its ready time (the
+  // engine holds it until the first step planned at or after it, engine_core_thread.hpp), so no
+  // timer's or thread's wake-up latency can make it miss that step. Its place in the stage is
+  // given back at its ready time, or when its connection goes.
   void submit_after(ApiServerAdmission stage, GenerationRequest request, std::uint64_t number, bool disconnect) {
     const Nanos ready = stage.ready_ns;
+    submit(std::move(request), number, disconnect, ready);
     const Nanos wait = ready - now_ns();
-    if (wait <= 0) return submit(std::move(request), number, disconnect, ready);
-    auto held = std::make_shared<GenerationRequest>(std::move(request));
+    if (wait <= 0 || !engine_handle_) return;  // the slot goes with `stage`
     api_server_timer_.expires_after(std::chrono::nanoseconds(wait));
-    api_server_timer_.async_wait([weak = weak_from_this(), held, number, disconnect, ready,
-                                  slot = std::move(stage.slot)](boost::system::error_code ec) mutable {
-      slot.reset();  // out of the stage, whether it goes on or its connection went
-      if (ec) return;
-      if (auto self = weak.lock(); self && !self->closed_) self->submit(std::move(*held), number, disconnect, ready);
-    });
+    api_server_timer_.async_wait([slot = std::move(stage.slot)](boost::system::error_code) mutable { slot.reset(); });
   }
 
-  // `ready`: when the request is due at the engine (its modelled API-server end; 0: now). The
-  // engine plans its schedule from it, so the timer's and this thread's wake-up latency do not
-  // delay the request's step (engine_core_thread.hpp).
+  // `ready`: when the request is due at the engine (its modelled API-server end; 0: now).
   void submit(GenerationRequest request, std::uint64_t number, bool disconnect, Nanos ready = 0) {
     request_ = std::move(request);
     const std::uint64_t seed =

@@ -614,6 +614,53 @@ TEST_F(ServerTest, ApiServerStageServesABurstInTurnAndTwoProcessesHalveTheQueue)
   }
 }
 
+// Issue 35: the live API-server stage is bounded. With --max-api-server-queue 2 and a modelled
+// cost of 60 s per request, two requests sit in the stage and every further one is refused at once
+// with 503 api_server_queue_full + Retry-After (vLLM's asyncio front end would queue them all);
+// the places come back when the held requests' clients go, and the next request is admitted.
+TEST_F(ServerTest, ApiServerStageIsBoundedAndRefusesTheOverflowWith503) {
+  ServerConfig config = test_config();
+  config.api_server = api_server_model(60'000, 0, 1);
+  config.max_api_server_queue = 2;
+  start(config);
+  const auto wait_for_in_stage = [&](std::int64_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (server_->api_server_stats().in_stage != n && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(1ms);
+    return server_->api_server_stats().in_stage;
+  };
+  std::vector<std::unique_ptr<RawConnection>> held;
+  for (int i = 0; i < 2; ++i) {
+    held.push_back(std::make_unique<RawConnection>(server_->port()));
+    ASSERT_TRUE(held.back()->send_all(testing::post_request("/v1/chat/completions", user_text("held", 1).dump())));
+  }
+  ASSERT_EQ(wait_for_in_stage(2), 2);
+  for (int i = 0; i < 20; ++i) {
+    const auto refused = chat(user_text("overflow", 1));
+    ASSERT_EQ(refused.status, 503) << refused.body;
+    EXPECT_EQ(json::parse(refused.body)["error"]["code"], "api_server_queue_full");
+    EXPECT_NE(json::parse(refused.body)["error"]["message"].get<std::string>().find("--max-api-server-queue"),
+              std::string::npos);
+    EXPECT_EQ(refused.headers.count("retry-after"), 1u);
+  }
+  ApiServerStats a = server_->api_server_stats();
+  EXPECT_EQ(a.in_stage, 2);
+  EXPECT_EQ(a.rejected, 20);
+  EXPECT_EQ(a.requests, 2);  // the refused ones never took a modelled process
+  const auto metrics = exchange(testing::get_request("/metrics"));
+  EXPECT_NE(metrics.body.find("encbench:api_server_rejections_total 20\n"), std::string::npos) << metrics.body;
+  EXPECT_NE(metrics.body.find("encbench:api_server_in_stage 2\n"), std::string::npos) << metrics.body;
+  held.clear();  // their clients go: the held requests leave the stage
+  EXPECT_EQ(wait_for_in_stage(0), 0);
+  RawConnection next(server_->port());
+  ASSERT_TRUE(next.send_all(testing::post_request("/v1/chat/completions", user_text("next", 1).dump())));
+  EXPECT_EQ(wait_for_in_stage(1), 1);
+  a = server_->api_server_stats();
+  EXPECT_EQ(a.rejected, 20);
+  EXPECT_EQ(a.requests, 3);
+  expect_alive();
+}
+
 std::filesystem::path source_dir() {
   const char* dir = std::getenv("ENCBENCH_SOURCE_DIR");
   return dir ? std::filesystem::path(dir) : std::filesystem::current_path();
