@@ -106,6 +106,9 @@ struct Submission {
   EngineRequest request;
   Nanos submitted_ns = 0;
   Nanos ready_ns() const { return request.ready_ns > 0 ? request.ready_ns : submitted_ns; }
+  // Without a ready time a request joins whichever step is planned next once it is here (an idle
+  // engine's step still starts at its submission); with one, only a step planned at or after it.
+  bool due_by(Nanos start) const { return request.ready_ns <= 0 || request.ready_ns <= start; }
 };
 
 using Outbox = std::vector<std::pair<std::shared_ptr<EngineSink>, EngineEvent>>;
@@ -163,6 +166,8 @@ struct EngineCoreThread::State {
   bool next_step_start(Nanos& start) const;
   // Moves the pending requests due by `start` into `due`, in ready order (ties: submission order).
   void take_due(Nanos start, std::deque<Submission>& due);
+  // No step now: the counters a step would have updated (requests dropped, running, waiting).
+  void publish_idle(std::int64_t aborted);
 
   // Null mode: every request's whole output at once, no scheduler, no encoder, no modelled time.
   void null_step(std::deque<Submission>& fresh, std::int64_t aborted);
@@ -375,18 +380,29 @@ bool EngineCoreThread::State::next_step_start(Nanos& start) const {
 void EngineCoreThread::State::take_due(Nanos start, std::deque<Submission>& due) {
   std::stable_sort(pending.begin(), pending.end(),
                    [](const Submission& a, const Submission& b) { return a.ready_ns() < b.ready_ns(); });
-  std::size_t n = 0;
-  while (n < pending.size() && pending[n].ready_ns() <= start) ++n;
   std::int64_t late = 0;
-  for (std::size_t i = 0; i < n; ++i) {
+  std::vector<Submission> later;
+  for (Submission& p : pending) {
+    if (!p.due_by(start)) {
+      later.push_back(std::move(p));
+      continue;
+    }
     // Due before the last step's planned start: that step would have taken it had it been here.
-    if (pending[i].ready_ns() < last_planned_start) ++late;
-    due.push_back(std::move(pending[i]));
+    if (p.request.ready_ns > 0 && p.request.ready_ns < last_planned_start) ++late;
+    due.push_back(std::move(p));
   }
-  pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(n));
+  pending = std::move(later);
   if (late == 0) return;
   std::lock_guard lock(mutex);
   stats.late_submissions += late;
+}
+
+void EngineCoreThread::State::publish_idle(std::int64_t aborted) {
+  std::lock_guard lock(mutex);
+  stats.requests_aborted += aborted;
+  queued = static_cast<std::int64_t>(inbox.size() + pending.size() + scheduler.waiting());
+  stats.waiting = queued;
+  stats.running = static_cast<std::int64_t>(scheduler.running());
 }
 
 void EngineCoreThread::run() {
@@ -436,7 +452,11 @@ void EngineCoreThread::run() {
         std::erase_if(s.pending, [](const Submission& q) { return q.handle->cancelled(); }));
     aborted += drop_cancelled(s.scheduler, s.live);
     Nanos start = 0;
-    if (!s.next_step_start(start)) continue;  // nothing due yet: wait_for_work sleeps until it is
+    if (!s.next_step_start(start)) {  // nothing due yet: wait_for_work sleeps until it is
+      s.publish_idle(aborted);
+      aborted = 0;
+      continue;
+    }
     Outbox outbox;
     std::int64_t failed = 0;
     std::deque<Submission> due;

@@ -124,8 +124,8 @@ struct EngineRequest {
   std::int64_t encoder_tokens = 0;   // multimodal tokens of `images` (counts against the encoder budget)
   OutputPlan plan;
   // When the request is due at the engine on the steady clock (the API-server stage's modelled
-  // end); 0: when submitted. A later time holds it back until the first step planned to start at
-  // or after it, as the virtual loop releases a request into the scheduler.
+  // end): it waits for the first step planned to start at or after it, as the virtual loop
+  // releases a request into the scheduler. 0: due when submitted, taken by the next step planned.
   Nanos ready_ns = 0;
 };
 
