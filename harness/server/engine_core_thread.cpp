@@ -440,9 +440,9 @@ void EngineCoreThread::run() {
     }
     worked = true;
     if (config_.null_mode) {
-      const auto aborted = static_cast<std::int64_t>(
+      const auto dropped = static_cast<std::int64_t>(
           std::erase_if(fresh, [](const Submission& q) { return q.handle->cancelled(); }));
-      s.null_step(fresh, aborted);
+      s.null_step(fresh, dropped);
       continue;
     }
     for (Submission& f : fresh) s.pending.push_back(std::move(f));
