@@ -35,6 +35,7 @@ nlohmann::json engine_delta(const server::EngineCoreStats& a, const server::Engi
           {"syncs_per_forward", forwards > 0 ? static_cast<double>(syncs) / static_cast<double>(forwards) : 0.0},
           {"steps", b.timed_steps - a.timed_steps},
           {"lm_modelled_ms", ns_to_ms(b.lm_modelled_ns - a.lm_modelled_ns)},
+          {"late_submissions", b.late_submissions - a.late_submissions},
           {"step_lateness_mean_ms",
            b.timed_steps > a.timed_steps
                ? ns_to_ms(b.step_lateness_sum_ns - a.step_lateness_sum_ns) / static_cast<double>(b.timed_steps - a.timed_steps)

@@ -88,7 +88,8 @@ PresetAbRun run_both_clocks(const PresetAbOptions& o, const std::vector<std::str
   for (std::size_t a = 0; a < o.presets.size(); ++a) {
     const nlohmann::json& r = live.result["arms"][a]["rounds"][0]["serving"];
     const nlohmann::json& v = modelled.result["arms"][a]["seeds"][0]["serving"];
-    for (const char* key : {"mean_ttft_ms", "median_ttft_ms", "mean_tpot_ms", "request_throughput"}) {
+    for (const char* key : {"mean_ttft_ms", "median_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "mean_itl_ms",
+                            "median_itl_ms", "request_throughput"}) {
       const double rv = r.value(key, 0.0), vv = v.value(key, 0.0);
       const double ratio = rv != 0 ? vv / rv : 0.0;
       out << table_row(o.presets[a] + " " + key, fixed(rv, 2), fixed(vv, 2), fixed(ratio, 3));
