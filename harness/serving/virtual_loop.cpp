@@ -26,7 +26,7 @@ client::RequestRecord start_record(std::size_t index, const VirtualRequest& r) {
   // No usage.prompt_tokens: the seeds' vLLM client (before vLLM PR #38654) counted the prompt
   // itself (text only), which calculate_metrics does when usage is absent.
   rec.usage_prompt_tokens = -1;
-  rec.choices_ns.reserve(static_cast<std::size_t>(r.request.output_tokens));
+  rec.choices_ns.reserve(static_cast<std::size_t>(r.request.output_tokens) + 1);
   return rec;
 }
 
@@ -35,6 +35,14 @@ void record_token(client::RequestRecord& rec, const serving::EmittedToken& token
     rec.headers_ns = now;
     rec.first_choices_ns = now;
     rec.http_status = 200;
+    // vLLM's chat stream sends the role chunk ("delta": {"role": "assistant", "content": ""}) with
+    // the first output, before the first token's chunk (serving_chat.py, first_iteration), and
+    // its bench client counts every chunk with choices: the role chunk is the first (TTFT), the
+    // first token's an ITL of ~0. The live `encbench serve` streams the same shape, so its client
+    // records one ITL more per request than the tokens' intervals (issue 35 item 4: the clocks'
+    // mean ITL differed by 1/output_len until this chunk was recorded here too).
+    rec.choices_ns.push_back(now);
+    ++rec.data_events;
   }
   rec.choices_ns.push_back(now);
   rec.last_choices_ns = now;
