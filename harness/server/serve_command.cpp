@@ -388,6 +388,8 @@ int run_serve(const ServeOptions& options, const std::vector<std::string>& argv,
       << " model=" << config.request.served_model_name << " mode=" << (options.null_mode ? "null" : "engine")
       << std::endl;
   if (!options.null_mode) out << "encbench-serve lm step cost: " << config.engine.lm.source << std::endl;
+  if (config.engine.encoder_time == EngineCoreConfig::EncoderTime::modelled)
+    out << "encbench-serve encoder clock: virtual (each step waits out the virtual-clock forward)" << std::endl;
   if (config.api_server.enabled())
     out << "encbench-serve api server: " << config.api_server.name << " x" << config.api_server.processes()
         << " (each request held until its modelled input processing ends)" << std::endl;
