@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "harness/core/error.hpp"
 #include "harness/server/serve_command.hpp"
 #include "harness/server/server.hpp"
+#include "harness/serving/virtual_loop.hpp"
 #include "tests/server/raw_http.hpp"
 #include "tests/server/test_images.hpp"
 
@@ -659,6 +661,64 @@ TEST_F(ServerTest, ApiServerStageIsBoundedAndRefusesTheOverflowWith503) {
   EXPECT_EQ(a.rejected, 20);
   EXPECT_EQ(a.requests, 3);
   expect_alive();
+}
+
+// Issue 35 item 4 end to end: three requests through HTTP, the API-server stage (200 ms each, two
+// processes: the third waits for one) and the engine (5 ms steps, 40 tokens each, so they batch).
+// The engine's recorded planned schedule, offset from the first header's arrival, is the virtual
+// loop's for requests sent at the same offsets through the same stage model, to the nanosecond:
+// the live stage hands each request to the engine due at its modelled end, so no timer or thread
+// wake-up decides which step takes it. Only the header arrival times come from the real clock.
+TEST_F(ServerTest, PlannedScheduleThroughHttpIsTheVirtualLoops) {
+  ServerConfig config = test_config();
+  config.engine.lm = serving::StepCostModel{5.0, 0, 0};
+  config.api_server = api_server_model(200, 0, 2);
+  config.engine.timeline = std::make_shared<EngineTimelineRecorder>(1000, 1000);
+  config.engine.timeline->start();
+  const auto timeline = config.engine.timeline;
+  start(config);
+  std::vector<std::unique_ptr<RawConnection>> clients;
+  for (int i = 0; i < 3; ++i) {
+    clients.push_back(std::make_unique<RawConnection>(server_->port()));
+    ASSERT_TRUE(clients.back()->send_all(testing::post_request("/v1/chat/completions", user_text("same", 40).dump())));
+  }
+  std::int64_t prompt_tokens = 0;
+  for (auto& c : clients) {
+    const auto r = c->read_response(60000ms);
+    ASSERT_EQ(r.status, 200) << r.body;
+    prompt_tokens = json::parse(r.body)["usage"]["prompt_tokens"].get<std::int64_t>();
+  }
+  EXPECT_EQ(server_->engine_stats().late_submissions, 0);
+  const json recorded = timeline->stop_and_take_json();
+  std::vector<Nanos> arrivals;
+  for (const json& r : recorded["requests"]) arrivals.push_back(r["arrival_ns"].get<Nanos>());
+  ASSERT_EQ(arrivals.size(), 3u);
+  std::sort(arrivals.begin(), arrivals.end());
+  std::vector<serving::VirtualRequest> requests(3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    requests[i].arrival_ns = arrivals[i] - arrivals[0];
+    requests[i].request.prompt_tokens = prompt_tokens;
+    requests[i].request.output_tokens = 40;
+  }
+  serving::SchedulerConfig scheduler;
+  scheduler.max_num_seqs = config.engine.max_num_seqs;
+  scheduler.max_num_batched_tokens = config.engine.max_num_batched_tokens;
+  serving::VirtualArmOptions options;
+  options.keep_steps = true;
+  options.api_server = config.api_server;
+  const serving::VirtualArmResult virt =
+      serving::run_virtual_arm(requests, scheduler, config.engine.lm, config.engine.encoder, options);
+  const json& steps = recorded["steps"];
+  ASSERT_EQ(steps.size(), virt.steps.size());
+  std::int64_t batched = 0;
+  for (std::size_t k = 0; k < virt.steps.size(); ++k) {
+    SCOPED_TRACE("step " + std::to_string(k));
+    EXPECT_EQ(steps[k]["planned_start_ns"].get<Nanos>() - arrivals[0], virt.steps[k].start_ns - virt.start_ns);
+    EXPECT_EQ(steps[k]["planned_lm_ns"].get<Nanos>(), virt.steps[k].lm_ns);
+    EXPECT_EQ(steps[k]["sequences"].get<std::int64_t>(), virt.steps[k].sequences);
+    batched = std::max<std::int64_t>(batched, virt.steps[k].sequences);
+  }
+  EXPECT_EQ(batched, 2);  // the first two share steps; the third starts as they finish
 }
 
 std::filesystem::path source_dir() {
