@@ -29,6 +29,7 @@ struct RunFlags {
   std::optional<bool> async_scheduling;
   std::optional<std::string> api_server_model;
   std::optional<int> api_server_count;
+  std::optional<std::string> live_encoder_clock;
   std::optional<std::int64_t> max_num_encoder_input_tokens;
   std::optional<int> max_concurrency;
   std::string sweep, slo;
@@ -90,6 +91,11 @@ void add_scenario_flags(CLI::App* sub, RunFlags& f) {
                   "Encoder budget per step (0 = vLLM's max(max-num-batched-tokens, largest image); default 0)");
   sub->add_option("--max-concurrency", f.max_concurrency,
                   "Client-side cap on requests in flight (vLLM --max-concurrency; 0 = none)");
+  sub->add_option("--live-encoder-clock", f.live_encoder_clock,
+                  "The live arms' encoder clock (encbench serve --encoder-clock): real | virtual (default: real with "
+                  "--clock real, virtual with --clock both, so the agreement table measures what the real clock adds "
+                  "to the engine loop, HTTP and the client)")
+      ->check(CLI::IsMember({"real", "virtual"}));
 }
 
 void add_virtual_clock_flags(CLI::App* sub, RunFlags& f) {
@@ -149,6 +155,7 @@ scenario::PresetAbOptions options_from(const RunFlags& f) {
   if (f.api_server_count) o.api_server_count = *f.api_server_count;
   if (f.max_num_encoder_input_tokens) o.max_num_encoder_input_tokens = *f.max_num_encoder_input_tokens;
   if (f.max_concurrency) o.max_concurrency = *f.max_concurrency;
+  if (f.live_encoder_clock) o.live_encoder_clock = *f.live_encoder_clock;
   if (!f.plot_timeline.empty()) {
     require(o.clock == "virtual", "--plot-timeline needs --clock virtual (for a live server: bench serve)");
     o.timeline_html = f.plot_timeline;

@@ -28,6 +28,15 @@ void add_model_flags(CLI::App* sub, server::ServeOptions& o) {
   sub->add_option("--encoder", o.encoder,
                   "Encoder path: real (EncoderRunner forward on --device) | cost-model (documented stand-in)")
       ->capture_default_str();
+  sub->add_option("--encoder-clock", o.encoder_clock,
+                  "real: the encoder forward runs on --device on this machine's clock (its wall time is the step's "
+                  "encoder part) | virtual: on the virtual-clock sim device with the serving model's encoder host "
+                  "model, waited out like the LM step, so each step lasts what `encbench run --clock virtual` "
+                  "gives it (sim devices only)")
+      ->capture_default_str();
+  sub->add_option("--encoder-host-model", o.encoder_host_model,
+                  "--encoder-clock virtual: encoder host model (a name in scenarios/devices/host-models or a path; "
+                  "default: the --serving-model's encoder_host_model, else dispatch-only)");
   sub->add_option("--encoder-mlp", o.encoder_mlp, "Run norm2 + MLP in every encoder layer (true|false)")
       ->capture_default_str();
 }
@@ -169,6 +178,10 @@ void add_api_server_flags(CLI::App* sub, server::ServeOptions& o) {
                   "API-server processes (vLLM --api-server-count; each serves one request at a time, FIFO; 0 = no "
                   "stage; default: the API-server model's, vLLM's 1)")
       ->check(CLI::Range(-1, serving::kMaxApiServers));
+  sub->add_option("--max-api-server-queue", o.max_api_server_queue,
+                  "Requests in the API-server stage at once (waiting for a modelled process or in one); more get 503 "
+                  "api_server_queue_full with Retry-After (vLLM's asyncio front end queues without bound)")
+      ->capture_default_str();
 }
 
 }  // namespace

@@ -35,6 +35,7 @@ nlohmann::json engine_delta(const server::EngineCoreStats& a, const server::Engi
           {"syncs_per_forward", forwards > 0 ? static_cast<double>(syncs) / static_cast<double>(forwards) : 0.0},
           {"steps", b.timed_steps - a.timed_steps},
           {"lm_modelled_ms", ns_to_ms(b.lm_modelled_ns - a.lm_modelled_ns)},
+          {"late_submissions", b.late_submissions - a.late_submissions},
           {"step_lateness_mean_ms",
            b.timed_steps > a.timed_steps
                ? ns_to_ms(b.step_lateness_sum_ns - a.step_lateness_sum_ns) / static_cast<double>(b.timed_steps - a.timed_steps)
@@ -70,6 +71,7 @@ server::ServeOptions serve_options(const scenario::PresetServerSpec& spec) {
   so.async_scheduling = spec.async_scheduling;
   so.api_server_model = spec.api_server_model;
   so.api_server_count = spec.api_server_count;
+  so.encoder_clock = spec.encoder_clock;
   so.seed = spec.seed;
   so.profile_dir = spec.profile_dir;
   so.enable_profiling = spec.enable_profiling;

@@ -72,8 +72,12 @@ PresetAbRun run_both_clocks(const PresetAbOptions& o, const std::vector<std::str
   PresetAbOptions real = o, virt = o;
   real.clock = "real";
   real.result_file = base.string() + "-real.json";
+  if (real.live_encoder_clock.empty()) real.live_encoder_clock = "virtual";
   virt.clock = "virtual";
   virt.seeds = 1;
+  // The live server adds no modelled step-time jitter (the real clock brings its own noise), so
+  // its virtual counterpart runs without it: the comparison is of like with like.
+  virt.model_set += (virt.model_set.empty() ? "" : ",") + std::string("step_time_cv=0");
   virt.result_file = base.string() + "-virtual.json";
   PresetAbRun live = run_preset_ab(real, argv, out, progress);
   if (live.interrupted) return live;
@@ -84,7 +88,8 @@ PresetAbRun run_both_clocks(const PresetAbOptions& o, const std::vector<std::str
   for (std::size_t a = 0; a < o.presets.size(); ++a) {
     const nlohmann::json& r = live.result["arms"][a]["rounds"][0]["serving"];
     const nlohmann::json& v = modelled.result["arms"][a]["seeds"][0]["serving"];
-    for (const char* key : {"mean_ttft_ms", "median_ttft_ms", "mean_tpot_ms", "request_throughput"}) {
+    for (const char* key : {"mean_ttft_ms", "median_ttft_ms", "mean_tpot_ms", "median_tpot_ms", "mean_itl_ms",
+                            "median_itl_ms", "request_throughput"}) {
       const double rv = r.value(key, 0.0), vv = v.value(key, 0.0);
       const double ratio = rv != 0 ? vv / rv : 0.0;
       out << table_row(o.presets[a] + " " + key, fixed(rv, 2), fixed(vv, 2), fixed(ratio, 3));
@@ -189,6 +194,7 @@ PresetServerSpec preset_server_spec(const PresetAbOptions& o, const std::string&
   spec.async_scheduling = o.async_scheduling;
   spec.api_server_model = o.api_server_model;
   spec.api_server_count = o.api_server_count;
+  spec.encoder_clock = o.live_encoder_clock.empty() ? "real" : o.live_encoder_clock;
   spec.seed = o.seed;
   // In the round's directory: the A/B picks the trace up for its idle-gap analysis.
   spec.profile_dir = round_dir / "profile";

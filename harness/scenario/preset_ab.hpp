@@ -47,6 +47,7 @@ struct PresetServerSpec {
   bool async_scheduling = true;
   std::string api_server_model;  // PresetAbOptions::api_server_model
   int api_server_count = -1;
+  std::string encoder_clock = "real";  // `encbench serve --encoder-clock`
   std::uint64_t seed = 0;
   std::filesystem::path profile_dir;        // the round's directory: the A/B reads the trace there
   bool enable_profiling = false;            // /start_profile and /stop_profile exist only when asked
@@ -105,6 +106,10 @@ struct PresetAbOptions {
   // -1 = the model's.
   std::string api_server_model;
   int api_server_count = -1;
+  // The live arms' encoder clock (`encbench serve --encoder-clock`): "" = real for --clock real,
+  // virtual for --clock both (whose comparison then isolates what the real clock adds to the
+  // engine loop, the API-server stage, HTTP and the client, from the sim device's real-clock run).
+  std::string live_encoder_clock;
   // vLLM's encoder budget per step; 0 = max(max_num_batched_tokens, tokens of the largest image).
   std::int64_t max_num_encoder_input_tokens = 0;
   // Published numbers this scenario reproduces: {"source", "role", "before": {metric: value},

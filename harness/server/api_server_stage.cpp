@@ -5,7 +5,23 @@
 
 namespace encbench::server {
 
-ApiServerStage::ApiServerStage(serving::ApiServerModel model) : model_(std::move(model)), queue_(model_.processes()) {}
+ApiServerStage::ApiServerStage(serving::ApiServerModel model, std::int64_t max_in_stage)
+    : model_(std::move(model)), queue_(model_.processes()), max_in_stage_(max_in_stage) {}
+
+ApiServerAdmission ApiServerStage::admit(Nanos received_ns, Nanos parse_start_ns, Nanos parse_end_ns,
+                                         std::int64_t image_pixels, std::int64_t prompt_tokens) {
+  ApiServerAdmission out;
+  if (in_stage_.fetch_add(1) >= max_in_stage_) {
+    in_stage_.fetch_sub(1);
+    std::lock_guard lock(mutex_);
+    ++stats_.rejected;
+    return out;
+  }
+  out.slot = std::make_shared<ApiServerSlot>(in_stage_);
+  out.ready_ns = ready_at(received_ns, parse_start_ns, parse_end_ns, image_pixels, prompt_tokens);
+  out.admitted = true;
+  return out;
+}
 
 Nanos ApiServerStage::ready_at(Nanos received_ns, Nanos parse_start_ns, Nanos parse_end_ns, std::int64_t image_pixels,
                                std::int64_t prompt_tokens) {
@@ -24,7 +40,9 @@ Nanos ApiServerStage::ready_at(Nanos received_ns, Nanos parse_start_ns, Nanos pa
 
 ApiServerStats ApiServerStage::stats() const {
   std::lock_guard lock(mutex_);
-  return stats_;
+  ApiServerStats copy = stats_;
+  copy.in_stage = in_stage_.load();
+  return copy;
 }
 
 }  // namespace encbench::server

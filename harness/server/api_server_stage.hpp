@@ -7,7 +7,14 @@
 // on its parse lanes, so what the server adds is the modelled cost less what it really spent; a
 // request whose real parse outlasts the window reaches the engine when the parse ends (counted as
 // an overrun). Thread-safe: parse lanes call ready_at concurrently.
+//
+// The stage is bounded (issue 35): at most `max_in_stage` requests wait for a modelled process or
+// sit in one; admit() refuses the next (the server answers 503 api_server_queue_full). vLLM's
+// asyncio front end has no such bound: under overload its queue, and its memory, grow without
+// limit; here a refused request costs nothing after its parse.
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <mutex>
 
 #include "harness/core/clock.hpp"
@@ -22,17 +29,45 @@ struct ApiServerStats {
   Nanos parse_ns = 0;           // what the server really spent parsing and decoding them
   Nanos held_ns = 0;            // what it added after its own parse: modelled end - parse end
   std::int64_t overruns = 0;    // requests whose real parse ended after their modelled end
+  std::int64_t rejected = 0;    // refused: max_in_stage requests already in the stage
+  std::int64_t in_stage = 0;    // requests in the stage now (gauge)
+};
+
+// Largest --max-api-server-queue accepted.
+inline constexpr std::int64_t kMaxApiServerQueue = std::int64_t{1} << 20;
+
+// A request's place in the stage, from its admission until it reaches the engine or its
+// connection goes (whichever drops the last copy gives the place back).
+class ApiServerSlot {
+ public:
+  explicit ApiServerSlot(std::atomic<std::int64_t>& in_stage) : in_stage_(in_stage) {}
+  ~ApiServerSlot() { in_stage_.fetch_sub(1); }
+  ApiServerSlot(const ApiServerSlot&) = delete;
+  ApiServerSlot& operator=(const ApiServerSlot&) = delete;
+
+ private:
+  std::atomic<std::int64_t>& in_stage_;
+};
+
+struct ApiServerAdmission {
+  bool admitted = false;  // false: the stage is full (nothing else is set)
+  Nanos ready_ns = 0;     // when it may reach the engine
+  std::shared_ptr<ApiServerSlot> slot;  // held until then
 };
 
 class ApiServerStage {
  public:
-  explicit ApiServerStage(serving::ApiServerModel model);
+  ApiServerStage(serving::ApiServerModel model, std::int64_t max_in_stage);
   bool enabled() const { return model_.enabled(); }
   const serving::ApiServerModel& model() const { return model_; }
   // When the request may reach the engine: max(its modelled end, parse_end). Calls in the order
   // parses end (with one image lane: the order requests arrived).
   Nanos ready_at(Nanos received_ns, Nanos parse_start_ns, Nanos parse_end_ns, std::int64_t image_pixels,
                  std::int64_t prompt_tokens);
+  // ready_at behind the bound: refused when max_in_stage requests are in the stage.
+  ApiServerAdmission admit(Nanos received_ns, Nanos parse_start_ns, Nanos parse_end_ns, std::int64_t image_pixels,
+                           std::int64_t prompt_tokens);
+  std::int64_t max_in_stage() const { return max_in_stage_; }
   ApiServerStats stats() const;
 
  private:
@@ -40,6 +75,8 @@ class ApiServerStage {
   mutable std::mutex mutex_;
   serving::ApiServerQueue queue_;
   ApiServerStats stats_;
+  const std::int64_t max_in_stage_;
+  std::atomic<std::int64_t> in_stage_{0};
 };
 
 }  // namespace encbench::server

@@ -15,6 +15,11 @@
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
 #include "harness/serving/scheduler.hpp"
+#include "harness/serving/step_timing.hpp"
+
+#ifdef __linux__
+#include <sys/prctl.h>
+#endif
 
 namespace encbench::server {
 namespace {
@@ -100,6 +105,10 @@ struct Submission {
   std::shared_ptr<EngineSink> sink;
   EngineRequest request;
   Nanos submitted_ns = 0;
+  Nanos ready_ns() const { return request.ready_ns > 0 ? request.ready_ns : submitted_ns; }
+  // Without a ready time a request joins whichever step is planned next once it is here (an idle
+  // engine's step still starts at its submission); with one, only a step planned at or after it.
+  bool due_by(Nanos start) const { return request.ready_ns <= 0 || request.ready_ns <= start; }
 };
 
 using Outbox = std::vector<std::pair<std::shared_ptr<EngineSink>, EngineEvent>>;
@@ -145,11 +154,31 @@ struct EngineCoreThread::State {
   serving::Scheduler scheduler;
   std::unordered_map<serving::RequestId, LiveRequest> live;
   serving::RequestId next_id = 1;
+  // Submitted, not yet due (ready_ns after the next step's planned start), in submission order.
+  std::vector<Submission> pending;
+  Nanos planned_end = 0;          // the last step's planned end (steady clock)
+  Nanos last_planned_start = -1;  // the last step's planned start (-1: none yet)
+
+  // Sleeps until there is something to do: a submission, a pending request falling due, a
+  // running request. Called with `mutex` held.
+  void wait_for_work(std::unique_lock<std::mutex>& lock);
+  // The next step's planned start, or nothing when no request is due yet (engine thread).
+  bool next_step_start(Nanos& start) const;
+  // Moves the pending requests due by `start` into `due`, in ready order (ties: submission order).
+  void take_due(Nanos start, std::deque<Submission>& due);
+  // No step now: the counters a step would have updated (requests dropped, running, waiting).
+  void publish_idle(std::int64_t aborted);
 
   // Null mode: every request's whole output at once, no scheduler, no encoder, no modelled time.
   void null_step(std::deque<Submission>& fresh, std::int64_t aborted);
-  // One scheduled step: plan, encoder, modelled LM time, tokens. False when stop() came during it.
-  bool engine_step(const EngineCoreConfig& config, Outbox& outbox, std::int64_t failed, std::int64_t aborted);
+  // One scheduled step planned to start at `start`: plan, encoder, its modelled length waited out
+  // to an absolute deadline, tokens. False when stop() came during it.
+  bool engine_step(const EngineCoreConfig& config, Nanos start, Outbox& outbox, std::int64_t failed,
+                   std::int64_t aborted);
+  // Waits until planned_end (false: stop() came first) and counts how late the wake-up was.
+  bool wait_until_planned_end();
+  // Emits the step's tokens into the outbox and counts them.
+  void finish_step(EngineTimelineRecorder* recorder, Nanos step_end, Outbox& outbox, std::int64_t failed);
   // Counts first-time admissions of the plan (resumed requests were counted before).
   void count_admissions(const serving::StepPlan& plan);
   static void deliver(Outbox& outbox) {
@@ -190,6 +219,7 @@ void EngineCoreThread::stop() {
   if (state_->thread.joinable()) state_->thread.join();
   std::lock_guard lock(state_->mutex);
   state_->inbox.clear();
+  state_->pending.clear();
   for (const auto& [id, request] : state_->live) (void)state_->scheduler.remove(id);
   state_->live.clear();
   state_->queued = 0;
@@ -327,12 +357,66 @@ EngineStepRecord step_record(std::int64_t step_number, const serving::StepPlan& 
 
 }  // namespace
 
+void EngineCoreThread::State::wait_for_work(std::unique_lock<std::mutex>& lock) {
+  const auto woken = [&] { return stopping || !inbox.empty(); };
+  if (scheduler.has_work()) return;
+  if (pending.empty()) return wake.wait(lock, woken);
+  Nanos due = pending.front().ready_ns();
+  for (const Submission& p : pending) due = std::min(due, p.ready_ns());
+  (void)wake.wait_until(lock, std::chrono::steady_clock::time_point(std::chrono::nanoseconds(due)), woken);
+}
+
+bool EngineCoreThread::State::next_step_start(Nanos& start) const {
+  start = planned_end;
+  if (scheduler.has_work()) return true;
+  // Idle: the step starts when its first request is due (not when the engine happened to wake).
+  if (pending.empty()) return false;
+  Nanos due = pending.front().ready_ns();
+  for (const Submission& p : pending) due = std::min(due, p.ready_ns());
+  start = std::max(planned_end, due);
+  return start <= now_ns();
+}
+
+void EngineCoreThread::State::take_due(Nanos start, std::deque<Submission>& due) {
+  std::stable_sort(pending.begin(), pending.end(),
+                   [](const Submission& a, const Submission& b) { return a.ready_ns() < b.ready_ns(); });
+  std::int64_t late = 0;
+  std::vector<Submission> later;
+  for (Submission& p : pending) {
+    if (!p.due_by(start)) {
+      later.push_back(std::move(p));
+      continue;
+    }
+    // Due before the last step's planned start: that step would have taken it had it been here.
+    if (p.request.ready_ns > 0 && p.request.ready_ns < last_planned_start) ++late;
+    due.push_back(std::move(p));
+  }
+  pending = std::move(later);
+  if (late == 0) return;
+  std::lock_guard lock(mutex);
+  stats.late_submissions += late;
+}
+
+void EngineCoreThread::State::publish_idle(std::int64_t aborted) {
+  std::lock_guard lock(mutex);
+  stats.requests_aborted += aborted;
+  queued = static_cast<std::int64_t>(inbox.size() + pending.size() + scheduler.waiting());
+  stats.waiting = queued;
+  stats.running = static_cast<std::int64_t>(scheduler.running());
+}
+
 void EngineCoreThread::run() {
   State& s = *state_;
+#ifdef __linux__
+  // The kernel may delay a timed wake-up by the thread's timer slack (50 us by default) to
+  // coalesce timers; each step's deadline wants the wake-up as close as the machine allows.
+  (void)prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
+#endif
   std::deque<Submission> fresh;
-  bool worked = false;  // since the last on_idle call
+  bool worked = false;      // since the last on_idle call
+  std::int64_t aborted = 0;  // cancelled requests dropped since the last step
   while (true) {
-    if (worked && config_.on_idle && s.live.empty()) {
+    if (worked && config_.on_idle && s.live.empty() && s.pending.empty()) {
       bool idle = false;
       {
         std::lock_guard lock(s.mutex);
@@ -350,22 +434,37 @@ void EngineCoreThread::run() {
     }
     {
       std::unique_lock lock(s.mutex);
-      s.wake.wait(lock, [&] { return s.stopping || !s.inbox.empty() || !s.live.empty(); });
+      s.wait_for_work(lock);
       if (s.stopping) return;
       fresh.swap(s.inbox);
     }
     worked = true;
     if (config_.null_mode) {
-      const auto aborted = static_cast<std::int64_t>(
+      const auto dropped = static_cast<std::int64_t>(
           std::erase_if(fresh, [](const Submission& q) { return q.handle->cancelled(); }));
-      s.null_step(fresh, aborted);
+      s.null_step(fresh, dropped);
+      continue;
+    }
+    for (Submission& f : fresh) s.pending.push_back(std::move(f));
+    fresh.clear();
+    // Held requests whose client went leave at the next wake-up, not at their ready time.
+    aborted += static_cast<std::int64_t>(
+        std::erase_if(s.pending, [](const Submission& q) { return q.handle->cancelled(); }));
+    aborted += drop_cancelled(s.scheduler, s.live);
+    Nanos start = 0;
+    if (!s.next_step_start(start)) {  // nothing due yet: wait_for_work sleeps until it is
+      s.publish_idle(aborted);
+      aborted = 0;
       continue;
     }
     Outbox outbox;
     std::int64_t failed = 0;
-    admit_submissions(fresh, s.scheduler, s.live, s.next_id, outbox, failed);
-    const std::int64_t aborted = drop_cancelled(s.scheduler, s.live);
-    if (!s.engine_step(config_, outbox, failed, aborted)) return;
+    std::deque<Submission> due;
+    s.take_due(start, due);
+    admit_submissions(due, s.scheduler, s.live, s.next_id, outbox, failed);
+    aborted += drop_cancelled(s.scheduler, s.live);
+    if (!s.engine_step(config_, start, outbox, failed, aborted)) return;
+    aborted = 0;
   }
 }
 
@@ -403,8 +502,8 @@ void EngineCoreThread::State::null_step(std::deque<Submission>& fresh, std::int6
   deliver(outbox);
 }
 
-bool EngineCoreThread::State::engine_step(const EngineCoreConfig& config, Outbox& outbox, std::int64_t failed,
-                                std::int64_t aborted) {
+bool EngineCoreThread::State::engine_step(const EngineCoreConfig& config, Nanos start, Outbox& outbox,
+                                          std::int64_t failed, std::int64_t aborted) {
   const Nanos step_start = now_ns();
   const serving::StepPlan& plan = scheduler.schedule();
   std::int64_t step_number = 0;
@@ -414,14 +513,16 @@ bool EngineCoreThread::State::engine_step(const EngineCoreConfig& config, Outbox
     stats.requests_aborted += aborted;
     stats.requests_failed += failed;
     failed = 0;
-    queued = static_cast<std::int64_t>(inbox.size() + scheduler.waiting());
+    queued = static_cast<std::int64_t>(inbox.size() + pending.size() + scheduler.waiting());
     stats.waiting = queued;
     stats.running = static_cast<std::int64_t>(scheduler.running());
     stats.scheduler = scheduler.counters();
     step_number = stats.scheduler.steps;
   }
   if (plan.empty()) {
-    // Nothing can run until something changes (only new submissions can change it here).
+    // Nothing can run until something changes (only new submissions can change it here); the
+    // schedule goes on from now, not from the last step's planned end.
+    planned_end = std::max(planned_end, step_start);
     deliver(outbox);
     std::unique_lock lock(mutex);
     wake.wait_for(lock, std::chrono::milliseconds(1), [&] { return stopping || !inbox.empty(); });
@@ -431,48 +532,37 @@ bool EngineCoreThread::State::engine_step(const EngineCoreConfig& config, Outbox
   Nanos encoder_wall = 0;
   const Nanos encoder_start = now_ns();
   const serving::EncoderStepResult encoded = run_encoder(config.encoder, plan, scheduler, live, outbox, encoder_wall, failed);
-  // Modelled language-model step, slept on a condition variable so stop() is prompt.
-  const double lm_ms = config.lm.step_ms(plan.sequences(), plan.prefill_tokens, plan.context_tokens);
-  const Nanos lm_ns = static_cast<Nanos>(lm_ms * 1e6);
-  {
-    std::unique_lock lock(mutex);
-    const auto deadline = std::chrono::steady_clock::time_point(
-        std::chrono::nanoseconds(step_start + encoder_wall + encoded.host_extra_ns + lm_ns));
-    if (wake.wait_until(lock, deadline, [&] { return stopping; })) return false;
-    const Nanos late = std::max<Nanos>(0, now_ns() - (step_start + encoder_wall + encoded.host_extra_ns + lm_ns));
-    stats.step_lateness_sum_ns += late;
-    stats.step_lateness_max_ns = std::max(stats.step_lateness_max_ns, late);
-    ++stats.timed_steps;
+  // The step's length by the virtual loop's rule, from its planned start: what the engine really
+  // spent since then (scheduling, the forward's own computation) is inside it, not added to it.
+  serving::EncoderStepTime encoder_time;
+  if (!plan.grids.empty()) {
+    const bool modelled = config.encoder_time == EngineCoreConfig::EncoderTime::modelled;
+    encoder_time = {modelled ? encoded.virtual_forward_ns : encoder_wall, encoded.host_extra_ns,
+                    modelled ? encoded.host_lead_ns : 0};
   }
-  const std::size_t images = plan.grids.size();
+  const serving::StepTiming timing =
+      serving::step_timing(config.lm, plan.sequences(), plan.prefill_tokens, plan.context_tokens, encoder_time);
+  last_planned_start = start;
+  planned_end = start + timing.total_ns();
+  if (!wait_until_planned_end()) return false;
   const Nanos step_end = now_ns();
   EngineTimelineRecorder* const recorder =
       config.timeline && config.timeline->active() ? config.timeline.get() : nullptr;
   // Built before complete(), which clears the plan's items.
   EngineStepRecord step_trace;
-  if (recorder) step_trace = step_record(step_number, plan, step_start, encoder_start, encoder_wall, encoded, step_end);
-  std::int64_t emitted = 0;
-  std::int64_t finished = 0;
-  for (const serving::EmittedToken& t : scheduler.complete()) {
-    const auto it = live.find(t.id);
-    if (it == live.end()) continue;
-    if (it->second.handle->cancelled()) continue;  // leaves at the next step
-    if (recorder && t.index == 0) recorder->record_request(first_token_record(it->second, step_end));
-    outbox.emplace_back(it->second.sink, EngineEvent{t.index, 1, t.finished, it->second.finish, {}});
-    ++emitted;
-    if (t.finished) {
-      ++finished;
-      live.erase(it);
-    }
+  if (recorder) {
+    step_trace = step_record(step_number, plan, step_start, encoder_start, encoder_wall, encoded, step_end);
+    step_trace.planned_start_ns = start;
+    step_trace.planned_encoder_ns = timing.encoder_ns;
+    step_trace.planned_lm_ns = timing.lm_ns;
   }
+  const std::size_t images = plan.grids.size();
+  finish_step(recorder, step_end, outbox, failed);
   {
     std::lock_guard lock(mutex);
-    stats.generation_tokens += emitted;
-    stats.requests_finished += finished;
-    stats.requests_failed += failed;
     if (!encoded.ok && encoded.out_of_memory) ++stats.encoder_oom;
-    stats.running = static_cast<std::int64_t>(scheduler.running());
-    stats.lm_modelled_ns += lm_ns;
+    stats.lm_modelled_ns += timing.lm_ns;
+    stats.encoder_modelled_ns += timing.encoder_ns;
     if (images > 0) {
       stats.images += static_cast<std::int64_t>(images);
       ++stats.encoder_calls;
@@ -490,5 +580,39 @@ bool EngineCoreThread::State::engine_step(const EngineCoreConfig& config, Outbox
   return true;
 }
 
+bool EngineCoreThread::State::wait_until_planned_end() {
+  // An absolute deadline on the steady clock, slept on a condition variable so stop() is prompt.
+  std::unique_lock lock(mutex);
+  const auto deadline = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(planned_end));
+  if (wake.wait_until(lock, deadline, [&] { return stopping; })) return false;
+  const Nanos late = std::max<Nanos>(0, now_ns() - planned_end);
+  stats.step_lateness_sum_ns += late;
+  stats.step_lateness_max_ns = std::max(stats.step_lateness_max_ns, late);
+  ++stats.timed_steps;
+  return true;
+}
+
+void EngineCoreThread::State::finish_step(EngineTimelineRecorder* recorder, Nanos step_end, Outbox& outbox,
+                                          std::int64_t failed) {
+  std::int64_t emitted = 0;
+  std::int64_t finished = 0;
+  for (const serving::EmittedToken& t : scheduler.complete()) {
+    const auto it = live.find(t.id);
+    if (it == live.end()) continue;
+    if (it->second.handle->cancelled()) continue;  // leaves at the next step
+    if (recorder && t.index == 0) recorder->record_request(first_token_record(it->second, step_end));
+    outbox.emplace_back(it->second.sink, EngineEvent{t.index, 1, t.finished, it->second.finish, {}});
+    ++emitted;
+    if (t.finished) {
+      ++finished;
+      live.erase(it);
+    }
+  }
+  std::lock_guard lock(mutex);
+  stats.generation_tokens += emitted;
+  stats.requests_finished += finished;
+  stats.requests_failed += failed;
+  stats.running = static_cast<std::int64_t>(scheduler.running());
+}
 
 }  // namespace encbench::server

@@ -5,10 +5,19 @@
 //
 // Every step: the scheduler plans the step (running requests first, then waiting ones FCFS,
 // chunked prefill, whole-image encoder budget, KV blocks with preemption); the encoder hook runs
-// on the images the plan encodes (its time is real: whatever the encoder took); then the
-// language-model step costs a modelled time (serving::StepCostModel, harness/serving/step_cost.hpp,
-// waited out on the real clock). A request whose prefill completes in a step emits its first token at the end
-// of that step; decoding requests emit one token per step.
+// on the images the plan encodes; then the step's length follows from the rule the virtual loop
+// applies too (serving::step_timing, harness/serving/step_timing.hpp: the encoder part, the
+// modelled LM step and the host work that overlaps it). A request whose prefill completes in a
+// step emits its first token at the end of that step; decoding requests emit one token per step.
+//
+// The schedule is planned, then waited out (issue 35 item 4): a step starts when the one before
+// it was planned to end (or, idle, when its first request was due at the engine: EngineRequest::
+// ready_ns), and ends at that start plus its modelled length, an absolute deadline on the
+// monotonic clock. So what the engine really spent inside the step (scheduling, the encoder
+// forward's own computation, delivering tokens) comes out of the step's modelled time instead of
+// adding to it, and a late wake-up delays that step's tokens but not the next step's deadline:
+// errors do not accumulate. A request that reaches the engine before it is due waits until the
+// step that starts at or after its ready time, as the virtual loop releases it.
 //
 // Output goes to a per-request sink called on the engine thread; the HTTP layer forwards it to the
 // connection's thread. In null mode there is no encoder and no modelled time: a request's whole
@@ -80,6 +89,12 @@ struct EngineCoreConfig {
   serving::StepCostModel lm;
   bool null_mode = false;           // no encoder, no modelled time, whole output at once
   serving::EncoderHook encoder;              // required unless null_mode
+  // What a step's encoder part costs: `measured`, the hook's wall time on this machine (a cpu
+  // device, a real-clock sim device, the cost-model stand-in); `modelled`, the virtual-clock
+  // forward the hook reports (virtual_forward_ns, host_lead_ns), waited out like the LM step, so
+  // the live engine's steps are the virtual loop's exactly (`encbench serve --encoder-clock virtual`).
+  enum class EncoderTime { measured, modelled };
+  EncoderTime encoder_time = EncoderTime::measured;
   // Optional: records steps and requests while active (POST /start_profile../stop_profile).
   std::shared_ptr<EngineTimelineRecorder> timeline;
 };
@@ -108,6 +123,10 @@ struct EngineRequest {
   std::vector<encoder::GridTHW> images;
   std::int64_t encoder_tokens = 0;   // multimodal tokens of `images` (counts against the encoder budget)
   OutputPlan plan;
+  // When the request is due at the engine on the steady clock (the API-server stage's modelled
+  // end): it waits for the first step planned to start at or after it, as the virtual loop
+  // releases a request into the scheduler. 0: due when submitted, taken by the next step planned.
+  Nanos ready_ns = 0;
 };
 
 // Shared between the submitter and the engine: cancel() (any thread) makes the engine drop the
@@ -152,6 +171,10 @@ struct EngineCoreStats {
   Nanos step_lateness_sum_ns = 0;
   Nanos step_lateness_max_ns = 0;
   std::int64_t timed_steps = 0;           // steps whose lateness was measured
+  // Requests that reached the engine after the step their ready time belonged to was planned (the
+  // real clock delivered them late; the virtual loop would have scheduled them one step earlier).
+  std::int64_t late_submissions = 0;
+  Nanos encoder_modelled_ns = 0;          // sum of the steps' encoder parts (step_timing)
   Nanos uptime_ns = 0;
 };
 

@@ -22,7 +22,10 @@ nlohmann::json step_json(const EngineStepRecord& s) {
           {"lm_start_ns", s.lm_start_ns},
           {"lm_end_ns", s.lm_end_ns},
           {"sequences", s.sequences},
-          {"images", s.images}};
+          {"images", s.images},
+          {"planned_start_ns", s.planned_start_ns},
+          {"planned_encoder_ns", s.planned_encoder_ns},
+          {"planned_lm_ns", s.planned_lm_ns}};
 }
 
 nlohmann::json request_json(const EngineRequestRecord& r) {

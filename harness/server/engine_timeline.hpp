@@ -39,6 +39,10 @@ struct EngineStepRecord {
   std::map<std::string, Nanos> encoder_idle_ns_by_class;  // gap class -> device idle ns
   Nanos lm_start_ns = 0, lm_end_ns = 0;
   std::int64_t sequences = 0, images = 0;
+  // The planned schedule (engine_core_thread.hpp): the step's start and its two parts as
+  // serving::step_timing gave them; end_ns - (planned_start_ns + planned_encoder_ns +
+  // planned_lm_ns) is how late the real clock delivered it.
+  Nanos planned_start_ns = 0, planned_encoder_ns = 0, planned_lm_ns = 0;
 };
 
 // One request, recorded when its first token is emitted.

@@ -105,7 +105,11 @@ serving::EncoderStepOptions encoder_step_options(const ServeOptions& o) {
   e.dispatch_us_per_op = o.encoder_dispatch_us;
   e.host_ms_per_step = o.encoder_host_ms_per_step;
   e.seed = o.seed;
-  return e;  // a live server: real clock (virtual_clock false)
+  // The live server's forward on this machine's clock, or (--encoder-clock virtual) on the
+  // virtual one with the host model the virtual loop charges.
+  e.virtual_clock = o.encoder_clock == "virtual";
+  if (e.virtual_clock && !o.encoder_host_model.empty()) e.host_model = o.encoder_host_model;
+  return e;
 }
 
 namespace {
@@ -234,10 +238,16 @@ void apply_encoder(const ServeOptions& o, ServerConfig& config) {
   require(o.encoder == "real" || o.encoder == "cost-model",
           "--encoder must be real or cost-model, got '" + o.encoder + "'");
   if (o.null_mode) return;
+  require(o.encoder_clock == "real" || o.encoder_clock == "virtual",
+          "--encoder-clock must be real or virtual, got '" + o.encoder_clock + "'");
+  require(o.encoder_clock == "real" || (o.encoder == "real" && o.device.rfind("sim:", 0) == 0),
+          "--encoder-clock virtual needs --encoder real on a sim:<profile> device, got --encoder " + o.encoder +
+              " --device " + o.device);
   if (o.encoder != "real") {
     config.engine.encoder = make_cost_model_encoder(EncoderCostModel{});
     return;
   }
+  if (o.encoder_clock == "virtual") config.engine.encoder_time = EngineCoreConfig::EncoderTime::modelled;
   require(o.profile_max_forwards >= 1, "--profile-max-forwards must be at least 1");
   require(o.profile_max_steps >= 1 && o.profile_max_requests >= 1,
           "--profile-max-steps and --profile-max-requests must be at least 1");
@@ -266,6 +276,10 @@ void apply_api_server(const ServeOptions& o, const std::optional<serving::Servin
   config.api_server =
       serving::load_api_server_model(name, profiles.parent_path(), device::default_profiles_dir().parent_path());
   if (o.api_server_count != -1) serving::set_api_server_count(config.api_server, o.api_server_count, "--api-server-count");
+  require(o.max_api_server_queue >= 1 && o.max_api_server_queue <= kMaxApiServerQueue,
+          "--max-api-server-queue must be in [1, " + std::to_string(kMaxApiServerQueue) + "], got " +
+              std::to_string(o.max_api_server_queue));
+  config.max_api_server_queue = o.max_api_server_queue;
   require(!(o.null_mode && config.api_server.enabled()), "--null has no engine: it takes no API-server stage "
                                                          "(--api-server-model none or --api-server-count 0)");
 }
@@ -280,6 +294,7 @@ ServerConfig build_server_config(const ServeOptions& options) {
     serving = serving::load_serving_model(o.serving_model);
     if (o.encoder_dispatch_us < 0) o.encoder_dispatch_us = serving->encoder_dispatch_us_per_op.value;
     if (o.encoder_host_ms_per_step < 0) o.encoder_host_ms_per_step = serving->encoder_host_ms_per_step.value;
+    if (o.encoder_host_model.empty()) o.encoder_host_model = serving->encoder_host_model;
   }
   require(o.encoder_dispatch_us <= 1e5, "--encoder-dispatch-us must be at most 1e5");
   require(o.encoder_host_ms_per_step <= 1e4, "--encoder-host-ms-per-step must be at most 1e4");
@@ -340,6 +355,12 @@ nlohmann::json summary_json(const Server& server) {
             {"encoder_device_idle_s", ns_to_s(e.encoder_device_idle_ns)},
             {"encoder_lateness_p99_us_sum", e.encoder_lateness_p99_us_sum},
             {"lm_modelled_s", ns_to_s(e.lm_modelled_ns)},
+            {"encoder_modelled_s", ns_to_s(e.encoder_modelled_ns)},
+            {"steps_timed", e.timed_steps},
+            {"step_lateness_mean_ms",
+             e.timed_steps > 0 ? ns_to_ms(e.step_lateness_sum_ns) / static_cast<double>(e.timed_steps) : 0.0},
+            {"step_lateness_max_ms", ns_to_ms(e.step_lateness_max_ns)},
+            {"late_submissions", e.late_submissions},
             {"max_running_seen", e.scheduler.max_running},
             {"max_step_tokens_seen", e.scheduler.max_step_tokens},
             {"uptime_s", ns_to_s(e.uptime_ns)}}},
@@ -373,6 +394,8 @@ int run_serve(const ServeOptions& options, const std::vector<std::string>& argv,
       << " model=" << config.request.served_model_name << " mode=" << (options.null_mode ? "null" : "engine")
       << std::endl;
   if (!options.null_mode) out << "encbench-serve lm step cost: " << config.engine.lm.source << std::endl;
+  if (config.engine.encoder_time == EngineCoreConfig::EncoderTime::modelled)
+    out << "encbench-serve encoder clock: virtual (each step waits out the virtual-clock forward)" << std::endl;
   if (config.api_server.enabled())
     out << "encbench-serve api server: " << config.api_server.name << " x" << config.api_server.processes()
         << " (each request held until its modelled input processing ends)" << std::endl;

@@ -76,6 +76,17 @@ struct ServeOptions {
   // one); none, a name in scenarios/serving/api-server, or a path. Processes: -1 = the model's.
   std::string api_server_model;
   int api_server_count = -1;
+  // Requests in the API-server stage at once (waiting for a modelled process or in one); more are
+  // refused with 503 api_server_queue_full. vLLM's asyncio front end queues without bound.
+  std::int64_t max_api_server_queue = 8192;
+  // The encoder's clock (issue 35 item 4): "real" runs the forward on --device on this machine's
+  // clock (its wall time is the step's encoder part); "virtual" runs it on the virtual-clock sim
+  // device with the serving model's encoder host model, as `encbench run --clock virtual` does,
+  // and the engine waits the modelled forward out (sim devices only).
+  std::string encoder_clock = "real";
+  // --encoder-clock virtual: the encoder host model (device/host_model.hpp); "" = the serving
+  // model's encoder_host_model, else dispatch-only.
+  std::string encoder_host_model;
   std::filesystem::path result_json;       // summary written at shutdown when set
 };
 

@@ -178,7 +178,7 @@ class Server::Impl {
   std::mutex sessions_mutex_;
   std::unordered_map<Session*, std::weak_ptr<Session>> sessions_;
   std::unique_ptr<EngineCoreThread> engine_;
-  ApiServerStage api_server_{config_.api_server};  // after config_: built from it
+  ApiServerStage api_server_{config_.api_server, config_.max_api_server_queue};  // after config_: built from it
   std::atomic<std::uint64_t> request_counter_{0};
   // Request bytes held now against --max-inflight-bytes (io thread reserves, decode threads
   // release): an atomic so that neither waits on the other.
@@ -257,7 +257,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
   std::optional<http::request_parser<http::string_body>> parser_;
   asio::steady_timer deadline_;
   asio::steady_timer stall_timer_;
-  asio::steady_timer api_server_timer_;  // holds a parsed request until its API-server stage ends
+  asio::steady_timer api_server_timer_;  // gives the request's API-server place back at its modelled end
   Phase phase_ = Phase::header;
   bool closed_ = false;
 
@@ -585,33 +585,48 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     const bool disconnect = job->disconnect;
     const Nanos received = job->received_ns;
     job.reset();
-    Nanos ready = 0;
+    ApiServerAdmission stage;
     if (parsed && server_.api_server_.enabled()) {
       std::int64_t pixels = 0;
       for (const ImageInput& image : parsed->images) pixels += std::int64_t{image.width} * image.height;
-      ready = server_.api_server_.ready_at(received, parse_start, now_ns(), pixels, parsed->prompt_tokens());
+      stage = server_.api_server_.admit(received, parse_start, now_ns(), pixels, parsed->prompt_tokens());
+      if (!stage.admitted) {
+        parsed.reset();
+        error = api_server_full_error(server_.api_server_.max_in_stage());
+      }
     }
     asio::post(server_.io_, [self = shared_from_this(), parsed = std::move(parsed), error = std::move(error),
-                             number, disconnect, ready]() mutable {
+                             number, disconnect, stage = std::move(stage)]() mutable {
       if (self->closed_) return;
+      if (error && error->code == "api_server_queue_full")
+        return self->send_response(503, "application/json", error_body(*error), "retry-after: 1\r\n");
       if (error) return self->send_error(*error);
-      self->submit_after(ready, std::move(*parsed), number, disconnect);
+      self->submit_after(std::move(stage), std::move(*parsed), number, disconnect);
     });
   }
 
-  // The API-server stage's hold: the request reaches the engine at `ready` (now when past).
-  void submit_after(Nanos ready, GenerationRequest request, std::uint64_t number, bool disconnect) {
+  static ApiError api_server_full_error(std::int64_t bound) {
+    return ApiError{503, "server_error",
+                    std::to_string(bound) +
+                        " requests are already in the API-server stage (--max-api-server-queue); retry later",
+                    "", "api_server_queue_full"};
+  }
+
+  // The API-server stage's hold: the request goes to the engine now, due at its ready time (the
+  // engine holds it until the first step planned at or after it, engine_core_thread.hpp), so no
+  // timer's or thread's wake-up latency can make it miss that step. Its place in the stage is
+  // given back at its ready time, or when its connection goes.
+  void submit_after(ApiServerAdmission stage, GenerationRequest request, std::uint64_t number, bool disconnect) {
+    const Nanos ready = stage.ready_ns;
+    submit(std::move(request), number, disconnect, ready);
     const Nanos wait = ready - now_ns();
-    if (wait <= 0) return submit(std::move(request), number, disconnect);
-    auto held = std::make_shared<GenerationRequest>(std::move(request));
+    if (wait <= 0 || !engine_handle_) return;  // the slot goes with `stage`
     api_server_timer_.expires_after(std::chrono::nanoseconds(wait));
-    api_server_timer_.async_wait([weak = weak_from_this(), held, number, disconnect](boost::system::error_code ec) {
-      if (ec) return;
-      if (auto self = weak.lock(); self && !self->closed_) self->submit(std::move(*held), number, disconnect);
-    });
+    api_server_timer_.async_wait([slot = std::move(stage.slot)](boost::system::error_code) mutable { slot.reset(); });
   }
 
-  void submit(GenerationRequest request, std::uint64_t number, bool disconnect) {
+  // `ready`: when the request is due at the engine (its modelled API-server end; 0: now).
+  void submit(GenerationRequest request, std::uint64_t number, bool disconnect, Nanos ready = 0) {
     request_ = std::move(request);
     const std::uint64_t seed =
         request_.seed ? mix64(static_cast<std::uint64_t>(*request_.seed)) : request_.content_hash;
@@ -619,6 +634,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     EngineRequest engine_request;
     engine_request.prompt_tokens = request_.prompt_tokens();
     engine_request.tag = tag_;
+    engine_request.ready_ns = ready;
     for (const ImageInput& image : request_.images) {
       engine_request.images.push_back(image.grid);
       engine_request.encoder_tokens += image.tokens;
@@ -949,6 +965,7 @@ Server::Impl::Impl(ServerConfig config) : config_(std::move(config)) {
     config_.engine.max_num_encoder_input_tokens = config_.engine.max_num_batched_tokens;
   if (config_.request.max_num_encoder_input_tokens == 0)
     config_.request.max_num_encoder_input_tokens = config_.engine.max_num_encoder_input_tokens;
+  require(config_.max_api_server_queue >= 1, "--max-api-server-queue must be at least 1");
   require(config_.max_body_bytes >= 1, "--max-body-bytes must be at least 1");
   // Below one full body, a request of the largest allowed size could never be admitted.
   require(config_.max_inflight_bytes >= config_.max_body_bytes,
@@ -1097,12 +1114,15 @@ std::string Server::Impl::metrics_text() const {
   metric("encbench:engine_max_running_seen", "gauge", "Largest running batch so far (<= max_num_seqs).", e.scheduler.max_running);
   metric("encbench:engine_max_step_tokens_seen", "gauge", "Most tokens scheduled in one step (<= max_num_batched_tokens).", e.scheduler.max_step_tokens);
   metric("encbench:lm_modelled_seconds_total", "counter", "Modelled language-model step time.", ns_to_s(e.lm_modelled_ns));
+  metric("encbench:engine_late_submissions_total", "counter", "Requests that reached the engine after the step their ready time belonged to was planned.", e.late_submissions);
   const ApiServerStats api = api_server_.stats();
   metric("encbench:api_server_requests_total", "counter", "Requests through the modelled API-server stage.", api.requests);
   metric("encbench:api_server_modelled_seconds_total", "counter", "Their modelled input processing (decode, resize, normalise, tokenise).", ns_to_s(api.modelled_ns));
   metric("encbench:api_server_queue_seconds_total", "counter", "Their wait for a free modelled API-server process.", ns_to_s(api.queue_ns));
   metric("encbench:api_server_held_seconds_total", "counter", "What the server held them after its own parse, until their modelled end.", ns_to_s(api.held_ns));
   metric("encbench:api_server_overruns_total", "counter", "Requests whose real parse outlasted their modelled API-server window.", api.overruns);
+  metric("encbench:api_server_rejections_total", "counter", "Requests refused with 503: --max-api-server-queue already in the API-server stage.", api.rejected);
+  metric("encbench:api_server_in_stage", "gauge", "Requests in the API-server stage now (waiting for a modelled process or in one).", api.in_stage);
   metric("encbench:encoder_images_total", "counter", "Images encoded.", e.images);
   metric("encbench:encoder_peak_device_memory_bytes", "gauge",
          "Largest device memory in use during any encoder forward (allocator peak).",

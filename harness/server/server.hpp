@@ -84,6 +84,8 @@ struct ServerConfig {
   // vLLM's API-server stage (api_server_stage.hpp): each generation request is held, after its
   // parse, until its modelled processing ends. The default (no processes) holds nothing.
   serving::ApiServerModel api_server;
+  // Requests in that stage at once; more are refused with 503 api_server_queue_full.
+  std::int64_t max_api_server_queue = 8192;
 };
 
 // Counters of the HTTP layer (the engine keeps its own, see EngineCoreStats).

@@ -26,7 +26,7 @@ client::RequestRecord start_record(std::size_t index, const VirtualRequest& r) {
   // No usage.prompt_tokens: the seeds' vLLM client (before vLLM PR #38654) counted the prompt
   // itself (text only), which calculate_metrics does when usage is absent.
   rec.usage_prompt_tokens = -1;
-  rec.choices_ns.reserve(static_cast<std::size_t>(r.request.output_tokens));
+  rec.choices_ns.reserve(static_cast<std::size_t>(r.request.output_tokens) + 1);
   return rec;
 }
 
@@ -35,6 +35,14 @@ void record_token(client::RequestRecord& rec, const serving::EmittedToken& token
     rec.headers_ns = now;
     rec.first_choices_ns = now;
     rec.http_status = 200;
+    // vLLM's chat stream sends the role chunk ("delta": {"role": "assistant", "content": ""}) with
+    // the first output, before the first token's chunk (serving_chat.py, first_iteration), and
+    // its bench client counts every chunk with choices: the role chunk is the first (TTFT), the
+    // first token's an ITL of ~0. The live `encbench serve` streams the same shape, so its client
+    // records one ITL more per request than the tokens' intervals (issue 35 item 4: the clocks'
+    // mean ITL differed by 1/output_len until this chunk was recorded here too).
+    rec.choices_ns.push_back(now);
+    ++rec.data_events;
   }
   rec.choices_ns.push_back(now);
   rec.last_choices_ns = now;
@@ -59,18 +67,14 @@ void record_failure(client::RequestRecord& rec, const std::string& error, Nanos 
 }
 
 // Encoder part of one step on the virtual clock; failed requests leave the scheduler.
-Nanos run_encoder_step(const serving::EncoderHook& encoder, const serving::StepPlan& plan, serving::Scheduler& scheduler,
-                       std::vector<client::RequestRecord>& records, Nanos now, VirtualEngineCounters& c,
-                       VirtualStep* trace, std::size_t& failed_requests, Nanos& host_lead) {
-  host_lead = 0;
-  if (plan.grids.empty()) return 0;
+EncoderStepTime run_encoder_step(const serving::EncoderHook& encoder, const serving::StepPlan& plan,
+                                 serving::Scheduler& scheduler, std::vector<client::RequestRecord>& records, Nanos now,
+                                 VirtualEngineCounters& c, VirtualStep* trace, std::size_t& failed_requests) {
+  if (plan.grids.empty()) return {};
   const serving::EncoderStepResult step = encoder(plan.grids);
   ++c.encoder_steps;
   c.images += static_cast<std::int64_t>(plan.grids.size());
   const Nanos took = step.virtual_forward_ns + step.host_extra_ns;
-  // Host work before the forward's first sync: the step's pre-processing and the device's waits
-  // for the eager host (what async scheduling can run during the previous step's LM).
-  host_lead = std::min(took, step.host_extra_ns + step.host_lead_ns);
   c.encoder_ns += took;
   c.encoder_syncs += step.syncs;
   c.encoder_device_busy_ns += step.device_busy_ns;
@@ -87,7 +91,7 @@ Nanos run_encoder_step(const serving::EncoderHook& encoder, const serving::StepP
       record_failure(records[id], "encoder failed: " + step.error, now + took);
     }
   }
-  return took;
+  return {step.virtual_forward_ns, step.host_extra_ns, step.host_lead_ns};
 }
 
 }  // namespace
@@ -257,19 +261,13 @@ VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, co
     VirtualStep step;
     step.start_ns = now;
     std::size_t finished = 0;  // requests that left: failed by the encoder or done
-    Nanos encoder_lead = 0;
-    step.encoder_ns = run_encoder_step(encoder, plan, scheduler, out.records, kOrigin + now, c,
-                                       options.keep_steps ? &step : nullptr, finished, encoder_lead);
-    // With async scheduling the encoder's host lead runs while the previous step's LM executes: it
-    // leaves the serial encoder time and joins the step's overlapped host work (step_cost.hpp).
-    const Nanos overlapped_lead = cost.async_scheduling ? encoder_lead : 0;
-    step.encoder_ns -= overlapped_lead;
-    step.lm_ns = static_cast<Nanos>(cost.step_ms(plan.sequences(), plan.prefill_tokens, plan.context_tokens,
-                                                 static_cast<double>(overlapped_lead) / 1e6) *
-                                    1e6);
-    const double factor = jitter.next();
-    step.lm_ns = static_cast<Nanos>(static_cast<double>(step.lm_ns) * factor);
-    step.encoder_ns = static_cast<Nanos>(static_cast<double>(step.encoder_ns) * factor);
+    const EncoderStepTime encoder_time = run_encoder_step(encoder, plan, scheduler, out.records, kOrigin + now, c,
+                                                          options.keep_steps ? &step : nullptr, finished);
+    // The step's parts by the rule the live engine applies too (step_timing.hpp).
+    const StepTiming timing = step_timing(cost, plan.sequences(), plan.prefill_tokens, plan.context_tokens,
+                                          encoder_time, jitter.next());
+    step.encoder_ns = timing.encoder_ns;
+    step.lm_ns = timing.lm_ns;
     c.lm_ns += step.lm_ns;
     if (options.keep_steps) {
       step.sequences = static_cast<std::int32_t>(plan.sequences());

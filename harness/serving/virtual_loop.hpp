@@ -22,6 +22,7 @@
 #include "harness/serving/encoder_step.hpp"
 #include "harness/serving/scheduler.hpp"
 #include "harness/serving/step_cost.hpp"
+#include "harness/serving/step_timing.hpp"
 
 namespace encbench::serving {
 

@@ -148,6 +148,11 @@ TEST(CliServe, BadFlagsExit2WithTheReason) {
       {"serve --fail-rate 2 --port 0", "--fail-rate"},
       {"serve --disconnect-rate -1 --port 0", "--disconnect-rate"},
       {"serve --stall-ms -5 --port 0", "--stall-ms"},
+      {"serve --encoder-clock sideways --port 0", "--encoder-clock must be real or virtual"},
+      {"serve --encoder-clock virtual --device cpu --port 0", "--encoder-clock virtual needs --encoder real on a sim"},
+      {"serve --encoder-clock virtual --encoder cost-model --port 0", "--encoder-clock virtual needs"},
+      {"serve --max-api-server-queue 0 --port 0", "--max-api-server-queue must be in [1, 1048576]"},
+      {"run --live-encoder-clock sideways", "--live-encoder-clock"},
   });
 }
 

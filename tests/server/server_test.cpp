@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "harness/core/error.hpp"
 #include "harness/server/serve_command.hpp"
 #include "harness/server/server.hpp"
+#include "harness/serving/virtual_loop.hpp"
 #include "tests/server/raw_http.hpp"
 #include "tests/server/test_images.hpp"
 
@@ -612,6 +614,111 @@ TEST_F(ServerTest, ApiServerStageServesABurstInTurnAndTwoProcessesHalveTheQueue)
     server_->stop();
     server_.reset();
   }
+}
+
+// Issue 35: the live API-server stage is bounded. With --max-api-server-queue 2 and a modelled
+// cost of 60 s per request, two requests sit in the stage and every further one is refused at once
+// with 503 api_server_queue_full + Retry-After (vLLM's asyncio front end would queue them all);
+// the places come back when the held requests' clients go, and the next request is admitted.
+TEST_F(ServerTest, ApiServerStageIsBoundedAndRefusesTheOverflowWith503) {
+  ServerConfig config = test_config();
+  config.api_server = api_server_model(60'000, 0, 1);
+  config.max_api_server_queue = 2;
+  start(config);
+  const auto wait_for_in_stage = [&](std::int64_t n) {
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (server_->api_server_stats().in_stage != n && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(1ms);
+    return server_->api_server_stats().in_stage;
+  };
+  std::vector<std::unique_ptr<RawConnection>> held;
+  for (int i = 0; i < 2; ++i) {
+    held.push_back(std::make_unique<RawConnection>(server_->port()));
+    ASSERT_TRUE(held.back()->send_all(testing::post_request("/v1/chat/completions", user_text("held", 1).dump())));
+  }
+  ASSERT_EQ(wait_for_in_stage(2), 2);
+  for (int i = 0; i < 20; ++i) {
+    const auto refused = chat(user_text("overflow", 1));
+    ASSERT_EQ(refused.status, 503) << refused.body;
+    EXPECT_EQ(json::parse(refused.body)["error"]["code"], "api_server_queue_full");
+    EXPECT_NE(json::parse(refused.body)["error"]["message"].get<std::string>().find("--max-api-server-queue"),
+              std::string::npos);
+    EXPECT_EQ(refused.headers.count("retry-after"), 1u);
+  }
+  ApiServerStats a = server_->api_server_stats();
+  EXPECT_EQ(a.in_stage, 2);
+  EXPECT_EQ(a.rejected, 20);
+  EXPECT_EQ(a.requests, 2);  // the refused ones never took a modelled process
+  const auto metrics = exchange(testing::get_request("/metrics"));
+  EXPECT_NE(metrics.body.find("encbench:api_server_rejections_total 20\n"), std::string::npos) << metrics.body;
+  EXPECT_NE(metrics.body.find("encbench:api_server_in_stage 2\n"), std::string::npos) << metrics.body;
+  held.clear();  // their clients go: the held requests leave the stage
+  EXPECT_EQ(wait_for_in_stage(0), 0);
+  RawConnection next(server_->port());
+  ASSERT_TRUE(next.send_all(testing::post_request("/v1/chat/completions", user_text("next", 1).dump())));
+  EXPECT_EQ(wait_for_in_stage(1), 1);
+  a = server_->api_server_stats();
+  EXPECT_EQ(a.rejected, 20);
+  EXPECT_EQ(a.requests, 3);
+  expect_alive();
+}
+
+// Issue 35 item 4 end to end: three requests through HTTP, the API-server stage (200 ms each, two
+// processes: the third waits for one) and the engine (5 ms steps, 40 tokens each, so they batch).
+// The engine's recorded planned schedule, offset from the first header's arrival, is the virtual
+// loop's for requests sent at the same offsets through the same stage model, to the nanosecond:
+// the live stage hands each request to the engine due at its modelled end, so no timer or thread
+// wake-up decides which step takes it. Only the header arrival times come from the real clock.
+TEST_F(ServerTest, PlannedScheduleThroughHttpIsTheVirtualLoops) {
+  ServerConfig config = test_config();
+  config.engine.lm = serving::StepCostModel{5.0, 0, 0};
+  config.api_server = api_server_model(200, 0, 2);
+  config.engine.timeline = std::make_shared<EngineTimelineRecorder>(1000, 1000);
+  config.engine.timeline->start();
+  const auto timeline = config.engine.timeline;
+  start(config);
+  std::vector<std::unique_ptr<RawConnection>> clients;
+  for (int i = 0; i < 3; ++i) {
+    clients.push_back(std::make_unique<RawConnection>(server_->port()));
+    ASSERT_TRUE(clients.back()->send_all(testing::post_request("/v1/chat/completions", user_text("same", 40).dump())));
+  }
+  std::int64_t prompt_tokens = 0;
+  for (auto& c : clients) {
+    const auto r = c->read_response(60000ms);
+    ASSERT_EQ(r.status, 200) << r.body;
+    prompt_tokens = json::parse(r.body)["usage"]["prompt_tokens"].get<std::int64_t>();
+  }
+  EXPECT_EQ(server_->engine_stats().late_submissions, 0);
+  const json recorded = timeline->stop_and_take_json();
+  std::vector<Nanos> arrivals;
+  for (const json& r : recorded["requests"]) arrivals.push_back(r["arrival_ns"].get<Nanos>());
+  ASSERT_EQ(arrivals.size(), 3u);
+  std::sort(arrivals.begin(), arrivals.end());
+  std::vector<serving::VirtualRequest> requests(3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    requests[i].arrival_ns = arrivals[i] - arrivals[0];
+    requests[i].request.prompt_tokens = prompt_tokens;
+    requests[i].request.output_tokens = 40;
+  }
+  serving::SchedulerConfig scheduler;
+  scheduler.max_num_seqs = config.engine.max_num_seqs;
+  scheduler.max_num_batched_tokens = config.engine.max_num_batched_tokens;
+  serving::VirtualArmOptions options;
+  options.keep_steps = true;
+  options.api_server = config.api_server;
+  const serving::VirtualArmResult virt =
+      serving::run_virtual_arm(requests, scheduler, config.engine.lm, config.engine.encoder, options);
+  const json& steps = recorded["steps"];
+  ASSERT_EQ(steps.size(), virt.steps.size());
+  std::int64_t batched = 0;
+  for (std::size_t k = 0; k < virt.steps.size(); ++k) {
+    SCOPED_TRACE("step " + std::to_string(k));
+    EXPECT_EQ(steps[k]["planned_start_ns"].get<Nanos>() - arrivals[0], virt.steps[k].start_ns - virt.start_ns);
+    EXPECT_EQ(steps[k]["planned_lm_ns"].get<Nanos>(), virt.steps[k].lm_ns);
+    EXPECT_EQ(steps[k]["sequences"].get<std::int64_t>(), virt.steps[k].sequences);
+    batched = std::max<std::int64_t>(batched, virt.steps[k].sequences);
+  }
+  EXPECT_EQ(batched, 2);  // the first two share steps; the third starts as they finish
 }
 
 std::filesystem::path source_dir() {
