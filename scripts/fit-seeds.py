@@ -28,7 +28,8 @@ scenario (virtual time: deterministic).
   scripts/fit-seeds.py [--encbench build/harness/cli/encbench] [--calibration A.json,B.json]
                        [--seeds 2] [--max-evals 60] [--write]
 
---write stores the fitted values, with their source, in the serving-model file.
+--write stores the fitted values, with their source, in the serving-model file, the device profile
+and the API-server model the serving model names.
 """
 import argparse
 import json
@@ -177,7 +178,7 @@ def main():
     ap.add_argument("--profile", default="scenarios/devices/ascend-910b.json",
                     help="the device profile whose attention efficiencies are fitted")
     ap.add_argument("--start", default="", help="start point name=value,... (default: the files' values)")
-    ap.add_argument("--write", action="store_true", help="store the fit in the serving-model and profile files")
+    ap.add_argument("--write", action="store_true", help="store the fit in the serving-model, profile and API-server model files")
     args = ap.parse_args()
     scenarios = [s for s in args.calibration.split(",") if s]
     model_paths = set()
