@@ -101,13 +101,10 @@ TEST(ApiServerModel, ShippedModelCostsWhatItsCoefficientsSay) {
                                         &m.prompt_us_per_token})
     EXPECT_FALSE(c->source.empty());
   EXPECT_EQ(m.request_cost_ns(0, 0), static_cast<Nanos>(m.request_ms.value * 1e6));
-  // A 1024x768 image: at most the rate users report for Qwen-VL's slow (numpy) processor (a 1 MP
-  // image in 0.1-0.4 s), and at least ten times a C++ decode alone (~3 ns a pixel): the fast
-  // (torchvision) processor vLLM loads since PR #19789 still decodes, resizes, normalises in float
-  // and patchifies, several passes over the pixels. The shipped per-pixel cost is fitted on the
-  // calibration set (docs/calibration.md), ~86 ns a pixel with the decode.
+  // A 1024x768 image: within the per-pixel rate of Qwen-VL processors users report (a 1 MP image
+  // in 0.1-0.4 s), far above a C++ decode alone (~3 ns a pixel).
   const Nanos image = m.request_cost_ns(1024 * 768, 0) - m.request_cost_ns(0, 0);
-  EXPECT_GT(image, 1024 * 768 * 30);
+  EXPECT_GT(image, 1024 * 768 * 100);
   EXPECT_LT(image, 1024 * 768 * 400);
   EXPECT_NEAR(static_cast<double>(m.request_cost_ns(0, 1000) - m.request_cost_ns(0, 0)),
               1000 * m.prompt_us_per_token.value * 1e3, 1.0);
