@@ -217,7 +217,7 @@ def main():
     for item in filter(None, args.start.split(",")):
         name, value = item.split("=")
         if name not in names:
-            sys.exit(f"--start: {name} is not a free coefficient of this fit (free: {', '.join(names)})")
+            ap.error(f"--start: {name} is not a free coefficient of this fit (free: {', '.join(names)})")
         start[name] = float(value)
     history = []
 
