@@ -6,6 +6,7 @@
     build/harness/cli/encbench run --scenario scenarios/seeds/$s.json --result /tmp/$s.json
   done
   scripts/seeds-table.py /tmp/pr7104.json /tmp/pr6204.json /tmp/pr6448-500.json /tmp/pr6448-200.json /tmp/pr5810.json
+  scripts/seeds-table.py --readme /tmp/pr7104.json ...   # README's one-row-per-run summary instead
 
 Per scenario: the issue's target metrics on both arms (published, model mean over the seeds,
 error), then each After-vs-Before change: published, the model's mean change, its 90 % interval
@@ -53,10 +54,43 @@ def table(path):
     return "\n".join(out) + "\n"
 
 
+def run_label(sc):
+    """'#7104, 500 prompts, async on' from the scenario itself."""
+    name = sc["name"].replace("pr", "#", 1).split("-")[0]
+    rate = sc.get("request_rate")
+    load = f"{sc['num_prompts']} at once" if rate in ("inf", None) else f"{sc['num_prompts']} prompts at {num(float(rate))} req/s"
+    model = "" if sc.get("model") == "qwen3-vl-8b" else f", {sc.get('model')}"
+    return f"{name}{model}, {load}, async {'on' if sc.get('async_scheduling', True) else 'off'}"
+
+
+def readme_row(path):
+    """One row of README's summary: Before's levels (published / model, error) and the mean-TTFT change."""
+    doc = json.load(open(path))
+    pc = doc["published_comparison"]
+    rows = {r["metric"]: r for r in pc["rows"]}
+    cells = []
+    for key in ("request_throughput", "mean_ttft_ms", "median_ttft_ms", "mean_tpot_ms"):
+        b = rows[key]["before"]
+        cells.append(f"{num(b['published'])} / {num(b['model'])} ({b['error_pct']:+.1f} %)")
+    c = rows["mean_ttft_ms"]["change"]
+    cells.append(f"{c['published_pct']:+.2f} % / {c['model_pct']:+.2f} % [{c['one_run_p05_pct']:+.1f}, "
+                 f"{c['one_run_p95_pct']:+.1f}]{'' if c['published_inside'] else ' (outside)'}")
+    role = "fitted" if pc.get("role") == "calibration" else "predicted"
+    return f"| {run_label(doc['scenario'])} | {role} | " + " | ".join(cells) + " |"
+
+
 def main():
-    if len(sys.argv) < 2:
+    args = sys.argv[1:]
+    if not args or args == ["--readme"]:
         sys.exit(__doc__)
-    print("\n".join(table(p) for p in sys.argv[1:]))
+    if args[0] == "--readme":
+        print("| published run (Before arm) | role | req/s pub. / model | mean TTFT ms pub. / model | "
+              "median TTFT ms pub. / model | mean TPOT ms pub. / model | "
+              "mean-TTFT change pub. / model [one run, 90 %] |")
+        print("|---|---|---|---|---|---|---|")
+        print("\n".join(readme_row(p) for p in args[1:]))
+        return
+    print("\n".join(table(p) for p in args))
 
 
 if __name__ == "__main__":

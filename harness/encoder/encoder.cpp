@@ -1045,7 +1045,12 @@ struct EncoderRunner::Impl {
     const std::size_t qkv_width = 3 * heads * qkv_stride;
     gemm_op("qkv_proj", layer, ws.norm_out, weight_padded ? L.qkv_w_padded : L.qkv_w,
             weight_padded ? L.qkv_b_padded : L.qkv_b, ws.qkv, T, hidden, qkv_width);
-    // split heads: q, k, v contiguous [T, H, stride]
+    // The head split as vLLM v0.14-v0.16's Qwen2_5_VisionAttention.forward does it (Qwen3-VL's
+    // vision blocks use it; vllm-ascend stopped patching it when MMEncoderAttention came in):
+    // einops.rearrange of qkv and the qk / v slices are views, `rearrange(qk, "b s two h d ->
+    // (two b) s h d").contiguous()` copies q and k, and v stays a strided view that the first op
+    // reading it (F.pad or torch.stack) copies contiguous. One copy of all three parts in all,
+    // which this op stands for; the data lands in the contiguous q, k, v buffers.
     {
       const float* src = ws.qkv.as<float>();
       float* dsts[3] = {ws.q.as<float>(), ws.k.as<float>(), ws.v.as<float>()};
@@ -1059,11 +1064,10 @@ struct EncoderRunner::Impl {
                            heads * qkv_stride, qkv_stride, T, heads, qkv_stride);
       }, nops.sequence(std::move(parts)));
     }
-    // vLLM's Qwen2_5_VisionAttention: qkv.chunk(3) + view per part, then torch.cat([q, k]) for
-    // one rotary call and torch.chunk back (views cost the host, the cat a device copy).
+    // The views around that copy: rearrange of qkv, the qk and v slices, rearrange of qk. (Before
+    // vLLM's rearrange form, q and k were made contiguous separately and joined by torch.cat([q, k])
+    // for one rotary call: a second device copy of q and k that v0.14's code no longer has.)
     view_ops("split_qkv views", layer, 4);
-    launch("qk_cat", layer, copy_cost(2 * T * heads * D, 2 * T * heads * D), [](kernels::WorkerPool&) {},
-           nops.nothing());
     // vision 2D rotary on q and k
     {
       float* qp = ws.q.as<float>();
@@ -1078,7 +1082,7 @@ struct EncoderRunner::Impl {
              },
              nops.rotary(qp, kp, heads * qkv_stride, qkv_stride, T, heads, D, ph, pw, theta));
     }
-    view_ops("qk_chunk", layer, 1);
+    view_ops("qk_rotated view + unbind", layer, 2);
     auto [attn_out, out_stride] = attention(layer, fs, qkv_stride, per_call);
     view_ops("rearrange context", layer, 1);  // "b s h d -> s b (h d)" with b = 1: no copy
     // output projection (padded weights consume the padded layout), then the residual

@@ -126,7 +126,7 @@ TEST(EncoderNativeBodies, EveryOpTheEncoderLaunchesHasANativeBody) {
   }();
   // The sites that only some toggles or models reach were reached (the check above saw them).
   for (const char* op : {"patch_embed", "window_permute", "window_restore", "norm1", "qkv_proj", "split_heads",
-                         "rotary", "qk_cat", "seq_lens_diff", "pad_q", "stack_qkv", "pad_stacked", "unpad_out",
+                         "rotary", "seq_lens_diff", "pad_q", "stack_qkv", "pad_stacked", "unpad_out",
                          "attention_flash_unpad_pad128", "attention_fusion_pad128", "attention_fusion",
                          "out_proj", "residual_add", "mlp_gate_up", "mlp_act", "mlp_down", "mlp_fc1", "mlp_fc2",
                          "merger_fc1", "merger_gelu", "deepstack_merger0_norm", "pos_embed_gather",

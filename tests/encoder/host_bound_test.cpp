@@ -213,3 +213,22 @@ TEST(HostBound, StackedPadSavesItsHostCallsOnlyWhereTheDeviceWaitsForTheHost) {
   EXPECT_LE(slower, stack);
   EXPECT_GE(slower, stack - 27 * saved_per_layer);
 }
+
+// Issue 35 item 2: the head split as vLLM v0.14-v0.16's Qwen2_5_VisionAttention.forward runs it
+// (rearrange and slices are views; q and k are copied contiguous, v when the pad reads it): one
+// device copy of q, k and v per layer, read and written once in bf16, and no second copy of q and
+// k for a torch.cat (the older form's `qk_cat`).
+TEST(HostBound, HeadSplitCopiesQkvOncePerLayerAsVllmV014Does) {
+  auto dev = eager_sim();
+  const Forward f = run(*dev, preset("baseline"), "448x448", false);
+  const double n = 784.0 * 16 * 72;  // patches x heads x head_dim of one of q, k, v
+  int splits = 0;
+  for (const auto& op : f.timeline.device_ops) {
+    EXPECT_NE(op.name, "qk_cat");
+    if (op.name != "split_heads") continue;
+    ++splits;
+    EXPECT_DOUBLE_EQ(op.bytes, 2.0 * (3 * n + 3 * n));  // read q, k, v strided, write them contiguous
+    EXPECT_DOUBLE_EQ(op.flops, 0.0);
+  }
+  EXPECT_EQ(splits, 27);  // one per layer
+}
