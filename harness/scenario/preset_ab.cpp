@@ -46,9 +46,9 @@ nlohmann::json sum_engine_deltas(const std::vector<nlohmann::json>& deltas) {
 }
 
 std::string table_row(const std::string& metric, const std::string& before, const std::string& after,
-                      const std::string& change) {
+                      const std::string& change, std::size_t metric_width = 34) {
   std::ostringstream row;
-  row << "| " << std::left << std::setw(34) << metric << " | " << std::right << std::setw(12) << before << " | "
+  row << "| " << std::left << std::setw(static_cast<int>(metric_width)) << metric << " | " << std::right << std::setw(12) << before << " | "
       << std::setw(12) << after << " | " << std::left << std::setw(12) << change << " |\n";
   return row.str();
 }
@@ -83,7 +83,10 @@ PresetAbRun run_both_clocks(const PresetAbOptions& o, const std::vector<std::str
   if (live.interrupted) return live;
   const PresetAbRun modelled = run_preset_ab(virt, argv, out, progress);
   out << "\nAgreement of the clocks (same scenario, same requests; live round 1 vs virtual seed " << o.seed << ")\n";
-  out << table_row("Metric", "real", "virtual", "virtual/real");
+  // The label is "<preset> <metric>": a preset with overrides (pr7104+seq-lens=...) is long.
+  std::size_t width = 34;
+  for (const auto& preset : o.presets) width = std::max(width, preset.size() + 1 + std::string("request_throughput").size());
+  out << table_row("Metric", "real", "virtual", "virtual/real", width);
   nlohmann::json rows = nlohmann::json::array();
   for (std::size_t a = 0; a < o.presets.size(); ++a) {
     const nlohmann::json& r = live.result["arms"][a]["rounds"][0]["serving"];
@@ -92,7 +95,7 @@ PresetAbRun run_both_clocks(const PresetAbOptions& o, const std::vector<std::str
                             "median_itl_ms", "request_throughput"}) {
       const double rv = r.value(key, 0.0), vv = v.value(key, 0.0);
       const double ratio = rv != 0 ? vv / rv : 0.0;
-      out << table_row(o.presets[a] + " " + key, fixed(rv, 2), fixed(vv, 2), fixed(ratio, 3));
+      out << table_row(o.presets[a] + " " + key, fixed(rv, 2), fixed(vv, 2), fixed(ratio, 3), width);
       rows.push_back({{"preset", o.presets[a]}, {"metric", key}, {"real", rv}, {"virtual", vv}, {"ratio", ratio}});
     }
   }
