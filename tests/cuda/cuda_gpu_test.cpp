@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/cuda/require_gpu.hpp"
 #include "harness/core/error.hpp"
 #include "harness/device_cuda/cuda_device.hpp"
 #include "harness/timeline/gaps.hpp"
@@ -23,12 +24,6 @@ namespace {
 
 namespace kc = kernels::cuda;
 
-#define REQUIRE_GPU()                                                           \
-  do {                                                                          \
-    std::string why_no_gpu;                                                     \
-    if (kc::device_count(&why_no_gpu) == 0)                                     \
-      GTEST_SKIP() << "no CUDA device (" << why_no_gpu << "): GPU test skipped"; \
-  } while (0)
 
 #define CUDA_OK(call) ASSERT_EQ((call), cudaSuccess) << #call
 // For helpers that return a value: a failed call is recorded and the result is then meaningless.

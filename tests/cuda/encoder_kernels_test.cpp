@@ -13,6 +13,7 @@
 #include <tuple>
 #include <vector>
 
+#include "tests/cuda/require_gpu.hpp"
 #include "harness/core/error.hpp"
 #include "kernels/cuda/cuda_kernels.hpp"
 #include "kernels/cuda/encoder_kernels.hpp"
@@ -22,12 +23,6 @@ namespace {
 
 namespace kc = kernels::cuda;
 
-#define REQUIRE_GPU()                                                           \
-  do {                                                                          \
-    std::string why_no_gpu;                                                     \
-    if (kc::device_count(&why_no_gpu) == 0)                                     \
-      GTEST_SKIP() << "no CUDA device (" << why_no_gpu << "): GPU test skipped"; \
-  } while (0)
 
 // A device copy of host values, freed at scope exit (tests only).
 template <class T>

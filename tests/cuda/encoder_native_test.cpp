@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/cuda/require_gpu.hpp"
 #include "harness/device/device.hpp"
 #include "harness/encoder/encoder.hpp"
 #include "harness/encoder/native_ops.hpp"
@@ -135,12 +136,6 @@ TEST(EncoderNativeBodies, EveryOpTheEncoderLaunchesHasANativeBody) {
 }
 
 // ---- the encoder on a GPU ---------------------------------------------------------------------
-#define REQUIRE_GPU()                                                           \
-  do {                                                                          \
-    std::string why_no_gpu;                                                     \
-    if (kc::device_count(&why_no_gpu) == 0)                                     \
-      GTEST_SKIP() << "no CUDA device (" << why_no_gpu << "): GPU test skipped"; \
-  } while (0)
 
 std::unique_ptr<device::Device> cuda_device() {
   device::DeviceOptions o;
