@@ -91,6 +91,10 @@ std::vector<std::string> check_parity_flags(const ParityFlags& f, const std::str
   if (f.probe_request_rate)
     require(*f.probe_request_rate >= 0 && std::isfinite(*f.probe_request_rate),
             "--probe-request-rate must be a finite rate >= 0 (req/s), got " + std::to_string(*f.probe_request_rate));
+  // vLLM's main_async: "--self-timed/--no-self-timed is only supported with --dataset-name=timed_trace".
+  require(!(f.self_timed || f.no_self_timed) || dataset_name == "timed_trace",
+          "--self-timed/--no-self-timed is only supported with --dataset-name timed_trace (as vLLM)");
+  require(!(f.self_timed && f.no_self_timed), "--self-timed and --no-self-timed contradict each other: give one");
   require(f.lora_assignment.empty() || f.lora_assignment == "random" || f.lora_assignment == "round-robin",
           "--lora-assignment must be random or round-robin, got '" + f.lora_assignment + "'");
   std::vector<std::string> notes;

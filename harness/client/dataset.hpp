@@ -78,6 +78,9 @@ struct DatasetConfig {
 
 struct SampleRequest {
   std::string prompt;
+  // timed_trace: the prompt as token ids, sent as the completions `prompt` (a JSON array of ints),
+  // as vLLM sends TimedTrace's list[int]; `prompt` then holds their decoded text for stats only.
+  std::optional<std::vector<std::int32_t>> prompt_token_ids;
   std::vector<std::string> image_urls;  // data:image/jpeg;base64,... or a passed-through URL
   int output_len = 128;
   std::int64_t prompt_len = 0;          // tokens with --tokenizer (datasets_tokens.hpp), else whitespace words
@@ -93,7 +96,7 @@ struct Dataset {
   std::size_t oversampled = 0;          // samples that duplicate another row
   bool multimodal = false;
   bool ignore_eos_default = false;      // random datasets turn ignore_eos on (as vllm)
-  std::vector<double> arrival_s;        // timed_trace: each sample's send time (s from the first), else empty
+  std::vector<double> arrival_s;        // timed_trace: each sample's send time (s from the run's start), else empty
   std::uint64_t numpy_global_draws = 0; // 32-bit draws taken from vLLM's global np.random (prefix_repetition)
   std::filesystem::path file;           // the file actually read ("" for generated datasets)
   std::string chat_template_note;       // sonnet: what was done about the chat template, for stderr

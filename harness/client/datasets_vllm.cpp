@@ -235,37 +235,55 @@ std::vector<tokenizer::TokenId> TimedTracePrompts::expand(const std::vector<std:
   return ids;
 }
 
+double trace_send_time_s(double timestamp, double sec_multiplier, const std::string& where) {
+  // vLLM: SampleRequest.timestamp = float(ts) * sec_multiplier; get_request sleeps until
+  // start_ts + timestamp only `if delay_ts[i] > 0`, so a time <= 0 goes at once.
+  const double t = timestamp * sec_multiplier;
+  require(std::isfinite(t) && t <= kMaxTraceSendTimeS,
+          where + ": timestamp x --timed-trace-sec-multiplier = " + std::to_string(t) +
+              " s; vLLM sends each row that long after the benchmark's start (at most 1e9 s here: "
+              "an epoch timestamp needs the first row's subtracted, or a multiplier for its unit)");
+  return t > 0 ? t : 0.0;
+}
+
 Dataset load_timed_trace(const DatasetConfig& config, const tokenizer::Tokenizer& tok) {
   const VllmTextDatasetConfig& v = config.vllm_text;
   require(!config.path.empty(), "--dataset-name timed_trace needs --dataset-path (a JSONL trace)");
   require(v.chunk_hash_size > 0, "--timed-trace-chunk-hash-size must be > 0");
   require(v.sec_multiplier > 0 && std::isfinite(v.sec_multiplier), "--timed-trace-sec-multiplier must be > 0");
+  // vLLM's main_async: "timed_trace dataset passes pre-tokenized prompts (list[int]) and requires a
+  // completions backend ('vllm' or 'openai')".
+  require(!config.chat_template.chat_backend,
+          "--dataset-name timed_trace sends token-id prompts (a list of ints, as vLLM) and needs a completions "
+          "backend: --backend openai or vllm with --endpoint /v1/completions, not openai-chat");
   std::ifstream in(config.path, std::ios::binary);
   require(static_cast<bool>(in), "--dataset-path " + config.path + ": cannot read");
   TimedTracePrompts prompts(tok, v.chunk_hash_size, python_hash_seed_from_env());
   Dataset ds;
   ds.layout = "timed_trace";
   ds.file = config.path;
-  double first = 0, previous = 0;
+  ds.ignore_eos_default = true;  // vLLM's main_async: args.ignore_eos = True for timed_trace
+  double previous = 0;
   std::size_t line_no = 0;
   for (std::string line; ds.samples.size() < config.num_prompts && std::getline(in, line);) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = config.path + ":" + std::to_string(line_no);
     const TraceRow row = parse_trace_row(line, where, v);
-    if (ds.samples.empty()) first = previous = row.timestamp;
+    if (ds.samples.empty()) previous = row.timestamp;
     require(row.timestamp >= previous, where + ": timestamp " + std::to_string(row.timestamp) +
                                            " is before the previous line's " + std::to_string(previous) +
                                            " (a trace is replayed in file order)");
     previous = row.timestamp;
-    const std::vector<tokenizer::TokenId> ids = prompts.expand(row.hash_ids, row.input_length);
+    std::vector<tokenizer::TokenId> ids = prompts.expand(row.hash_ids, row.input_length);
     SampleRequest s;
     s.source_row = line_no - 1;
-    s.prompt = tok.decode(ids);
-    s.prompt_len = static_cast<std::int64_t>(ids.size());
+    s.prompt = tok.decode(ids);  // for the dataset stats; the request sends the ids themselves
+    s.prompt_len = static_cast<std::int64_t>(ids.size());  // vLLM: prompt_len = len(prompt_ids)
+    s.prompt_token_ids = std::move(ids);
     s.output_len = static_cast<int>(row.output_length);  // the trace's own, as vLLM
     ds.samples.push_back(std::move(s));
-    ds.arrival_s.push_back((row.timestamp - first) * v.sec_multiplier);
+    ds.arrival_s.push_back(trace_send_time_s(row.timestamp, v.sec_multiplier, where));
   }
   require(!ds.samples.empty(), config.path + ": the trace has no entries");
   ds.source_rows = ds.samples.size();

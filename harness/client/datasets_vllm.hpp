@@ -55,11 +55,19 @@ Dataset load_prefix_repetition(const DatasetConfig& config, const tokenizer::Tok
 // expands to a chunk as vLLM's (TimedTracePrompts below), so shared hash prefixes give identical
 // token prefixes; the last chunk is partial so the prompt has input_length ids (fewer when the row
 // has too few hash ids, as vLLM).
-// The prompt is those ids decoded (text is what this client sends); prompt_len is their count.
-// arrival_s = (timestamp - first timestamp) x sec_multiplier. A line without a numeric timestamp,
-// with a length that is not a non-negative integer, or with a timestamp before the previous
-// line's: InvalidInput naming the file and the line.
+// The request sends those ids (prompt_token_ids: the completions `prompt` as a JSON array of ints,
+// as vLLM's list[int]); `prompt` is their decoded text, for stats; prompt_len is their count.
+// arrival_s = trace_send_time_s(timestamp): vLLM's own rule, from the benchmark's start.
+// ignore_eos_default is set (vLLM's main_async). A line without a numeric timestamp, with a length
+// that is not a non-negative integer, or with a timestamp before the previous line's, or the
+// chat backend: InvalidInput naming the file and the line (or the flag).
 Dataset load_timed_trace(const DatasetConfig& config, const tokenizer::Tokenizer& tok);
+
+// A trace row's send time in s from the benchmark's start, as vLLM's get_request (self_timed)
+// computes it: timestamp x sec_multiplier, sent at once when that is <= 0. Above
+// kMaxTraceSendTimeS (or not finite): InvalidInput naming `where` (vLLM would sleep that long).
+inline constexpr double kMaxTraceSendTimeS = 1e9;
+double trace_send_time_s(double timestamp, double sec_multiplier, const std::string& where);
 
 // vLLM's TimedTrace._expand_prompt (datasets.py@003cf029): each hash id h of a row becomes
 // chunk_size ids (what is left of the input length for the last one), drawn as

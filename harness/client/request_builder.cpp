@@ -10,6 +10,9 @@ std::string build_body(const SampleRequest& sample, const RequestOptions& option
   json body = json::object();
   body["model"] = options.model;
   if (options.backend == Backend::openai_chat) {
+    // vLLM's main_async refuses timed_trace on any backend but its completions ones ('vllm', 'openai').
+    require(!sample.prompt_token_ids.has_value(),
+            "--dataset-name timed_trace sends token-id prompts and needs a completions backend (--backend openai or vllm)");
     json content = json::array({{{"type", "text"}, {"text", sample.prompt}}});
     for (const auto& url : sample.image_urls)
       content.push_back({{"type", "image_url"}, {"image_url", {{"url", url}}}});
@@ -18,7 +21,9 @@ std::string build_body(const SampleRequest& sample, const RequestOptions& option
   } else {
     require(sample.image_urls.empty(),
             "--backend openai (completions) cannot send images; use --backend openai-chat with --endpoint /v1/chat/completions");
-    body["prompt"] = sample.prompt;
+    // A list of ints stays one (vLLM's payload {"prompt": request_func_input.prompt}, TimedTrace's list[int]).
+    if (sample.prompt_token_ids) body["prompt"] = *sample.prompt_token_ids;
+    else body["prompt"] = sample.prompt;
     // vllm's completions payload always carries these two.
     body["repetition_penalty"] = 1.0;
     body["max_tokens"] = sample.output_len;

@@ -229,6 +229,21 @@ def datasets():
     write("fuzz_dataset", "empty.jsonl", "\x00")
 
 
+def timed_trace_seeds():
+    # First byte with low nibble 8: timed_trace (| 0x80: ms timestamps x 0.001, 4-id chunks); the
+    # seeds above keep their readers. Rows not starting at 0, shared hash ids, a partial last chunk,
+    # a negative time (sent at once), too few hash ids, an out-of-order row, an epoch-sized time.
+    def rows(*entries):
+        return "".join(json.dumps(dict(zip(("timestamp", "input_length", "output_length", "hash_ids"), e))) + "\n"
+                       for e in entries)
+    write("fuzz_dataset", "timed-trace.jsonl",
+          "\x08" + rows((1000, 40, 7, [1, 2, 3]), (1002.5, 32, 9, [1, 4]), (1002.5, 100, 1, [5])) + "\n")
+    write("fuzz_dataset", "timed-trace-ms.jsonl",
+          b"\x88" + rows((-30, 9, 2, [7, 8, 9]), (0, 0, 1, [1]), (1500, 5, 3, [])).encode())
+    write("fuzz_dataset", "bad-timed-trace-order.jsonl", "\x08" + rows((5, 8, 2, [1]), (4, 8, 2, [1])))
+    write("fuzz_dataset", "bad-timed-trace-epoch.jsonl", "\x08" + rows((1700000000, 8, 2, [1])))
+
+
 if __name__ == "__main__":
     for t in ["fuzz_data_url", "fuzz_openai_request", "fuzz_sse", "fuzz_chunk_json", "fuzz_trace_import",
               "fuzz_result_json", "fuzz_scenario_json", "fuzz_model_files", "fuzz_dataset"]:
@@ -238,4 +253,4 @@ if __name__ == "__main__":
             # server answer (harness/server/engine_timeline.cpp), not by this script.
             if not f.name.startswith("found-") and f.name != "engine-timeline.json":
                 f.unlink()
-    data_urls(); requests(); sse(); chunks(); traces(); results(); scenarios(); model_files(); datasets()
+    data_urls(); requests(); sse(); chunks(); traces(); results(); scenarios(); model_files(); datasets(); timed_trace_seeds()

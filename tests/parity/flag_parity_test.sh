@@ -42,7 +42,16 @@ expect_exit2 "--dataset-name sharegpt makes and counts its prompts with the mode
 trace="$(mktemp)"
 printf '{"timestamp": 2, "input_length": 8, "output_length": 2}\n{"timestamp": 1, "input_length": 8, "output_length": 2}\n' >"$trace"
 expect_exit2 "$trace:2: timestamp 1" --dataset-name timed_trace --dataset-path "$trace" --tokenizer "$here/../tokenizer/data/tiny-qwen2"
+# vLLM's main_async: timed_trace's list[int] prompts need a completions backend; --self-timed is
+# timed_trace's only. A row vLLM would send 1.7e9 s after the start (an epoch trace in ms) is refused.
+expect_exit2 "needs a completions backend" --dataset-name timed_trace --dataset-path "$trace" \
+  --tokenizer "$here/../tokenizer/data/tiny-qwen2" --backend openai-chat --endpoint /v1/chat/completions
+printf '{"timestamp": 1700000000000, "input_length": 8, "output_length": 2}\n' >"$trace"
+expect_exit2 "$trace:1: timestamp x --timed-trace-sec-multiplier = 1700000000" --dataset-name timed_trace \
+  --dataset-path "$trace" --timed-trace-sec-multiplier 0.001 --tokenizer "$here/../tokenizer/data/tiny-qwen2"
 rm -f "$trace"
+expect_exit2 "--self-timed/--no-self-timed is only supported with --dataset-name timed_trace" --self-timed
+expect_exit2 "--self-timed/--no-self-timed is only supported with --dataset-name timed_trace" --no-self-timed --dataset-name random
 expect_exit2 "--lora-assignment must be random or round-robin" --lora-modules a b --lora-assignment sticky
 expect_exit2 "--timeline-itl-thresholds expects two increasing" --timeline-itl-thresholds 50,25
 expect_exit2 "--timeline-itl-thresholds expects two increasing" --timeline-itl-thresholds 25

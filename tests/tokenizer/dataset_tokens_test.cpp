@@ -258,10 +258,17 @@ TEST(TimedTrace, ExpandsHashIdsAndSchedulesAtTheTimestamps) {
   EXPECT_EQ(ds.samples[2].prompt_len, 16);  // one hash id covers one chunk only (as vLLM)
   EXPECT_EQ(ds.samples[0].output_len, 7);
   EXPECT_EQ(ds.samples[1].output_len, 9);
+  // vLLM's get_request (self-timed) waits until each row's own timestamp x the multiplier from the
+  // benchmark's start, not from the first row's: the first row goes 1 s in.
   ASSERT_EQ(ds.arrival_s.size(), 3u);
-  EXPECT_DOUBLE_EQ(ds.arrival_s[0], 0.0);
-  EXPECT_DOUBLE_EQ(ds.arrival_s[1], 1.5);
-  EXPECT_DOUBLE_EQ(ds.arrival_s[2], 1.5);
+  EXPECT_DOUBLE_EQ(ds.arrival_s[0], 1000 * 0.001);
+  EXPECT_DOUBLE_EQ(ds.arrival_s[1], 2500 * 0.001);
+  EXPECT_DOUBLE_EQ(ds.arrival_s[2], 2500 * 0.001);
+  EXPECT_TRUE(ds.ignore_eos_default);  // vLLM's main_async sets ignore_eos for timed_trace
+  for (const auto& s : ds.samples) {  // the ids are what is sent; prompt_len counts them
+    ASSERT_TRUE(s.prompt_token_ids.has_value());
+    EXPECT_EQ(static_cast<std::int64_t>(s.prompt_token_ids->size()), s.prompt_len);
+  }
   // Hash id 1 opens both of the first two prompts: the same text first (16 ids decoded), then
   // different text; a prompt of other hash ids (the third, hash 5) shares no such prefix.
   const auto common_bytes = [](const std::string& x, const std::string& y) {
@@ -284,6 +291,9 @@ TEST(TimedTrace, BadRowsExitNamingTheLine) {
   e = trace_error("{\"timestamp\": 5, \"input_length\": 8, \"output_length\": 2}\n" + ok, path);
   EXPECT_NE(e.find(path + ":2: timestamp 0"), std::string::npos) << e;
   EXPECT_NE(e.find("before the previous line's"), std::string::npos) << e;
+  // A row vLLM would send 1.7e9 s after the start (an epoch timestamp) would hang the run.
+  e = trace_error("{\"timestamp\": 1700000000, \"input_length\": 8, \"output_length\": 2}\n", path);
+  EXPECT_NE(e.find(path + ":1: timestamp x --timed-trace-sec-multiplier = 1700000000"), std::string::npos) << e;
   e = trace_error("not json\n", path);
   EXPECT_NE(e.find(path + ":1: not a JSON object"), std::string::npos) << e;
   e = trace_error("{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 2, \"hash_ids\": [\"x\"]}\n", path);
