@@ -250,7 +250,9 @@ if __name__ == "__main__":
         # Inputs the fuzzer found (found-*) stay: they are regression seeds.
         for f in (CORPUS / t).glob("*"):
             # found-*: inputs the fuzzer found; engine-timeline.json: written by hand from a
-            # server answer (harness/server/engine_timeline.cpp), not by this script.
-            if not f.name.startswith("found-") and f.name != "engine-timeline.json":
+            # server answer (harness/server/engine_timeline.cpp), not by this script; fuzz_dataset's
+            # burstgpt.csv, sonnet.txt and sharegpt.json: written by hand (commit 6d58246), kept too.
+            hand_written = {"engine-timeline.json", "burstgpt.csv", "sonnet.txt", "sharegpt.json"}
+            if not f.name.startswith("found-") and f.name not in hand_written:
                 f.unlink()
     data_urls(); requests(); sse(); chunks(); traces(); results(); scenarios(); model_files(); datasets(); timed_trace_seeds()
