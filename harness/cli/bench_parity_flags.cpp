@@ -54,10 +54,6 @@ const std::vector<std::pair<std::string, std::string>>& vllm_only_datasets() {
   return k;
 }
 
-void refuse_if(bool set, const std::string& flag, const std::string& why) {
-  require(!set, flag + ": " + why + " (refused rather than ignored: it would change what the run measures)");
-}
-
 }  // namespace
 
 void add_parity_flags(CLI::App* s, ParityFlags& f) {

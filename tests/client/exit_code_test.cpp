@@ -91,7 +91,8 @@ TEST(BenchServeExit, SomeSuccessesExitZero) {
 TEST(BenchServeExit, BoundsOutOfRangeExit2BeforeSending) {
   TestServer server(failing_server(false));
   server.start();
-  for (const std::string& bad : {"--max-response-bytes 0", "--max-output-chunks -1", "--idle-timeout -2"}) {
+  for (const char* bad_flag : {"--max-response-bytes 0", "--max-output-chunks -1", "--idle-timeout -2"}) {
+    const std::string bad = bad_flag;
     const Outcome r = encbench_bench_serve(server.port(), bad);
     EXPECT_EQ(r.rc, 2) << bad << ": " << r.output;
     EXPECT_NE(r.output.find(bad.substr(0, bad.find(' '))), std::string::npos) << r.output;

@@ -95,8 +95,9 @@ TEST(NumpyRandom, RandomDatasetLengthsAreVllmsForTheSameSeed) {
     const auto prompts = random_token_prompts(tok, rc, n, seed);
     for (std::size_t i = 0; i < n; ++i) {
       EXPECT_EQ(prompts[i].output_len, static_cast<std::int64_t>((*expected)[n + i])) << "seed " << seed << " request " << i;
-      if (prompts[i].mismatch == 0)
+      if (prompts[i].mismatch == 0) {
         EXPECT_EQ(prompts[i].prompt_len, 4 + static_cast<std::int64_t>((*expected)[i])) << "seed " << seed << " request " << i;
+      }
     }
   }
 }
