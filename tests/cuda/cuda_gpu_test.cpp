@@ -57,6 +57,22 @@ std::vector<float> download_f32(kc::DType dtype, const void* src16, std::size_t 
   return out;
 }
 
+// q, k and v as views into one fused 16-bit qkv [T, 3, H, D] (token stride 3*H*D), as the
+// encoder's qkv projection lays them out: the kernels must read them without a copy.
+kc::AttentionTensors fused_qkv_views(kc::DType dtype, char* qkv, void* out, std::int32_t total, int heads, int d) {
+  kc::AttentionTensors t;
+  t.dtype = dtype;
+  t.q = qkv;
+  t.k = qkv + heads * d * 2;
+  t.v = qkv + 2 * heads * d * 2;
+  t.q_stride = t.k_stride = t.v_stride = 3LL * heads * d;
+  t.out = out;
+  t.total_tokens = total;
+  t.num_heads = heads;
+  t.head_dim = d;
+  return t;
+}
+
 std::vector<float> random_values(std::size_t n, unsigned seed, float scale = 1.f) {
   std::mt19937 rng(seed);
   std::normal_distribution<float> dist(0.f, scale);
@@ -131,16 +147,7 @@ TEST_P(FusedVarlen, MatchesFp64Reference) {
   CUDA_OK(cudaMemcpy(cu_dev.ptr, cu.data(), cu.size() * 4, cudaMemcpyHostToDevice));
   CUDA_OK(cudaMemset(out.ptr, 0xff, static_cast<std::size_t>(total) * heads * d * 2));  // poison: NaN
 
-  kc::AttentionTensors t;
-  t.dtype = dtype;
-  t.q = qkv.as<char>();
-  t.k = qkv.as<char>() + heads * d * 2;
-  t.v = qkv.as<char>() + 2 * heads * d * 2;
-  t.q_stride = t.k_stride = t.v_stride = stride;
-  t.out = out.ptr;
-  t.total_tokens = total;
-  t.num_heads = heads;
-  t.head_dim = d;
+  kc::AttentionTensors t = fused_qkv_views(dtype, qkv.as<char>(), out.ptr, total, heads, d);
   kc::fused_varlen_attention(t, cu_dev.as<std::int32_t>(), static_cast<int>(cu.size()) - 1, nullptr);
   CUDA_OK(cudaDeviceSynchronize());
 
@@ -225,16 +232,7 @@ TEST_P(FusedVarlenMma, MatchesFp64ReferenceAndTheWmmaKernel) {
   CUDA_OK(cudaMemset(out.ptr, 0xff, n_out * 2));  // poison: NaN in bf16 and fp16
   CUDA_OK(cudaMemset(out_wmma.ptr, 0xff, n_out * 2));
 
-  kc::AttentionTensors t;
-  t.dtype = dtype;
-  t.q = qkv.as<char>();
-  t.k = qkv.as<char>() + heads * d * 2;
-  t.v = qkv.as<char>() + 2 * heads * d * 2;
-  t.q_stride = t.k_stride = t.v_stride = stride;
-  t.out = out.ptr;
-  t.total_tokens = total;
-  t.num_heads = heads;
-  t.head_dim = d;
+  kc::AttentionTensors t = fused_qkv_views(dtype, qkv.as<char>(), out.ptr, total, heads, d);
   const int segments = static_cast<int>(cu.size()) - 1;
   kc::fused_varlen_attention_mma(t, cu_dev.as<std::int32_t>(), segments, nullptr, block);
   t.out = out_wmma.ptr;
