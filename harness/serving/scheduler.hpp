@@ -48,6 +48,11 @@ struct SchedRequest {
   std::int64_t encoder_tokens = 0;  // image tokens (0: text only)
   std::vector<encoder::GridTHW> images;      // what the encoder runs on
   std::int64_t output_tokens = 1;   // tokens generated before it finishes
+  // Identity of the prompt's content (text and images): requests with the same non-zero hash send
+  // the same prompt (vLLM's bench client oversamples a dataset smaller than --num-prompts by
+  // duplicating rows), so vLLM's caches keyed by content (the API server's multimodal processor
+  // cache, the encoder cache, prefix caching) can hit. 0 = unique content, never a hit.
+  std::uint64_t content_hash = 0;
 };
 
 struct ScheduledItem {
