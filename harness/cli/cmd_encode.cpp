@@ -33,6 +33,10 @@ void add_encoder_run_flags(CLI::App* sub, encoder::RunOptions& o) {
                   "clock added to the host model's cost of each call")
       ->capture_default_str();
   sub->add_option("--alloc-mode", o.alloc_mode, "Device allocator: fresh | caching")->capture_default_str();
+  sub->add_option("--cuda-gemm-math", o.cuda_gemm_math,
+                  "GEMM products on a cuda device: fp32 (full fp32) | tf32 (tensor cores, 10-bit mantissa products, "
+                  "fp32 accumulation; --verify measures the error). Ignored on cpu and sim devices")
+      ->capture_default_str();
   sub->add_option("--clock", o.clock,
                   "virtual | real. virtual (default on sim devices): a discrete-event model; host time comes "
                   "from --virtual-host-time, device time from the roofline, so machine load cannot move the "

@@ -231,6 +231,7 @@ nlohmann::json encode_body(const ResolvedRun& r, const RunOptions& o, const devi
   j["forwards"] = o.forwards;
   j["warmup"] = o.warmup;
   j["alloc_mode"] = o.alloc_mode;
+  j["cuda_gemm_math"] = o.cuda_gemm_math;
   j["kernel_wait_threshold_us"] = o.kernel_wait_threshold_us;
   j["samples"] = {{"forward_ms", collect(run.forwards, forward_ms)},
                   {"idle_fraction", collect(run.forwards, idle_frac)},
@@ -287,7 +288,9 @@ std::string encode_summary(const ResolvedRun& r, const RunOptions& o, const devi
   if (info.measured_op_times) s << "\n          " << describe(*info.measured_op_times);
   s << "\n";
   s << "toggles:  " << run.label << " [" << describe(run.toggles) << "]\n";
-  s << "launch overhead: " << fmt(o.launch_overhead_us, 1) << " us per device op; alloc-mode " << o.alloc_mode << "\n";
+  s << "launch overhead: " << fmt(o.launch_overhead_us, 1) << " us per device op; alloc-mode " << o.alloc_mode;
+  if (o.device.rfind("cuda", 0) == 0) s << "; GEMM math " << o.cuda_gemm_math;
+  s << "\n";
   if (!run.failure.empty()) {
     s << "FAIL: " << run.failure << "\n";
     return s.str();

@@ -43,6 +43,8 @@ ResolvedRun resolve(const RunOptions& o) {
   require(o.tolerance >= 0, "--tolerance must be >= 0 (0: the device's default)");
   require(o.alloc_mode == "fresh" || o.alloc_mode == "caching",
           "--alloc-mode: unknown value '" + o.alloc_mode + "'; valid values: fresh, caching");
+  require(o.cuda_gemm_math == "fp32" || o.cuda_gemm_math == "tf32",
+          "--cuda-gemm-math: unknown value '" + o.cuda_gemm_math + "'; valid values: fp32, tf32");
   ResolvedRun r;
   r.model = load_model(o.model);
   for (const auto& s : o.images) r.media.push_back(parse_image_spec(s));
@@ -114,6 +116,7 @@ EncoderConfig encoder_config(const ResolvedRun& resolved, const RunOptions& o, c
   cfg.model = resolved.model;
   cfg.toggles = toggles;
   cfg.mlp = o.mlp;
+  cfg.cuda_tf32_gemms = o.cuda_gemm_math == "tf32";
   cfg.seed = o.seed;
   cfg.kernel_wait_threshold_ns = static_cast<Nanos>(std::llround(o.kernel_wait_threshold_us * 1e3));
   return cfg;

@@ -32,6 +32,7 @@ struct RunOptions {
   double tolerance = 0;  // 0: the verifying device's default_tolerance (verify.hpp)
   double launch_overhead_us = 0;
   std::string alloc_mode = "caching";       // fresh | caching
+  std::string cuda_gemm_math = "fp32";      // fp32 | tf32 (cuda devices only)
   std::string clock;                        // virtual | real; empty: virtual on sim, real elsewhere
   // virtual clock: where host time comes from (device/host_model.hpp). "model": the host model's
   // cost of every device call and host-side step (bit-identical across repeats, builds and

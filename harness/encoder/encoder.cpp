@@ -260,7 +260,7 @@ struct EncoderRunner::Impl {
       : cfg(c), dev(d), stream(d.default_stream()), rec(&d.recorder()),
         computes(d.info().computes_results),
         native(d.info().kind.starts_with("cuda")),
-        nops(native, c.native_bodies) {
+        nops(native, c.native_bodies, c.cuda_tf32_gemms) {
     validate(cfg.toggles);
     const ModelConfig& m = cfg.model;
     // Weights exist on the host only when the device computes results (the reference needs

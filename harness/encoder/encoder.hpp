@@ -48,6 +48,10 @@ struct EncoderConfig {
   // tests check through the cpu device that no op lacks one. Off by default so the cpu/sim host
   // path (timed, instruction-counted) does no work for bodies it never runs.
   bool native_bodies = false;
+  // CUDA only: the fp32 GEMMs run on tensor cores in TF32 (10-bit mantissa products, fp32
+  // accumulation) instead of full fp32 products: ~7x the GEMM throughput of an H100/H200 at an
+  // error the --verify guard measures. Off by default so the guard's budget goes to bf16 attention.
+  bool cuda_tf32_gemms = false;
   // Called on the host thread at the boundaries of a forward: with `layer` before each layer's
   // host work, with `depth` after the last layer, and with -1 once the forward's device work is
   // done (before its timeline is analysed). encbench-instr dumps instruction counts here.

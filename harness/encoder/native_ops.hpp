@@ -48,7 +48,8 @@ class Ops {
  public:
   // on_cuda: the encoder runs on a CUDA device (creates the cuBLAS handle the GEMMs use).
   // enabled: build bodies at all (false: every factory returns an empty Body at no cost).
-  Ops(bool on_cuda, bool enabled);
+  // tf32_gemms: GEMM bodies use TF32 tensor-core products (EncoderConfig::cuda_tf32_gemms).
+  Ops(bool on_cuda, bool enabled, bool tf32_gemms = false);
   ~Ops();
   Ops(const Ops&) = delete;
   Ops& operator=(const Ops&) = delete;
@@ -90,6 +91,7 @@ class Ops {
   struct Blas;
   std::unique_ptr<Blas> blas_;
   bool enabled_ = false;
+  bool tf32_gemms_ = false;
 };
 
 }  // namespace encbench::encoder::native

@@ -22,7 +22,7 @@ struct Ops::Blas {
   kc::BlasHandle handle;
 };
 
-Ops::Ops(bool on_cuda, bool enabled) : enabled_(enabled || on_cuda) {
+Ops::Ops(bool on_cuda, bool enabled, bool tf32_gemms) : enabled_(enabled || on_cuda), tf32_gemms_(tf32_gemms) {
   // cuBLAS needs a device; the handle is made once here, outside any forward, so no GEMM body
   // ever allocates (cublasCreate would synchronize) while a forward is being measured.
   if (on_cuda) blas_ = std::make_unique<Blas>();
@@ -47,6 +47,7 @@ Body Ops::gemm(const float* x, const float* w, const float* bias, float* out, st
                std::size_t n) const {
   if (!enabled_) return {};
   Blas* blas = blas_.get();
+  const bool tf32 = tf32_gemms_;
   return [=](void* stream) {
     require(blas != nullptr, "gemm: the encoder was not set up for a CUDA device (no cuBLAS handle)");
     kc::GemmF32Args a;
@@ -57,7 +58,7 @@ Body Ops::gemm(const float* x, const float* w, const float* bias, float* out, st
     a.m = i64(m);
     a.n = i64(n);
     a.k = i64(k);
-    a.tf32 = false;  // full fp32: the guard's budget goes to bf16 attention, not to the GEMMs
+    a.tf32 = tf32;  // default false (full fp32): the guard's budget goes to bf16 attention
     kc::gemm_f32(blas->handle, a, stream);
   };
 }

@@ -6,7 +6,7 @@ namespace encbench::encoder::native {
 
 struct Ops::Blas {};
 
-Ops::Ops(bool on_cuda, bool enabled) { (void)on_cuda, (void)enabled; }  // enabled_ stays false
+Ops::Ops(bool on_cuda, bool enabled, bool tf32_gemms) { (void)on_cuda, (void)enabled, (void)tf32_gemms; }  // enabled_ stays false
 Ops::~Ops() = default;
 bool Ops::built() { return false; }
 
