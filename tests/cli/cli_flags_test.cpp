@@ -80,6 +80,7 @@ TEST(CliEncode, BadFlagsExit2WithTheReason) {
       {"encode --model tiny-qwen2.5-vl --image 12x", "--image '12x'"},
       {"encode --model tiny-qwen2.5-vl", "no inputs"},
       {"encode " + kTiny + " --forwards many", "--forwards"},
+      {"encode " + kTiny + " --cuda-gemm-math bf16", "--cuda-gemm-math: unknown value 'bf16'"},
   });
 }
 
@@ -94,6 +95,7 @@ TEST(CliEncode, FlagsReachTheResult) {
   EXPECT_EQ(j["toggles"]["seq_lens"], "layer0-cache");  // the override beats the preset
   EXPECT_EQ(j["toggles"]["kernel"], "fused-varlen");     // the rest is the preset's
   EXPECT_EQ(j["clock"], "virtual");                      // the default on sim devices
+  EXPECT_EQ(j["cuda_gemm_math"], "fp32");                // the default (used on cuda devices only)
   EXPECT_EQ(j["samples"]["forward_ms"].size(), 3u);
   // layer0-cache: exactly one D2H sync per forward.
   EXPECT_DOUBLE_EQ(j["summary"]["syncs_per_forward"].get<double>(), 1.0);
