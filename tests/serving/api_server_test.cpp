@@ -301,6 +301,29 @@ TEST(VirtualApiServer, ADuplicateImageHitsTheProcessorCacheAndCostsOnlyTheRest) 
   EXPECT_EQ(run(requests, processor_cost(1, 1000)).engine.api_server_cache_hits, 0);
 }
 
+TEST(VirtualApiServer, AHitCostsExactlyDecodeHashPromptUpdateAndTheFixedPart) {
+  // Two requests with the same image, a second apart (no queueing): the first misses, the second
+  // hits; each one's time in the stage, computed by hand from the coefficients.
+  std::vector<VirtualRequest> requests = burst(2);
+  requests[1].arrival_ns = 1000 * kMs;
+  for (VirtualRequest& r : requests) {
+    r.image_pixels = 2'000'000;
+    r.processor_cache_bytes = 1000;
+    r.request.content_hash = 42;
+  }
+  ApiServerModel m = processor_cost(0.5, 1e6);           // 0.5 ms + 10 ns a pixel on a miss
+  m.decode_ns_per_pixel = {4, "test"};                   // 8 ms on a media thread
+  m.hash_ns_per_pixel = {0.25, "test"};                  // 0.5 ms
+  m.prompt_us_per_token = {50, "test"};                  // 32 tokens: 1.6 ms
+  m.media_loading_threads = {8, "test"};
+  const VirtualArmResult r = run(requests, m);
+  const Nanos hit = 8 * kMs + kMs / 2 + kMs / 2 + 1'600'000;  // decode + hash + fixed + prompt
+  EXPECT_EQ(r.traces[1].engine_arrival_ns - r.records[1].sent_ns, hit);
+  EXPECT_EQ(r.traces[0].engine_arrival_ns - r.records[0].sent_ns, hit + 20 * kMs);  // + the processor
+  EXPECT_EQ(r.engine.api_server_cache_hits, 1);
+  EXPECT_EQ(r.engine.api_server_queue_ns, 0);
+}
+
 TEST(VirtualApiServer, EightMediaThreadsDecodeABurstAheadOfTheSerialStage) {
   // 20 requests at once, each decoding for 80 ms and processing for 5 ms. With 8 media threads
   // request i's decode ends at (i / 8 + 1) x 80 ms (thread i % 8, FIFO); its processing starts
