@@ -201,6 +201,41 @@ TEST(VirtualClosedLoop, TheServingModelsApiServerStageAndItsOverrides) {
             with["engine"]["api_server_queue_ms"].get<double>());
 }
 
+TEST(VirtualClosedLoop, AWorkloadsDuplicatesHitTheApiServersProcessorCache) {
+  // 30 prompts from a 10-row dataset: vLLM's client sends the 10 rows and 20 duplicates of them;
+  // the API server's processor cache holds every row's image after its first pass, so exactly 20
+  // requests hit (its 1 GiB holds 10 small images), and each hit skips the HF processor's cost.
+  const auto dir = temp_dir("duplicates");
+  scenario::PresetAbOptions o = small_scenario(dir);
+  o.clock = "virtual";
+  o.num_prompts = 30;
+  const auto workload = dir / "w.json";
+  std::ofstream(workload) << R"({"text_tokens": {"distribution": "lognormal", "mean": 20, "sigma": 0.5},
+    "image_pixels": {"distribution": "lognormal", "mean": 200000, "sigma": 0.5, "min": 65536, "max": 1000000},
+    "output": {"max_tokens": 8}, "dataset_rows": {"value": 10, "source": "test"}})";
+  o.workload = workload;
+  const auto api = dir / "api-cache.json";
+  std::ofstream(api) << R"({"schema": "encbench-api-server", "schema_version": 1, "name": "cache",
+    "request_ms": {"value": 1, "source": "test"}, "process_ns_per_pixel": {"value": 100, "source": "test"},
+    "processor_cache_gib": {"value": 1, "source": "test"}})";
+  o.api_server_model = api.string();
+  std::ostringstream out, progress;
+  o.result_file = dir / "cache.json";
+  const auto cached = scenario::run_preset_ab(o, {"test"}, out, progress).result["arms"][0]["seeds"][0]["engine"];
+  EXPECT_EQ(cached["api_server_cache_hits"].get<std::int64_t>(), 20);
+  EXPECT_EQ(cached["api_server_cache_evictions"].get<std::int64_t>(), 0);
+  // Without the cache every request pays the processor: more API-server time by the hits' share.
+  std::ofstream(api) << R"({"schema": "encbench-api-server", "schema_version": 1, "name": "cache",
+    "request_ms": {"value": 1, "source": "test"}, "process_ns_per_pixel": {"value": 100, "source": "test"}})";
+  o.result_file = dir / "no-cache.json";
+  const auto uncached = scenario::run_preset_ab(o, {"test"}, out, progress).result["arms"][0]["seeds"][0]["engine"];
+  EXPECT_EQ(uncached["api_server_cache_hits"].get<std::int64_t>(), 0);
+  const double saved = uncached["api_server_ms"].get<double>() - cached["api_server_ms"].get<double>();
+  // 20 hits of images of 65,536..1,000,000 pixels at 100 ns: between 20 x 6.6 and 20 x 100 ms.
+  EXPECT_GT(saved, 20 * 6.5);
+  EXPECT_LT(saved, 20 * 100.1);
+}
+
 TEST(VirtualClosedLoop, RefusesWhatItCannotRun) {
   const auto dir = temp_dir("bad");
   scenario::PresetAbOptions o = small_scenario(dir);
