@@ -126,6 +126,9 @@ WorkloadModel dataset_stats(const DatasetStatsOptions& o, std::ostream& out) {
   WorkloadModel m = base.empty() ? WorkloadModel{} : load_workload(base);
   m.name = o.input.filename().string();
   m.image_sizes = c.sizes;
+  // The client samples these rows, not the base's: past them it sends duplicates (workload.hpp).
+  m.dataset_rows = static_cast<std::int64_t>(c.rows);
+  m.dataset_rows_source = "encbench dataset stats: the rows/files of " + o.input.string();
   if (!c.text_tokens.empty()) {
     m.text_tokens.kind = ScalarDistribution::Kind::empirical;
     m.text_tokens.values = c.text_tokens;

@@ -91,6 +91,16 @@ SharedModel build_shared_model(const PresetAbOptions& o) {
   return m;
 }
 
+// What vLLM's processor cache counts for a request's images (api_server_pipeline.hpp).
+std::int64_t processor_cache_bytes(const SharedModel& m, const std::vector<encoder::GridTHW>& images) {
+  std::int64_t bytes = 0;
+  for (const encoder::GridTHW& grid : images)
+    bytes += serving::processor_item_bytes(grid.patches(), static_cast<int>(m.geometry.patch_size),
+                                           static_cast<int>(m.geometry.temporal_patch_size),
+                                           m.api_server.processor_bytes_per_element.value);
+  return bytes;
+}
+
 // The fixed sample: the very requests the live client would send (the same generated dataset,
 // loaded, shuffled and built by the client's code), as the live server would parse them; no
 // arrival times yet.
@@ -131,6 +141,7 @@ std::vector<serving::VirtualRequest> fixed_sample_requests(const PresetAbOptions
     r.request.output_tokens = g.max_tokens;
     for (const server::ImageInput& image : g.images)
       r.image_pixels += static_cast<std::int64_t>(image.width) * image.height;
+    r.processor_cache_bytes = processor_cache_bytes(m, r.request.images);
   }
   return out;
 }
@@ -159,7 +170,9 @@ std::vector<serving::VirtualRequest> request_shapes(const PresetAbOptions& o, co
     // Content order [text, image]: the image follows the question and the template's opening.
     r.request.image_offset = template_tokens / 2 + w.text_tokens;
     r.request.output_tokens = w.output_tokens;
+    r.request.content_hash = w.content_hash;  // duplicates of a row (vLLM's oversampling) share it
     r.image_pixels = static_cast<std::int64_t>(w.image_width) * w.image_height;
+    r.processor_cache_bytes = processor_cache_bytes(m, r.request.images);
   }
   return out;
 }
@@ -204,7 +217,10 @@ nlohmann::json engine_json(const serving::VirtualEngineCounters& c) {
           {"encoder_syncs", c.encoder_syncs},
           {"lm_ms", ns_to_ms(c.lm_ns)},
           {"api_server_ms", ns_to_ms(c.api_server_ns)},
-          {"api_server_queue_ms", ns_to_ms(c.api_server_queue_ns)}};
+          {"api_server_queue_ms", ns_to_ms(c.api_server_queue_ns)},
+          {"api_server_decode_ms", ns_to_ms(c.api_server_decode_ns)},
+          {"api_server_cache_hits", c.api_server_cache_hits},
+          {"api_server_cache_evictions", c.api_server_cache_evictions}};
 }
 
 nlohmann::json summary_of(const nlohmann::json& serving) {

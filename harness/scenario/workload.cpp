@@ -102,17 +102,35 @@ void parse_output(const nlohmann::json& j, WorkloadModel& m, const std::string& 
           where + ": early_stop_probability must be in [0, 1]");
 }
 
+// Above any published benchmark dataset; a typo (a byte count) is refused.
+constexpr std::int64_t kMaxDatasetRows = 1'000'000'000;
+
+// {"value": rows, "source": "..."}: the rows the benchmark's client samples from.
+void parse_dataset_rows(const nlohmann::json& j, WorkloadModel& m, const std::string& where) {
+  const std::string form = " must be {\"value\": rows in [1, 1e9], \"source\": \"...\"}";
+  require(j.is_object() && j.contains("value") && j.contains("source"), where + form);
+  for (const auto& [key, unused] : j.items())
+    require(key == "value" || key == "source", where + ": unknown key \"" + key + "\" (known: value, source)");
+  const std::optional<std::int64_t> rows = json_read::as<std::int64_t>(j["value"]);
+  require(rows.has_value() && *rows >= 1 && *rows <= kMaxDatasetRows,
+          where + " = " + j["value"].dump() + " is outside [1, 1e9] rows");
+  const std::optional<std::string> source = json_read::as<std::string>(j["source"]);
+  require(source.has_value() && !source->empty(), where + " needs a non-empty \"source\" (where the row count comes from)");
+  m.dataset_rows = *rows;
+  m.dataset_rows_source = *source;
+}
+
 }  // namespace
 
 WorkloadModel parse_workload(const nlohmann::json& doc, const std::string& origin) {
   require(doc.is_object(), origin + ": a workload is a JSON object");
   static const std::set<std::string> known = {"schema", "schema_version", "name", "derivation", "image_pixels",
                                               "aspect_ratios", "image_sizes", "text_tokens", "output",
-                                              "template_tokens", "images_per_request", "sources"};
+                                              "template_tokens", "images_per_request", "sources", "dataset_rows"};
   for (const auto& [key, value] : doc.items())
     require(known.contains(key), origin + ": unknown key \"" + key +
                                      "\" (known: image_pixels, aspect_ratios, image_sizes, text_tokens, output, "
-                                     "template_tokens, images_per_request, name, derivation)");
+                                     "template_tokens, images_per_request, dataset_rows, name, derivation)");
   if (doc.contains("schema"))
     require(doc["schema"] == "encbench-workload", origin + ": schema must be \"encbench-workload\"");
   WorkloadModel m;
@@ -144,6 +162,7 @@ WorkloadModel parse_workload(const nlohmann::json& doc, const std::string& origi
   m.images_per_request = get_or<int>(doc, "images_per_request", 1, origin);
   require(m.images_per_request == 0 || m.images_per_request == 1,
           origin + ": images_per_request must be 0 or 1 (vLLM's vision-arena client sends one)");
+  if (doc.contains("dataset_rows")) parse_dataset_rows(doc["dataset_rows"], m, origin + ": dataset_rows");
   return m;
 }
 
@@ -167,6 +186,7 @@ nlohmann::json to_json(const WorkloadModel& m) {
     j["image_pixels"] = distribution_json(m.image_pixels);
     j["aspect_ratios"] = m.aspect_ratios;
   }
+  if (m.dataset_rows > 0) j["dataset_rows"] = {{"value", m.dataset_rows}, {"source", m.dataset_rows_source}};
   return j;
 }
 
@@ -177,37 +197,66 @@ double nominal_mean(const ScalarDistribution& d) {
   return d.values.empty() ? 0 : sum / static_cast<double>(d.values.size());
 }
 
+namespace {
+
+// A row's content identity: distinct per (seed, row), never 0 (0 means "unique, never a hit").
+std::uint64_t row_hash(std::uint64_t seed, std::int64_t row) {
+  const std::uint64_t h = mix64(mix64(seed ^ 0x6a09e667f3bcc909ull) ^ static_cast<std::uint64_t>(row));
+  return h == 0 ? 1 : h;
+}
+
+// Its output: the cap, or with early_stop_probability an EOS uniformly in [1, cap).
+std::int64_t draw_output_tokens(const WorkloadModel& m, std::uint64_t seed, std::size_t i) {
+  if (m.max_output_tokens > 1 && uniform(seed, i, 7) < m.early_stop_probability)
+    return 1 + static_cast<std::int64_t>(uniform(seed, i, 9) * static_cast<double>(m.max_output_tokens - 1));
+  return m.max_output_tokens;
+}
+
+// Row i's image size: from the empirical sizes, or pixels x aspect ratio.
+void draw_image(const WorkloadModel& m, std::uint64_t seed, std::size_t i, double aspect_mass, WorkloadRequest& r) {
+  if (!m.image_sizes.empty()) {
+    const auto pick = static_cast<std::size_t>(uniform(seed, i, 11) * static_cast<double>(m.image_sizes.size()));
+    const auto& [w, h] = m.image_sizes[std::min(pick, m.image_sizes.size() - 1)];
+    r.image_width = w;
+    r.image_height = h;
+    return;
+  }
+  const double pixels = draw(m.image_pixels, seed, i, 3);
+  double u = uniform(seed, i, 5) * aspect_mass, ratio = m.aspect_ratios.back().first;
+  for (const auto& [candidate, weight] : m.aspect_ratios) {
+    if (u < weight) {
+      ratio = candidate;
+      break;
+    }
+    u -= weight;
+  }
+  r.image_width = std::max<std::int64_t>(1, std::llround(std::sqrt(pixels * ratio)));
+  r.image_height = std::max<std::int64_t>(1, std::llround(std::sqrt(pixels / ratio)));
+}
+
+}  // namespace
+
 std::vector<WorkloadRequest> sample_workload(const WorkloadModel& m, std::size_t count, std::uint64_t seed) {
-  // Draw streams: 1 text, 3 pixels, 5 aspect, 7 output decision, 9 output length, 11 image size.
+  // Draw streams: 1 text, 3 pixels, 5 aspect, 7 output decision, 9 output length, 11 image size,
+  // 13 the row a duplicate repeats.
   double aspect_mass = 0;
   for (const auto& [ratio, weight] : m.aspect_ratios) aspect_mass += weight;
+  const std::size_t distinct =
+      m.dataset_rows > 0 ? std::min(count, static_cast<std::size_t>(m.dataset_rows)) : count;
   std::vector<WorkloadRequest> out(count);
-  for (std::size_t i = 0; i < count; ++i) {
+  for (std::size_t i = 0; i < distinct; ++i) {
     WorkloadRequest& r = out[i];
     r.text_tokens = std::max<std::int64_t>(1, std::llround(draw(m.text_tokens, seed, i, 1)));
-    if (m.images_per_request > 0) {
-      if (!m.image_sizes.empty()) {
-        const auto pick = static_cast<std::size_t>(uniform(seed, i, 11) * static_cast<double>(m.image_sizes.size()));
-        const auto& [w, h] = m.image_sizes[std::min(pick, m.image_sizes.size() - 1)];
-        r.image_width = w;
-        r.image_height = h;
-      } else {
-        const double pixels = draw(m.image_pixels, seed, i, 3);
-        double u = uniform(seed, i, 5) * aspect_mass, ratio = m.aspect_ratios.back().first;
-        for (const auto& [candidate, weight] : m.aspect_ratios) {
-          if (u < weight) {
-            ratio = candidate;
-            break;
-          }
-          u -= weight;
-        }
-        r.image_width = std::max<std::int64_t>(1, std::llround(std::sqrt(pixels * ratio)));
-        r.image_height = std::max<std::int64_t>(1, std::llround(std::sqrt(pixels / ratio)));
-      }
-    }
-    r.output_tokens = m.max_output_tokens;
-    if (m.max_output_tokens > 1 && uniform(seed, i, 7) < m.early_stop_probability)
-      r.output_tokens = 1 + static_cast<std::int64_t>(uniform(seed, i, 9) * static_cast<double>(m.max_output_tokens - 1));
+    if (m.images_per_request > 0) draw_image(m, seed, i, aspect_mass, r);
+    r.output_tokens = draw_output_tokens(m, seed, i);
+    r.row = static_cast<std::int64_t>(i);
+    r.content_hash = row_hash(seed, r.row);
+  }
+  // vLLM's maybe_oversample_requests: random.choices(sampled rows, k = count - rows), appended.
+  for (std::size_t i = distinct; i < count; ++i) {
+    const auto pick = std::min(static_cast<std::size_t>(uniform(seed, i, 13) * static_cast<double>(distinct)), distinct - 1);
+    out[i] = out[pick];
+    out[i].output_tokens = draw_output_tokens(m, seed, i);
   }
   return out;
 }

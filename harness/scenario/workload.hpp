@@ -9,6 +9,11 @@
 // `encbench dataset stats` writes them from a user's own rows.
 // Sampling is deterministic in (file, seed, request index): both arms of an A/B see the same
 // requests, and a request's draws do not depend on how many requests were drawn.
+// A dataset has a number of rows ("dataset_rows", with its source): vLLM's bench client sends each
+// row once and, asked for more prompts than rows, appends duplicates of rows it already sent
+// (maybe_oversample_requests: random.choices over the sampled rows, appended at the end, new
+// request ids). sample_workload does the same: the first `rows` requests are distinct rows, each
+// later one repeats a row drawn uniformly with replacement (same text, image and content hash).
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -38,12 +43,19 @@ struct WorkloadModel {
   double early_stop_probability = 0;                   // EOS before the cap, length uniform in [1, cap)
   std::int64_t template_tokens = 0;                    // chat template + vision start/end
   int images_per_request = 1;
+  // Rows of the dataset the client samples from; 0 = unbounded (every request a distinct row).
+  std::int64_t dataset_rows = 0;
+  std::string dataset_rows_source;
 };
 
 struct WorkloadRequest {
   std::int64_t text_tokens = 0;
   std::int64_t image_width = 0, image_height = 0;  // 0: no image
   std::int64_t output_tokens = 0;                 // generated before EOS or the cap
+  // The row it sends and that row's content identity (non-zero, distinct per row within a seed):
+  // a duplicate shares its row's text, image and hash (serving::SchedRequest::content_hash).
+  std::int64_t row = 0;
+  std::uint64_t content_hash = 0;
 };
 
 // Throws InvalidInput naming the file and key (unknown key, no mass, bad range).
@@ -51,6 +63,10 @@ WorkloadModel load_workload(const std::filesystem::path& file);
 WorkloadModel parse_workload(const nlohmann::json& doc, const std::string& origin);
 nlohmann::json to_json(const WorkloadModel& model);
 
+// `count` requests: min(count, dataset_rows) distinct rows, then (count > dataset_rows > 0) the
+// duplicates vLLM's client appends. A duplicate's output length is drawn afresh (its own index):
+// vLLM samples each request's tokens (the model's generation_config), so the same prompt may stop
+// at another length.
 std::vector<WorkloadRequest> sample_workload(const WorkloadModel& model, std::size_t count, std::uint64_t seed);
 
 // Mean of the distribution (lognormal: its mean after clamping is not computed; the parameter).

@@ -6,7 +6,7 @@
 namespace encbench::server {
 
 ApiServerStage::ApiServerStage(serving::ApiServerModel model, std::int64_t max_in_stage)
-    : model_(std::move(model)), queue_(model_.processes()), max_in_stage_(max_in_stage) {}
+    : model_(std::move(model)), pipeline_(model_), max_in_stage_(max_in_stage) {}
 
 ApiServerAdmission ApiServerStage::admit(Nanos received_ns, Nanos parse_start_ns, Nanos parse_end_ns,
                                          std::int64_t image_pixels, std::int64_t prompt_tokens) {
@@ -26,9 +26,10 @@ ApiServerAdmission ApiServerStage::admit(Nanos received_ns, Nanos parse_start_ns
 Nanos ApiServerStage::ready_at(Nanos received_ns, Nanos parse_start_ns, Nanos parse_end_ns, std::int64_t image_pixels,
                                std::int64_t prompt_tokens) {
   if (!enabled()) return parse_end_ns;
-  const Nanos cost = model_.request_cost_ns(image_pixels, prompt_tokens);
+  const Nanos cost = model_.request_cost_ns(image_pixels, prompt_tokens);  // decode + serial, missed
   std::lock_guard lock(mutex_);
-  const Nanos end = queue_.admit(received_ns, cost);
+  const Nanos decoded = pipeline_.decode(received_ns, image_pixels);
+  const Nanos end = pipeline_.process(decoded, image_pixels, prompt_tokens, 0, 0).end_ns;
   ++stats_.requests;
   stats_.modelled_ns += cost;
   stats_.queue_ns += end - cost - received_ns;

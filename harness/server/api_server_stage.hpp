@@ -19,6 +19,7 @@
 
 #include "harness/core/clock.hpp"
 #include "harness/serving/api_server_model.hpp"
+#include "harness/serving/api_server_pipeline.hpp"
 
 namespace encbench::server {
 
@@ -73,7 +74,9 @@ class ApiServerStage {
  private:
   const serving::ApiServerModel model_;
   mutable std::mutex mutex_;
-  serving::ApiServerQueue queue_;
+  // The virtual loop's stages (media pool, then the processes). No processor cache: the server
+  // has no content identity of a request without hashing its image bytes, so every request misses.
+  serving::ApiServerPipeline pipeline_;
   ApiServerStats stats_;
   const std::int64_t max_in_stage_;
   std::atomic<std::int64_t> in_stage_{0};

@@ -28,6 +28,10 @@ const std::map<std::string, ApiServerField>& fields() {
       {"decode_ns_per_pixel", {&ApiServerModel::decode_ns_per_pixel, 0, 1e4, "ns"}},
       {"process_ns_per_pixel", {&ApiServerModel::process_ns_per_pixel, 0, 1e4, "ns"}},
       {"prompt_us_per_token", {&ApiServerModel::prompt_us_per_token, 0, 1e4, "us"}},
+      {"hash_ns_per_pixel", {&ApiServerModel::hash_ns_per_pixel, 0, 1e4, "ns"}},
+      {"media_loading_threads", {&ApiServerModel::media_loading_threads, 0, 1024, "threads (an integer)"}},
+      {"processor_cache_gib", {&ApiServerModel::processor_cache_gib, 0, 1024, "GiB"}},
+      {"processor_bytes_per_element", {&ApiServerModel::processor_bytes_per_element, 0, 8, "bytes"}},
   };
   return table;
 }
@@ -56,7 +60,8 @@ void read_coefficient(ApiServerModel& model, const std::string& key, const nlohm
   const double v = value["value"].get<double>();
   require(std::isfinite(v) && v >= f.min && v <= f.max,
           origin + ": " + key + " = " + value["value"].dump() + " is outside " + range_of(f));
-  require(key != "api_server_count" || v == std::floor(v), origin + ": api_server_count must be an integer");
+  require((key != "api_server_count" && key != "media_loading_threads") || v == std::floor(v),
+          origin + ": " + key + " must be an integer");
   const auto source = value.find("source");
   require(source != value.end() && source->is_string() && !source->get<std::string>().empty(),
           origin + ": " + key + " needs a \"source\" (vLLM's own timing, a measurement or an estimate)");
@@ -65,11 +70,25 @@ void read_coefficient(ApiServerModel& model, const std::string& key, const nlohm
 
 }  // namespace
 
-Nanos ApiServerModel::request_cost_ns(std::int64_t image_pixels, std::int64_t prompt_tokens) const {
-  const double ns = request_ms.value * 1e6 +
-                    static_cast<double>(image_pixels) * (decode_ns_per_pixel.value + process_ns_per_pixel.value) +
+std::int64_t ApiServerModel::processor_cache_capacity_bytes() const {
+  return static_cast<std::int64_t>(processor_cache_gib.value * 1073741824.0);  // vLLM: GiB_bytes * gb
+}
+
+Nanos ApiServerModel::decode_cost_ns(std::int64_t image_pixels) const {
+  return static_cast<Nanos>(static_cast<double>(image_pixels) * decode_ns_per_pixel.value);
+}
+
+Nanos ApiServerModel::serial_cost_ns(std::int64_t image_pixels, std::int64_t prompt_tokens,
+                                     bool processor_cache_hit) const {
+  double per_pixel = hash_ns_per_pixel.value + (processor_cache_hit ? 0.0 : process_ns_per_pixel.value);
+  if (!pooled_decode()) per_pixel += decode_ns_per_pixel.value;
+  const double ns = request_ms.value * 1e6 + static_cast<double>(image_pixels) * per_pixel +
                     static_cast<double>(prompt_tokens) * prompt_us_per_token.value * 1e3;
   return static_cast<Nanos>(ns);
+}
+
+Nanos ApiServerModel::request_cost_ns(std::int64_t image_pixels, std::int64_t prompt_tokens) const {
+  return (pooled_decode() ? decode_cost_ns(image_pixels) : 0) + serial_cost_ns(image_pixels, prompt_tokens, false);
 }
 
 ApiServerModel parse_api_server_model(const nlohmann::json& doc, const std::string& origin) {
@@ -125,11 +144,18 @@ void set_api_server_count(ApiServerModel& model, int count, const std::string& o
 
 ApiServerQueue::ApiServerQueue(int processes) : free_at_(static_cast<std::size_t>(std::max(processes, 1)), 0) {}
 
-Nanos ApiServerQueue::admit(Nanos arrival, Nanos cost) {
+ApiServerQueue::Start ApiServerQueue::next(Nanos arrival) const {
   // The process that frees first; ties to the lowest index, so the choice is deterministic.
   const auto first = std::min_element(free_at_.begin(), free_at_.end());
-  const Nanos end = std::max(*first, arrival) + std::max<Nanos>(cost, 0);
-  *first = end;
+  return {static_cast<std::size_t>(first - free_at_.begin()), std::max(*first, arrival)};
+}
+
+void ApiServerQueue::occupy(std::size_t process, Nanos end) { free_at_[process] = end; }
+
+Nanos ApiServerQueue::admit(Nanos arrival, Nanos cost) {
+  const Start s = next(arrival);
+  const Nanos end = s.start_ns + std::max<Nanos>(cost, 0);
+  occupy(s.process, end);
   return end;
 }
 

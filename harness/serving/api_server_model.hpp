@@ -6,14 +6,20 @@
 // image processor, numpy) and tokenises the prompt, on its CPU and in its one asyncio loop: one
 // request at a time per process. vLLM's default deployment runs one (--api-server-count 1).
 //
-//   one request = request_ms + image_pixels * (decode_ns_per_pixel + process_ns_per_pixel)
-//               + prompt_tokens * prompt_us_per_token
+//   decode (media loading pool) = image_pixels * decode_ns_per_pixel
+//   serial (the process's loop) = request_ms + image_pixels * hash_ns_per_pixel
+//                               + prompt_tokens * prompt_us_per_token
+//                               + image_pixels * process_ns_per_pixel   (processor-cache miss only)
+//                               (+ the decode, when media_loading_threads is 0)
 //
+// How a request passes the two stages, the processor cache and the order of calls:
+// api_server_pipeline.hpp.
 // image_pixels: the sum over its images of width x height as sent (before the resize); prompt
 // tokens: as the engine counts them (text, template and image placeholders). Each request takes
 // the API-server process that frees first, FIFO, and enters the scheduler when its processing
 // ends (ApiServerQueue). Both clocks apply it: the virtual loop (virtual_loop.hpp) and the live
-// `encbench serve` (server/api_server_stage.hpp). TTFT still counts from the client's send.
+// `encbench serve` (server/api_server_stage.hpp; no processor cache there: it has no content
+// identity of a request). TTFT still counts from the client's send.
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -40,10 +46,26 @@ struct ApiServerModel {
   ApiServerCoefficient decode_ns_per_pixel{0, "none"};
   ApiServerCoefficient process_ns_per_pixel{0, "none"};
   ApiServerCoefficient prompt_us_per_token{0, "none"};
+  ApiServerCoefficient hash_ns_per_pixel{0, "none"};
+  // VLLM_MEDIA_LOADING_THREAD_COUNT: decode off the serial path on this many threads; 0 = the
+  // decode is charged on the serial path (the stage before the pool was modelled).
+  ApiServerCoefficient media_loading_threads{0, "none: decode on the serial path"};
+  // --mm-processor-cache-gb (GiB); 0 = no processor cache.
+  ApiServerCoefficient processor_cache_gib{0, "none: no processor cache"};
+  // Bytes of one pixel_values element as the cache counts them (the model dtype vLLM casts to).
+  ApiServerCoefficient processor_bytes_per_element{2, "default: bf16"};
 
   bool enabled() const { return api_server_count.value >= 1; }
   int processes() const { return static_cast<int>(api_server_count.value); }
-  // The modelled processing time of one request (ns, rounded down).
+  bool pooled_decode() const { return media_loading_threads.value >= 1; }
+  int media_threads() const { return static_cast<int>(media_loading_threads.value); }
+  std::int64_t processor_cache_capacity_bytes() const;
+  // Decoding a request's images on the media pool (ns, rounded down).
+  Nanos decode_cost_ns(std::int64_t image_pixels) const;
+  // Its serial processing (ns, rounded down): without the HF processor on a processor-cache hit;
+  // with the decode when there is no media pool.
+  Nanos serial_cost_ns(std::int64_t image_pixels, std::int64_t prompt_tokens, bool processor_cache_hit) const;
+  // A lone request's whole modelled time in the stage: decode + serial processing, cache missed.
   Nanos request_cost_ns(std::int64_t image_pixels, std::int64_t prompt_tokens) const;
 };
 
@@ -70,6 +92,14 @@ class ApiServerQueue {
  public:
   explicit ApiServerQueue(int processes);
   Nanos admit(Nanos arrival, Nanos cost);
+  // admit in two halves, for a cost that depends on the process (its own cache): the process
+  // that frees first and when the request starts there; then that process is busy until `end`.
+  struct Start {
+    std::size_t process = 0;
+    Nanos start_ns = 0;
+  };
+  Start next(Nanos arrival) const;
+  void occupy(std::size_t process, Nanos end);
 
  private:
   std::vector<Nanos> free_at_;

@@ -98,55 +98,80 @@ EncoderStepTime run_encoder_step(const serving::EncoderHook& encoder, const serv
 
 namespace {
 
-// vLLM's API-server processes between the client's send and the scheduler (api_server_model.hpp):
-// each request sent takes the process that frees first, FIFO, and reaches the scheduler when its
-// modelled processing ends. Without a stage, a request reaches the scheduler when sent.
+// vLLM's API server between the client's send and the scheduler (api_server_pipeline.hpp): each
+// request sent is decoded on the media pool, then takes the process that frees first, FIFO in the
+// order decodes end, and reaches the scheduler when its modelled processing ends. A request that
+// could precede another at the serial stage was sent before the other's decode ended, so once the
+// clock passes a decode's end every such request has entered: the serial stage takes decoded
+// requests up to `now` in decode order. Without a stage, a request reaches the scheduler when sent.
 class ApiServerStage {
  public:
   ApiServerStage(const ApiServerModel& model, const std::vector<VirtualRequest>& requests, VirtualEngineCounters& c)
-      : model_(model), requests_(requests), counters_(c), queue_(model.processes()),
-        start_ns_(requests.size(), 0), ready_ns_(requests.size(), 0) {}
+      : enabled_(model.enabled()), pipeline_(model), requests_(requests), counters_(c),
+        start_ns_(requests.size(), 0), ready_ns_(requests.size(), 0), sent_ns_(requests.size(), 0) {}
   void enter(std::size_t id, Nanos sent, serving::Scheduler& scheduler) {
-    start_ns_[id] = ready_ns_[id] = sent;
-    if (!model_.enabled()) {
+    start_ns_[id] = ready_ns_[id] = sent_ns_[id] = sent;
+    if (!enabled_) {
       scheduler.add(id, requests_[id].request);
       return;
     }
-    const Nanos cost = model_.request_cost_ns(requests_[id].image_pixels, requests_[id].request.prompt_tokens);
-    ready_ns_[id] = queue_.admit(sent, cost);
-    start_ns_[id] = ready_ns_[id] - cost;
-    counters_.api_server_ns += cost;
-    counters_.api_server_queue_ns += start_ns_[id] - sent;
-    processing_.push({ready_ns_[id], sequence_++, id});
+    decoding_.push({pipeline_.decode(sent, requests_[id].image_pixels), sequence_++, id});
   }
-  // Requests whose processing ended by `now` reach the scheduler, in the order they ended.
+  // Decodes that ended by `now` enter the serial stage in that order; requests whose processing
+  // ended by `now` reach the scheduler, in the order they ended.
   void release_until(Nanos now, serving::Scheduler& scheduler) {
-    while (!processing_.empty() && processing_.top().ready_ns <= now) {
+    while (!decoding_.empty() && decoding_.top().at_ns <= now) {
+      process(decoding_.top().id, decoding_.top().at_ns);
+      decoding_.pop();
+    }
+    while (!processing_.empty() && processing_.top().at_ns <= now) {
       scheduler.add(processing_.top().id, requests_[processing_.top().id].request);
       processing_.pop();
     }
   }
-  bool holds() const { return !processing_.empty(); }
-  Nanos next_ready() const { return processing_.top().ready_ns; }
+  bool holds() const { return !decoding_.empty() || !processing_.empty(); }
+  // The next time something moves: a decode ends or a request is ready.
+  Nanos next_ready() const {
+    if (decoding_.empty()) return processing_.top().at_ns;
+    if (processing_.empty()) return decoding_.top().at_ns;
+    return std::min(decoding_.top().at_ns, processing_.top().at_ns);
+  }
   Nanos start_ns(std::size_t id) const { return start_ns_[id]; }
   Nanos ready_ns(std::size_t id) const { return ready_ns_[id]; }
+  void finish() {
+    const ApiServerPipelineCounters p = pipeline_.counters();
+    counters_.api_server_decode_ns = p.decode_ns;
+    counters_.api_server_cache_hits = p.processor_cache_hits;
+    counters_.api_server_cache_evictions = p.processor_cache_evictions;
+  }
 
  private:
-  struct Processing {
-    Nanos ready_ns;
+  struct Event {
+    Nanos at_ns;
     std::uint64_t sequence;  // ties: the order they entered
     std::size_t id;
-    bool operator>(const Processing& o) const {
-      return ready_ns != o.ready_ns ? ready_ns > o.ready_ns : sequence > o.sequence;
-    }
+    bool operator>(const Event& o) const { return at_ns != o.at_ns ? at_ns > o.at_ns : sequence > o.sequence; }
   };
-  const ApiServerModel& model_;
+  void process(std::size_t id, Nanos decoded) {
+    const VirtualRequest& r = requests_[id];
+    const ApiServerProcessed p = pipeline_.process(decoded, r.image_pixels, r.request.prompt_tokens,
+                                                   r.request.content_hash, r.processor_cache_bytes);
+    start_ns_[id] = p.start_ns;
+    ready_ns_[id] = p.end_ns;
+    // Work: the serial cost (with the decode when there is no pool) and the pool's decode; the
+    // rest of the time from send to ready is waiting for a thread or a process.
+    const Nanos decode = pipeline_.model().pooled_decode() ? pipeline_.model().decode_cost_ns(r.image_pixels) : 0;
+    counters_.api_server_ns += p.cost_ns + decode;
+    counters_.api_server_queue_ns += p.end_ns - sent_ns_[id] - p.cost_ns - decode;
+    processing_.push({p.end_ns, sequence_++, id});
+  }
+  bool enabled_;
+  ApiServerPipeline pipeline_;
   const std::vector<VirtualRequest>& requests_;
   VirtualEngineCounters& counters_;
-  ApiServerQueue queue_;
-  std::priority_queue<Processing, std::vector<Processing>, std::greater<>> processing_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> decoding_, processing_;
   std::uint64_t sequence_ = 0;
-  std::vector<Nanos> start_ns_, ready_ns_;
+  std::vector<Nanos> start_ns_, ready_ns_, sent_ns_;
 };
 
 // The client side of the loop: arrivals, the --max-concurrency semaphore, and dispatch into the
@@ -286,6 +311,7 @@ VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, co
     client.finished(finished);
   }
   c.scheduler = scheduler.counters();
+  api_server.finish();
   out.start_ns = kOrigin;
   out.end_ns = kOrigin + now;
   if (options.keep_steps) {

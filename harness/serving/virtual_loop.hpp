@@ -6,9 +6,10 @@
 // own RequestRecords, so vLLM's metric definitions (client/metrics.cpp) are computed by the same
 // code as for a live run.
 //
-// Time: a request sent by the client first passes vLLM's API-server stage (api_server_model.hpp:
-// its processes take requests FIFO, each for its modelled input processing) when the options name
-// one; the engine is busy from a step's start to start + encoder time + LM step time; tokens of
+// Time: a request sent by the client first passes vLLM's API-server stage (api_server_pipeline.hpp:
+// its media threads decode, then its processes take requests FIFO, each for its modelled input
+// processing, the processor cache skipping the HF processor for an image seen before) when the
+// options name one; the engine is busy from a step's start to start + encoder time + LM step time; tokens of
 // the step reach the client at its end; a request that reaches the engine while a step runs waits
 // for the next step (vLLM's engine core loop). TTFT counts from the client's send.
 #include <cstdint>
@@ -19,6 +20,7 @@
 #include "harness/client/records.hpp"
 #include "harness/core/clock.hpp"
 #include "harness/serving/api_server_model.hpp"
+#include "harness/serving/api_server_pipeline.hpp"
 #include "harness/serving/encoder_step.hpp"
 #include "harness/serving/scheduler.hpp"
 #include "harness/serving/step_cost.hpp"
@@ -30,6 +32,9 @@ struct VirtualRequest {
   Nanos arrival_ns = 0;               // offset from the start
   std::int64_t client_prompt_tokens = 0;  // what the client counts (vLLM: text only)
   std::int64_t image_pixels = 0;          // width x height of its images as sent (the API server's work)
+  // What vLLM's processor cache counts for its image (api_server_pipeline.hpp); its key is
+  // request.content_hash.
+  std::int64_t processor_cache_bytes = 0;
   serving::SchedRequest request;       // what the engine schedules
 };
 
@@ -44,8 +49,11 @@ struct VirtualEngineCounters {
   Nanos encoder_device_busy_ns = 0;
   Nanos encoder_device_idle_ns = 0;
   Nanos lm_ns = 0;                    // modelled LM step time
-  Nanos api_server_ns = 0;            // modelled API-server processing, all requests
-  Nanos api_server_queue_ns = 0;      // time requests waited for a free API-server process
+  Nanos api_server_ns = 0;            // modelled API-server work (decode + serial), all requests
+  Nanos api_server_queue_ns = 0;      // time requests waited for a media thread or an API-server process
+  Nanos api_server_decode_ns = 0;     // of api_server_ns: the decode
+  std::int64_t api_server_cache_hits = 0;       // processor-cache hits (the HF processor skipped)
+  std::int64_t api_server_cache_evictions = 0;  // items the processor cache's LRU evicted
 };
 
 // One engine step as it ran (for timelines): start, encoder part, LM part, what it held.

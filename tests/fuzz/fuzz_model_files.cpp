@@ -15,6 +15,7 @@
 #include "harness/device/sim_profile.hpp"
 #include "harness/encoder/model_config.hpp"
 #include "harness/scenario/workload.hpp"
+#include "harness/serving/api_server_pipeline.hpp"
 #include "harness/serving/api_server_model.hpp"
 #include "harness/serving/serving_model.hpp"
 
@@ -76,10 +77,26 @@ void check_api_server_model(const nlohmann::json& doc) {
   using namespace encbench::serving;
   const ApiServerModel model = parse_api_server_model(doc, "fuzz");
   for (const ApiServerCoefficient* c : {&model.api_server_count, &model.request_ms, &model.decode_ns_per_pixel,
-                                        &model.process_ns_per_pixel, &model.prompt_us_per_token})
+                                        &model.process_ns_per_pixel, &model.prompt_us_per_token,
+                                        &model.hash_ns_per_pixel, &model.media_loading_threads,
+                                        &model.processor_cache_gib, &model.processor_bytes_per_element})
     if (!(c->value >= 0) || c->source.empty()) __builtin_trap();
   if (model.processes() < 0 || model.processes() > kMaxApiServers) __builtin_trap();
   if (model.request_cost_ns(1 << 20, 100) < model.request_cost_ns(0, 100)) __builtin_trap();
+  if (model.serial_cost_ns(1 << 20, 100, true) > model.serial_cost_ns(1 << 20, 100, false)) __builtin_trap();
+  // Its two stages: a request is decoded no earlier than sent and ready no earlier than decoded;
+  // the second of two identical images hits whenever a cache holds it.
+  ApiServerPipeline pipeline(model);
+  encbench::Nanos previous = 0;
+  for (int i = 0; i < 4; ++i) {
+    const encbench::Nanos sent = i * 1'000'000;
+    const encbench::Nanos decoded = pipeline.decode(sent, 1 << 16);
+    const ApiServerProcessed p = pipeline.process(decoded, 1 << 16, 100, 7, 1 << 20);
+    if (decoded < sent || p.start_ns < decoded || p.end_ns < p.start_ns || p.end_ns < previous) __builtin_trap();
+    if (i > 0 && model.processes() <= 1 && model.processor_cache_capacity_bytes() >= (1 << 20) && !p.cache_hit)
+      __builtin_trap();
+    previous = model.processes() <= 1 ? p.end_ns : 0;
+  }
   must_read_back([&] { (void)parse_api_server_model(to_json(model), "fuzz round trip"); });
 }
 

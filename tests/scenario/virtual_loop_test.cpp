@@ -11,6 +11,8 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -199,6 +201,41 @@ TEST(VirtualClosedLoop, TheServingModelsApiServerStageAndItsOverrides) {
             with["engine"]["api_server_queue_ms"].get<double>());
 }
 
+TEST(VirtualClosedLoop, AWorkloadsDuplicatesHitTheApiServersProcessorCache) {
+  // 30 prompts from a 10-row dataset: vLLM's client sends the 10 rows and 20 duplicates of them;
+  // the API server's processor cache holds every row's image after its first pass, so exactly 20
+  // requests hit (its 1 GiB holds 10 small images), and each hit skips the HF processor's cost.
+  const auto dir = temp_dir("duplicates");
+  scenario::PresetAbOptions o = small_scenario(dir);
+  o.clock = "virtual";
+  o.num_prompts = 30;
+  const auto workload = dir / "w.json";
+  std::ofstream(workload) << R"({"text_tokens": {"distribution": "lognormal", "mean": 20, "sigma": 0.5},
+    "image_pixels": {"distribution": "lognormal", "mean": 200000, "sigma": 0.5, "min": 65536, "max": 1000000},
+    "output": {"max_tokens": 8}, "dataset_rows": {"value": 10, "source": "test"}})";
+  o.workload = workload;
+  const auto api = dir / "api-cache.json";
+  std::ofstream(api) << R"({"schema": "encbench-api-server", "schema_version": 1, "name": "cache",
+    "request_ms": {"value": 1, "source": "test"}, "process_ns_per_pixel": {"value": 100, "source": "test"},
+    "processor_cache_gib": {"value": 1, "source": "test"}})";
+  o.api_server_model = api.string();
+  std::ostringstream out, progress;
+  o.result_file = dir / "cache.json";
+  const auto cached = scenario::run_preset_ab(o, {"test"}, out, progress).result["arms"][0]["seeds"][0]["engine"];
+  EXPECT_EQ(cached["api_server_cache_hits"].get<std::int64_t>(), 20);
+  EXPECT_EQ(cached["api_server_cache_evictions"].get<std::int64_t>(), 0);
+  // Without the cache every request pays the processor: more API-server time by the hits' share.
+  std::ofstream(api) << R"({"schema": "encbench-api-server", "schema_version": 1, "name": "cache",
+    "request_ms": {"value": 1, "source": "test"}, "process_ns_per_pixel": {"value": 100, "source": "test"}})";
+  o.result_file = dir / "no-cache.json";
+  const auto uncached = scenario::run_preset_ab(o, {"test"}, out, progress).result["arms"][0]["seeds"][0]["engine"];
+  EXPECT_EQ(uncached["api_server_cache_hits"].get<std::int64_t>(), 0);
+  const double saved = uncached["api_server_ms"].get<double>() - cached["api_server_ms"].get<double>();
+  // 20 hits of images of 65,536..1,000,000 pixels at 100 ns: between 20 x 6.6 and 20 x 100 ms.
+  EXPECT_GT(saved, 20 * 6.5);
+  EXPECT_LT(saved, 20 * 100.1);
+}
+
 TEST(VirtualClosedLoop, RefusesWhatItCannotRun) {
   const auto dir = temp_dir("bad");
   scenario::PresetAbOptions o = small_scenario(dir);
@@ -232,6 +269,8 @@ TEST(VirtualClosedLoop, RefusesWhatItCannotRun) {
 
 TEST(Workload, LognormalDrawsMatchTheirMeanAndAreStablePerRequest) {
   scenario::WorkloadModel m = scenario::load_workload(source_dir() / "scenarios/workloads/vision-arena-bench-v0.1.json");
+  EXPECT_EQ(m.dataset_rows, 500);  // the dataset's rows (its source in the file)
+  m.dataset_rows = 0;              // the distributions themselves: every request a distinct row
   const auto many = scenario::sample_workload(m, 20000, 7);
   double pixels = 0, text = 0, output = 0;
   for (const auto& r : many) {
@@ -252,6 +291,104 @@ TEST(Workload, LognormalDrawsMatchTheirMeanAndAreStablePerRequest) {
     EXPECT_EQ(few[i].image_width, many[i].image_width);
     EXPECT_EQ(few[i].text_tokens, many[i].text_tokens);
   }
+}
+
+bool same_prompt(const scenario::WorkloadRequest& a, const scenario::WorkloadRequest& b) {
+  return a.text_tokens == b.text_tokens && a.image_width == b.image_width && a.image_height == b.image_height &&
+         a.row == b.row && a.content_hash == b.content_hash;
+}
+
+TEST(Workload, PastItsRowsTheClientAppendsDuplicatesOfThemInOrder) {
+  // vLLM's bench client with --num-prompts 1000 on vision-arena's 500 rows: the 500 rows, then
+  // 500 duplicates drawn from them (maybe_oversample_requests), appended at the end.
+  const scenario::WorkloadModel m =
+      scenario::load_workload(source_dir() / "scenarios/workloads/vision-arena-bench-v0.1.json");
+  const auto rows = scenario::sample_workload(m, 500, 0);
+  const auto sent = scenario::sample_workload(m, 1000, 0);
+  ASSERT_EQ(sent.size(), 1000u);
+  std::set<std::uint64_t> hashes;
+  for (std::size_t i = 0; i < 500; ++i) {
+    ASSERT_TRUE(same_prompt(sent[i], rows[i])) << i;  // the rows first, in their order
+    EXPECT_EQ(sent[i].output_tokens, rows[i].output_tokens) << i;
+    EXPECT_EQ(sent[i].row, static_cast<std::int64_t>(i));
+    EXPECT_NE(sent[i].content_hash, 0u);
+    hashes.insert(sent[i].content_hash);
+  }
+  EXPECT_EQ(hashes.size(), 500u);  // distinct per row
+  std::set<std::int64_t> repeated;
+  for (std::size_t i = 500; i < 1000; ++i) {
+    ASSERT_GE(sent[i].row, 0);
+    ASSERT_LT(sent[i].row, 500);
+    EXPECT_TRUE(same_prompt(sent[i], rows[static_cast<std::size_t>(sent[i].row)])) << i;
+    repeated.insert(sent[i].row);
+  }
+  // 500 draws with replacement from 500 rows hit 500 (1 - (1 - 1/500)^500) = 316 distinct rows on
+  // average (s.d. ~ 8.5).
+  EXPECT_GT(repeated.size(), 280u);
+  EXPECT_LT(repeated.size(), 350u);
+  // At or below the rows nothing is duplicated: the same requests as a dataset without a bound.
+  scenario::WorkloadModel unbounded = m;
+  unbounded.dataset_rows = 0;
+  const auto free_rows = scenario::sample_workload(unbounded, 500, 0);
+  for (std::size_t i = 0; i < 500; ++i) {
+    EXPECT_TRUE(same_prompt(free_rows[i], rows[i])) << i;
+    EXPECT_EQ(free_rows[i].output_tokens, rows[i].output_tokens) << i;
+  }
+  EXPECT_NE(scenario::sample_workload(m, 1000, 1)[0].content_hash, sent[0].content_hash);  // per seed
+}
+
+TEST(Workload, DuplicatesAreUniformOverTheRowsAndDrawTheirOwnOutputLength) {
+  scenario::WorkloadModel m =
+      scenario::load_workload(source_dir() / "scenarios/workloads/vision-arena-bench-v0.1.json");
+  m.dataset_rows = 4;
+  const auto sent = scenario::sample_workload(m, 4004, 5);
+  std::map<std::int64_t, int> count;
+  int other_length = 0;
+  double output = 0;
+  for (std::size_t i = 4; i < sent.size(); ++i) {
+    ++count[sent[i].row];
+    other_length += sent[i].output_tokens != sent[static_cast<std::size_t>(sent[i].row)].output_tokens;
+    output += static_cast<double>(sent[i].output_tokens);
+  }
+  ASSERT_EQ(count.size(), 4u);
+  for (const auto& [row, n] : count) {  // binomial(4000, 1/4): 1000 +- 27.4 (s.d.)
+    EXPECT_GT(n, 1000 - 110) << row;
+    EXPECT_LT(n, 1000 + 110) << row;
+  }
+  // vLLM samples each request's tokens: a duplicate stops early with the workload's probability
+  // (0.08), whatever its row did; 4000 x ~0.08 of them differ from their row's length.
+  EXPECT_GT(other_length, 150);
+  EXPECT_LT(other_length, 500);
+  EXPECT_NEAR(output / 4000, 122.9, 1.5);
+}
+
+TEST(Workload, BadDatasetRowsNameTheFileKeyAndRange) {
+  const auto dir = temp_dir("workload-rows");
+  const auto message = [&](const std::string& rows) {
+    const auto path = dir / "w.json";
+    std::ofstream(path) << R"({"text_tokens": {"distribution": "lognormal", "mean": 5, "sigma": 1},
+                              "image_pixels": {"distribution": "lognormal", "mean": 5000, "sigma": 1},
+                              "output": {"max_tokens": 8}, "dataset_rows": )"
+                        << rows << "}";
+    try {
+      (void)scenario::load_workload(path);
+    } catch (const InvalidInput& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  for (const std::string bad : {R"({"value": 0, "source": "s"})", R"({"value": -3, "source": "s"})",
+                                R"({"value": 2.5, "source": "s"})", R"({"value": "500", "source": "s"})",
+                                R"({"value": 2e9, "source": "s"})"}) {
+    const std::string m = message(bad);
+    EXPECT_NE(m.find("w.json: dataset_rows"), std::string::npos) << bad << ": " << m;
+    EXPECT_NE(m.find("[1, 1e9]"), std::string::npos) << bad << ": " << m;
+  }
+  EXPECT_NE(message("500").find("w.json: dataset_rows must be {\"value\""), std::string::npos) << message("500");
+  EXPECT_NE(message(R"({"value": 500})").find("must be {"), std::string::npos);
+  EXPECT_NE(message(R"({"value": 500, "source": ""})").find("needs a non-empty \"source\""), std::string::npos);
+  EXPECT_NE(message(R"({"value": 500, "source": "s", "rows": 1})").find("unknown key \"rows\""), std::string::npos);
+  EXPECT_EQ(message(R"({"value": 500, "source": "s"})"), "accepted");
 }
 
 TEST(Workload, BadFilesNameTheFileAndKey) {
@@ -300,6 +437,7 @@ TEST(Workload, DatasetStatsReadsTheRowsImagesAndFeedsTheSampler) {
   // 800x600 on Qwen3-VL: smart_resize to 800x608 -> 25 x 19 = 475 tokens
   EXPECT_NE(out.str().find("image tokens: mean 475"), std::string::npos) << out.str();
   const scenario::WorkloadModel back = scenario::load_workload(so.out);
+  EXPECT_EQ(back.dataset_rows, 12);  // the user's rows, not the base workload's 500
   for (const auto& r : scenario::sample_workload(back, 50, 3)) {
     EXPECT_EQ(r.image_width, 800);
     EXPECT_EQ(r.image_height, 600);

@@ -14,6 +14,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/serving/api_server_model.hpp"
+#include "harness/serving/api_server_pipeline.hpp"
 #include "harness/serving/virtual_loop.hpp"
 
 namespace encbench::serving {
@@ -98,8 +99,16 @@ TEST(ApiServerModel, ShippedModelCostsWhatItsCoefficientsSay) {
   EXPECT_TRUE(m.enabled());
   EXPECT_EQ(m.processes(), 1);  // vLLM's default deployment
   for (const ApiServerCoefficient* c : {&m.request_ms, &m.decode_ns_per_pixel, &m.process_ns_per_pixel,
-                                        &m.prompt_us_per_token})
+                                        &m.prompt_us_per_token, &m.hash_ns_per_pixel, &m.media_loading_threads,
+                                        &m.processor_cache_gib, &m.processor_bytes_per_element})
     EXPECT_FALSE(c->source.empty());
+  EXPECT_EQ(m.media_threads(), 8);                                     // VLLM_MEDIA_LOADING_THREAD_COUNT
+  EXPECT_EQ(m.processor_cache_capacity_bytes(), std::int64_t{4} << 30);  // --mm-processor-cache-gb 4
+  // A hit skips exactly the HF processor's per-pixel cost; the decode is off the serial path.
+  EXPECT_EQ(m.serial_cost_ns(1'000'000, 100, false) - m.serial_cost_ns(1'000'000, 100, true),
+            static_cast<Nanos>(1e6 * m.process_ns_per_pixel.value));
+  EXPECT_EQ(m.request_cost_ns(1'000'000, 100),
+            m.decode_cost_ns(1'000'000) + m.serial_cost_ns(1'000'000, 100, false));
   EXPECT_EQ(m.request_cost_ns(0, 0), static_cast<Nanos>(m.request_ms.value * 1e6));
   // A 1024x768 image: within the per-pixel rate of Qwen-VL processors users report (a 1 MP image
   // in 0.1-0.4 s), far above a C++ decode alone (~3 ns a pixel).
@@ -149,6 +158,16 @@ TEST(ApiServerModel, BadFilesNameTheFileKeyAndRange) {
   } catch (const InvalidInput& e) {
     EXPECT_NE(std::string(e.what()).find("known: none, vllm-qwen-vl"), std::string::npos) << e.what();
   }
+  m = message(head + R"("media_loading_threads": {"value": 2.5, "source": "s"}})");
+  EXPECT_NE(m.find("media_loading_threads must be an integer"), std::string::npos) << m;
+  m = message(head + R"("media_loading_threads": {"value": 4096, "source": "s"}})");
+  EXPECT_NE(m.find("[0, 1024] threads"), std::string::npos) << m;
+  m = message(head + R"("processor_cache_gib": {"value": -4, "source": "s"}})");
+  EXPECT_NE(m.find("processor_cache_gib = -4 is outside [0, 1024] GiB"), std::string::npos) << m;
+  m = message(head + R"("processor_bytes_per_element": {"value": 16, "source": "s"}})");
+  EXPECT_NE(m.find("[0, 8] bytes"), std::string::npos) << m;
+  m = message(head + R"("hash_ns_per_pixel": {"value": 0.1}})");
+  EXPECT_NE(m.find("hash_ns_per_pixel needs a \"source\""), std::string::npos) << m;
   ApiServerModel model;
   EXPECT_THROW(set_api_server_count(model, -1, "--api-server-count"), InvalidInput);
   EXPECT_THROW(set_api_server_count(model, kMaxApiServers + 1, "--api-server-count"), InvalidInput);
@@ -210,6 +229,147 @@ TEST(VirtualApiServer, NoStageLeavesTheLoopAsItWas) {
     EXPECT_EQ(none.traces[i].engine_arrival_ns, none.records[i].sent_ns);
   }
   EXPECT_EQ(off.engine.api_server_ns, 0);
+}
+
+TEST(ProcessorCacheLru, HitsRefreshAndMissesEvictTheLeastRecentlyUsedByBytes) {
+  ProcessorCacheLru cache(250);  // two 100-byte items fit, not three
+  EXPECT_FALSE(cache.lookup_and_insert(1, 100));
+  EXPECT_FALSE(cache.lookup_and_insert(2, 100));
+  EXPECT_TRUE(cache.lookup_and_insert(1, 100));  // 1 is now the most recent
+  EXPECT_EQ(cache.used_bytes(), 200);
+  EXPECT_FALSE(cache.lookup_and_insert(3, 100));  // evicts 2, the least recently used
+  EXPECT_EQ(cache.evictions(), 1);
+  EXPECT_FALSE(cache.contains(2));
+  EXPECT_TRUE(cache.contains(1));
+  EXPECT_TRUE(cache.contains(3));
+  EXPECT_EQ(cache.used_bytes(), 200);
+  // A 240-byte item evicts both (1 then 3) to fit; one larger than the cache is not stored.
+  EXPECT_FALSE(cache.lookup_and_insert(4, 240));
+  EXPECT_EQ(cache.evictions(), 3);
+  EXPECT_EQ(cache.items(), 1u);
+  EXPECT_EQ(cache.used_bytes(), 240);
+  EXPECT_FALSE(cache.lookup_and_insert(5, 251));
+  EXPECT_FALSE(cache.contains(5));
+  EXPECT_TRUE(cache.contains(4));
+  // Key 0 is "content unknown": never a hit, never stored.
+  EXPECT_FALSE(cache.lookup_and_insert(0, 10));
+  EXPECT_FALSE(cache.lookup_and_insert(0, 10));
+  EXPECT_EQ(cache.items(), 1u);
+}
+
+TEST(ProcessorCacheLru, ItemBytesArePixelValuesInTheModelDtypePlusTheGrid) {
+  // Qwen3-VL (patch 16, temporal 2), bf16: 3 x 2 x 16 x 16 x 2 = 3,072 bytes a patch; a 1024x640
+  // image is 64 x 40 patches; + image_grid_thw, 3 int64.
+  EXPECT_EQ(processor_item_bytes(64 * 40, 16, 2, 2.0), 64 * 40 * 3072 + 24);
+  // Qwen2.5-VL (patch 14), float32: 3 x 2 x 14 x 14 x 4 = 4,704 bytes a patch.
+  EXPECT_EQ(processor_item_bytes(10, 14, 2, 4.0), 10 * 4704 + 24);
+}
+
+// `serial_ms` a request plus 10 ns a pixel of HF processing on a miss, no media pool, one process.
+ApiServerModel processor_cost(double serial_ms, double cache_bytes) {
+  ApiServerModel m = fixed_cost(serial_ms, 1);
+  m.process_ns_per_pixel = {10, "test"};
+  m.processor_cache_gib = {cache_bytes / 1073741824.0, "test"};
+  return m;
+}
+
+TEST(VirtualApiServer, ADuplicateImageHitsTheProcessorCacheAndCostsOnlyTheRest) {
+  // A burst of five 1 MP requests with contents 1, 2, 1, 1, 2: misses cost 1 + 10 ms, hits 1 ms.
+  std::vector<VirtualRequest> requests = burst(5);
+  const std::uint64_t content[] = {1, 2, 1, 1, 2};
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    requests[i].image_pixels = 1'000'000;
+    requests[i].processor_cache_bytes = 100;
+    requests[i].request.content_hash = content[i];
+  }
+  const VirtualArmResult cached = run(requests, processor_cost(1, 1000));
+  const Nanos ready[] = {11, 22, 23, 24, 25};
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    EXPECT_EQ(cached.traces[i].engine_arrival_ns - cached.records[i].sent_ns, ready[i] * kMs) << i;
+  EXPECT_EQ(cached.engine.api_server_cache_hits, 3);
+  EXPECT_EQ(cached.engine.api_server_ns, (11 + 11 + 1 + 1 + 1) * kMs);
+  // A cache that holds one item: 1, 2 (evicts 1), 1 (miss, evicts 2), 1 (hit), 2 (miss).
+  const VirtualArmResult small = run(requests, processor_cost(1, 150));
+  EXPECT_EQ(small.engine.api_server_cache_hits, 1);
+  EXPECT_EQ(small.engine.api_server_cache_evictions, 3);
+  EXPECT_EQ(small.traces[4].engine_arrival_ns - small.records[4].sent_ns, (11 * 4 + 1) * kMs);
+  // Without a cache, or with unknown contents, every request pays the processor.
+  const VirtualArmResult none = run(requests, processor_cost(1, 0));
+  EXPECT_EQ(none.engine.api_server_cache_hits, 0);
+  EXPECT_EQ(none.traces[4].engine_arrival_ns - none.records[4].sent_ns, 5 * 11 * kMs);
+  for (VirtualRequest& r : requests) r.request.content_hash = 0;
+  EXPECT_EQ(run(requests, processor_cost(1, 1000)).engine.api_server_cache_hits, 0);
+}
+
+TEST(VirtualApiServer, AHitCostsExactlyDecodeHashPromptUpdateAndTheFixedPart) {
+  // Two requests with the same image, a second apart (no queueing): the first misses, the second
+  // hits; each one's time in the stage, computed by hand from the coefficients.
+  std::vector<VirtualRequest> requests = burst(2);
+  requests[1].arrival_ns = 1000 * kMs;
+  for (VirtualRequest& r : requests) {
+    r.image_pixels = 2'000'000;
+    r.processor_cache_bytes = 1000;
+    r.request.content_hash = 42;
+  }
+  ApiServerModel m = processor_cost(0.5, 1e6);           // 0.5 ms + 10 ns a pixel on a miss
+  m.decode_ns_per_pixel = {4, "test"};                   // 8 ms on a media thread
+  m.hash_ns_per_pixel = {0.25, "test"};                  // 0.5 ms
+  m.prompt_us_per_token = {50, "test"};                  // 32 tokens: 1.6 ms
+  m.media_loading_threads = {8, "test"};
+  const VirtualArmResult r = run(requests, m);
+  const Nanos hit = 8 * kMs + kMs / 2 + kMs / 2 + 1'600'000;  // decode + hash + fixed + prompt
+  EXPECT_EQ(r.traces[1].engine_arrival_ns - r.records[1].sent_ns, hit);
+  EXPECT_EQ(r.traces[0].engine_arrival_ns - r.records[0].sent_ns, hit + 20 * kMs);  // + the processor
+  EXPECT_EQ(r.engine.api_server_cache_hits, 1);
+  EXPECT_EQ(r.engine.api_server_queue_ns, 0);
+}
+
+TEST(VirtualApiServer, EightMediaThreadsDecodeABurstAheadOfTheSerialStage) {
+  // 20 requests at once, each decoding for 80 ms and processing for 5 ms. With 8 media threads
+  // request i's decode ends at (i / 8 + 1) x 80 ms (thread i % 8, FIFO); its processing starts
+  // when that decode and the request before it are done: batches of 8 decoded at 80, 160 and
+  // 240 ms, each processed one after another in 5 ms turns.
+  std::vector<VirtualRequest> requests = burst(20);
+  for (VirtualRequest& r : requests) r.image_pixels = 1'000'000;
+  ApiServerModel pooled = fixed_cost(5, 1);
+  pooled.decode_ns_per_pixel = {80, "test"};
+  pooled.media_loading_threads = {8, "test"};
+  const VirtualArmResult with_pool = run(requests, pooled);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    const Nanos expected = static_cast<Nanos>(i / 8 + 1) * 80 * kMs + static_cast<Nanos>(i % 8 + 1) * 5 * kMs;
+    EXPECT_EQ(with_pool.traces[i].engine_arrival_ns - with_pool.records[i].sent_ns, expected) << i;
+  }
+  EXPECT_EQ(with_pool.engine.api_server_decode_ns, 20 * 80 * kMs);
+  EXPECT_EQ(with_pool.engine.api_server_ns, 20 * 85 * kMs);
+  // Decode on the serial path (no pool): the i-th waits for i whole requests, 85 ms each.
+  ApiServerModel serial = pooled;
+  serial.media_loading_threads = {0, "test"};
+  const VirtualArmResult without_pool = run(requests, serial);
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    EXPECT_EQ(without_pool.traces[i].engine_arrival_ns - without_pool.records[i].sent_ns,
+              static_cast<Nanos>(i + 1) * 85 * kMs) << i;
+  // One thread: decodes end every 80 ms and the 5 ms processing follows each: 85, 165, 245, ...
+  ApiServerModel one_thread = pooled;
+  one_thread.media_loading_threads = {1, "test"};
+  const VirtualArmResult single = run(requests, one_thread);
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    EXPECT_EQ(single.traces[i].engine_arrival_ns - single.records[i].sent_ns,
+              static_cast<Nanos>(i + 1) * 80 * kMs + 5 * kMs) << i;
+}
+
+TEST(VirtualApiServer, AShortDecodeOvertakesALongOneIntoTheSerialStage) {
+  // Two threads: request 0 decodes for 100 ms, 1 for 10 ms, 2 for 10 ms (after 1, on its thread):
+  // the serial stage takes them as decodes end (1 at 10, 2 at 20, 0 at 100), 5 ms each.
+  std::vector<VirtualRequest> requests = burst(3);
+  requests[0].image_pixels = 100'000'000;
+  requests[1].image_pixels = requests[2].image_pixels = 10'000'000;
+  ApiServerModel pooled = fixed_cost(5, 1);
+  pooled.decode_ns_per_pixel = {1, "test"};
+  pooled.media_loading_threads = {2, "test"};
+  const VirtualArmResult r = run(requests, pooled);
+  const Nanos ready[] = {105, 15, 25};
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    EXPECT_EQ(r.traces[i].engine_arrival_ns - r.records[i].sent_ns, ready[i] * kMs) << i;
 }
 
 }  // namespace
