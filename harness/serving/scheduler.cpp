@@ -150,6 +150,9 @@ void Scheduler::preempt_last_running(StepPlan& plan) {
   Seq& seq = seqs_.at(victim);
   release(seq);
   seq.preempted = true;
+  // Unique content never hits, not even its own output on resume (vLLM's mm_hash would): it gets a
+  // fresh key, and its old output waits in the LRU order for eviction as vLLM's would.
+  if (seq.images.unique) seq.images.value = next_unique_images_++;
   waiting_.push_front(victim);
   plan.preempted.push_back(victim);
   ++counters_.preemptions;

@@ -234,6 +234,35 @@ TEST(PrefixCache, APreemptedRequestHitsItsPromptAgainAndCountsApart) {
   EXPECT_EQ(s.counters().prefix_cache_hits, 0);
 }
 
+TEST(EncoderCache, AResumedRequestReusesItsKeptOutputOnlyWithSharedContent) {
+  // Request 2's image [0, 6) is encoded and consumed in step 1; request 1's decode then preempts it
+  // (its tail block B1 is evicted, B0 stays cached). On resume, shared content hits B0 (4 tokens):
+  // the image ends past it, and its kept encoder output serves it. Unique content (hash 0) never
+  // hits: it recomputes its 8 prompt tokens and 1 generated token and encodes again, as before.
+  for (const std::uint64_t content : {std::uint64_t{0}, std::uint64_t{55}}) {
+    Scheduler s({.max_num_seqs = 8, .max_num_batched_tokens = 100, .encoder_budget_tokens = 100,
+                 .kv_capacity_tokens = 16, .kv_block_tokens = 4});
+    s.add(1, prompt(8, 3, 0));
+    s.add(2, with_image(0, 6, 2, 3, content));
+    EXPECT_EQ(s.schedule().encoded, std::vector<RequestId>{2});
+    (void)s.complete();
+    EXPECT_EQ(s.schedule().preempted, std::vector<RequestId>{2});
+    (void)s.complete();
+    (void)s.schedule();
+    ASSERT_EQ(s.complete().size(), 1u);
+    const StepPlan& resumed = s.schedule();
+    if (content == 0) {
+      EXPECT_EQ(tokens_by_id(resumed), (std::map<RequestId, std::int64_t>{{2, 9}}));
+      EXPECT_EQ(resumed.encoded, std::vector<RequestId>{2});
+      EXPECT_EQ(s.counters().encoder_cache_hits, 0);
+    } else {
+      EXPECT_EQ(tokens_by_id(resumed), (std::map<RequestId, std::int64_t>{{2, 5}}));
+      EXPECT_TRUE(resumed.encoded.empty());
+      EXPECT_EQ(s.counters().encoder_cache_hits, 1);
+    }
+  }
+}
+
 TEST(EncoderCache, UnreferencedOutputsAreReusedAndEvictedOldestFirst) {
   // Blocks larger than any prompt: no prefix hits, only the encoder cache is at work.
   Scheduler s({.max_num_seqs = 8, .max_num_batched_tokens = 4096, .encoder_budget_tokens = 1000,
