@@ -98,13 +98,12 @@ bool Scheduler::allocate_blocks(Seq& seq, std::int64_t tokens, std::span<const B
   // vLLM get_num_blocks_to_allocate: a hit on a free (unreferenced) block takes it from the free
   // queue, so it costs capacity like a new block; a hit on a block in use costs nothing.
   const std::int64_t need = std::max<std::int64_t>(0, fresh) + kv_pool_.unreferenced(hits);
-  if (need <= 0) return true;
-  if (kv_blocks_total_ > 0 && need > kv_pool_.free_blocks()) return false;
+  if (kv_blocks_total_ > 0 && need > 0 && need > kv_pool_.free_blocks()) return false;
   kv_pool_.touch(hits);  // before the new blocks, so that their evictions cannot take a hit
   seq.blocks.insert(seq.blocks.end(), hits.begin(), hits.end());
   seq.hashed_blocks += static_cast<std::int64_t>(hits.size());
   for (std::int64_t i = 0; i < fresh; ++i) seq.blocks.push_back(kv_pool_.allocate());
-  cache_full_blocks(seq, tokens);
+  cache_full_blocks(seq, tokens);  // also when no block was added: a chunk may have filled one
   counters_.max_kv_blocks_used = std::max(counters_.max_kv_blocks_used, kv_pool_.used_blocks());
   return true;
 }

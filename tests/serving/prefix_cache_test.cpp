@@ -90,6 +90,24 @@ TEST(PrefixCache, APromptOfWholeBlocksRecomputesItsLastBlock) {
   EXPECT_EQ(s.counters().prefix_cache_hits, 512);
 }
 
+TEST(PrefixCache, AChunkThatFillsABlockWithoutANewOneCachesIt) {
+  // vLLM's allocate_slots caches full blocks on every call, even when it adds none. Step 1: E
+  // encodes its image, F stops before its own (no encoder budget left), A prefills 6 tokens.
+  // Step 2: F's image takes the encoder budget, so A stops before its image at token 8: its block 1
+  // is now full although A needed no new block, and must answer lookups.
+  Scheduler s({.max_num_seqs = 8, .max_num_batched_tokens = 12, .encoder_budget_tokens = 4, .kv_block_tokens = 4});
+  s.add(1, with_image(0, 4, 0, 5, 0));
+  s.add(2, with_image(2, 4, 0, 5, 0));
+  s.add(3, with_image(8, 4, 4, 5, 61));
+  EXPECT_EQ(tokens_by_id(s.schedule()), (std::map<RequestId, std::int64_t>{{1, 4}, {2, 2}, {3, 6}}));
+  (void)s.complete();
+  EXPECT_EQ(s.kv_blocks_cached(), 1);
+  const StepPlan& plan = s.schedule();
+  EXPECT_EQ(tokens_by_id(plan), (std::map<RequestId, std::int64_t>{{1, 1}, {2, 4}, {3, 2}}));
+  EXPECT_EQ(plan.encoded, std::vector<RequestId>{2});
+  EXPECT_EQ(s.kv_blocks_cached(), 2);
+}
+
 TEST(PrefixCache, ContentHashZeroNeverHits) {
   Scheduler s({.max_num_seqs = 8, .max_num_batched_tokens = 4096, .encoder_budget_tokens = 2000,
                .kv_block_tokens = 128});
