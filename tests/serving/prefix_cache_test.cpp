@@ -499,5 +499,42 @@ TEST(PrefixCache, RandomDuplicatesSaveExactlyTheirHitsAndFreeEverything) {
   }
 }
 
+TEST(PrefixCache, UnderKvPressureSharedBlocksSurvivePreemptionAndEveryRequestFinishes) {
+  // A small KV cache (40 blocks of 16) with duplicates: preemption frees blocks other requests
+  // share, resumes look the prefix up again, evictions take free cached blocks. Every request must
+  // still emit exactly its tokens in order, capacity must hold every step, and nothing may leak.
+  for (unsigned seed = 1; seed <= 20; ++seed) {
+    std::mt19937 rng(seed);
+    Scheduler s({.max_num_seqs = 12, .max_num_batched_tokens = 256, .encoder_budget_tokens = 256,
+                 .kv_capacity_tokens = 640, .kv_block_tokens = 16});
+    std::map<RequestId, std::int64_t> expected_outputs, next_index;
+    for (RequestId id = 1; id <= 60; ++id) {
+      const std::uint64_t content = rng() % 3 == 0 ? 0 : 1 + rng() % 6;
+      std::mt19937 shape(content == 0 ? static_cast<unsigned>(rng()) : static_cast<unsigned>(content));
+      const std::int64_t before = 4 + shape() % 60, image = 32 + shape() % 64, after = 1 + shape() % 40;
+      const std::int64_t output = 1 + rng() % 60;
+      s.add(id, with_image(before, image, after, output, content));
+      expected_outputs[id] = output;
+    }
+    for (int step = 0; step < 100000 && s.has_work(); ++step) {
+      (void)s.schedule();
+      ASSERT_LE(s.kv_blocks_used(), s.kv_blocks_total());
+      ASSERT_LE(s.kv_blocks_cached(), s.kv_blocks_total());
+      ASSERT_LE(s.encoder_cache_resident(), 256);
+      for (const EmittedToken& t : s.complete()) {
+        ASSERT_EQ(t.index, next_index[t.id]++) << "seed " << seed << " request " << t.id;
+        ASSERT_EQ(t.finished, t.index + 1 == expected_outputs[t.id]);
+      }
+    }
+    ASSERT_FALSE(s.has_work()) << "seed " << seed;
+    for (const auto& [id, output] : expected_outputs) EXPECT_EQ(next_index[id], output) << "request " << id;
+    const SchedulerCounters& c = s.counters();
+    EXPECT_GT(c.preemptions, 0) << "seed " << seed;  // the case this test is for
+    EXPECT_GT(c.prefix_cache_hits + c.preempted_prefix_cache_hits, 0) << "seed " << seed;
+    EXPECT_EQ(s.kv_blocks_used(), 0);
+    EXPECT_EQ(s.encoder_cache_used(), 0);
+  }
+}
+
 }  // namespace
 }  // namespace encbench::serving
