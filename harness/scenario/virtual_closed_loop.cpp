@@ -93,12 +93,9 @@ SharedModel build_shared_model(const PresetAbOptions& o) {
 
 // What vLLM's processor cache counts for a request's images (api_server_pipeline.hpp).
 std::int64_t processor_cache_bytes(const SharedModel& m, const std::vector<encoder::GridTHW>& images) {
-  std::int64_t bytes = 0;
-  for (const encoder::GridTHW& grid : images)
-    bytes += serving::processor_item_bytes(grid.patches(), static_cast<int>(m.geometry.patch_size),
-                                           static_cast<int>(m.geometry.temporal_patch_size),
-                                           m.api_server.processor_bytes_per_element.value);
-  return bytes;
+  return serving::processor_cache_bytes(images, static_cast<int>(m.geometry.patch_size),
+                                        static_cast<int>(m.geometry.temporal_patch_size),
+                                        m.api_server.processor_bytes_per_element.value);
 }
 
 // The fixed sample: the very requests the live client would send (the same generated dataset,

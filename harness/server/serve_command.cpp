@@ -317,7 +317,9 @@ nlohmann::json api_server_json(const Server& server) {
           {"queue_s", ns_to_s(a.queue_ns)},
           {"parse_s", ns_to_s(a.parse_ns)},
           {"held_s", ns_to_s(a.held_ns)},
-          {"overruns", a.overruns}};
+          {"overruns", a.overruns},
+          {"processor_cache_hits", a.processor_cache_hits},
+          {"processor_cache_evictions", a.processor_cache_evictions}};
 }
 
 nlohmann::json summary_json(const Server& server) {
