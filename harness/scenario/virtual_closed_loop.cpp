@@ -136,6 +136,7 @@ std::vector<serving::VirtualRequest> fixed_sample_requests(const PresetAbOptions
     r.request.image_offset = g.prompt_tokens() - g.image_tokens;  // as the live engine places them
     for (const server::ImageInput& image : g.images) r.request.images.push_back(image.grid);
     r.request.output_tokens = g.max_tokens;
+    r.request.content_hash = g.prompt_hash;  // what the live server gives its scheduler for this body
     for (const server::ImageInput& image : g.images)
       r.image_pixels += static_cast<std::int64_t>(image.width) * image.height;
     r.processor_cache_bytes = processor_cache_bytes(m, r.request.images);
