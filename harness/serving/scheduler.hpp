@@ -19,13 +19,29 @@
 //     that cannot get them preempts the most recently admitted running request (freed, its
 //     computed tokens reset to 0, back to the front of the waiting queue; it recomputes prompt and
 //     generated tokens when it resumes); a waiting request that cannot get them ends admission.
-// Simplification (stated): a request's images are one contiguous block, encoded together.
+//   - prefix caching (on by default in vLLM V1): a waiting request first takes the longest chain of
+//     cached full blocks of its prompt (at most num_tokens - 1 tokens, whole blocks) as computed;
+//     those blocks are shared (one more reference, no new capacity unless they were free), an image
+//     inside them is not encoded, and full prompt blocks are cached as soon as they are scheduled.
+//     Freed blocks keep their hash until an allocation evicts them, least recently freed first;
+//   - the encoder cache is keyed by the images' hash: a request whose images are cached (referenced
+//     or kept after use) references them instead of running the encoder; unreferenced outputs are
+//     evicted oldest first when space is needed.
+// The model's content identity is SchedRequest::content_hash: with 0 (unique content) nothing is
+// ever a hit and the scheduler behaves exactly as without the caches.
+// Simplifications (stated): a request's images are one contiguous block, encoded together, one
+// encoder cache entry; blocks that hold generated tokens are never cached (two requests' outputs
+// differ; vLLM caches them too, which lets a preempted request hit its own output on resume), nor
+// are the blocks of a content-hash-0 prompt (vLLM would let its resume hit them as well).
 #include <cstdint>
 #include <deque>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
 #include "harness/encoder/grid.hpp"
+#include "harness/serving/encoder_output_cache.hpp"
+#include "harness/serving/prefix_block_pool.hpp"
 
 namespace encbench::serving {
 
@@ -93,6 +109,15 @@ struct SchedulerCounters {
   std::int64_t max_step_encoder_tokens = 0;
   std::int64_t max_kv_blocks_used = 0;
   std::int64_t max_waiting = 0;     // longest waiting queue at the start of a step
+  // vLLM's PrefixCacheStats, recorded when a waiting request is admitted: tokens looked up
+  // (num_tokens) and tokens found in cached blocks; a request preempted before counts apart, as in
+  // vLLM (its resume may hit its own blocks). Hit rate = prefix_cache_hits / prefix_cache_queries.
+  std::int64_t prefix_cache_queries = 0;
+  std::int64_t prefix_cache_hits = 0;
+  std::int64_t preempted_prefix_cache_queries = 0;
+  std::int64_t preempted_prefix_cache_hits = 0;
+  std::int64_t encoder_cache_hits = 0;    // requests whose images came from the encoder cache
+  std::int64_t encoder_prefix_skips = 0;  // requests whose images lay inside their cached prefix
 };
 
 class Scheduler {
@@ -115,18 +140,25 @@ class Scheduler {
   std::size_t waiting() const { return waiting_.size(); }
   std::size_t running() const { return running_.size(); }
   std::int64_t kv_blocks_total() const { return kv_blocks_total_; }
-  std::int64_t kv_blocks_used() const { return kv_blocks_used_; }
-  std::int64_t encoder_cache_used() const { return encoder_cache_used_; }
+  std::int64_t kv_blocks_used() const { return kv_pool_.used_blocks(); }  // physical, shared ones once
+  std::int64_t kv_blocks_cached() const { return kv_pool_.cached_blocks(); }
+  // Encoder tokens held by requests (the budget-relevant part) and held or kept for reuse.
+  std::int64_t encoder_cache_used() const { return encoder_cache_.referenced_tokens(); }
+  std::int64_t encoder_cache_resident() const { return encoder_cache_.resident_tokens(); }
   const SchedulerConfig& config() const { return config_; }
   const SchedulerCounters& counters() const { return counters_; }
 
  private:
+  using BlockId = PrefixBlockPool::BlockId;
   struct Seq {
     SchedRequest request;
+    EncoderCacheKey images;      // its images' encoder cache entry
     std::int64_t computed = 0;   // tokens whose KV exists
     std::int64_t generated = 0;  // tokens emitted
-    std::int64_t blocks = 0;     // KV blocks held
-    bool encoded = false;        // encoder output in the cache
+    std::vector<BlockId> blocks; // KV blocks held, in token order
+    std::int64_t hashed_blocks = 0;  // leading blocks cached under its content (vLLM num_cached_block)
+    bool encoded = false;        // holds a reference to its images' encoder output
+    bool preempted = false;      // preempted at least once (vLLM num_preemptions > 0)
     std::int64_t scheduled = 0;  // this step
     std::int64_t target() const { return request.prompt_tokens + generated; }
   };
@@ -134,19 +166,26 @@ class Scheduler {
     std::int64_t tokens = 0;
     std::int64_t encoder = 0;
   };
-  // Tokens `seq` may compute this step within `budget` (0: none), encoding its images if needed.
-  std::int64_t plan_tokens(Seq& seq, Budget& budget, bool& encode);
-  bool allocate_blocks(Seq& seq, std::int64_t tokens);
+  enum class ImageUse { none, encode, cached };
+  // Tokens `seq` may compute this step within `budget` (0: none), encoding its images if needed or
+  // referencing their cached encoder output.
+  std::int64_t plan_tokens(Seq& seq, Budget& budget, ImageUse& use);
+  // vLLM allocate_slots: `hits` are the cached blocks a waiting request starts from.
+  bool allocate_blocks(Seq& seq, std::int64_t tokens, std::span<const BlockId> hits = {});
+  void cache_full_blocks(Seq& seq, std::int64_t tokens);
+  void record_admission(const Seq& seq, std::int64_t hit_tokens);
   void release(Seq& seq);
   void preempt_last_running(StepPlan& plan);
   void schedule_running(Budget& budget);
   void schedule_waiting(Budget& budget);
-  void take(RequestId id, Seq& seq, std::int64_t tokens, bool encode);
+  void take(RequestId id, Seq& seq, std::int64_t tokens, ImageUse use);
 
   SchedulerConfig config_;
   std::int64_t kv_blocks_total_ = 0;  // 0: unlimited
-  std::int64_t kv_blocks_used_ = 0;
-  std::int64_t encoder_cache_used_ = 0;
+  PrefixBlockPool kv_pool_;
+  EncoderOutputCache encoder_cache_;
+  std::uint64_t next_unique_images_ = 0;  // serial numbers of content-hash-0 encoder entries
+  std::vector<BlockId> hits_;             // scratch: one waiting request's prefix hit
   std::unordered_map<RequestId, Seq> seqs_;
   std::deque<RequestId> waiting_;
   std::vector<RequestId> running_;  // admission order
