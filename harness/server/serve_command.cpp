@@ -365,6 +365,10 @@ nlohmann::json summary_json(const Server& server) {
             {"late_submissions", e.late_submissions},
             {"max_running_seen", e.scheduler.max_running},
             {"max_step_tokens_seen", e.scheduler.max_step_tokens},
+            {"prefix_cache_queries", e.scheduler.prefix_cache_queries},
+            {"prefix_cache_hits", e.scheduler.prefix_cache_hits},
+            {"encoder_cache_hits", e.scheduler.encoder_cache_hits},
+            {"encoder_prefix_skips", e.scheduler.encoder_prefix_skips},
             {"uptime_s", ns_to_s(e.uptime_ns)}}},
           {"api_server", api_server_json(server)}};
 }

@@ -1130,6 +1130,9 @@ std::string Server::Impl::metrics_text() const {
   metric("encbench:usage_prompt_tokens_total", "counter", "usage.prompt_tokens of completed responses.", h.prompt_tokens_served);
   metric("encbench:usage_completion_tokens_total", "counter", "usage.completion_tokens of completed responses.", h.completion_tokens_sent);
   metric("encbench:engine_steps_total", "counter", "Scheduler steps.", e.scheduler.steps);
+  metric("encbench:engine_prefix_cache_queries_total", "counter", "Prompt tokens looked up in the prefix cache (vLLM's prefix_cache_queries; resumed preempted requests apart).", e.scheduler.prefix_cache_queries);
+  metric("encbench:engine_prefix_cache_hits_total", "counter", "Of those, tokens found cached: same content hash, whole blocks (vLLM's prefix_cache_hits).", e.scheduler.prefix_cache_hits);
+  metric("encbench:engine_encoder_cache_hits_total", "counter", "Requests whose images' encoder output was cached: not encoded again.", e.scheduler.encoder_cache_hits);
   metric("encbench:engine_max_running_seen", "gauge", "Largest running batch so far (<= max_num_seqs).", e.scheduler.max_running);
   metric("encbench:engine_max_step_tokens_seen", "gauge", "Most tokens scheduled in one step (<= max_num_batched_tokens).", e.scheduler.max_step_tokens);
   metric("encbench:lm_modelled_seconds_total", "counter", "Modelled language-model step time.", ns_to_s(e.lm_modelled_ns));

@@ -778,6 +778,34 @@ TEST_F(ServerTest, DuplicateImageHitsTheProcessorCacheAndSharesItsContentHash) {
   EXPECT_EQ(std::set<std::string>(hashes.begin(), hashes.end()).size(), 3u);  // other text, other image
 }
 
+// A repeated prompt reaches the scheduler with its first instance's content hash, so the live
+// engine's prefix caching and encoder cache (serving::Scheduler) hit as vLLM's would: the repeat,
+// sent after the first finished, takes the first's full prompt blocks (whole 128-token blocks, at
+// most prompt - 1 tokens) and its image's encoder output instead of encoding it again.
+TEST_F(ServerTest, ARepeatedPromptHitsTheEnginesPrefixAndEncoderCaches) {
+  ServerConfig config = test_config();
+  start(config);
+  const json body = image_chat(std::string(2000, 'q'), testing::data_url(64, 48, false), 3);
+  std::int64_t prompt_tokens = 0;
+  for (int i = 0; i < 2; ++i) {
+    const auto r = chat(body);
+    ASSERT_EQ(r.status, 200) << r.body;
+    prompt_tokens = json::parse(r.body)["usage"]["prompt_tokens"].get<std::int64_t>();
+  }
+  ASSERT_GT(prompt_tokens, 500);  // 2000 bytes of text alone are 500 tokens
+  const serving::SchedulerCounters c = server_->engine_stats().scheduler;
+  const std::int64_t block = config.engine.kv_block_tokens;
+  EXPECT_EQ(c.prefix_cache_queries, 2 * prompt_tokens);
+  EXPECT_EQ(c.prefix_cache_hits, (prompt_tokens - 1) / block * block);
+  EXPECT_EQ(c.encoder_cache_hits, 1);
+  EXPECT_EQ(c.encoder_prefix_skips, 0);  // the image ends the prompt: never inside the hit prefix
+  const auto metrics = exchange(testing::get_request("/metrics"));
+  EXPECT_NE(metrics.body.find("encbench:engine_prefix_cache_hits_total " +
+                              std::to_string((prompt_tokens - 1) / block * block) + "\n"),
+            std::string::npos);
+  EXPECT_NE(metrics.body.find("encbench:engine_encoder_cache_hits_total 1\n"), std::string::npos);
+}
+
 // The planned-schedule agreement with a duplicate: three image requests (the second repeats the
 // first) pass the live stage (100 ms + 20 us per pixel of HF processor, one process, a processor
 // cache) and the engine; the second's images hit the cache, so it costs 61.44 ms less. The
