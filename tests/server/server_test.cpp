@@ -973,10 +973,10 @@ TEST(ServerProfile, StopAnswerCarriesTheEngineTimeline) {
     return c.read_response();
   };
   ASSERT_EQ(post("/start_profile", "").status, 200);
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 3; ++i) {  // three images: a repeated one would come from the encoder cache
     json body = {{"messages", {{{"role", "user"},
                                 {"content", {{{"type", "image_url"},
-                                              {"image_url", {{"url", testing::data_url(64, 48, false)}}}}}}}}},
+                                              {"image_url", {{"url", testing::data_url(64, 48 + i, false)}}}}}}}}},
                  {"max_tokens", 2}};
     ASSERT_EQ(post("/v1/chat/completions", body.dump(), "x-request-id: req-" + std::to_string(i) + "\r\n").status, 200);
   }
