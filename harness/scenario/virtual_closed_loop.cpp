@@ -93,12 +93,9 @@ SharedModel build_shared_model(const PresetAbOptions& o) {
 
 // What vLLM's processor cache counts for a request's images (api_server_pipeline.hpp).
 std::int64_t processor_cache_bytes(const SharedModel& m, const std::vector<encoder::GridTHW>& images) {
-  std::int64_t bytes = 0;
-  for (const encoder::GridTHW& grid : images)
-    bytes += serving::processor_item_bytes(grid.patches(), static_cast<int>(m.geometry.patch_size),
-                                           static_cast<int>(m.geometry.temporal_patch_size),
-                                           m.api_server.processor_bytes_per_element.value);
-  return bytes;
+  return serving::processor_cache_bytes(images, static_cast<int>(m.geometry.patch_size),
+                                        static_cast<int>(m.geometry.temporal_patch_size),
+                                        m.api_server.processor_bytes_per_element.value);
 }
 
 // The fixed sample: the very requests the live client would send (the same generated dataset,
@@ -139,6 +136,7 @@ std::vector<serving::VirtualRequest> fixed_sample_requests(const PresetAbOptions
     r.request.image_offset = g.prompt_tokens() - g.image_tokens;  // as the live engine places them
     for (const server::ImageInput& image : g.images) r.request.images.push_back(image.grid);
     r.request.output_tokens = g.max_tokens;
+    r.request.content_hash = g.prompt_hash;  // what the live server gives its scheduler for this body
     for (const server::ImageInput& image : g.images)
       r.image_pixels += static_cast<std::int64_t>(image.width) * image.height;
     r.processor_cache_bytes = processor_cache_bytes(m, r.request.images);

@@ -3,13 +3,23 @@
 #include <algorithm>
 #include <utility>
 
+#include "harness/server/content_identity.hpp"
+
 namespace encbench::server {
 
 ApiServerStage::ApiServerStage(serving::ApiServerModel model, std::int64_t max_in_stage)
     : model_(std::move(model)), pipeline_(model_), max_in_stage_(max_in_stage) {}
 
+std::uint64_t processor_cache_key(const std::vector<std::uint64_t>& mm_hashes) {
+  if (mm_hashes.empty()) return 0;
+  if (mm_hashes.size() == 1) return mm_hashes.front();
+  std::uint64_t key = 0;
+  for (const std::uint64_t h : mm_hashes) key = combine_identity(key, h);
+  return nonzero_identity(key);
+}
+
 ApiServerAdmission ApiServerStage::admit(Nanos received_ns, Nanos parse_start_ns, Nanos parse_end_ns,
-                                         std::int64_t image_pixels, std::int64_t prompt_tokens) {
+                                         const ApiServerInput& input) {
   ApiServerAdmission out;
   if (in_stage_.fetch_add(1) >= max_in_stage_) {
     in_stage_.fetch_sub(1);
@@ -18,18 +28,21 @@ ApiServerAdmission ApiServerStage::admit(Nanos received_ns, Nanos parse_start_ns
     return out;
   }
   out.slot = std::make_shared<ApiServerSlot>(in_stage_);
-  out.ready_ns = ready_at(received_ns, parse_start_ns, parse_end_ns, image_pixels, prompt_tokens);
+  out.ready_ns = ready_at(received_ns, parse_start_ns, parse_end_ns, input);
   out.admitted = true;
   return out;
 }
 
-Nanos ApiServerStage::ready_at(Nanos received_ns, Nanos parse_start_ns, Nanos parse_end_ns, std::int64_t image_pixels,
-                               std::int64_t prompt_tokens) {
+Nanos ApiServerStage::ready_at(Nanos received_ns, Nanos parse_start_ns, Nanos parse_end_ns,
+                               const ApiServerInput& input) {
   if (!enabled()) return parse_end_ns;
-  const Nanos cost = model_.request_cost_ns(image_pixels, prompt_tokens);  // decode + serial, missed
   std::lock_guard lock(mutex_);
-  const Nanos decoded = pipeline_.decode(received_ns, image_pixels);
-  const Nanos end = pipeline_.process(decoded, image_pixels, prompt_tokens, 0, 0).end_ns;
+  const Nanos decoded = pipeline_.decode(received_ns, input.image_pixels);
+  const serving::ApiServerProcessed p =
+      pipeline_.process(decoded, input.image_pixels, input.prompt_tokens, input.cache_key, input.cache_bytes);
+  const Nanos end = p.end_ns;
+  // Its modelled work, as the virtual loop counts it: the pool's decode and the serial cost.
+  const Nanos cost = p.cost_ns + (model_.pooled_decode() ? model_.decode_cost_ns(input.image_pixels) : 0);
   ++stats_.requests;
   stats_.modelled_ns += cost;
   stats_.queue_ns += end - cost - received_ns;
@@ -43,6 +56,9 @@ ApiServerStats ApiServerStage::stats() const {
   std::lock_guard lock(mutex_);
   ApiServerStats copy = stats_;
   copy.in_stage = in_stage_.load();
+  const serving::ApiServerPipelineCounters p = pipeline_.counters();
+  copy.processor_cache_hits = p.processor_cache_hits;
+  copy.processor_cache_evictions = p.processor_cache_evictions;
   return copy;
 }
 

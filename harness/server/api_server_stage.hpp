@@ -8,6 +8,11 @@
 // request whose real parse outlasts the window reaches the engine when the parse ends (counted as
 // an overrun). Thread-safe: parse lanes call ready_at concurrently.
 //
+// vLLM's processor cache as the virtual loop applies it (ApiServerPipeline: same capacity from the
+// model file, same LRU per process, same item bytes): the key is the request's images' mm_hash
+// (content_identity.hpp, from their encoded bytes as received), so a duplicate's images skip the
+// HF processor and its modelled cost is the virtual one's: decode + hash + prompt update + fixed.
+//
 // The stage is bounded (issue 35): at most `max_in_stage` requests wait for a modelled process or
 // sit in one; admit() refuses the next (the server answers 503 api_server_queue_full). vLLM's
 // asyncio front end has no such bound: under overload its queue, and its memory, grow without
@@ -16,6 +21,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include "harness/core/clock.hpp"
 #include "harness/serving/api_server_model.hpp"
@@ -32,7 +38,24 @@ struct ApiServerStats {
   std::int64_t overruns = 0;    // requests whose real parse ended after their modelled end
   std::int64_t rejected = 0;    // refused: max_in_stage requests already in the stage
   std::int64_t in_stage = 0;    // requests in the stage now (gauge)
+  std::int64_t processor_cache_hits = 0;       // requests whose images the processor cache held
+  std::int64_t processor_cache_evictions = 0;  // items its LRU evicted to make room
 };
+
+// What the stage needs of a parsed request.
+struct ApiServerInput {
+  std::int64_t image_pixels = 0;   // width x height summed over its images, as sent
+  std::int64_t prompt_tokens = 0;
+  // The processor cache's key for its images (processor_cache_key) and the bytes it counts for
+  // them (serving::processor_cache_bytes); key 0: none, never a hit.
+  std::uint64_t cache_key = 0;
+  std::int64_t cache_bytes = 0;
+};
+
+// The cache key of a request's images: the one image's mm_hash, or their hashes combined in order
+// (the pipeline looks a request up as one item; vLLM looks each image up, so a request whose images
+// are partly cached counts here as a miss). 0 without images.
+std::uint64_t processor_cache_key(const std::vector<std::uint64_t>& mm_hashes);
 
 // Largest --max-api-server-queue accepted.
 inline constexpr std::int64_t kMaxApiServerQueue = std::int64_t{1} << 20;
@@ -63,19 +86,16 @@ class ApiServerStage {
   const serving::ApiServerModel& model() const { return model_; }
   // When the request may reach the engine: max(its modelled end, parse_end). Calls in the order
   // parses end (with one image lane: the order requests arrived).
-  Nanos ready_at(Nanos received_ns, Nanos parse_start_ns, Nanos parse_end_ns, std::int64_t image_pixels,
-                 std::int64_t prompt_tokens);
+  Nanos ready_at(Nanos received_ns, Nanos parse_start_ns, Nanos parse_end_ns, const ApiServerInput& input);
   // ready_at behind the bound: refused when max_in_stage requests are in the stage.
-  ApiServerAdmission admit(Nanos received_ns, Nanos parse_start_ns, Nanos parse_end_ns, std::int64_t image_pixels,
-                           std::int64_t prompt_tokens);
+  ApiServerAdmission admit(Nanos received_ns, Nanos parse_start_ns, Nanos parse_end_ns, const ApiServerInput& input);
   std::int64_t max_in_stage() const { return max_in_stage_; }
   ApiServerStats stats() const;
 
  private:
   const serving::ApiServerModel model_;
   mutable std::mutex mutex_;
-  // The virtual loop's stages (media pool, then the processes). No processor cache: the server
-  // has no content identity of a request without hashing its image bytes, so every request misses.
+  // The virtual loop's stages (media pool, then the processes, each with its processor cache).
   serving::ApiServerPipeline pipeline_;
   ApiServerStats stats_;
   const std::int64_t max_in_stage_;

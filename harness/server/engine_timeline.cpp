@@ -1,6 +1,8 @@
 #include "harness/server/engine_timeline.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <string>
 
 #include "harness/core/clock_anchor.hpp"
 
@@ -28,6 +30,12 @@ nlohmann::json step_json(const EngineStepRecord& s) {
           {"planned_lm_ns", s.planned_lm_ns}};
 }
 
+std::string hex64(std::uint64_t value) {
+  char text[17];
+  std::snprintf(text, sizeof text, "%016llx", static_cast<unsigned long long>(value));
+  return text;
+}
+
 nlohmann::json request_json(const EngineRequestRecord& r) {
   return {{"client_request_id", r.client_request_id},
           {"response_id", r.response_id},
@@ -35,7 +43,9 @@ nlohmann::json request_json(const EngineRequestRecord& r) {
           {"submitted_ns", r.submitted_ns},
           {"first_scheduled_ns", r.first_scheduled_ns},
           {"encoder_step", r.encoder_step},
-          {"first_token_ns", r.first_token_ns}};
+          {"first_token_ns", r.first_token_ns},
+          // Hex: a JSON number loses a 64-bit hash's low bits in most readers.
+          {"content_hash", hex64(r.content_hash)}};
 }
 
 }  // namespace

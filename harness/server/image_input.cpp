@@ -15,6 +15,7 @@
 
 #include "harness/imaging/decode.hpp"
 #include "harness/server/api_error.hpp"
+#include "harness/server/content_identity.hpp"
 
 namespace encbench::server {
 namespace {
@@ -168,7 +169,10 @@ DecodedImage decode_image_bytes(const unsigned char* data, std::size_t size,
     if (static_cast<std::int64_t>(header.width) * header.height <= limits.max_pixels && before_decode)
       before_decode(header.width, header.height);
     const imaging::ImageInfo info = imaging::verify_decodes(data, size, limits);
-    return DecodedImage{info.width, info.height, info.channels_in_file, size};
+    // Hashed after the decode succeeded: a refused image costs no hash.
+    const std::uint64_t mm_hash =
+        nonzero_identity(content_hash64(std::string_view(reinterpret_cast<const char*>(data), size)));
+    return DecodedImage{info.width, info.height, info.channels_in_file, size, mm_hash};
   } catch (const imaging::DecodeError& e) {
     const char* code = e.kind() == imaging::DecodeError::Kind::unsupported_format ? "unsupported_image_format"
                        : e.kind() == imaging::DecodeError::Kind::too_large       ? "image_too_large"

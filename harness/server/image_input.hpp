@@ -33,6 +33,9 @@ struct DecodedImage {
   int height = 0;
   int channels_in_file = 0;
   std::size_t encoded_bytes = 0;
+  // The encoded bytes' identity (content_identity.hpp), vLLM's mm_hash: the same file sent twice,
+  // inline or from disk, has the same one. Never 0.
+  std::uint64_t mm_hash = 0;
 };
 
 // Strict base64 (RFC 4648 alphabet, padding optional, no whitespace). nullopt when malformed.

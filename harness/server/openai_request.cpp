@@ -6,6 +6,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/server/api_error.hpp"
+#include "harness/server/content_identity.hpp"
 
 namespace encbench::server {
 namespace {
@@ -119,6 +120,13 @@ std::string image_url_of(const json& part) {
   return url_it->get<std::string>();
 }
 
+// Seeds that keep a role, a text and a token list with the same bytes apart in a prompt's identity.
+constexpr std::uint64_t kRoleSeed = 1, kTextSeed = 2, kTokenIdsSeed = 3;
+
+void add_to_identity(GenerationRequest& request, std::uint64_t part) {
+  request.prompt_hash = combine_identity(request.prompt_hash, part);
+}
+
 struct PromptCounter {
   const RequestParseOptions& options;
   GenerationRequest& request;
@@ -177,16 +185,23 @@ struct PromptCounter {
     std::optional<ImageInput> planned;
     const DecodedImage decoded = load_image_from_url(
         url, options.image_policy, [&](int width, int height) { planned = plan_image(width, height); });
-    const ImageInput image = planned ? *planned : plan_image(decoded.width, decoded.height);
+    ImageInput image = planned ? *planned : plan_image(decoded.width, decoded.height);
+    image.mm_hash = decoded.mm_hash;
+    add_to_identity(request, image.mm_hash);
     add_tokens(request.image_tokens, image.tokens, "messages");
     add_tokens(request.text_tokens, kImageWrapperTokens, "messages");
     request.images.push_back(image);
   }
 
+  void add_text(const std::string& text) {
+    add_tokens(request.text_tokens, approx_text_tokens(text), "messages");
+    add_to_identity(request, content_hash64(text, kTextSeed));
+  }
+
   void add_content(const json& content) {
     if (content.is_null()) return;
     if (content.is_string()) {
-      add_tokens(request.text_tokens, approx_text_tokens(content.get_ref<const std::string&>()), "messages");
+      add_text(content.get_ref<const std::string&>());
       return;
     }
     if (!content.is_array())
@@ -203,7 +218,7 @@ struct PromptCounter {
         const auto text_it = part.find("text");
         if (text_it == part.end() || !text_it->is_string())
           throw bad_request("text content part needs a string 'text'", "messages", "missing_field");
-        add_tokens(request.text_tokens, approx_text_tokens(text_it->get_ref<const std::string&>()), "messages");
+        add_text(text_it->get_ref<const std::string&>());
       } else if (type == "image_url") {
         add_image(part);
       } else {
@@ -235,6 +250,7 @@ void parse_chat_messages(const json& body, const RequestParseOptions& options, c
     if (content == message.end() && role_name != "assistant")
       throw bad_request("message with role '" + role_name + "' needs 'content'", "messages", "missing_field");
     add_tokens(request.text_tokens, kChatTokensPerMessage, "messages");
+    add_to_identity(request, content_hash64(role_name, kRoleSeed));
     if (content != message.end()) counter.add_content(*content);
   }
   add_tokens(request.text_tokens, kChatAssistantPrefixTokens, "messages");
@@ -243,19 +259,21 @@ void parse_chat_messages(const json& body, const RequestParseOptions& options, c
 void parse_completion_prompt(const json& body, GenerationRequest& request) {
   const auto it = body.find("prompt");
   if (it == body.end()) throw bad_request("'prompt' is required", "prompt", "missing_field");
-  if (it->is_string()) {
-    request.text_tokens = approx_text_tokens(it->get_ref<const std::string&>());
+  const json* text = it->is_string() ? &*it : nullptr;
+  if (it->is_array() && it->size() == 1 && it->front().is_string()) text = &it->front();
+  if (text) {
+    request.text_tokens = approx_text_tokens(text->get_ref<const std::string&>());
+    add_to_identity(request, content_hash64(text->get_ref<const std::string&>(), kTextSeed));
     return;
   }
   if (it->is_array()) {
-    if (it->size() == 1 && it->front().is_string()) {
-      request.text_tokens = approx_text_tokens(it->front().get_ref<const std::string&>());
-      return;
-    }
     bool all_ints = !it->empty();
     for (const json& token : *it) all_ints = all_ints && token.is_number_integer();
     if (all_ints) {
       request.text_tokens = static_cast<std::int64_t>(it->size());
+      std::uint64_t ids = kTokenIdsSeed;
+      for (const json& token : *it) ids = combine_identity(ids, token.get<std::uint64_t>());
+      add_to_identity(request, ids);
       return;
     }
     throw bad_request("'prompt' must be a string, a list of one string or a list of token ids "
@@ -288,6 +306,9 @@ GenerationRequest parse_generation_request(Endpoint endpoint, std::string_view b
 
   GenerationRequest request;
   request.endpoint = endpoint;
+  // The endpoint starts the identity: a chat prompt and a completion of the same text differ in
+  // their template tokens.
+  request.prompt_hash = endpoint == Endpoint::chat_completions ? 1 : 2;
   request.content_hash = fnv1a(body_text);
   request.model = model_field(body, options);
 
@@ -320,6 +341,7 @@ GenerationRequest parse_generation_request(Endpoint endpoint, std::string_view b
 
   if (endpoint == Endpoint::chat_completions) parse_chat_messages(body, options, context, request);
   else parse_completion_prompt(body, request);
+  request.prompt_hash = nonzero_identity(request.prompt_hash);
 
   std::int64_t prompt = request.text_tokens;
   add_tokens(prompt, request.image_tokens, "messages");

@@ -48,6 +48,7 @@ struct ImageInput {
   int height = 0;
   encoder::GridTHW grid;
   std::int64_t tokens = 0;                // patches / merge^2
+  std::uint64_t mm_hash = 0;              // its encoded bytes' identity (DecodedImage::mm_hash)
 };
 
 struct GenerationRequest {
@@ -62,6 +63,10 @@ struct GenerationRequest {
   std::int64_t image_tokens = 0;          // exact for the geometry
   std::vector<ImageInput> images;
   std::uint64_t content_hash = 0;         // FNV-1a of the body: seeds the stop length
+  // The prompt's identity as vLLM's content caches see it (content_identity.hpp): the endpoint,
+  // each message's role and text and each image's mm_hash, in order; not max_tokens, seed or
+  // other sampling fields. Equal for two requests with the same text and images. Never 0.
+  std::uint64_t prompt_hash = 0;
   std::int64_t prompt_tokens() const { return text_tokens + image_tokens; }
 };
 

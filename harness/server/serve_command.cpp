@@ -317,7 +317,9 @@ nlohmann::json api_server_json(const Server& server) {
           {"queue_s", ns_to_s(a.queue_ns)},
           {"parse_s", ns_to_s(a.parse_ns)},
           {"held_s", ns_to_s(a.held_ns)},
-          {"overruns", a.overruns}};
+          {"overruns", a.overruns},
+          {"processor_cache_hits", a.processor_cache_hits},
+          {"processor_cache_evictions", a.processor_cache_evictions}};
 }
 
 nlohmann::json summary_json(const Server& server) {
@@ -363,6 +365,10 @@ nlohmann::json summary_json(const Server& server) {
             {"late_submissions", e.late_submissions},
             {"max_running_seen", e.scheduler.max_running},
             {"max_step_tokens_seen", e.scheduler.max_step_tokens},
+            {"prefix_cache_queries", e.scheduler.prefix_cache_queries},
+            {"prefix_cache_hits", e.scheduler.prefix_cache_hits},
+            {"encoder_cache_hits", e.scheduler.encoder_cache_hits},
+            {"encoder_prefix_skips", e.scheduler.encoder_prefix_skips},
             {"uptime_s", ns_to_s(e.uptime_ns)}}},
           {"api_server", api_server_json(server)}};
 }

@@ -587,9 +587,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     job.reset();
     ApiServerAdmission stage;
     if (parsed && server_.api_server_.enabled()) {
-      std::int64_t pixels = 0;
-      for (const ImageInput& image : parsed->images) pixels += std::int64_t{image.width} * image.height;
-      stage = server_.api_server_.admit(received, parse_start, now_ns(), pixels, parsed->prompt_tokens());
+      stage = server_.api_server_.admit(received, parse_start, now_ns(), api_server_input(*parsed));
       if (!stage.admitted) {
         parsed.reset();
         error = api_server_full_error(server_.api_server_.max_in_stage());
@@ -603,6 +601,26 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
       if (error) return self->send_error(*error);
       self->submit_after(std::move(stage), std::move(*parsed), number, disconnect);
     });
+  }
+
+  // What the API-server stage needs of a request: its pixels and tokens, and its images' processor-
+  // cache key and bytes as the virtual loop computes them (serving::processor_cache_bytes).
+  ApiServerInput api_server_input(const GenerationRequest& request) const {
+    ApiServerInput input;
+    input.prompt_tokens = request.prompt_tokens();
+    std::vector<std::uint64_t> mm_hashes;
+    std::vector<encoder::GridTHW> grids;
+    for (const ImageInput& image : request.images) {
+      input.image_pixels += std::int64_t{image.width} * image.height;
+      mm_hashes.push_back(image.mm_hash);
+      grids.push_back(image.grid);
+    }
+    input.cache_key = processor_cache_key(mm_hashes);
+    const serving::VisionGeometry& geometry = server_.config_.request.geometry;
+    input.cache_bytes = serving::processor_cache_bytes(grids, static_cast<int>(geometry.patch_size),
+                                                       static_cast<int>(geometry.temporal_patch_size),
+                                                       server_.api_server_.model().processor_bytes_per_element.value);
+    return input;
   }
 
   static ApiError api_server_full_error(std::int64_t bound) {
@@ -633,6 +651,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     word_seed_ = mix64(seed ^ server_.config_.seed);
     EngineRequest engine_request;
     engine_request.prompt_tokens = request_.prompt_tokens();
+    engine_request.content_hash = request_.prompt_hash;
     engine_request.tag = tag_;
     engine_request.ready_ns = ready;
     for (const ImageInput& image : request_.images) {
@@ -1111,6 +1130,9 @@ std::string Server::Impl::metrics_text() const {
   metric("encbench:usage_prompt_tokens_total", "counter", "usage.prompt_tokens of completed responses.", h.prompt_tokens_served);
   metric("encbench:usage_completion_tokens_total", "counter", "usage.completion_tokens of completed responses.", h.completion_tokens_sent);
   metric("encbench:engine_steps_total", "counter", "Scheduler steps.", e.scheduler.steps);
+  metric("encbench:engine_prefix_cache_queries_total", "counter", "Prompt tokens looked up in the prefix cache (vLLM's prefix_cache_queries; resumed preempted requests apart).", e.scheduler.prefix_cache_queries);
+  metric("encbench:engine_prefix_cache_hits_total", "counter", "Of those, tokens found cached: same content hash, whole blocks (vLLM's prefix_cache_hits).", e.scheduler.prefix_cache_hits);
+  metric("encbench:engine_encoder_cache_hits_total", "counter", "Requests whose images' encoder output was cached: not encoded again.", e.scheduler.encoder_cache_hits);
   metric("encbench:engine_max_running_seen", "gauge", "Largest running batch so far (<= max_num_seqs).", e.scheduler.max_running);
   metric("encbench:engine_max_step_tokens_seen", "gauge", "Most tokens scheduled in one step (<= max_num_batched_tokens).", e.scheduler.max_step_tokens);
   metric("encbench:lm_modelled_seconds_total", "counter", "Modelled language-model step time.", ns_to_s(e.lm_modelled_ns));
@@ -1123,6 +1145,8 @@ std::string Server::Impl::metrics_text() const {
   metric("encbench:api_server_overruns_total", "counter", "Requests whose real parse outlasted their modelled API-server window.", api.overruns);
   metric("encbench:api_server_rejections_total", "counter", "Requests refused with 503: --max-api-server-queue already in the API-server stage.", api.rejected);
   metric("encbench:api_server_in_stage", "gauge", "Requests in the API-server stage now (waiting for a modelled process or in one).", api.in_stage);
+  metric("encbench:api_server_processor_cache_hits_total", "counter", "Requests whose images the modelled processor cache held (by mm_hash): no HF processor.", api.processor_cache_hits);
+  metric("encbench:api_server_processor_cache_evictions_total", "counter", "Items the modelled processor cache evicted to make room.", api.processor_cache_evictions);
   metric("encbench:encoder_images_total", "counter", "Images encoded.", e.images);
   metric("encbench:encoder_peak_device_memory_bytes", "gauge",
          "Largest device memory in use during any encoder forward (allocator peak).",

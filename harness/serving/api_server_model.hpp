@@ -18,8 +18,8 @@
 // tokens: as the engine counts them (text, template and image placeholders). Each request takes
 // the API-server process that frees first, FIFO, and enters the scheduler when its processing
 // ends (ApiServerQueue). Both clocks apply it: the virtual loop (virtual_loop.hpp) and the live
-// `encbench serve` (server/api_server_stage.hpp; no processor cache there: it has no content
-// identity of a request). TTFT still counts from the client's send.
+// `encbench serve` (server/api_server_stage.hpp; its processor cache keys on each image's mm_hash
+// from the bytes it received, server/content_identity.hpp). TTFT still counts from the client's send.
 #include <cstdint>
 #include <filesystem>
 #include <string>

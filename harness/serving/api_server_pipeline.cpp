@@ -13,6 +13,14 @@ std::int64_t processor_item_bytes(long long patches, int patch_size, int tempora
   return static_cast<std::int64_t>(std::llround(elements * bytes_per_element)) + kGridThwBytes;
 }
 
+std::int64_t processor_cache_bytes(const std::vector<encoder::GridTHW>& images, int patch_size,
+                                   int temporal_patch_size, double bytes_per_element) {
+  std::int64_t bytes = 0;
+  for (const encoder::GridTHW& grid : images)
+    bytes += processor_item_bytes(grid.patches(), patch_size, temporal_patch_size, bytes_per_element);
+  return bytes;
+}
+
 bool ProcessorCacheLru::lookup_and_insert(std::uint64_t key, std::int64_t bytes) {
   if (key == 0) return false;
   if (const auto it = index_.find(key); it != index_.end()) {

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "harness/core/clock.hpp"
+#include "harness/encoder/grid.hpp"
 #include "harness/serving/api_server_model.hpp"
 
 namespace encbench::serving {
@@ -36,6 +37,10 @@ namespace encbench::serving {
 // to fill the temporal patch) at `bytes_per_element`, plus image_grid_thw (3 int64).
 std::int64_t processor_item_bytes(long long patches, int patch_size, int temporal_patch_size,
                                   double bytes_per_element);
+// What the cache counts for a request's images: processor_item_bytes of each grid, summed. Both
+// clocks call it (the virtual loop's requests, the live server's parsed images).
+std::int64_t processor_cache_bytes(const std::vector<encoder::GridTHW>& images, int patch_size,
+                                   int temporal_patch_size, double bytes_per_element);
 
 // vLLM's LRUCache as the processor cache uses it for one item per lookup: get_and_update_item.
 class ProcessorCacheLru {

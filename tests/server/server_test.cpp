@@ -15,7 +15,9 @@
 #include "harness/core/error.hpp"
 #include "harness/server/serve_command.hpp"
 #include "harness/server/server.hpp"
+#include "harness/serving/api_server_pipeline.hpp"
 #include "harness/serving/virtual_loop.hpp"
+#include "harness/serving/vision_geometry.hpp"
 #include "tests/server/raw_http.hpp"
 #include "tests/server/test_images.hpp"
 
@@ -691,14 +693,21 @@ TEST_F(ServerTest, PlannedScheduleThroughHttpIsTheVirtualLoops) {
   EXPECT_EQ(server_->engine_stats().late_submissions, 0);
   const json recorded = timeline->stop_and_take_json();
   std::vector<Nanos> arrivals;
-  for (const json& r : recorded["requests"]) arrivals.push_back(r["arrival_ns"].get<Nanos>());
+  std::set<std::string> content_hashes;  // the same prompt thrice: one identity, as the scheduler got it
+  for (const json& r : recorded["requests"]) {
+    arrivals.push_back(r["arrival_ns"].get<Nanos>());
+    content_hashes.insert(r["content_hash"].get<std::string>());
+  }
   ASSERT_EQ(arrivals.size(), 3u);
+  ASSERT_EQ(content_hashes.size(), 1u);
+  EXPECT_NE(*content_hashes.begin(), "0000000000000000");
   std::sort(arrivals.begin(), arrivals.end());
   std::vector<serving::VirtualRequest> requests(3);
   for (std::size_t i = 0; i < 3; ++i) {
     requests[i].arrival_ns = arrivals[i] - arrivals[0];
     requests[i].request.prompt_tokens = prompt_tokens;
     requests[i].request.output_tokens = 40;
+    requests[i].request.content_hash = std::stoull(*content_hashes.begin(), nullptr, 16);
   }
   serving::SchedulerConfig scheduler;
   scheduler.max_num_seqs = config.engine.max_num_seqs;
@@ -719,6 +728,166 @@ TEST_F(ServerTest, PlannedScheduleThroughHttpIsTheVirtualLoops) {
     batched = std::max<std::int64_t>(batched, virt.steps[k].sequences);
   }
   EXPECT_EQ(batched, 2);  // the first two share steps; the third starts as they finish
+}
+
+// A chat request with one text part and one image (ignore_eos: exactly max_tokens tokens).
+json image_chat(const std::string& text, const std::string& image_url, int max_tokens) {
+  json body = user_text(text, max_tokens);
+  body["messages"][0]["content"] = {{{"type", "text"}, {"text", text}},
+                                    {{"type", "image_url"}, {"image_url", {{"url", image_url}}}}};
+  return body;
+}
+
+// The engine timeline's requests, in arrival order.
+std::vector<json> requests_by_arrival(const json& recorded) {
+  std::vector<json> requests(recorded["requests"].begin(), recorded["requests"].end());
+  std::sort(requests.begin(), requests.end(),
+            [](const json& a, const json& b) { return a["arrival_ns"].get<Nanos>() < b["arrival_ns"].get<Nanos>(); });
+  return requests;
+}
+
+// vLLM's processor cache in the live stage, keyed by the images' mm_hash (their encoded bytes as
+// received): a request repeated, and another text about the same image, skip the HF processor;
+// another image does not. The scheduler gets one content hash per prompt (text and images).
+TEST_F(ServerTest, DuplicateImageHitsTheProcessorCacheAndSharesItsContentHash) {
+  ServerConfig config = test_config();
+  config.api_server = api_server_model(5, 100, 1);
+  config.api_server.processor_cache_gib = {1, "test"};
+  config.engine.timeline = std::make_shared<EngineTimelineRecorder>(1000, 1000);
+  config.engine.timeline->start();
+  const auto timeline = config.engine.timeline;
+  start(config);
+  const std::string image = testing::data_url(64, 48, false), other_image = testing::data_url(64, 50, false);
+  const json bodies[] = {image_chat("what is this", image, 3), image_chat("what is this", image, 3),
+                         image_chat("and this?", image, 3), image_chat("what is this", other_image, 3)};
+  for (const json& body : bodies) ASSERT_EQ(chat(body).status, 200);  // one after another: arrival order
+  const ApiServerStats a = server_->api_server_stats();
+  EXPECT_EQ(a.requests, 4);
+  EXPECT_EQ(a.processor_cache_hits, 2);
+  EXPECT_EQ(a.processor_cache_evictions, 0);
+  // 5 ms each; the HF processor's 100 ns per pixel only for the two misses.
+  EXPECT_EQ(a.modelled_ns, 4 * 5'000'000 + 64 * 48 * 100 + 64 * 50 * 100);
+  const auto metrics = exchange(testing::get_request("/metrics"));
+  EXPECT_NE(metrics.body.find("encbench:api_server_processor_cache_hits_total 2\n"), std::string::npos);
+  const std::vector<json> requests = requests_by_arrival(timeline->stop_and_take_json());
+  ASSERT_EQ(requests.size(), 4u);
+  std::vector<std::string> hashes;
+  for (const json& r : requests) hashes.push_back(r["content_hash"].get<std::string>());
+  EXPECT_NE(hashes[0], "0000000000000000");
+  EXPECT_EQ(hashes[1], hashes[0]);
+  EXPECT_EQ(std::set<std::string>(hashes.begin(), hashes.end()).size(), 3u);  // other text, other image
+}
+
+// A repeated prompt reaches the scheduler with its first instance's content hash, so the live
+// engine's prefix caching and encoder cache (serving::Scheduler) hit as vLLM's would: the repeat,
+// sent after the first finished, takes the first's full prompt blocks (whole 128-token blocks, at
+// most prompt - 1 tokens) and its image's encoder output instead of encoding it again.
+TEST_F(ServerTest, ARepeatedPromptHitsTheEnginesPrefixAndEncoderCaches) {
+  ServerConfig config = test_config();
+  start(config);
+  const json body = image_chat(std::string(2000, 'q'), testing::data_url(64, 48, false), 3);
+  std::int64_t prompt_tokens = 0;
+  for (int i = 0; i < 2; ++i) {
+    const auto r = chat(body);
+    ASSERT_EQ(r.status, 200) << r.body;
+    prompt_tokens = json::parse(r.body)["usage"]["prompt_tokens"].get<std::int64_t>();
+  }
+  ASSERT_GT(prompt_tokens, 500);  // 2000 bytes of text alone are 500 tokens
+  const serving::SchedulerCounters c = server_->engine_stats().scheduler;
+  const std::int64_t block = config.engine.kv_block_tokens;
+  EXPECT_EQ(c.prefix_cache_queries, 2 * prompt_tokens);
+  EXPECT_EQ(c.prefix_cache_hits, (prompt_tokens - 1) / block * block);
+  EXPECT_EQ(c.encoder_cache_hits, 1);
+  EXPECT_EQ(c.encoder_prefix_skips, 0);  // the image ends the prompt: never inside the hit prefix
+  const auto metrics = exchange(testing::get_request("/metrics"));
+  EXPECT_NE(metrics.body.find("encbench:engine_prefix_cache_hits_total " +
+                              std::to_string((prompt_tokens - 1) / block * block) + "\n"),
+            std::string::npos);
+  EXPECT_NE(metrics.body.find("encbench:engine_encoder_cache_hits_total 1\n"), std::string::npos);
+}
+
+// The planned-schedule agreement with a duplicate: three image requests (the second repeats the
+// first) pass the live stage (100 ms + 20 us per pixel of HF processor, one process, a processor
+// cache) and the engine; the second's images hit the cache, so it costs 61.44 ms less. The
+// engine's planned steps and the stage's modelled work and queueing are the virtual loop's for the
+// same send offsets, to the nanosecond.
+TEST_F(ServerTest, PlannedScheduleWithADuplicateIsTheVirtualLoops) {
+  ServerConfig config = test_config();
+  config.engine.lm = serving::StepCostModel{5.0, 0, 0};
+  config.engine.encoder_time = EngineCoreConfig::EncoderTime::modelled;
+  config.api_server = api_server_model(100, 20'000, 1);
+  config.api_server.processor_cache_gib = {1, "test"};
+  config.engine.timeline = std::make_shared<EngineTimelineRecorder>(1000, 1000);
+  config.engine.timeline->start();
+  const auto timeline = config.engine.timeline;
+  start(config);
+  const int heights[] = {48, 48, 50};
+  std::vector<std::unique_ptr<RawConnection>> clients;
+  for (int i = 0; i < 3; ++i) {
+    clients.push_back(std::make_unique<RawConnection>(server_->port()));
+    const json body = image_chat("what is this", testing::data_url(64, heights[i], false), 20);
+    ASSERT_TRUE(clients.back()->send_all(testing::post_request("/v1/chat/completions", body.dump())));
+    // The next is sent once this one is in the stage: the stage and the virtual loop see one order.
+    const auto deadline = std::chrono::steady_clock::now() + 60s;
+    while (server_->api_server_stats().requests < i + 1 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(1ms);
+    ASSERT_EQ(server_->api_server_stats().requests, i + 1);
+  }
+  std::vector<std::int64_t> prompt_tokens;
+  for (auto& c : clients) {
+    const auto r = c->read_response(60000ms);
+    ASSERT_EQ(r.status, 200) << r.body;
+    prompt_tokens.push_back(json::parse(r.body)["usage"]["prompt_tokens"].get<std::int64_t>());
+  }
+  EXPECT_EQ(server_->engine_stats().late_submissions, 0);
+  const json recorded = timeline->stop_and_take_json();
+  const std::vector<json> live = requests_by_arrival(recorded);
+  ASSERT_EQ(live.size(), 3u);
+  const serving::VisionGeometry& geometry = config.request.geometry;
+  std::vector<serving::VirtualRequest> requests(3);
+  for (std::size_t i = 0; i < 3; ++i) {
+    serving::VirtualRequest& v = requests[i];
+    v.arrival_ns = live[i]["arrival_ns"].get<Nanos>() - live[0]["arrival_ns"].get<Nanos>();
+    v.image_pixels = 64 * heights[i];
+    const encoder::GridTHW grid = serving::image_grid(geometry, heights[i], 64);
+    v.processor_cache_bytes = serving::processor_cache_bytes(
+        {grid}, static_cast<int>(geometry.patch_size), static_cast<int>(geometry.temporal_patch_size), 2.0);
+    v.request.prompt_tokens = prompt_tokens[i];
+    v.request.images = {grid};
+    v.request.encoder_tokens = serving::image_token_count(geometry, grid);
+    v.request.image_offset = v.request.prompt_tokens - v.request.encoder_tokens;
+    v.request.output_tokens = 20;
+    v.request.content_hash = std::stoull(live[i]["content_hash"].get<std::string>(), nullptr, 16);
+  }
+  EXPECT_EQ(requests[1].request.content_hash, requests[0].request.content_hash);
+  EXPECT_NE(requests[2].request.content_hash, requests[0].request.content_hash);
+  serving::SchedulerConfig scheduler;
+  scheduler.max_num_seqs = config.engine.max_num_seqs;
+  scheduler.max_num_batched_tokens = config.engine.max_num_batched_tokens;
+  scheduler.encoder_budget_tokens = config.engine.max_num_encoder_input_tokens;
+  scheduler.kv_capacity_tokens = config.engine.kv_capacity_tokens;
+  scheduler.kv_block_tokens = config.engine.kv_block_tokens;
+  serving::VirtualArmOptions options;
+  options.keep_steps = true;
+  options.api_server = config.api_server;
+  const serving::VirtualArmResult virt =
+      serving::run_virtual_arm(requests, scheduler, config.engine.lm, config.engine.encoder, options);
+  const ApiServerStats a = server_->api_server_stats();
+  EXPECT_EQ(a.processor_cache_hits, 1);
+  EXPECT_EQ(virt.engine.api_server_cache_hits, 1);
+  EXPECT_EQ(a.modelled_ns, virt.engine.api_server_ns);
+  EXPECT_EQ(a.queue_ns, virt.engine.api_server_queue_ns);
+  EXPECT_EQ(a.modelled_ns, 3 * 100'000'000 + (64 * 48 + 64 * 50) * 20'000);  // the duplicate: no HF processor
+  const json& steps = recorded["steps"];
+  ASSERT_EQ(steps.size(), virt.steps.size());
+  for (std::size_t k = 0; k < virt.steps.size(); ++k) {
+    SCOPED_TRACE("step " + std::to_string(k));
+    EXPECT_EQ(steps[k]["planned_start_ns"].get<Nanos>() - live[0]["arrival_ns"].get<Nanos>(),
+              virt.steps[k].start_ns - virt.start_ns);
+    EXPECT_EQ(steps[k]["planned_encoder_ns"].get<Nanos>(), virt.steps[k].encoder_ns);
+    EXPECT_EQ(steps[k]["planned_lm_ns"].get<Nanos>(), virt.steps[k].lm_ns);
+    EXPECT_EQ(steps[k]["sequences"].get<std::int64_t>(), virt.steps[k].sequences);
+  }
 }
 
 std::filesystem::path source_dir() {
@@ -804,10 +973,10 @@ TEST(ServerProfile, StopAnswerCarriesTheEngineTimeline) {
     return c.read_response();
   };
   ASSERT_EQ(post("/start_profile", "").status, 200);
-  for (int i = 0; i < 3; ++i) {
+  for (int i = 0; i < 3; ++i) {  // three images: a repeated one would come from the encoder cache
     json body = {{"messages", {{{"role", "user"},
                                 {"content", {{{"type", "image_url"},
-                                              {"image_url", {{"url", testing::data_url(64, 48, false)}}}}}}}}},
+                                              {"image_url", {{"url", testing::data_url(64, 48 + i, false)}}}}}}}}},
                  {"max_tokens", 2}};
     ASSERT_EQ(post("/v1/chat/completions", body.dump(), "x-request-id: req-" + std::to_string(i) + "\r\n").status, 200);
   }
