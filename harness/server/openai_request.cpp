@@ -309,7 +309,7 @@ GenerationRequest parse_generation_request(Endpoint endpoint, std::string_view b
   // The endpoint starts the identity: a chat prompt and a completion of the same text differ in
   // their template tokens.
   request.prompt_hash = endpoint == Endpoint::chat_completions ? 1 : 2;
-  request.content_hash = fnv1a(body_text);
+  request.body_hash = fnv1a(body_text);
   request.model = model_field(body, options);
 
   if (const auto n = optional_int(body, "n"); n && *n != 1)

@@ -62,7 +62,7 @@ struct GenerationRequest {
   std::int64_t text_tokens = 0;           // approximate, template overhead included
   std::int64_t image_tokens = 0;          // exact for the geometry
   std::vector<ImageInput> images;
-  std::uint64_t content_hash = 0;         // FNV-1a of the body: seeds the stop length
+  std::uint64_t body_hash = 0;            // FNV-1a of the body: seeds the stop length
   // The prompt's identity as vLLM's content caches see it (content_identity.hpp): the endpoint,
   // each message's role and text and each image's mm_hash, in order; not max_tokens, seed or
   // other sampling fields. Equal for two requests with the same text and images. Never 0.

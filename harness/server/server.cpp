@@ -647,7 +647,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
   void submit(GenerationRequest request, std::uint64_t number, bool disconnect, Nanos ready = 0) {
     request_ = std::move(request);
     const std::uint64_t seed =
-        request_.seed ? mix64(static_cast<std::uint64_t>(*request_.seed)) : request_.content_hash;
+        request_.seed ? mix64(static_cast<std::uint64_t>(*request_.seed)) : request_.body_hash;
     word_seed_ = mix64(seed ^ server_.config_.seed);
     EngineRequest engine_request;
     engine_request.prompt_tokens = request_.prompt_tokens();

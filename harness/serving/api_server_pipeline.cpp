@@ -43,7 +43,8 @@ bool ProcessorCacheLru::lookup_and_insert(std::uint64_t key, std::int64_t bytes)
 ApiServerPipeline::ApiServerPipeline(ApiServerModel model)
     : model_(std::move(model)), media_pool_(model_.media_threads()), processes_(model_.processes()) {
   const std::int64_t capacity = model_.processor_cache_capacity_bytes();
-  if (capacity > 0) caches_.assign(static_cast<std::size_t>(std::max(model_.processes(), 1)), ProcessorCacheLru(capacity));
+  if (capacity > 0)
+    for (int p = 0; p < std::max(model_.processes(), 1); ++p) caches_.emplace_back(capacity);
 }
 
 Nanos ApiServerPipeline::decode(Nanos sent, std::int64_t image_pixels) {

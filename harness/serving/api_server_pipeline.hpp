@@ -46,6 +46,12 @@ std::int64_t processor_cache_bytes(const std::vector<encoder::GridTHW>& images, 
 class ProcessorCacheLru {
  public:
   explicit ProcessorCacheLru(std::int64_t capacity_bytes) : capacity_(capacity_bytes) {}
+  // index_ holds iterators into order_: a copy would point into the source's list. Moves keep them
+  // valid (std::list's nodes move with it).
+  ProcessorCacheLru(const ProcessorCacheLru&) = delete;
+  ProcessorCacheLru& operator=(const ProcessorCacheLru&) = delete;
+  ProcessorCacheLru(ProcessorCacheLru&&) = default;
+  ProcessorCacheLru& operator=(ProcessorCacheLru&&) = default;
   // A hit makes the item the most recent; a miss stores it, evicting the least recently used
   // until it fits. Key 0 (content unknown) never hits and is not stored; nor is an item larger
   // than the whole cache. Returns whether it hit.

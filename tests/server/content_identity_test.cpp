@@ -83,7 +83,7 @@ TEST(PromptIdentity, SameTextAndImageShareItAndAnyContentChangeMovesIt) {
   EXPECT_NE(a.prompt_hash, 0u);
   EXPECT_EQ(b.images[0].mm_hash, a.images[0].mm_hash);
   EXPECT_EQ(b.prompt_hash, a.prompt_hash);
-  EXPECT_NE(b.content_hash, a.content_hash);  // the body's hash (stop-length seed) does differ
+  EXPECT_NE(b.body_hash, a.body_hash);  // the body's hash (stop-length seed) does differ
 
   // Other image bytes (one row more; the same image as JPEG), other text, another role: new identity.
   const GenerationRequest taller = parse_chat(chat_body("what is this", testing::data_url(64, 49, false), 5));
