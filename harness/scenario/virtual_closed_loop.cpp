@@ -303,6 +303,9 @@ ArmSeed VirtualExperiment::run(std::size_t arm, const PresetAbOptions& load, std
   // Each arm of a seed is its own run of a real server: the same requests, independent jitter.
   arm_options.step_time_cv = impl_->shared.serving.step_time_cv.value;
   arm_options.jitter_seed = seed * 1000003ULL + arm;
+  arm_options.arrival_jitter_per_request_ns =
+      static_cast<Nanos>(impl_->shared.serving.arrival_jitter_ms_per_request.value * 1e6);
+  arm_options.arrival_jitter_sigma = impl_->shared.serving.arrival_jitter_sigma.value;
   arm_options.api_server = impl_->shared.api_server;
   serving::VirtualArmResult result = serving::run_virtual_arm(requests, impl_->shared.scheduler, impl_->shared.cost,
                                             impl_->encoders.at(arm), arm_options);

@@ -30,6 +30,8 @@ const std::map<std::string, ServingModelField>& fields() {
       {"gpu_memory_utilization", {&ServingModel::gpu_memory_utilization, 0.01, 1.0}},
       {"reserved_gib", {&ServingModel::reserved_gib, 0, 1e5}},
       {"step_time_cv", {&ServingModel::step_time_cv, 0, 0.5}},
+      {"arrival_jitter_ms_per_request", {&ServingModel::arrival_jitter_ms_per_request, 0, 1e3}},
+      {"arrival_jitter_sigma", {&ServingModel::arrival_jitter_sigma, 0, 4}},
   };
   return table;
 }

@@ -54,6 +54,12 @@ struct ServingModel {
   // Run-to-run noise of a real server: the coefficient of variation of each engine step's time
   // (serving/virtual_loop.hpp); 0 = none.
   SourcedValue step_time_cv{0, "none"};
+  // Run-to-run noise of the path from the client to vLLM's API server: each request reaches it
+  // (bodies in transit when sent, itself included) x this x a lognormal factor of median 1 and
+  // arrival_jitter_sigma after it was sent, drawn per run (serving/virtual_loop.hpp), so requests
+  // sent at once arrive in an order that changes from run to run; 0 = none.
+  SourcedValue arrival_jitter_ms_per_request{0, "none"};
+  SourcedValue arrival_jitter_sigma{0, "none"};
   // The encoder's host model on the virtual clock (device/host_model.hpp: a name in
   // scenarios/devices/host-models or a path): {"encoder_host_model": {"name": ..., "source": ...}}.
   // "dispatch-only" leaves the encoder's host cost to encoder_dispatch_us_per_op alone.

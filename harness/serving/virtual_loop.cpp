@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
+#include <limits>
 #include <queue>
 #include <string>
 
@@ -98,43 +99,119 @@ EncoderStepTime run_encoder_step(const serving::EncoderHook& encoder, const serv
 
 namespace {
 
+// Standard normal draws from a splitmix64 stream and Box-Muller (deterministic for a seed; no
+// library distribution, whose algorithm differs between standard libraries).
+class NormalStream {
+ public:
+  explicit NormalStream(std::uint64_t seed) : state_(seed * 0x9E3779B97F4A7C15ULL + 0xD1B54A32D192ED03ULL) {}
+  double next() {
+    const double u1 = (static_cast<double>(draw() >> 11) + 0.5) * 0x1.0p-53;
+    const double u2 = static_cast<double>(draw() >> 11) * 0x1.0p-53;
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
+  }
+
+ private:
+  std::uint64_t draw() {
+    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+  std::uint64_t state_;
+};
+
+// A mean-1 lognormal factor per step: exp(sigma z - sigma^2 / 2), sigma^2 = ln(1 + cv^2).
+class StepJitter {
+ public:
+  StepJitter(double cv, std::uint64_t seed) : sigma_(std::sqrt(std::log1p(cv * cv))), normal_(seed) {}
+  double next() {
+    if (sigma_ == 0) return 1.0;
+    return std::exp(sigma_ * normal_.next() - 0.5 * sigma_ * sigma_);
+  }
+
+ private:
+  double sigma_;
+  NormalStream normal_;
+};
+
+// How long after it was sent a request reaches the API server: the bodies still in transit when
+// it is sent (itself included) x per_request x exp(sigma z). The front end takes bodies sent
+// together one after another in a loosely kept order (scripts/measure-frontend-burst.py), so a
+// lone request arrives after about one body's time and the k-th of a burst after about k. Its own
+// stream (the seed's complement), so turning it on leaves the step factors' draws as they were.
+class ArrivalJitter {
+ public:
+  ArrivalJitter(Nanos per_request_ns, double sigma, std::uint64_t seed)
+      : per_request_ns_(per_request_ns), sigma_(sigma), normal_(~seed) {}
+  bool enabled() const { return per_request_ns_ > 0; }
+  // Calls in send order.
+  Nanos arrival(Nanos sent) {
+    while (!in_transit_.empty() && in_transit_.top() <= sent) in_transit_.pop();
+    const double bodies = static_cast<double>(in_transit_.size() + 1);
+    const Nanos at = sent + static_cast<Nanos>(bodies * static_cast<double>(per_request_ns_) *
+                                               std::exp(sigma_ * normal_.next()));
+    in_transit_.push(at);
+    return at;
+  }
+
+ private:
+  Nanos per_request_ns_;
+  double sigma_;
+  NormalStream normal_;
+  std::priority_queue<Nanos, std::vector<Nanos>, std::greater<>> in_transit_;
+};
+
 // vLLM's API server between the client's send and the scheduler (api_server_pipeline.hpp): each
-// request sent is decoded on the media pool, then takes the process that frees first, FIFO in the
-// order decodes end, and reaches the scheduler when its modelled processing ends. A request that
-// could precede another at the serial stage was sent before the other's decode ended, so once the
-// clock passes a decode's end every such request has entered: the serial stage takes decoded
-// requests up to `now` in decode order. Without a stage, a request reaches the scheduler when sent.
+// request sent reaches it (after its arrival jitter, when the run has one), is decoded on the media
+// pool, then takes the process that frees first, FIFO in the order decodes end, and reaches the
+// scheduler when its modelled processing ends. A request that could precede another at the serial
+// stage reached the server before the other's decode ended, so once the clock passes a decode's end
+// every such request has entered: the stage moves arrivals and decode ends up to `now` in time
+// order. Without a stage, a request reaches the scheduler when it reaches the server.
 class ApiServerStage {
  public:
-  ApiServerStage(const ApiServerModel& model, const std::vector<VirtualRequest>& requests, VirtualEngineCounters& c)
-      : enabled_(model.enabled()), pipeline_(model), requests_(requests), counters_(c),
+  ApiServerStage(const ApiServerModel& model, const std::vector<VirtualRequest>& requests, VirtualEngineCounters& c,
+                 ArrivalJitter jitter)
+      : enabled_(model.enabled()), pipeline_(model), requests_(requests), counters_(c), jitter_(jitter),
         start_ns_(requests.size(), 0), ready_ns_(requests.size(), 0), sent_ns_(requests.size(), 0) {}
   void enter(std::size_t id, Nanos sent, serving::Scheduler& scheduler) {
     start_ns_[id] = ready_ns_[id] = sent_ns_[id] = sent;
-    if (!enabled_) {
-      scheduler.add(id, requests_[id].request);
+    if (jitter_.enabled()) {
+      arriving_.push({jitter_.arrival(sent), sequence_++, id});
       return;
     }
-    decoding_.push({pipeline_.decode(sent, requests_[id].image_pixels), sequence_++, id});
+    arrive(id, sent, scheduler);
   }
-  // Decodes that ended by `now` enter the serial stage in that order; requests whose processing
-  // ended by `now` reach the scheduler, in the order they ended.
+  // Arrivals and decode ends up to `now`, in time order (a decode that ended before a request
+  // arrived goes first); then requests whose processing ended by `now` reach the scheduler, in the
+  // order they ended.
   void release_until(Nanos now, serving::Scheduler& scheduler) {
-    while (!decoding_.empty() && decoding_.top().at_ns <= now) {
-      process(decoding_.top().id, decoding_.top().at_ns);
-      decoding_.pop();
+    for (;;) {
+      const bool arrival = !arriving_.empty() && arriving_.top().at_ns <= now;
+      const bool decoded = !decoding_.empty() && decoding_.top().at_ns <= now;
+      if (!arrival && !decoded) break;
+      if (arrival && (!decoded || arriving_.top().at_ns < decoding_.top().at_ns)) {
+        const Event e = arriving_.top();
+        arriving_.pop();
+        start_ns_[e.id] = ready_ns_[e.id] = e.at_ns;
+        arrive(e.id, e.at_ns, scheduler);
+      } else {
+        process(decoding_.top().id, decoding_.top().at_ns);
+        decoding_.pop();
+      }
     }
     while (!processing_.empty() && processing_.top().at_ns <= now) {
       scheduler.add(processing_.top().id, requests_[processing_.top().id].request);
       processing_.pop();
     }
   }
-  bool holds() const { return !decoding_.empty() || !processing_.empty(); }
-  // The next time something moves: a decode ends or a request is ready.
+  bool holds() const { return !arriving_.empty() || !decoding_.empty() || !processing_.empty(); }
+  // The next time something moves: a request arrives, a decode ends or a request is ready.
   Nanos next_ready() const {
-    if (decoding_.empty()) return processing_.top().at_ns;
-    if (processing_.empty()) return decoding_.top().at_ns;
-    return std::min(decoding_.top().at_ns, processing_.top().at_ns);
+    Nanos next = std::numeric_limits<Nanos>::max();
+    for (const auto* queue : {&arriving_, &decoding_, &processing_})
+      if (!queue->empty()) next = std::min(next, queue->top().at_ns);
+    return next;
   }
   Nanos start_ns(std::size_t id) const { return start_ns_[id]; }
   Nanos ready_ns(std::size_t id) const { return ready_ns_[id]; }
@@ -152,6 +229,13 @@ class ApiServerStage {
     std::size_t id;
     bool operator>(const Event& o) const { return at_ns != o.at_ns ? at_ns > o.at_ns : sequence > o.sequence; }
   };
+  void arrive(std::size_t id, Nanos at, serving::Scheduler& scheduler) {
+    if (!enabled_) {
+      scheduler.add(id, requests_[id].request);
+      return;
+    }
+    decoding_.push({pipeline_.decode(at, requests_[id].image_pixels), sequence_++, id});
+  }
   void process(std::size_t id, Nanos decoded) {
     const VirtualRequest& r = requests_[id];
     const ApiServerProcessed p = pipeline_.process(decoded, r.image_pixels, r.request.prompt_tokens,
@@ -169,7 +253,8 @@ class ApiServerStage {
   ApiServerPipeline pipeline_;
   const std::vector<VirtualRequest>& requests_;
   VirtualEngineCounters& counters_;
-  std::priority_queue<Event, std::vector<Event>, std::greater<>> decoding_, processing_;
+  ArrivalJitter jitter_;
+  std::priority_queue<Event, std::vector<Event>, std::greater<>> arriving_, decoding_, processing_;
   std::uint64_t sequence_ = 0;
   std::vector<Nanos> start_ns_, ready_ns_, sent_ns_;
 };
@@ -225,32 +310,6 @@ Nanos next_event(const ClientSide& client, const ApiServerStage& api_server, con
   return std::min(client.next_arrival(), api_server.next_ready());
 }
 
-// A mean-1 lognormal factor per step: exp(sigma z - sigma^2 / 2), sigma^2 = ln(1 + cv^2), z from
-// a splitmix64 stream and Box-Muller (deterministic for a seed; no library distribution, whose
-// algorithm differs between standard libraries).
-class StepJitter {
- public:
-  StepJitter(double cv, std::uint64_t seed)
-      : sigma_(std::sqrt(std::log1p(cv * cv))), state_(seed * 0x9E3779B97F4A7C15ULL + 0xD1B54A32D192ED03ULL) {}
-  double next() {
-    if (sigma_ == 0) return 1.0;
-    const double u1 = (static_cast<double>(draw() >> 11) + 0.5) * 0x1.0p-53;
-    const double u2 = static_cast<double>(draw() >> 11) * 0x1.0p-53;
-    const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(6.283185307179586 * u2);
-    return std::exp(sigma_ * z - 0.5 * sigma_ * sigma_);
-  }
-
- private:
-  std::uint64_t draw() {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
-  double sigma_;
-  std::uint64_t state_;
-};
-
 }  // namespace
 
 VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, const serving::SchedulerConfig& config,
@@ -265,7 +324,9 @@ VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, co
   if (options.keep_steps) out.traces.resize(requests.size());
   serving::Scheduler scheduler(config);
   VirtualEngineCounters& c = out.engine;
-  ApiServerStage api_server(options.api_server, requests, c);
+  ApiServerStage api_server(options.api_server, requests, c,
+                            ArrivalJitter(options.arrival_jitter_per_request_ns, options.arrival_jitter_sigma,
+                                          options.jitter_seed));
   ClientSide client(requests, out.records, options.max_concurrency, api_server);
   StepJitter jitter(options.step_time_cv, options.jitter_seed);
   Nanos now = 0;

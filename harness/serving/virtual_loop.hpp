@@ -84,6 +84,12 @@ struct VirtualArmOptions {
   // different seeds are two independent runs). 0 = no jitter.
   double step_time_cv = 0;
   std::uint64_t jitter_seed = 0;
+  // Each request reaches the API server (the scheduler without one) a delay after it was sent:
+  // (requests sent earlier and still in transit + 1) x per_request x a lognormal factor (median 1,
+  // this sigma of the log), drawn from jitter_seed's own stream. Requests sent at once then arrive
+  // in an order that differs between runs. 0 = arrives when sent.
+  Nanos arrival_jitter_per_request_ns = 0;
+  double arrival_jitter_sigma = 0;
   // vLLM's API-server stage before the scheduler; the default (no processes) has none.
   ApiServerModel api_server;
 };
