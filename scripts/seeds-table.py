@@ -7,6 +7,7 @@
   done
   scripts/seeds-table.py /tmp/pr7104.json /tmp/pr6204.json /tmp/pr6448-500.json /tmp/pr6448-200.json /tmp/pr5810.json
   scripts/seeds-table.py --readme /tmp/pr7104.json ...   # README's one-row-per-run summary instead
+  scripts/seeds-table.py --aa /tmp/aa-pr7104.json ...     # the noise floor: A/A runs (--presets P,P)
 
 Per scenario: the issue's target metrics on both arms (published, model mean over the seeds,
 error), then each After-vs-Before change: published, the model's mean change, its 90 % interval
@@ -79,10 +80,26 @@ def readme_row(path):
     return f"| {run_label(doc['scenario'])} | {role} | " + " | ".join(cells) + " |"
 
 
+def aa_row(path):
+    """One row of the noise-floor table: an A/A run's (both arms one preset) change and its one-run
+    interval per metric: what the declared noise alone does to a published pair."""
+    doc = json.load(open(path))
+    presets = doc["scenario"].get("presets") or []
+    rows = {r["metric"]: r["change"] for r in doc["published_comparison"]["rows"]}
+    cells = [f"{c['model_pct']:+.2f} % [{c['one_run_p05_pct']:+.2f}, {c['one_run_p95_pct']:+.2f}]"
+             for c in (rows[k] for k in ("mean_ttft_ms", "request_throughput", "mean_tpot_ms"))]
+    return f"| {run_label(doc['scenario'])} | `{presets[0] if presets else '?'}` twice | " + " | ".join(cells) + " |"
+
+
 def main():
     args = sys.argv[1:]
-    if not args or args == ["--readme"]:
+    if not args or args in (["--readme"], ["--aa"]):
         sys.exit(__doc__)
+    if args[0] == "--aa":
+        print("| published setup | A/A arms | mean TTFT change [one run, 90 %] | throughput | mean TPOT |")
+        print("|---|---|---|---|---|")
+        print("\n".join(aa_row(p) for p in args[1:]))
+        return
     if args[0] == "--readme":
         print("| published run (Before arm) | role | req/s pub. / model | mean TTFT ms pub. / model | "
               "median TTFT ms pub. / model | mean TPOT ms pub. / model | "
