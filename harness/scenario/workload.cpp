@@ -261,4 +261,21 @@ std::vector<WorkloadRequest> sample_workload(const WorkloadModel& m, std::size_t
   return out;
 }
 
+std::int64_t run_output_tokens(const WorkloadModel& m, std::int64_t sent, double redraw_share, std::uint64_t run_seed,
+                               std::size_t index) {
+  if (redraw_share <= 0) return sent;
+  // The run's own seed, mixed so that run seed s never repeats the workload's seed-s draws.
+  const std::uint64_t seed = mix64(run_seed ^ 0x3c6ef372fe94f82bull);
+  // Stream 15: whether this request's length is drawn afresh in this run (uniform is in (0, 1), so
+  // share 1 redraws every request).
+  if (uniform(seed, index, 15) >= redraw_share) return sent;
+  return draw_output_tokens(m, seed, index);
+}
+
+void redraw_output_lengths(std::vector<WorkloadRequest>& requests, const WorkloadModel& m, double redraw_share,
+                           std::uint64_t run_seed) {
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    requests[i].output_tokens = run_output_tokens(m, requests[i].output_tokens, redraw_share, run_seed, i);
+}
+
 }  // namespace encbench::scenario

@@ -69,6 +69,18 @@ nlohmann::json to_json(const WorkloadModel& model);
 // at another length.
 std::vector<WorkloadRequest> sample_workload(const WorkloadModel& model, std::size_t count, std::uint64_t seed);
 
+// Run-to-run noise from vLLM's sampling (issue 35 item 6): a real server samples each request's
+// tokens (the model's generation_config applies by default), so two runs of the same prompts stop
+// at EOS in other places. In one run, seeded by `run_seed` (one per arm of a seed), a share
+// `redraw_share` of the requests, chosen per request, draws its output length afresh from the
+// workload's own output distribution (the draw sample_workload makes); the others keep `sent`, the
+// seed's length. Deterministic in (model, share, run_seed, index); share 0 returns `sent`.
+std::int64_t run_output_tokens(const WorkloadModel& model, std::int64_t sent, double redraw_share,
+                               std::uint64_t run_seed, std::size_t index);
+// The same for every request (index = position in send order); nothing but output_tokens changes.
+void redraw_output_lengths(std::vector<WorkloadRequest>& requests, const WorkloadModel& model, double redraw_share,
+                           std::uint64_t run_seed);
+
 // Mean of the distribution (lognormal: its mean after clamping is not computed; the parameter).
 double nominal_mean(const ScalarDistribution& d);
 
