@@ -255,14 +255,14 @@ struct VirtualExperiment::Impl {
     return out;
   }
 
-  // One run's output lengths (output_length_redraw_share): only a workload has a distribution to
-  // draw from; the fixed sample sends ignore_eos, so every run generates the cap.
+  // One run's output lengths (output_length_cv, output_length_redraw_share): only a workload has
+  // early stops to move; the fixed sample sends ignore_eos, so every run generates the cap.
   void sample_output_lengths(std::vector<serving::VirtualRequest>& requests, std::uint64_t noise_seed) const {
-    const double share = shared.serving.output_length_redraw_share.value;
-    if (!workload || share <= 0) return;
+    const RunOutputNoise noise{shared.serving.output_length_redraw_share.value, shared.serving.output_length_cv.value};
+    if (!workload || !noise.any()) return;
     for (std::size_t i = 0; i < requests.size(); ++i) {
       std::int64_t& tokens = requests[i].request.output_tokens;
-      tokens = run_output_tokens(*workload, tokens, share, noise_seed, i);
+      tokens = run_output_tokens(*workload, tokens, noise, noise_seed, i);
     }
   }
 };

@@ -30,6 +30,7 @@ const std::map<std::string, ServingModelField>& fields() {
       {"gpu_memory_utilization", {&ServingModel::gpu_memory_utilization, 0.01, 1.0}},
       {"reserved_gib", {&ServingModel::reserved_gib, 0, 1e5}},
       {"step_time_cv", {&ServingModel::step_time_cv, 0, 0.5}},
+      {"output_length_cv", {&ServingModel::output_length_cv, 0, 1.0}},
       {"output_length_redraw_share", {&ServingModel::output_length_redraw_share, 0, 1.0}},
   };
   return table;

@@ -54,11 +54,13 @@ struct ServingModel {
   // Run-to-run noise of a real server: the coefficient of variation of each engine step's time
   // (serving/virtual_loop.hpp); 0 = none.
   SourcedValue step_time_cv{0, "none"};
-  // Run-to-run noise from vLLM's sampling: the share of requests whose output length each run
-  // (each arm of a seed) draws afresh from the workload's output-length distribution, the others
-  // stopping where the seed's draw stops them (scenario/workload.hpp run_output_tokens); 0 = every
-  // run sends and generates the same lengths. Only a workload (--workload) has such a
-  // distribution; the fixed sample sends ignore_eos, whose lengths sampling cannot move.
+  // Run-to-run noise from vLLM's sampling (scenario/workload.hpp RunOutputNoise): each run (each
+  // arm of a seed) stops its requests at EOS in its own places. output_length_cv: the coefficient
+  // of variation of an early-stopped request's length between runs; output_length_redraw_share:
+  // the share of requests whose length each run draws afresh from the workload's distribution.
+  // 0 = every run generates the seed's lengths. Only a workload (--workload) has early stops; the
+  // fixed sample sends ignore_eos, whose lengths sampling cannot move.
+  SourcedValue output_length_cv{0, "none"};
   SourcedValue output_length_redraw_share{0, "none"};
   // The encoder's host model on the virtual clock (device/host_model.hpp: a name in
   // scenarios/devices/host-models or a path): {"encoder_host_model": {"name": ..., "source": ...}}.
