@@ -268,7 +268,8 @@ std::int64_t run_output_tokens(const WorkloadModel& m, std::int64_t sent, const 
   const std::uint64_t seed = mix64(run_seed ^ 0x3c6ef372fe94f82bull);
   // Stream 15: whether this request's length is drawn afresh in this run (uniform is in (0, 1), so
   // share 1 redraws every request).
-  if (noise.redraw_share > 0 && uniform(seed, index, 15) < noise.redraw_share) return draw_output_tokens(m, seed, index);
+  if (noise.redraw_share > 0 && uniform(seed, index, 15) < noise.redraw_share)
+    return draw_output_tokens(m, seed, index);
   if (noise.early_stop_cv <= 0 || sent >= m.max_output_tokens) return sent;
   // Stream 17: the EOS moves by a mean-1 lognormal factor (the parametrisation of step_time_cv);
   // past the cap the server stops it there (finish_reason "length").

@@ -80,7 +80,8 @@ TEST(OutputLengthNoise, EachRunFollowsTheWorkloadsOutputDistributionOnBothSides)
     totals.push_back(total_output(run));
     // The sample mean's standard error is sqrt(variance / n) (0.14 tokens): 7 of them each side.
     EXPECT_NEAR(totals.back() / static_cast<double>(n), mean, 7 * std::sqrt(variance / static_cast<double>(n)));
-    EXPECT_NEAR(static_cast<double>(early) / static_cast<double>(n), p, 7 * std::sqrt(p * (1 - p) / static_cast<double>(n)));
+    EXPECT_NEAR(static_cast<double>(early) / static_cast<double>(n), p,
+                7 * std::sqrt(p * (1 - p) / static_cast<double>(n)));
   }
   EXPECT_NE(totals[0], totals[1]);  // two runs, two totals
 }
