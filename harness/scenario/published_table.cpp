@@ -40,7 +40,8 @@ Modelled model_value(const std::vector<nlohmann::json>& seeds, const std::string
 }
 
 // The change of one run of the benchmark, After vs Before, as the model draws it: per seed (its
-// arrivals, workload and, with step_time_cv, each arm's own step-time jitter) After / Before - 1;
+// arrivals and workload; each arm's own step-time jitter, step_time_cv, and output lengths,
+// output_length_cv) After / Before - 1;
 // the 90 % interval of one run is the 5th..95th percentile of those (numpy-linear).
 struct ChangeInterval {
   double p05 = 0, p95 = 0;

@@ -254,6 +254,17 @@ struct VirtualExperiment::Impl {
     for (std::size_t i = 0; i < out.size(); ++i) out[i].arrival_ns = offsets[i];
     return out;
   }
+
+  // One run's output lengths (output_length_cv, output_length_redraw_share): only a workload has
+  // early stops to move; the fixed sample sends ignore_eos, so every run generates the cap.
+  void sample_output_lengths(std::vector<serving::VirtualRequest>& requests, std::uint64_t noise_seed) const {
+    const RunOutputNoise noise{shared.serving.output_length_redraw_share.value, shared.serving.output_length_cv.value};
+    if (!workload || !noise.any()) return;
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+      std::int64_t& tokens = requests[i].request.output_tokens;
+      tokens = run_output_tokens(*workload, tokens, noise, noise_seed, i);
+    }
+  }
 };
 
 VirtualExperiment::VirtualExperiment(const PresetAbOptions& o, const std::vector<std::string>& argv)
@@ -295,14 +306,17 @@ ArmSeed VirtualExperiment::run(std::size_t arm, const PresetAbOptions& load, std
   o.burstiness = load.burstiness;
   o.max_concurrency = load.max_concurrency;
   o.num_prompts = load.num_prompts;
-  const std::vector<serving::VirtualRequest> requests = impl_->requests(o, seed);
+  // Each arm of a seed is its own run of a real server: the same requests (vLLM's client with the
+  // same --seed), its own step-time jitter and its own sampled output lengths.
+  const std::uint64_t noise_seed = seed * 1000003ULL + arm;
+  std::vector<serving::VirtualRequest> requests = impl_->requests(o, seed);
+  impl_->sample_output_lengths(requests, noise_seed);
   const auto wall_start = std::chrono::steady_clock::now();
   serving::VirtualArmOptions arm_options;
   arm_options.max_concurrency = o.max_concurrency;
   arm_options.keep_steps = keep_detail;
-  // Each arm of a seed is its own run of a real server: the same requests, independent jitter.
   arm_options.step_time_cv = impl_->shared.serving.step_time_cv.value;
-  arm_options.jitter_seed = seed * 1000003ULL + arm;
+  arm_options.jitter_seed = noise_seed;
   arm_options.arrival_jitter_per_request_ns =
       static_cast<Nanos>(impl_->shared.serving.arrival_jitter_ms_per_request.value * 1e6);
   arm_options.arrival_jitter_sigma = impl_->shared.serving.arrival_jitter_sigma.value;

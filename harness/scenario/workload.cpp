@@ -261,4 +261,27 @@ std::vector<WorkloadRequest> sample_workload(const WorkloadModel& m, std::size_t
   return out;
 }
 
+std::int64_t run_output_tokens(const WorkloadModel& m, std::int64_t sent, const RunOutputNoise& noise,
+                               std::uint64_t run_seed, std::size_t index) {
+  if (!noise.any()) return sent;
+  // The run's own seed, mixed so that run seed s never repeats the workload's seed-s draws.
+  const std::uint64_t seed = mix64(run_seed ^ 0x3c6ef372fe94f82bull);
+  // Stream 15: whether this request's length is drawn afresh in this run (uniform is in (0, 1), so
+  // share 1 redraws every request).
+  if (noise.redraw_share > 0 && uniform(seed, index, 15) < noise.redraw_share)
+    return draw_output_tokens(m, seed, index);
+  if (noise.early_stop_cv <= 0 || sent >= m.max_output_tokens) return sent;
+  // Stream 17: the EOS moves by a mean-1 lognormal factor (the parametrisation of step_time_cv);
+  // past the cap the server stops it there (finish_reason "length").
+  const double sigma = std::sqrt(std::log1p(noise.early_stop_cv * noise.early_stop_cv));
+  const double factor = std::exp(sigma * standard_normal(seed, index, 17) - 0.5 * sigma * sigma);
+  return std::clamp<std::int64_t>(std::llround(static_cast<double>(sent) * factor), 1, m.max_output_tokens);
+}
+
+void redraw_output_lengths(std::vector<WorkloadRequest>& requests, const WorkloadModel& m, const RunOutputNoise& noise,
+                           std::uint64_t run_seed) {
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    requests[i].output_tokens = run_output_tokens(m, requests[i].output_tokens, noise, run_seed, i);
+}
+
 }  // namespace encbench::scenario

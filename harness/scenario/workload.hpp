@@ -69,6 +69,28 @@ nlohmann::json to_json(const WorkloadModel& model);
 // at another length.
 std::vector<WorkloadRequest> sample_workload(const WorkloadModel& model, std::size_t count, std::uint64_t seed);
 
+// Run-to-run noise from vLLM's sampling (issue 35 item 6): a real server samples each request's
+// tokens (the model's generation_config applies by default), so two runs of the same prompts stop
+// at EOS in other places. Two forms, each declared in the serving model:
+//   redraw_share   a share of the requests, chosen per request and run, draws its length afresh
+//                  from the workload's output distribution (the draw sample_workload makes);
+//   early_stop_cv  each request the seed stopped before the cap stops, in each run, at its length
+//                  times a mean-1 lognormal factor of this coefficient of variation (rounded, kept
+//                  in [1, cap]); one that reached the cap keeps it.
+struct RunOutputNoise {
+  double redraw_share = 0;
+  double early_stop_cv = 0;
+  bool any() const { return redraw_share > 0 || early_stop_cv > 0; }
+};
+// One run's output length of request `index`, sent with `sent` tokens by the seed's draw; seeded
+// by `run_seed` (one per arm of a seed). Deterministic in (model, noise, run_seed, index); no
+// noise returns `sent`.
+std::int64_t run_output_tokens(const WorkloadModel& model, std::int64_t sent, const RunOutputNoise& noise,
+                               std::uint64_t run_seed, std::size_t index);
+// The same for every request (index = position in send order); nothing but output_tokens changes.
+void redraw_output_lengths(std::vector<WorkloadRequest>& requests, const WorkloadModel& model,
+                           const RunOutputNoise& noise, std::uint64_t run_seed);
+
 // Mean of the distribution (lognormal: its mean after clamping is not computed; the parameter).
 double nominal_mean(const ScalarDistribution& d);
 

@@ -32,6 +32,8 @@ const std::map<std::string, ServingModelField>& fields() {
       {"step_time_cv", {&ServingModel::step_time_cv, 0, 0.5}},
       {"arrival_jitter_ms_per_request", {&ServingModel::arrival_jitter_ms_per_request, 0, 1e3}},
       {"arrival_jitter_sigma", {&ServingModel::arrival_jitter_sigma, 0, 4}},
+      {"output_length_cv", {&ServingModel::output_length_cv, 0, 1.0}},
+      {"output_length_redraw_share", {&ServingModel::output_length_redraw_share, 0, 1.0}},
   };
   return table;
 }

@@ -60,6 +60,14 @@ struct ServingModel {
   // sent at once arrive in an order that changes from run to run; 0 = none.
   SourcedValue arrival_jitter_ms_per_request{0, "none"};
   SourcedValue arrival_jitter_sigma{0, "none"};
+  // Run-to-run noise from vLLM's sampling (scenario/workload.hpp RunOutputNoise): each run (each
+  // arm of a seed) stops its requests at EOS in its own places. output_length_cv: the coefficient
+  // of variation of an early-stopped request's length between runs; output_length_redraw_share:
+  // the share of requests whose length each run draws afresh from the workload's distribution.
+  // 0 = every run generates the seed's lengths. Only a workload (--workload) has early stops; the
+  // fixed sample sends ignore_eos, whose lengths sampling cannot move.
+  SourcedValue output_length_cv{0, "none"};
+  SourcedValue output_length_redraw_share{0, "none"};
   // The encoder's host model on the virtual clock (device/host_model.hpp: a name in
   // scenarios/devices/host-models or a path): {"encoder_host_model": {"name": ..., "source": ...}}.
   // "dispatch-only" leaves the encoder's host cost to encoder_dispatch_us_per_op alone.
