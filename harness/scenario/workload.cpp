@@ -7,18 +7,12 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/json_read.hpp"
+#include "harness/core/mix64.hpp"
 #include "harness/core/named_json.hpp"
 #include "harness/core/result_json.hpp"
 
 namespace encbench::scenario {
 namespace {
-
-std::uint64_t mix64(std::uint64_t x) {  // splitmix64 finaliser
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 // A uniform in (0, 1) from (seed, request, stream): independent draws per quantity.
 double uniform(std::uint64_t seed, std::uint64_t index, std::uint64_t stream) {

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "harness/core/error.hpp"
+#include "harness/core/mix64.hpp"
 #include "harness/core/result_json.hpp"
 #include "harness/serving/scheduler.hpp"
 #include "harness/serving/step_timing.hpp"
@@ -32,13 +33,6 @@ constexpr std::array<std::string_view, 64> kWords = {
     " black", " door", " open", " field", " of", " flowers", " mountain", " in", " distance",
     " clouds", " over", " city", " street", " sign", " reads", " text", " chart", " plot",
     " values", " rise", " fall", " left", " right", " top", " bottom", " center"};
-
-std::uint64_t mix64(std::uint64_t x) {  // splitmix64 finaliser: cheap, well-spread hash
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 }  // namespace
 

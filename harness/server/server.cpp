@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "harness/core/error.hpp"
+#include "harness/core/mix64.hpp"
 #include "harness/device/measured_op_times.hpp"
 #include "harness/server/api_error.hpp"
 #include "harness/server/openai_response.hpp"
@@ -34,13 +35,6 @@ std::int64_t HttpStats::requests_of(const std::string& route, int status) const 
 }
 
 namespace {
-
-std::uint64_t mix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 // Uniform in [0, 1) from a hash: decides which requests a fault knob hits.
 double unit_from(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }

@@ -11,6 +11,8 @@
 #include <list>
 #include <unordered_map>
 
+#include "harness/core/mix64.hpp"
+
 namespace encbench::serving {
 
 struct EncoderCacheKey {
@@ -21,10 +23,7 @@ struct EncoderCacheKey {
 
 struct EncoderCacheKeyHash {
   std::size_t operator()(const EncoderCacheKey& k) const {
-    std::uint64_t x = k.value ^ (k.unique ? 0xD6E8FEB86659FD93ULL : 0);
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return static_cast<std::size_t>(x ^ (x >> 31));
+    return static_cast<std::size_t>(splitmix64_finalise(k.value ^ (k.unique ? 0xD6E8FEB86659FD93ULL : 0)));
   }
 };
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "harness/core/error.hpp"
+#include "harness/core/mix64.hpp"
 
 namespace encbench::serving {
 namespace {
@@ -231,7 +232,7 @@ Nanos next_event(const ClientSide& client, const ApiServerStage& api_server, con
 class StepJitter {
  public:
   StepJitter(double cv, std::uint64_t seed)
-      : sigma_(std::sqrt(std::log1p(cv * cv))), state_(seed * 0x9E3779B97F4A7C15ULL + 0xD1B54A32D192ED03ULL) {}
+      : sigma_(std::sqrt(std::log1p(cv * cv))), state_(seed * kSplitmix64Gamma + 0xD1B54A32D192ED03ULL) {}
   double next() {
     if (sigma_ == 0) return 1.0;
     const double u1 = (static_cast<double>(draw() >> 11) + 0.5) * 0x1.0p-53;
@@ -241,12 +242,7 @@ class StepJitter {
   }
 
  private:
-  std::uint64_t draw() {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
+  std::uint64_t draw() { return splitmix64_next(state_); }
   double sigma_;
   std::uint64_t state_;
 };
