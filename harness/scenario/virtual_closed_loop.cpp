@@ -32,6 +32,7 @@
 #include "harness/scenario/workload.hpp"
 #include "harness/serving/lm_roofline.hpp"
 #include "harness/serving/encoder_step.hpp"
+#include "harness/serving/scheduler_counters_json.hpp"
 #include "harness/serving/serving_model.hpp"
 #include "harness/serving/vision_geometry.hpp"
 #include "reports/compare.hpp"
@@ -201,30 +202,26 @@ reports::Comparison compare_seeds(const std::vector<std::string>& presets,
 }
 
 nlohmann::json engine_json(const serving::VirtualEngineCounters& c) {
-  return {{"steps", c.scheduler.steps},
-          {"preemptions", c.scheduler.preemptions},
-          {"max_running", c.scheduler.max_running},
-          {"max_waiting", c.scheduler.max_waiting},
-          {"max_kv_blocks_used", c.scheduler.max_kv_blocks_used},
-          {"prefix_cache_queries", c.scheduler.prefix_cache_queries},
-          {"prefix_cache_hits", c.scheduler.prefix_cache_hits},
-          {"preempted_prefix_cache_queries", c.scheduler.preempted_prefix_cache_queries},
-          {"preempted_prefix_cache_hits", c.scheduler.preempted_prefix_cache_hits},
-          {"encoder_cache_hits", c.scheduler.encoder_cache_hits},
-          {"encoder_prefix_skips", c.scheduler.encoder_prefix_skips},
-          {"images", c.images},
-          {"encoder_steps", c.encoder_steps},
-          {"encoder_failures", c.encoder_failures},
-          {"encoder_ms", ns_to_ms(c.encoder_ns)},
-          {"encoder_device_busy_ms", ns_to_ms(c.encoder_device_busy_ns)},
-          {"encoder_device_idle_ms", ns_to_ms(c.encoder_device_idle_ns)},
-          {"encoder_syncs", c.encoder_syncs},
-          {"lm_ms", ns_to_ms(c.lm_ns)},
-          {"api_server_ms", ns_to_ms(c.api_server_ns)},
-          {"api_server_queue_ms", ns_to_ms(c.api_server_queue_ns)},
-          {"api_server_decode_ms", ns_to_ms(c.api_server_decode_ns)},
-          {"api_server_cache_hits", c.api_server_cache_hits},
-          {"api_server_cache_evictions", c.api_server_cache_evictions}};
+  nlohmann::json engine{{"steps", c.scheduler.steps},
+                        {"preemptions", c.scheduler.preemptions},
+                        {"max_running", c.scheduler.max_running},
+                        {"max_waiting", c.scheduler.max_waiting},
+                        {"max_kv_blocks_used", c.scheduler.max_kv_blocks_used},
+                        {"images", c.images},
+                        {"encoder_steps", c.encoder_steps},
+                        {"encoder_failures", c.encoder_failures},
+                        {"encoder_ms", ns_to_ms(c.encoder_ns)},
+                        {"encoder_device_busy_ms", ns_to_ms(c.encoder_device_busy_ns)},
+                        {"encoder_device_idle_ms", ns_to_ms(c.encoder_device_idle_ns)},
+                        {"encoder_syncs", c.encoder_syncs},
+                        {"lm_ms", ns_to_ms(c.lm_ns)},
+                        {"api_server_ms", ns_to_ms(c.api_server_ns)},
+                        {"api_server_queue_ms", ns_to_ms(c.api_server_queue_ns)},
+                        {"api_server_decode_ms", ns_to_ms(c.api_server_decode_ns)},
+                        {"api_server_cache_hits", c.api_server_cache_hits},
+                        {"api_server_cache_evictions", c.api_server_cache_evictions}};
+  serving::add_cache_counters(engine, c.scheduler);
+  return engine;
 }
 
 nlohmann::json summary_of(const nlohmann::json& serving) {
