@@ -138,6 +138,7 @@ std::vector<serving::VirtualRequest> fixed_sample_requests(const PresetAbOptions
     for (const server::ImageInput& image : g.images) r.request.images.push_back(image.grid);
     r.request.output_tokens = g.max_tokens;
     r.request.content_hash = g.prompt_hash;  // what the live server gives its scheduler for this body
+    r.request.image_hash = g.image_hash;
     for (const server::ImageInput& image : g.images)
       r.image_pixels += static_cast<std::int64_t>(image.width) * image.height;
     r.processor_cache_bytes = processor_cache_bytes(m, r.request.images);
@@ -170,6 +171,7 @@ std::vector<serving::VirtualRequest> request_shapes(const PresetAbOptions& o, co
     r.request.image_offset = template_tokens / 2 + w.text_tokens;
     r.request.output_tokens = w.output_tokens;
     r.request.content_hash = w.content_hash;  // duplicates of a row (vLLM's oversampling) share it
+    r.request.image_hash = w.image_hash;      // and their row's image
     r.image_pixels = static_cast<std::int64_t>(w.image_width) * w.image_height;
     r.processor_cache_bytes = processor_cache_bytes(m, r.request.images);
   }

@@ -37,4 +37,12 @@ std::uint64_t combine_identity(std::uint64_t running, std::uint64_t value) {
   return splitmix64_finalise(absorb(running ^ kSplitmix64Gamma, value));
 }
 
+std::uint64_t processor_cache_key(const std::vector<std::uint64_t>& mm_hashes) {
+  if (mm_hashes.empty()) return 0;
+  if (mm_hashes.size() == 1) return mm_hashes.front();
+  std::uint64_t key = 0;
+  for (const std::uint64_t h : mm_hashes) key = combine_identity(key, h);
+  return nonzero_identity(key);
+}
+
 }  // namespace encbench::server

@@ -602,14 +602,12 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
   ApiServerInput api_server_input(const GenerationRequest& request) const {
     ApiServerInput input;
     input.prompt_tokens = request.prompt_tokens();
-    std::vector<std::uint64_t> mm_hashes;
     std::vector<encoder::GridTHW> grids;
     for (const ImageInput& image : request.images) {
       input.image_pixels += std::int64_t{image.width} * image.height;
-      mm_hashes.push_back(image.mm_hash);
       grids.push_back(image.grid);
     }
-    input.cache_key = processor_cache_key(mm_hashes);
+    input.cache_key = request.image_hash;
     const serving::VisionGeometry& geometry = server_.config_.request.geometry;
     input.cache_bytes = serving::processor_cache_bytes(grids, static_cast<int>(geometry.patch_size),
                                                        static_cast<int>(geometry.temporal_patch_size),
@@ -646,6 +644,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     EngineRequest engine_request;
     engine_request.prompt_tokens = request_.prompt_tokens();
     engine_request.content_hash = request_.prompt_hash;
+    engine_request.image_hash = request_.image_hash;
     engine_request.tag = tag_;
     engine_request.ready_ns = ready;
     for (const ImageInput& image : request_.images) {

@@ -4,9 +4,10 @@
 // cached ("freeable") until an allocation needs its space; those entries are evicted oldest first
 // (OrderedDict popitem(last=False)). A request that finds its item cached references it instead of
 // running the encoder (check_and_update_cache).
-// The model's key: requests with the same non-zero content hash carry the same images; a request
-// with content hash 0 gets a key of its own (unique = true), so it never hits but its entry still
-// takes its place in the LRU order as vLLM's would.
+// The model's key: requests with the same non-zero image hash (SchedRequest::image_hash, vLLM's
+// mm_hash) carry the same images, whatever their text; a request with image hash 0 gets a key of
+// its own (unique = true), so it never hits but its entry still takes its place in the LRU order
+// as vLLM's would.
 #include <cstdint>
 #include <list>
 #include <unordered_map>
@@ -17,7 +18,7 @@ namespace encbench::serving {
 
 struct EncoderCacheKey {
   std::uint64_t value = 0;
-  bool unique = false;  // value is a per-scheduler serial number, not a content hash
+  bool unique = false;  // value is a per-scheduler serial number, not an image hash
   bool operator==(const EncoderCacheKey&) const = default;
 };
 
