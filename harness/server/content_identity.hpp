@@ -1,9 +1,9 @@
 #pragma once
 // Content identity of what a request carries, as vLLM keys its content caches: the multimodal
-// processor cache by each image's mm_hash (blake3 of the encoded image bytes since vLLM PR
-// #29621), prefix caching's block hashes by the prompt's token ids and those mm hashes. Only
-// equality matters here (same bytes, same identity), so a fast 64-bit hash replaces blake3: a
-// collision would make two different contents share a cache entry, about 2^-64 per pair.
+// processor cache and the encoder cache by each image's mm_hash (blake3 of the encoded image bytes
+// since vLLM PR #29621), prefix caching's block hashes by the prompt's token ids and those mm
+// hashes. Only equality matters here (same bytes, same identity), so a fast 64-bit hash replaces
+// blake3: a collision would make two different contents share a cache entry, about 2^-64 per pair.
 // Identities are never 0 (0 means "unknown, never a hit" to the caches).
 #include <cstdint>
 #include <string_view>
