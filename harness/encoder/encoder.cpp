@@ -11,6 +11,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/instrument.hpp"
+#include "harness/core/mix64.hpp"
 #include "harness/encoder/host_math.hpp"
 #include "harness/encoder/native_ops.hpp"
 #include "harness/timeline/recorder.hpp"
@@ -31,13 +32,8 @@ namespace {
 // splitmix64: fast, deterministic, good enough for random weights.
 class Rng {
  public:
-  explicit Rng(std::uint64_t seed) : state_(seed * 0x9E3779B97F4A7C15ULL + 0x632BE59BD9B4E019ULL) {}
-  std::uint64_t next() {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
+  explicit Rng(std::uint64_t seed) : state_(seed * kSplitmix64Gamma + 0x632BE59BD9B4E019ULL) {}
+  std::uint64_t next() { return splitmix64_next(state_); }
   float uniform(float bound) {  // [-bound, bound)
     const double u = static_cast<double>(next() >> 11) * (1.0 / 9007199254740992.0);
     return static_cast<float>((2.0 * u - 1.0) * bound);

@@ -32,6 +32,7 @@
 #include "harness/scenario/workload.hpp"
 #include "harness/serving/lm_roofline.hpp"
 #include "harness/serving/encoder_step.hpp"
+#include "harness/serving/scheduler_counters_json.hpp"
 #include "harness/serving/serving_model.hpp"
 #include "harness/serving/vision_geometry.hpp"
 #include "reports/compare.hpp"
@@ -137,6 +138,7 @@ std::vector<serving::VirtualRequest> fixed_sample_requests(const PresetAbOptions
     for (const server::ImageInput& image : g.images) r.request.images.push_back(image.grid);
     r.request.output_tokens = g.max_tokens;
     r.request.content_hash = g.prompt_hash;  // what the live server gives its scheduler for this body
+    r.request.image_hash = g.image_hash;
     for (const server::ImageInput& image : g.images)
       r.image_pixels += static_cast<std::int64_t>(image.width) * image.height;
     r.processor_cache_bytes = processor_cache_bytes(m, r.request.images);
@@ -169,6 +171,7 @@ std::vector<serving::VirtualRequest> request_shapes(const PresetAbOptions& o, co
     r.request.image_offset = template_tokens / 2 + w.text_tokens;
     r.request.output_tokens = w.output_tokens;
     r.request.content_hash = w.content_hash;  // duplicates of a row (vLLM's oversampling) share it
+    r.request.image_hash = w.image_hash;      // and their row's image
     r.image_pixels = static_cast<std::int64_t>(w.image_width) * w.image_height;
     r.processor_cache_bytes = processor_cache_bytes(m, r.request.images);
   }
@@ -201,30 +204,26 @@ reports::Comparison compare_seeds(const std::vector<std::string>& presets,
 }
 
 nlohmann::json engine_json(const serving::VirtualEngineCounters& c) {
-  return {{"steps", c.scheduler.steps},
-          {"preemptions", c.scheduler.preemptions},
-          {"max_running", c.scheduler.max_running},
-          {"max_waiting", c.scheduler.max_waiting},
-          {"max_kv_blocks_used", c.scheduler.max_kv_blocks_used},
-          {"prefix_cache_queries", c.scheduler.prefix_cache_queries},
-          {"prefix_cache_hits", c.scheduler.prefix_cache_hits},
-          {"preempted_prefix_cache_queries", c.scheduler.preempted_prefix_cache_queries},
-          {"preempted_prefix_cache_hits", c.scheduler.preempted_prefix_cache_hits},
-          {"encoder_cache_hits", c.scheduler.encoder_cache_hits},
-          {"encoder_prefix_skips", c.scheduler.encoder_prefix_skips},
-          {"images", c.images},
-          {"encoder_steps", c.encoder_steps},
-          {"encoder_failures", c.encoder_failures},
-          {"encoder_ms", ns_to_ms(c.encoder_ns)},
-          {"encoder_device_busy_ms", ns_to_ms(c.encoder_device_busy_ns)},
-          {"encoder_device_idle_ms", ns_to_ms(c.encoder_device_idle_ns)},
-          {"encoder_syncs", c.encoder_syncs},
-          {"lm_ms", ns_to_ms(c.lm_ns)},
-          {"api_server_ms", ns_to_ms(c.api_server_ns)},
-          {"api_server_queue_ms", ns_to_ms(c.api_server_queue_ns)},
-          {"api_server_decode_ms", ns_to_ms(c.api_server_decode_ns)},
-          {"api_server_cache_hits", c.api_server_cache_hits},
-          {"api_server_cache_evictions", c.api_server_cache_evictions}};
+  nlohmann::json engine{{"steps", c.scheduler.steps},
+                        {"preemptions", c.scheduler.preemptions},
+                        {"max_running", c.scheduler.max_running},
+                        {"max_waiting", c.scheduler.max_waiting},
+                        {"max_kv_blocks_used", c.scheduler.max_kv_blocks_used},
+                        {"images", c.images},
+                        {"encoder_steps", c.encoder_steps},
+                        {"encoder_failures", c.encoder_failures},
+                        {"encoder_ms", ns_to_ms(c.encoder_ns)},
+                        {"encoder_device_busy_ms", ns_to_ms(c.encoder_device_busy_ns)},
+                        {"encoder_device_idle_ms", ns_to_ms(c.encoder_device_idle_ns)},
+                        {"encoder_syncs", c.encoder_syncs},
+                        {"lm_ms", ns_to_ms(c.lm_ns)},
+                        {"api_server_ms", ns_to_ms(c.api_server_ns)},
+                        {"api_server_queue_ms", ns_to_ms(c.api_server_queue_ns)},
+                        {"api_server_decode_ms", ns_to_ms(c.api_server_decode_ns)},
+                        {"api_server_cache_hits", c.api_server_cache_hits},
+                        {"api_server_cache_evictions", c.api_server_cache_evictions}};
+  serving::add_cache_counters(engine, c.scheduler);
+  return engine;
 }
 
 nlohmann::json summary_of(const nlohmann::json& serving) {

@@ -7,18 +7,12 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/json_read.hpp"
+#include "harness/core/mix64.hpp"
 #include "harness/core/named_json.hpp"
 #include "harness/core/result_json.hpp"
 
 namespace encbench::scenario {
 namespace {
-
-std::uint64_t mix64(std::uint64_t x) {  // splitmix64 finaliser
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 // A uniform in (0, 1) from (seed, request, stream): independent draws per quantity.
 double uniform(std::uint64_t seed, std::uint64_t index, std::uint64_t stream) {
@@ -205,6 +199,13 @@ std::uint64_t row_hash(std::uint64_t seed, std::int64_t row) {
   return h == 0 ? 1 : h;
 }
 
+// A row's image identity: distinct per (seed, row), drawn from another stream than row_hash's
+// (the image is one part of the prompt, not the prompt), never 0.
+std::uint64_t row_image_hash(std::uint64_t seed, std::int64_t row) {
+  const std::uint64_t h = mix64(mix64(seed ^ 0xbb67ae8584caa73bull) ^ static_cast<std::uint64_t>(row));
+  return h == 0 ? 1 : h;
+}
+
 // Its output: the cap, or with early_stop_probability an EOS uniformly in [1, cap).
 std::int64_t draw_output_tokens(const WorkloadModel& m, std::uint64_t seed, std::size_t i) {
   if (m.max_output_tokens > 1 && uniform(seed, i, 7) < m.early_stop_probability)
@@ -251,6 +252,7 @@ std::vector<WorkloadRequest> sample_workload(const WorkloadModel& m, std::size_t
     r.output_tokens = draw_output_tokens(m, seed, i);
     r.row = static_cast<std::int64_t>(i);
     r.content_hash = row_hash(seed, r.row);
+    if (r.image_width > 0) r.image_hash = row_image_hash(seed, r.row);
   }
   // vLLM's maybe_oversample_requests: random.choices(sampled rows, k = count - rows), appended.
   for (std::size_t i = distinct; i < count; ++i) {

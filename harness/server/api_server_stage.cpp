@@ -10,14 +10,6 @@ namespace encbench::server {
 ApiServerStage::ApiServerStage(serving::ApiServerModel model, std::int64_t max_in_stage)
     : model_(std::move(model)), pipeline_(model_), max_in_stage_(max_in_stage) {}
 
-std::uint64_t processor_cache_key(const std::vector<std::uint64_t>& mm_hashes) {
-  if (mm_hashes.empty()) return 0;
-  if (mm_hashes.size() == 1) return mm_hashes.front();
-  std::uint64_t key = 0;
-  for (const std::uint64_t h : mm_hashes) key = combine_identity(key, h);
-  return nonzero_identity(key);
-}
-
 ApiServerAdmission ApiServerStage::admit(Nanos received_ns, Nanos parse_start_ns, Nanos parse_end_ns,
                                          const ApiServerInput& input) {
   ApiServerAdmission out;

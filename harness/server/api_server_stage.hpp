@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "harness/core/clock.hpp"
+#include "harness/server/content_identity.hpp"
 #include "harness/serving/api_server_model.hpp"
 #include "harness/serving/api_server_pipeline.hpp"
 
@@ -52,10 +53,8 @@ struct ApiServerInput {
   std::int64_t cache_bytes = 0;
 };
 
-// The cache key of a request's images: the one image's mm_hash, or their hashes combined in order
-// (the pipeline looks a request up as one item; vLLM looks each image up, so a request whose images
-// are partly cached counts here as a miss). 0 without images.
-std::uint64_t processor_cache_key(const std::vector<std::uint64_t>& mm_hashes);
+// The cache key of a request's images, processor_cache_key (content_identity.hpp), is computed at
+// parse time: GenerationRequest::image_hash.
 
 // Largest --max-api-server-queue accepted.
 inline constexpr std::int64_t kMaxApiServerQueue = std::int64_t{1} << 20;

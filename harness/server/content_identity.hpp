@@ -1,12 +1,13 @@
 #pragma once
 // Content identity of what a request carries, as vLLM keys its content caches: the multimodal
-// processor cache by each image's mm_hash (blake3 of the encoded image bytes since vLLM PR
-// #29621), prefix caching's block hashes by the prompt's token ids and those mm hashes. Only
-// equality matters here (same bytes, same identity), so a fast 64-bit hash replaces blake3: a
-// collision would make two different contents share a cache entry, about 2^-64 per pair.
+// processor cache and the encoder cache by each image's mm_hash (blake3 of the encoded image bytes
+// since vLLM PR #29621), prefix caching's block hashes by the prompt's token ids and those mm
+// hashes. Only equality matters here (same bytes, same identity), so a fast 64-bit hash replaces
+// blake3: a collision would make two different contents share a cache entry, about 2^-64 per pair.
 // Identities are never 0 (0 means "unknown, never a hit" to the caches).
 #include <cstdint>
 #include <string_view>
+#include <vector>
 
 namespace encbench::server {
 
@@ -19,5 +20,12 @@ std::uint64_t combine_identity(std::uint64_t running, std::uint64_t value);
 
 // 0 is reserved for "no identity".
 inline std::uint64_t nonzero_identity(std::uint64_t h) { return h == 0 ? 1 : h; }
+
+// The identity of a request's images, the key of both the API server's processor cache and the
+// engine's encoder cache (vLLM keys both on each image's mm_hash, which does not see the text): the
+// one image's mm_hash, or their hashes combined in order (the model treats a request's images as
+// one item; vLLM looks each image up, so a request whose images are partly cached counts here as a
+// miss). 0 without images.
+std::uint64_t processor_cache_key(const std::vector<std::uint64_t>& mm_hashes);
 
 }  // namespace encbench::server

@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "harness/core/error.hpp"
+#include "harness/core/mix64.hpp"
 #include "harness/core/result_json.hpp"
 #include "harness/serving/scheduler.hpp"
 #include "harness/serving/step_timing.hpp"
@@ -32,13 +33,6 @@ constexpr std::array<std::string_view, 64> kWords = {
     " black", " door", " open", " field", " of", " flowers", " mountain", " in", " distance",
     " clouds", " over", " city", " street", " sign", " reads", " text", " chart", " plot",
     " values", " rise", " fall", " left", " right", " top", " bottom", " center"};
-
-std::uint64_t mix64(std::uint64_t x) {  // splitmix64 finaliser: cheap, well-spread hash
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 }  // namespace
 
@@ -99,6 +93,7 @@ struct LiveRequest {
   Nanos first_scheduled_ns = 0;
   std::int64_t encoder_step = -1;  // latest step that encoded its images (a preempted one re-encodes)
   std::uint64_t content_hash = 0;  // its prompt's identity (EngineRequest::content_hash)
+  std::uint64_t image_hash = 0;    // its images' identity (EngineRequest::image_hash)
 };
 
 struct Submission {
@@ -125,6 +120,7 @@ serving::SchedRequest to_sched_request(const EngineRequest& r) {
   s.image_offset = s.prompt_tokens - s.encoder_tokens;
   s.images = r.images;
   s.content_hash = r.content_hash;
+  s.image_hash = r.image_hash;
   s.output_tokens = std::max<std::int64_t>(1, r.plan.tokens);
   return s;
 }
@@ -277,7 +273,7 @@ void admit_submissions(std::deque<Submission>& fresh, serving::Scheduler& schedu
     }
     live.emplace(id, LiveRequest{std::move(s.handle), std::move(s.sink), s.request.plan.finish,
                                  s.request.prompt_tokens, false, std::move(s.request.tag), s.submitted_ns, 0, -1,
-                                 s.request.content_hash});
+                                 s.request.content_hash, s.request.image_hash});
   }
   fresh.clear();
 }
@@ -332,7 +328,7 @@ void note_scheduling(const serving::StepPlan& plan, std::unordered_map<serving::
 
 EngineRequestRecord first_token_record(const LiveRequest& r, Nanos first_token_ns) {
   return {r.tag.client_request_id, r.tag.response_id, r.tag.arrival_ns, r.submitted_ns,
-          r.first_scheduled_ns, r.encoder_step, first_token_ns, r.content_hash};
+          r.first_scheduled_ns, r.encoder_step, first_token_ns, r.content_hash, r.image_hash};
 }
 
 // The step as the timeline records it; the LM part is what follows the encoder part.

@@ -123,8 +123,11 @@ struct EngineRequest {
   std::vector<encoder::GridTHW> images;
   std::int64_t encoder_tokens = 0;   // multimodal tokens of `images` (counts against the encoder budget)
   // Its prompt's identity (text and images' mm hashes): serving::SchedRequest::content_hash, which
-  // vLLM's prefix caching and encoder cache key on. 0: unknown, never a hit.
+  // prefix caching keys on. 0: unknown, never a hit.
   std::uint64_t content_hash = 0;
+  // Its images' identity (their mm hashes, GenerationRequest::image_hash):
+  // serving::SchedRequest::image_hash, which the encoder cache keys on. 0: unknown, never a hit.
+  std::uint64_t image_hash = 0;
   OutputPlan plan;
   // When the request is due at the engine on the steady clock (the API-server stage's modelled
   // end): it waits for the first step planned to start at or after it, as the virtual loop

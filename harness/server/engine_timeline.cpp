@@ -45,7 +45,8 @@ nlohmann::json request_json(const EngineRequestRecord& r) {
           {"encoder_step", r.encoder_step},
           {"first_token_ns", r.first_token_ns},
           // Hex: a JSON number loses a 64-bit hash's low bits in most readers.
-          {"content_hash", hex64(r.content_hash)}};
+          {"content_hash", hex64(r.content_hash)},
+          {"image_hash", hex64(r.image_hash)}};
 }
 
 }  // namespace

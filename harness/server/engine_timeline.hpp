@@ -55,6 +55,7 @@ struct EngineRequestRecord {
   std::int64_t encoder_step = -1; // step that encoded its images (-1: none)
   Nanos first_token_ns = 0;       // end of the step that emitted its first token
   std::uint64_t content_hash = 0; // its prompt's identity, as the scheduler got it (0: none)
+  std::uint64_t image_hash = 0;   // its images' identity, as the scheduler got it (0: none)
 };
 
 class EngineTimelineRecorder {

@@ -342,6 +342,9 @@ GenerationRequest parse_generation_request(Endpoint endpoint, std::string_view b
   if (endpoint == Endpoint::chat_completions) parse_chat_messages(body, options, context, request);
   else parse_completion_prompt(body, request);
   request.prompt_hash = nonzero_identity(request.prompt_hash);
+  std::vector<std::uint64_t> mm_hashes;
+  for (const ImageInput& image : request.images) mm_hashes.push_back(image.mm_hash);
+  request.image_hash = processor_cache_key(mm_hashes);
 
   std::int64_t prompt = request.text_tokens;
   add_tokens(prompt, request.image_tokens, "messages");

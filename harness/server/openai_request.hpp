@@ -67,6 +67,10 @@ struct GenerationRequest {
   // each message's role and text and each image's mm_hash, in order; not max_tokens, seed or
   // other sampling fields. Equal for two requests with the same text and images. Never 0.
   std::uint64_t prompt_hash = 0;
+  // Its images' identity, processor_cache_key of their mm_hashes (0 without images): the processor
+  // cache and the encoder cache key on it (serving::SchedRequest::image_hash), as vLLM keys both on
+  // mm_hash, so the same image under another text hits them.
+  std::uint64_t image_hash = 0;
   std::int64_t prompt_tokens() const { return text_tokens + image_tokens; }
 };
 

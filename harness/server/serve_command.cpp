@@ -22,6 +22,7 @@
 #include "harness/encoder/toggles.hpp"
 #include "harness/server/encoder_profiler.hpp"
 #include "harness/serving/lm_roofline.hpp"
+#include "harness/serving/scheduler_counters_json.hpp"
 #include "harness/serving/serving_model.hpp"
 
 #include <optional>
@@ -322,6 +323,36 @@ nlohmann::json api_server_json(const Server& server) {
           {"processor_cache_evictions", a.processor_cache_evictions}};
 }
 
+// The engine core's counters; the scheduler's cache counters by the function the virtual engine
+// JSON uses too, so the two list the same keys.
+nlohmann::json engine_summary_json(const EngineCoreStats& e) {
+  nlohmann::json engine = {{"steps", e.scheduler.steps},
+                           {"requests_admitted", e.requests_admitted},
+                           {"requests_finished", e.requests_finished},
+                           {"requests_aborted", e.requests_aborted},
+                           {"requests_failed", e.requests_failed},
+                           {"prompt_tokens", e.prompt_tokens},
+                           {"generation_tokens", e.generation_tokens},
+                           {"images", e.images},
+                           {"encoder_forwards", e.encoder_forwards},
+                           {"encoder_forward_s", ns_to_s(e.encoder_wall_ns)},
+                           {"encoder_device_busy_s", ns_to_s(e.encoder_device_busy_ns)},
+                           {"encoder_device_idle_s", ns_to_s(e.encoder_device_idle_ns)},
+                           {"encoder_lateness_p99_us_sum", e.encoder_lateness_p99_us_sum},
+                           {"lm_modelled_s", ns_to_s(e.lm_modelled_ns)},
+                           {"encoder_modelled_s", ns_to_s(e.encoder_modelled_ns)},
+                           {"steps_timed", e.timed_steps},
+                           {"step_lateness_mean_ms",
+                            e.timed_steps > 0 ? ns_to_ms(e.step_lateness_sum_ns) / static_cast<double>(e.timed_steps) : 0.0},
+                           {"step_lateness_max_ms", ns_to_ms(e.step_lateness_max_ns)},
+                           {"late_submissions", e.late_submissions},
+                           {"max_running_seen", e.scheduler.max_running},
+                           {"max_step_tokens_seen", e.scheduler.max_step_tokens},
+                           {"uptime_s", ns_to_s(e.uptime_ns)}};
+  serving::add_cache_counters(engine, e.scheduler);
+  return engine;
+}
+
 nlohmann::json summary_json(const Server& server) {
   const EngineCoreStats e = server.engine_stats();
   const HttpStats h = server.http_stats();
@@ -342,34 +373,7 @@ nlohmann::json summary_json(const Server& server) {
             {"usage_prompt_tokens", h.prompt_tokens_served},
             {"usage_completion_tokens", h.completion_tokens_sent},
             {"faults", {{"fail", h.faults_failed}, {"disconnect", h.faults_disconnected}, {"stall", h.faults_stalled}}}}},
-          {"engine",
-           {{"steps", e.scheduler.steps},
-            {"requests_admitted", e.requests_admitted},
-            {"requests_finished", e.requests_finished},
-            {"requests_aborted", e.requests_aborted},
-            {"requests_failed", e.requests_failed},
-            {"prompt_tokens", e.prompt_tokens},
-            {"generation_tokens", e.generation_tokens},
-            {"images", e.images},
-            {"encoder_forwards", e.encoder_forwards},
-            {"encoder_forward_s", ns_to_s(e.encoder_wall_ns)},
-            {"encoder_device_busy_s", ns_to_s(e.encoder_device_busy_ns)},
-            {"encoder_device_idle_s", ns_to_s(e.encoder_device_idle_ns)},
-            {"encoder_lateness_p99_us_sum", e.encoder_lateness_p99_us_sum},
-            {"lm_modelled_s", ns_to_s(e.lm_modelled_ns)},
-            {"encoder_modelled_s", ns_to_s(e.encoder_modelled_ns)},
-            {"steps_timed", e.timed_steps},
-            {"step_lateness_mean_ms",
-             e.timed_steps > 0 ? ns_to_ms(e.step_lateness_sum_ns) / static_cast<double>(e.timed_steps) : 0.0},
-            {"step_lateness_max_ms", ns_to_ms(e.step_lateness_max_ns)},
-            {"late_submissions", e.late_submissions},
-            {"max_running_seen", e.scheduler.max_running},
-            {"max_step_tokens_seen", e.scheduler.max_step_tokens},
-            {"prefix_cache_queries", e.scheduler.prefix_cache_queries},
-            {"prefix_cache_hits", e.scheduler.prefix_cache_hits},
-            {"encoder_cache_hits", e.scheduler.encoder_cache_hits},
-            {"encoder_prefix_skips", e.scheduler.encoder_prefix_skips},
-            {"uptime_s", ns_to_s(e.uptime_ns)}}},
+          {"engine", engine_summary_json(e)},
           {"api_server", api_server_json(server)}};
 }
 

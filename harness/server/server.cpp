@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "harness/core/error.hpp"
+#include "harness/core/mix64.hpp"
 #include "harness/device/measured_op_times.hpp"
 #include "harness/server/api_error.hpp"
 #include "harness/server/openai_response.hpp"
@@ -34,13 +35,6 @@ std::int64_t HttpStats::requests_of(const std::string& route, int status) const 
 }
 
 namespace {
-
-std::uint64_t mix64(std::uint64_t x) {
-  x += 0x9e3779b97f4a7c15ull;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 // Uniform in [0, 1) from a hash: decides which requests a fault knob hits.
 double unit_from(std::uint64_t bits) { return static_cast<double>(bits >> 11) * 0x1.0p-53; }
@@ -608,14 +602,12 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
   ApiServerInput api_server_input(const GenerationRequest& request) const {
     ApiServerInput input;
     input.prompt_tokens = request.prompt_tokens();
-    std::vector<std::uint64_t> mm_hashes;
     std::vector<encoder::GridTHW> grids;
     for (const ImageInput& image : request.images) {
       input.image_pixels += std::int64_t{image.width} * image.height;
-      mm_hashes.push_back(image.mm_hash);
       grids.push_back(image.grid);
     }
-    input.cache_key = processor_cache_key(mm_hashes);
+    input.cache_key = request.image_hash;
     const serving::VisionGeometry& geometry = server_.config_.request.geometry;
     input.cache_bytes = serving::processor_cache_bytes(grids, static_cast<int>(geometry.patch_size),
                                                        static_cast<int>(geometry.temporal_patch_size),
@@ -652,6 +644,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     EngineRequest engine_request;
     engine_request.prompt_tokens = request_.prompt_tokens();
     engine_request.content_hash = request_.prompt_hash;
+    engine_request.image_hash = request_.image_hash;
     engine_request.tag = tag_;
     engine_request.ready_ns = ready;
     for (const ImageInput& image : request_.images) {

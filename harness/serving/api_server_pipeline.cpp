@@ -55,12 +55,12 @@ Nanos ApiServerPipeline::decode(Nanos sent, std::int64_t image_pixels) {
 }
 
 ApiServerProcessed ApiServerPipeline::process(Nanos decoded, std::int64_t image_pixels, std::int64_t prompt_tokens,
-                                              std::uint64_t content_hash, std::int64_t item_bytes) {
+                                              std::uint64_t image_hash, std::int64_t item_bytes) {
   const ApiServerQueue::Start slot = processes_.next(decoded);
   ApiServerProcessed out;
   // Images only: a text-only request has no item to look up.
   if (!caches_.empty() && image_pixels > 0)
-    out.cache_hit = caches_[slot.process].lookup_and_insert(content_hash, item_bytes);
+    out.cache_hit = caches_[slot.process].lookup_and_insert(image_hash, item_bytes);
   out.cost_ns = model_.serial_cost_ns(image_pixels, prompt_tokens, out.cache_hit);
   out.start_ns = slot.start_ns;
   out.end_ns = slot.start_ns + out.cost_ns;

@@ -4,27 +4,27 @@
 // cached ("freeable") until an allocation needs its space; those entries are evicted oldest first
 // (OrderedDict popitem(last=False)). A request that finds its item cached references it instead of
 // running the encoder (check_and_update_cache).
-// The model's key: requests with the same non-zero content hash carry the same images; a request
-// with content hash 0 gets a key of its own (unique = true), so it never hits but its entry still
-// takes its place in the LRU order as vLLM's would.
+// The model's key: requests with the same non-zero image hash (SchedRequest::image_hash, vLLM's
+// mm_hash) carry the same images, whatever their text; a request with image hash 0 gets a key of
+// its own (unique = true), so it never hits but its entry still takes its place in the LRU order
+// as vLLM's would.
 #include <cstdint>
 #include <list>
 #include <unordered_map>
+
+#include "harness/core/mix64.hpp"
 
 namespace encbench::serving {
 
 struct EncoderCacheKey {
   std::uint64_t value = 0;
-  bool unique = false;  // value is a per-scheduler serial number, not a content hash
+  bool unique = false;  // value is a per-scheduler serial number, not an image hash
   bool operator==(const EncoderCacheKey&) const = default;
 };
 
 struct EncoderCacheKeyHash {
   std::size_t operator()(const EncoderCacheKey& k) const {
-    std::uint64_t x = k.value ^ (k.unique ? 0xD6E8FEB86659FD93ULL : 0);
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return static_cast<std::size_t>(x ^ (x >> 31));
+    return static_cast<std::size_t>(splitmix64_finalise(k.value ^ (k.unique ? 0xD6E8FEB86659FD93ULL : 0)));
   }
 };
 

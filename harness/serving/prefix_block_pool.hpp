@@ -19,6 +19,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "harness/core/mix64.hpp"
+
 namespace encbench::serving {
 
 struct PrefixBlockKey {
@@ -30,10 +32,8 @@ struct PrefixBlockKey {
 struct PrefixBlockKeyHash {
   std::size_t operator()(const PrefixBlockKey& k) const {
     // splitmix64 finaliser over both fields: content hashes may be small consecutive integers.
-    std::uint64_t x = k.content_hash ^ (static_cast<std::uint64_t>(k.index) * 0x9E3779B97F4A7C15ULL);
-    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    x = (x ^ (x >> 27)) * 0x94D049BB133111EBULL;
-    return static_cast<std::size_t>(x ^ (x >> 31));
+    return static_cast<std::size_t>(
+        splitmix64_finalise(k.content_hash ^ (static_cast<std::uint64_t>(k.index) * kSplitmix64Gamma)));
   }
 };
 

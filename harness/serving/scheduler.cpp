@@ -43,8 +43,8 @@ void Scheduler::add(RequestId id, SchedRequest request) {
           "a request of " + std::to_string(request.prompt_tokens + request.output_tokens) +
               " tokens needs more KV blocks than the cache holds (" + std::to_string(kv_blocks_total_) + ")");
   require(!seqs_.contains(id), "request id " + std::to_string(id) + " is already queued");
-  const EncoderCacheKey images = request.content_hash != 0 ? EncoderCacheKey{request.content_hash, false}
-                                                           : EncoderCacheKey{next_unique_images_++, true};
+  const EncoderCacheKey images = request.image_hash != 0 ? EncoderCacheKey{request.image_hash, false}
+                                                         : EncoderCacheKey{next_unique_images_++, true};
   seqs_.emplace(id, Seq{std::move(request), images});
   waiting_.push_back(id);
 }
@@ -149,8 +149,8 @@ void Scheduler::preempt_last_running(StepPlan& plan) {
   Seq& seq = seqs_.at(victim);
   release(seq);
   seq.preempted = true;
-  // Unique content never hits, not even its own output on resume (vLLM's mm_hash would): it gets a
-  // fresh key, and its old output waits in the LRU order for eviction as vLLM's would.
+  // Unknown images never hit, not even their own output on resume (vLLM's mm_hash would): they get
+  // a fresh key, and the old output waits in the LRU order for eviction as vLLM's would.
   if (seq.images.unique) seq.images.value = next_unique_images_++;
   waiting_.push_front(victim);
   plan.preempted.push_back(victim);

@@ -27,8 +27,9 @@
 //   - the encoder cache is keyed by the images' hash: a request whose images are cached (referenced
 //     or kept after use) references them instead of running the encoder; unreferenced outputs are
 //     evicted oldest first when space is needed.
-// The model's content identity is SchedRequest::content_hash: with 0 (unique content) nothing is
-// ever a hit and the scheduler behaves exactly as without the caches.
+// The model's identities: SchedRequest::content_hash (the prompt) for prefix caching,
+// SchedRequest::image_hash (its images) for the encoder cache. With both 0 (unique content)
+// nothing is ever a hit and the scheduler behaves exactly as without the caches.
 // Simplifications (stated): a request's images are one contiguous block, encoded together, one
 // encoder cache entry; blocks that hold generated tokens are never cached (two requests' outputs
 // differ; vLLM caches them too, which lets a preempted request hit its own output on resume), nor
@@ -66,9 +67,15 @@ struct SchedRequest {
   std::int64_t output_tokens = 1;   // tokens generated before it finishes
   // Identity of the prompt's content (text and images): requests with the same non-zero hash send
   // the same prompt (vLLM's bench client oversamples a dataset smaller than --num-prompts by
-  // duplicating rows), so vLLM's caches keyed by content (the API server's multimodal processor
-  // cache, the encoder cache, prefix caching) can hit. 0 = unique content, never a hit.
+  // duplicating rows), so prefix caching, whose block hashes chain the prompt's tokens and the
+  // images' hashes, can hit. 0 = unique content, never a hit.
   std::uint64_t content_hash = 0;
+  // Identity of its images (vLLM's mm_hash: the encoded image bytes, not the text around them;
+  // one image per request in this project's workloads, several combined in order as one item).
+  // The encoder cache keys on it, as vLLM's EncoderCacheManager keys on mm_feature.identifier, so
+  // the same image under another text reuses its encoder output; the API server's processor cache
+  // keys on it too. 0 = unknown, never a hit.
+  std::uint64_t image_hash = 0;
 };
 
 struct ScheduledItem {
@@ -184,7 +191,7 @@ class Scheduler {
   std::int64_t kv_blocks_total_ = 0;  // 0: unlimited
   PrefixBlockPool kv_pool_;
   EncoderOutputCache encoder_cache_;
-  std::uint64_t next_unique_images_ = 0;  // serial numbers of content-hash-0 encoder entries
+  std::uint64_t next_unique_images_ = 0;  // serial numbers of image-hash-0 encoder entries
   std::vector<BlockId> hits_;             // scratch: one waiting request's prefix hit
   std::unordered_map<RequestId, Seq> seqs_;
   std::deque<RequestId> waiting_;

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "harness/core/error.hpp"
+#include "harness/core/mix64.hpp"
 
 namespace encbench::serving {
 namespace {
@@ -103,7 +104,7 @@ namespace {
 // library distribution, whose algorithm differs between standard libraries).
 class NormalStream {
  public:
-  explicit NormalStream(std::uint64_t seed) : state_(seed * 0x9E3779B97F4A7C15ULL + 0xD1B54A32D192ED03ULL) {}
+  explicit NormalStream(std::uint64_t seed) : state_(seed * kSplitmix64Gamma + 0xD1B54A32D192ED03ULL) {}
   double next() {
     const double u1 = (static_cast<double>(draw() >> 11) + 0.5) * 0x1.0p-53;
     const double u2 = static_cast<double>(draw() >> 11) * 0x1.0p-53;
@@ -111,12 +112,7 @@ class NormalStream {
   }
 
  private:
-  std::uint64_t draw() {
-    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
-    return z ^ (z >> 31);
-  }
+  std::uint64_t draw() { return splitmix64_next(state_); }
   std::uint64_t state_;
 };
 
@@ -239,7 +235,7 @@ class ApiServerStage {
   void process(std::size_t id, Nanos decoded) {
     const VirtualRequest& r = requests_[id];
     const ApiServerProcessed p = pipeline_.process(decoded, r.image_pixels, r.request.prompt_tokens,
-                                                   r.request.content_hash, r.processor_cache_bytes);
+                                                   r.request.image_hash, r.processor_cache_bytes);
     start_ns_[id] = p.start_ns;
     ready_ns_[id] = p.end_ns;
     // Work: the serial cost (with the decode when there is no pool) and the pool's decode; the

@@ -33,7 +33,7 @@ struct VirtualRequest {
   std::int64_t client_prompt_tokens = 0;  // what the client counts (vLLM: text only)
   std::int64_t image_pixels = 0;          // width x height of its images as sent (the API server's work)
   // What vLLM's processor cache counts for its image (api_server_pipeline.hpp); its key is
-  // request.content_hash.
+  // request.image_hash (vLLM's mm_hash), as the encoder cache's.
   std::int64_t processor_cache_bytes = 0;
   serving::SchedRequest request;       // what the engine schedules
 };

@@ -7,6 +7,7 @@
 #include <random>
 
 #include "harness/core/stats.hpp"
+#include "harness/core/mix64.hpp"
 
 namespace encbench::reports::test {
 
@@ -34,12 +35,7 @@ std::filesystem::path temp_dir(const std::string& tag) {
 namespace {
 struct SplitMix64 {
   std::uint64_t state;
-  std::uint64_t next() {
-    std::uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
+  std::uint64_t next() { return splitmix64_next(state); }
   double uniform() { return (static_cast<double>(next() >> 11) + 0.5) / 9007199254740992.0; }
   double normal() {
     const double u1 = uniform(), u2 = uniform();

@@ -295,7 +295,7 @@ TEST(Workload, LognormalDrawsMatchTheirMeanAndAreStablePerRequest) {
 
 bool same_prompt(const scenario::WorkloadRequest& a, const scenario::WorkloadRequest& b) {
   return a.text_tokens == b.text_tokens && a.image_width == b.image_width && a.image_height == b.image_height &&
-         a.row == b.row && a.content_hash == b.content_hash;
+         a.row == b.row && a.content_hash == b.content_hash && a.image_hash == b.image_hash;
 }
 
 TEST(Workload, PastItsRowsTheClientAppendsDuplicatesOfThemInOrder) {
@@ -306,15 +306,20 @@ TEST(Workload, PastItsRowsTheClientAppendsDuplicatesOfThemInOrder) {
   const auto rows = scenario::sample_workload(m, 500, 0);
   const auto sent = scenario::sample_workload(m, 1000, 0);
   ASSERT_EQ(sent.size(), 1000u);
-  std::set<std::uint64_t> hashes;
+  std::set<std::uint64_t> hashes, image_hashes;
   for (std::size_t i = 0; i < 500; ++i) {
     ASSERT_TRUE(same_prompt(sent[i], rows[i])) << i;  // the rows first, in their order
     EXPECT_EQ(sent[i].output_tokens, rows[i].output_tokens) << i;
     EXPECT_EQ(sent[i].row, static_cast<std::int64_t>(i));
     EXPECT_NE(sent[i].content_hash, 0u);
     hashes.insert(sent[i].content_hash);
+    ASSERT_GT(sent[i].image_width, 0);
+    EXPECT_NE(sent[i].image_hash, 0u);  // each row its own image, known
+    EXPECT_NE(sent[i].image_hash, sent[i].content_hash);
+    image_hashes.insert(sent[i].image_hash);
   }
   EXPECT_EQ(hashes.size(), 500u);  // distinct per row
+  EXPECT_EQ(image_hashes.size(), 500u);
   std::set<std::int64_t> repeated;
   for (std::size_t i = 500; i < 1000; ++i) {
     ASSERT_GE(sent[i].row, 0);
@@ -335,6 +340,10 @@ TEST(Workload, PastItsRowsTheClientAppendsDuplicatesOfThemInOrder) {
     EXPECT_EQ(free_rows[i].output_tokens, rows[i].output_tokens) << i;
   }
   EXPECT_NE(scenario::sample_workload(m, 1000, 1)[0].content_hash, sent[0].content_hash);  // per seed
+  EXPECT_NE(scenario::sample_workload(m, 1000, 1)[0].image_hash, sent[0].image_hash);
+  scenario::WorkloadModel text_only = m;
+  text_only.images_per_request = 0;
+  EXPECT_EQ(scenario::sample_workload(text_only, 1, 0)[0].image_hash, 0u);  // no image, no identity
 }
 
 TEST(Workload, DuplicatesAreUniformOverTheRowsAndDrawTheirOwnOutputLength) {

@@ -748,7 +748,8 @@ std::vector<json> requests_by_arrival(const json& recorded) {
 
 // vLLM's processor cache in the live stage, keyed by the images' mm_hash (their encoded bytes as
 // received): a request repeated, and another text about the same image, skip the HF processor;
-// another image does not. The scheduler gets one content hash per prompt (text and images).
+// another image does not. The scheduler gets one content hash per prompt (text and images) and
+// one image hash per request (the images' mm_hash, whatever the text).
 TEST_F(ServerTest, DuplicateImageHitsTheProcessorCacheAndSharesItsContentHash) {
   ServerConfig config = test_config();
   config.api_server = api_server_model(5, 100, 1);
@@ -776,6 +777,13 @@ TEST_F(ServerTest, DuplicateImageHitsTheProcessorCacheAndSharesItsContentHash) {
   EXPECT_NE(hashes[0], "0000000000000000");
   EXPECT_EQ(hashes[1], hashes[0]);
   EXPECT_EQ(std::set<std::string>(hashes.begin(), hashes.end()).size(), 3u);  // other text, other image
+  std::vector<std::string> images;
+  for (const json& r : requests) images.push_back(r["image_hash"].get<std::string>());
+  EXPECT_NE(images[0], "0000000000000000");
+  EXPECT_NE(images[0], hashes[0]);
+  EXPECT_EQ(images[1], images[0]);
+  EXPECT_EQ(images[2], images[0]);  // another text, the same image
+  EXPECT_NE(images[3], images[0]);
 }
 
 // A repeated prompt reaches the scheduler with its first instance's content hash, so the live
@@ -804,6 +812,31 @@ TEST_F(ServerTest, ARepeatedPromptHitsTheEnginesPrefixAndEncoderCaches) {
                               std::to_string((prompt_tokens - 1) / block * block) + "\n"),
             std::string::npos);
   EXPECT_NE(metrics.body.find("encbench:engine_encoder_cache_hits_total 1\n"), std::string::npos);
+}
+
+// The same image under another text (vLLM keys the processor and encoder caches on the image's
+// mm_hash, which does not see the text; prefix caching on block hashes chained from the first
+// block, the template's and the text's tokens): both image caches hit, no prefix block does.
+TEST_F(ServerTest, TheSameImageUnderAnotherTextHitsTheImageCachesButNoPrefixBlock) {
+  ServerConfig config = test_config();
+  config.api_server = api_server_model(5, 100, 1);
+  config.api_server.processor_cache_gib = {1, "test"};
+  start(config);
+  const std::string image = testing::data_url(64, 48, false);
+  std::int64_t prompt_tokens = 0;
+  for (const char letter : {'q', 'r'}) {
+    const auto r = chat(image_chat(std::string(2000, letter), image, 3));
+    ASSERT_EQ(r.status, 200) << r.body;
+    prompt_tokens += json::parse(r.body)["usage"]["prompt_tokens"].get<std::int64_t>();
+  }
+  ASSERT_GT(prompt_tokens, 1000);  // two prompts of 500 text tokens and more: blocks to hit
+  EXPECT_EQ(server_->api_server_stats().processor_cache_hits, 1);
+  const serving::SchedulerCounters c = server_->engine_stats().scheduler;
+  EXPECT_EQ(c.prefix_cache_queries, prompt_tokens);
+  EXPECT_EQ(c.prefix_cache_hits, 0);
+  EXPECT_EQ(c.encoder_cache_hits, 1);
+  EXPECT_EQ(c.encoder_prefix_skips, 0);
+  EXPECT_EQ(server_->engine_stats().images, 1);  // encoded once
 }
 
 // The planned-schedule agreement with a duplicate: three image requests (the second repeats the
@@ -858,6 +891,7 @@ TEST_F(ServerTest, PlannedScheduleWithADuplicateIsTheVirtualLoops) {
     v.request.image_offset = v.request.prompt_tokens - v.request.encoder_tokens;
     v.request.output_tokens = 20;
     v.request.content_hash = std::stoull(live[i]["content_hash"].get<std::string>(), nullptr, 16);
+    v.request.image_hash = std::stoull(live[i]["image_hash"].get<std::string>(), nullptr, 16);
   }
   EXPECT_EQ(requests[1].request.content_hash, requests[0].request.content_hash);
   EXPECT_NE(requests[2].request.content_hash, requests[0].request.content_hash);

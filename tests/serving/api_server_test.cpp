@@ -274,13 +274,13 @@ ApiServerModel processor_cost(double serial_ms, double cache_bytes) {
 }
 
 TEST(VirtualApiServer, ADuplicateImageHitsTheProcessorCacheAndCostsOnlyTheRest) {
-  // A burst of five 1 MP requests with contents 1, 2, 1, 1, 2: misses cost 1 + 10 ms, hits 1 ms.
+  // A burst of five 1 MP requests with images 1, 2, 1, 1, 2: misses cost 1 + 10 ms, hits 1 ms.
   std::vector<VirtualRequest> requests = burst(5);
-  const std::uint64_t content[] = {1, 2, 1, 1, 2};
+  const std::uint64_t image[] = {1, 2, 1, 1, 2};
   for (std::size_t i = 0; i < requests.size(); ++i) {
     requests[i].image_pixels = 1'000'000;
     requests[i].processor_cache_bytes = 100;
-    requests[i].request.content_hash = content[i];
+    requests[i].request.image_hash = image[i];
   }
   const VirtualArmResult cached = run(requests, processor_cost(1, 1000));
   const Nanos ready[] = {11, 22, 23, 24, 25};
@@ -293,11 +293,11 @@ TEST(VirtualApiServer, ADuplicateImageHitsTheProcessorCacheAndCostsOnlyTheRest) 
   EXPECT_EQ(small.engine.api_server_cache_hits, 1);
   EXPECT_EQ(small.engine.api_server_cache_evictions, 3);
   EXPECT_EQ(small.traces[4].engine_arrival_ns - small.records[4].sent_ns, (11 * 4 + 1) * kMs);
-  // Without a cache, or with unknown contents, every request pays the processor.
+  // Without a cache, or with unknown images, every request pays the processor.
   const VirtualArmResult none = run(requests, processor_cost(1, 0));
   EXPECT_EQ(none.engine.api_server_cache_hits, 0);
   EXPECT_EQ(none.traces[4].engine_arrival_ns - none.records[4].sent_ns, 5 * 11 * kMs);
-  for (VirtualRequest& r : requests) r.request.content_hash = 0;
+  for (VirtualRequest& r : requests) r.request.image_hash = 0;
   EXPECT_EQ(run(requests, processor_cost(1, 1000)).engine.api_server_cache_hits, 0);
 }
 
@@ -309,7 +309,7 @@ TEST(VirtualApiServer, AHitCostsExactlyDecodeHashPromptUpdateAndTheFixedPart) {
   for (VirtualRequest& r : requests) {
     r.image_pixels = 2'000'000;
     r.processor_cache_bytes = 1000;
-    r.request.content_hash = 42;
+    r.request.image_hash = 42;
   }
   ApiServerModel m = processor_cost(0.5, 1e6);           // 0.5 ms + 10 ns a pixel on a miss
   m.decode_ns_per_pixel = {4, "test"};                   // 8 ms on a media thread
@@ -370,6 +370,58 @@ TEST(VirtualApiServer, AShortDecodeOvertakesALongOneIntoTheSerialStage) {
   const Nanos ready[] = {105, 15, 25};
   for (std::size_t i = 0; i < requests.size(); ++i)
     EXPECT_EQ(r.traces[i].engine_arrival_ns - r.records[i].sent_ns, ready[i] * kMs) << i;
+}
+
+// Both clocks' image caches key on the image (vLLM's mm_hash), the prefix cache on the prompt.
+// Four 300-token prompts, a second apart (each done before the next), image tokens [40, 240):
+// (text 1, image 7), (text 2, image 7), (text 3, image 8), (text 1, image 7) again. The processor
+// cache hits the second and the fourth; the encoder cache serves the second (another text: no
+// prefix block, vLLM's block hashes chain from the first block's text tokens); the fourth hits 2
+// whole blocks (256 tokens, at most prompt - 1), which hold its whole image, so it skips the
+// encoder. The encoder runs for the first and the third only.
+TEST(VirtualApiServer, TheSameImageUnderAnotherTextHitsBothImageCachesButNoPrefixBlock) {
+  const std::uint64_t content[] = {1, 2, 3, 1}, image[] = {7, 7, 8, 7};
+  std::vector<VirtualRequest> requests = burst(4);
+  for (std::size_t i = 0; i < requests.size(); ++i) {
+    VirtualRequest& r = requests[i];
+    r.arrival_ns = static_cast<Nanos>(i) * 1000 * kMs;
+    r.image_pixels = 1'000'000;
+    r.processor_cache_bytes = 100;
+    r.request.prompt_tokens = 300;
+    r.request.image_offset = 40;
+    r.request.encoder_tokens = 200;
+    r.request.images = {encoder::GridTHW{1, 20, 40}};
+    r.request.output_tokens = 2;
+    r.request.content_hash = content[i];
+    r.request.image_hash = image[i];
+  }
+  int encoded_images = 0;
+  const EncoderHook encoder = [&](const std::vector<encoder::GridTHW>& grids) {
+    encoded_images += static_cast<int>(grids.size());
+    EncoderStepResult r;
+    r.forwards = 1;
+    r.virtual_forward_ns = 5 * kMs;
+    return r;
+  };
+  VirtualArmOptions options;
+  options.keep_steps = true;
+  options.api_server = processor_cost(1, 1000);  // 1 ms, + 10 ms of HF processor on a miss
+  const VirtualArmResult r = run_virtual_arm(
+      requests, SchedulerConfig{.max_num_batched_tokens = 4096, .encoder_budget_tokens = 1000, .kv_block_tokens = 128},
+      ten_ms_steps(), encoder, options);
+  EXPECT_EQ(r.engine.api_server_cache_hits, 2);
+  const Nanos in_stage[] = {11, 1, 11, 1};
+  for (std::size_t i = 0; i < requests.size(); ++i)
+    EXPECT_EQ(r.traces[i].engine_arrival_ns - r.records[i].sent_ns, in_stage[i] * kMs) << i;
+  EXPECT_EQ(encoded_images, 2);
+  EXPECT_EQ(r.engine.images, 2);
+  EXPECT_EQ(r.traces[1].encoder_step, -1);
+  EXPECT_EQ(r.traces[3].encoder_step, -1);
+  const SchedulerCounters& c = r.engine.scheduler;
+  EXPECT_EQ(c.encoder_cache_hits, 1);
+  EXPECT_EQ(c.encoder_prefix_skips, 1);
+  EXPECT_EQ(c.prefix_cache_hits, 256);
+  EXPECT_EQ(c.prefix_cache_queries, 4 * 300);
 }
 
 }  // namespace

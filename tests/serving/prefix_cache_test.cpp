@@ -25,9 +25,12 @@ SchedRequest prompt(std::int64_t tokens, std::int64_t output, std::uint64_t cont
   return r;
 }
 
+// A prompt's content fixes its image, so by default its image identity is its content's (0 with
+// content 0: unknown); `image_id` gives the same image under another text, or another image.
 SchedRequest with_image(std::int64_t before, std::int64_t image, std::int64_t after, std::int64_t output,
-                        std::uint64_t content) {
+                        std::uint64_t content, std::optional<std::uint64_t> image_id = std::nullopt) {
   SchedRequest r = prompt(before + image + after, output, content);
+  r.image_hash = image_id.value_or(content);
   r.image_offset = before;
   r.encoder_tokens = image;
   r.images.push_back({1, 2, static_cast<int>(image * 2)});
@@ -166,6 +169,45 @@ TEST(PrefixCache, ImageEndingInTheUncachedTailUsesTheEncoderCacheOrIsEncodedAgai
   EXPECT_EQ(again.encoder_tokens, 600);
   EXPECT_EQ(tokens_by_id(again), (std::map<RequestId, std::int64_t>{{4, 60}}));  // the KV prefix still hits
   EXPECT_EQ(s.counters().encoder_cache_hits, 1);
+}
+
+TEST(PrefixCache, TheSameImageUnderAnotherTextHitsTheEncoderCacheButNoBlock) {
+  // vLLM keys the encoder cache on the image's mm_hash (EncoderCacheManager: mm_features[i]
+  // .identifier; the hash sees the image and the processor's kwargs, not the text), and the
+  // prefix cache on block hashes chained from the first block, whose tokens are the template's
+  // and the text's (its bench client sends [text, image]). Another text over the same image:
+  // block 0 differs, so no block hits and the whole prompt is prefilled, but the image's kept
+  // encoder output serves it. Another image under another text hits neither.
+  Scheduler s({.max_num_seqs = 8, .max_num_batched_tokens = 4096, .encoder_budget_tokens = 1000,
+               .kv_block_tokens = 128});
+  s.add(1, with_image(50, 600, 50, 1, 88, 5));
+  run_to_end(s);
+  ASSERT_EQ(s.encoder_cache_resident(), 600);  // kept for reuse
+  s.add(2, with_image(50, 600, 50, 1, 89, 5));
+  const StepPlan& same_image = s.schedule();
+  EXPECT_TRUE(same_image.encoded.empty());
+  EXPECT_EQ(same_image.encoder_tokens, 0);
+  EXPECT_EQ(tokens_by_id(same_image), (std::map<RequestId, std::int64_t>{{2, 700}}));  // no prefix hit
+  EXPECT_EQ(s.counters().encoder_cache_hits, 1);
+  EXPECT_EQ(s.counters().prefix_cache_hits, 0);
+  EXPECT_EQ(s.counters().prefix_cache_queries, 700 + 700);
+  EXPECT_EQ(s.counters().encoder_prefix_skips, 0);
+  (void)s.complete();
+  run_to_end(s);
+  s.add(3, with_image(50, 600, 50, 1, 90, 6));
+  const StepPlan& other_image = s.schedule();
+  EXPECT_EQ(other_image.encoded, std::vector<RequestId>{3});
+  EXPECT_EQ(other_image.encoder_tokens, 600);
+  EXPECT_EQ(s.counters().encoder_cache_hits, 1);
+  EXPECT_EQ(s.counters().prefix_cache_hits, 0);
+  (void)s.complete();
+  // The first prompt again (text and image): 5 whole blocks hit (640 of its 700 tokens), and its
+  // image, which ends at 650 past them, was evicted by image 6 (600 + 600 > 1000): encoded again.
+  s.add(4, with_image(50, 600, 50, 1, 88, 5));
+  const StepPlan& repeat = s.schedule();
+  EXPECT_EQ(tokens_by_id(repeat), (std::map<RequestId, std::int64_t>{{4, 60}}));
+  EXPECT_EQ(repeat.encoded, std::vector<RequestId>{4});
+  EXPECT_EQ(s.counters().prefix_cache_hits, 640);
 }
 
 TEST(PrefixCache, FreedBlocksAreEvictedLeastRecentlyFreedAndTailFirst) {
