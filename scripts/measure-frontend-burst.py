@@ -192,6 +192,19 @@ def free_port():
     return port
 
 
+def require_modules():
+    missing = []
+    for name in ("aiohttp", "fastapi", "uvicorn", "uvloop", "httptools", "PIL"):
+        try:
+            __import__(name)
+        except ImportError:
+            missing.append(name)
+    if missing:
+        sys.exit("measure-frontend-burst: missing Python modules %s; on Debian 12: apt-get install -y python3-aiohttp "
+                 "python3-fastapi python3-uvicorn python3-uvloop python3-httptools python3-pil, and run it with "
+                 "/usr/bin/python3" % ", ".join(missing))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--requests", type=int, default=100)
@@ -205,6 +218,7 @@ def main():
                          "also holds the GIL)")
     ap.add_argument("--serve", type=int, default=0, help=argparse.SUPPRESS)
     a = ap.parse_args()
+    require_modules()
     if a.serve:
         run_server(a.serve, a.api_server_model, a.serial_stage == "spin")
         return

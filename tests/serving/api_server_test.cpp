@@ -16,6 +16,7 @@
 #include "harness/serving/api_server_model.hpp"
 #include "harness/serving/api_server_pipeline.hpp"
 #include "harness/serving/virtual_loop.hpp"
+#include "tests/serving/text_only_loop.hpp"
 
 namespace encbench::serving {
 namespace {
@@ -44,22 +45,8 @@ ApiServerModel fixed_cost(double request_ms, int processes) {
   return m;
 }
 
-// Text-only requests (no encoder step): every engine step costs exactly 10 ms.
-StepCostModel ten_ms_steps() {
-  StepCostModel cost;
-  cost.base_ms = 10;
-  cost.per_seq_ms = 0;
-  cost.per_prefill_token_ms = 0;
-  cost.per_context_token_ms = 0;
-  return cost;
-}
-
-EncoderHook no_encoder() {
-  return [](const std::vector<encoder::GridTHW>&) -> EncoderStepResult {
-    ADD_FAILURE() << "text-only requests ran the encoder";
-    return {};
-  };
-}
+using text_only::no_encoder;
+using text_only::ten_ms_steps;
 
 std::vector<VirtualRequest> burst(int n, Nanos at = 0) {
   std::vector<VirtualRequest> out(static_cast<std::size_t>(n));

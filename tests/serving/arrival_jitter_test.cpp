@@ -12,27 +12,15 @@
 #include "harness/core/error.hpp"
 #include "harness/serving/serving_model.hpp"
 #include "harness/serving/virtual_loop.hpp"
+#include "tests/serving/text_only_loop.hpp"
 
 namespace encbench::serving {
 namespace {
 
 constexpr Nanos kMs = 1'000'000;
 
-StepCostModel ten_ms_steps() {
-  StepCostModel cost;
-  cost.base_ms = 10;
-  cost.per_seq_ms = 0;
-  cost.per_prefill_token_ms = 0;
-  cost.per_context_token_ms = 0;
-  return cost;
-}
-
-EncoderHook no_encoder() {
-  return [](const std::vector<encoder::GridTHW>&) -> EncoderStepResult {
-    ADD_FAILURE() << "text-only requests ran the encoder";
-    return {};
-  };
-}
+using text_only::no_encoder;
+using text_only::ten_ms_steps;
 
 std::vector<VirtualRequest> requests_at(const std::vector<Nanos>& arrivals) {
   std::vector<VirtualRequest> out(arrivals.size());
