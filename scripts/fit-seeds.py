@@ -186,6 +186,9 @@ def main():
     ap.add_argument("--free-api-server-cost", action="store_true",
                     help="also fit the API server's process_ns_per_pixel (default: its declared value; "
                          "that fit put two coefficients at their bounds, docs/calibration.md)")
+    ap.add_argument("--tie-attention-kernels", action="store_true",
+                    help="one efficiency for both attention kernels (attention_flash_unpad = attention_fusion): "
+                         "tests whether the calibration runs need the kernels to differ at all")
     ap.add_argument("--write", action="store_true",
                     help="store the fit in the serving-model and profile files (and the API-server model with "
                          "--free-api-server-cost)")
@@ -211,7 +214,8 @@ def main():
     api_path = api_server_path(os.path.join(os.path.dirname(os.path.dirname(args.profile)), "serving"), serving)
     with open(api_path) as f:
         api = json.load(f)
-    names = FREE + FREE_EFFICIENCY + (FREE_API if args.free_api_server_cost else [])
+    efficiency_names = FREE_EFFICIENCY[:1] if args.tie_attention_kernels else FREE_EFFICIENCY
+    names = FREE + efficiency_names + (FREE_API if args.free_api_server_cost else [])
     if args.free_api_server_cost:
         start.update({n: api[n]["value"] for n in FREE_API})
     for item in filter(None, args.start.split(",")):
@@ -221,8 +225,13 @@ def main():
         start[name] = float(value)
     history = []
 
+    def with_tie(values):
+        if args.tie_attention_kernels:
+            values["attention_flash_unpad"] = values["attention_fusion"]
+        return values
+
     def objective(x):
-        values = to_params(x, names)
+        values = with_tie(to_params(x, names))
         loss = sum(loss_of(run_model(args, values, path)) for path in scenarios)
         history.append((loss, values))
         print(f"[fit] {len(history):3d} loss {loss:.5f} " + " ".join(f"{k}={v:.4g}" for k, v in values.items()),
@@ -230,7 +239,7 @@ def main():
         return loss
 
     best_x, best_loss = nelder_mead(objective, from_params(start, names), 0.5, args.max_evals)
-    best = to_params(best_x, names)
+    best = with_tie(to_params(best_x, names))
     at_bounds = [n for n, v in best.items() if v in BOUNDS[n]]
     if at_bounds:
         print("[fit] at a bound (a sign the model is misspecified; docs/calibration.md does not adopt such a fit): "
