@@ -136,6 +136,8 @@ class StepJitter {
 // lone request arrives after about one body's time and the k-th of a burst after about k. Its own
 // stream (the seed's complement), so turning it on leaves the step factors' draws as they were.
 class ArrivalJitter {
+  static constexpr double kMaxArrivalDelayNs = 3600e9;
+
  public:
   ArrivalJitter(Nanos per_request_ns, double sigma, std::uint64_t seed)
       : per_request_ns_(per_request_ns), sigma_(sigma), normal_(~seed) {}
@@ -144,8 +146,11 @@ class ArrivalJitter {
   Nanos arrival(Nanos sent) {
     while (!in_transit_.empty() && in_transit_.top() <= sent) in_transit_.pop();
     const double bodies = static_cast<double>(in_transit_.size() + 1);
-    const Nanos at = sent + static_cast<Nanos>(bodies * static_cast<double>(per_request_ns_) *
-                                               std::exp(sigma_ * normal_.next()));
+    // Capped at an hour: the reader allows sigma 4 and 1 s a body, whose far tail would overflow
+    // the nanosecond clock; no front end holds a request that long.
+    const double delay = std::min(bodies * static_cast<double>(per_request_ns_) * std::exp(sigma_ * normal_.next()),
+                                  kMaxArrivalDelayNs);
+    const Nanos at = sent + static_cast<Nanos>(delay);
     in_transit_.push(at);
     return at;
   }

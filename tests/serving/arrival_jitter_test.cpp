@@ -129,6 +129,20 @@ TEST(ArrivalJitter, DelayOverRankHasTheDeclaredMedianAndSigma) {
   EXPECT_NEAR(sd, 1.1, 0.06);
 }
 
+TEST(ArrivalJitter, TheReadersExtremesStayOnTheClock) {
+  // 1 s a body and sigma 4 (the reader's upper ends): the tail is capped at an hour, so no delay
+  // overflows and every request still arrives, after its send.
+  const VirtualArmResult r = run(requests_at(std::vector<Nanos>(2000, 0)), 1000, 4, 3);
+  Nanos longest = 0;
+  for (std::size_t k = 0; k < r.records.size(); ++k) {
+    const Nanos delay = r.traces[k].engine_arrival_ns - r.records[k].sent_ns;
+    EXPECT_GT(delay, 0) << k;
+    longest = std::max(longest, delay);
+    EXPECT_GT(r.records[k].end_ns, r.records[k].sent_ns) << k;
+  }
+  EXPECT_EQ(longest, 3600 * 1000 * kMs);  // the cap is reached at these extremes
+}
+
 TEST(ArrivalJitter, ServingModelReadsItsParametersAndRefusesBadOnes) {
   const ServingModel ok = parse_serving_model({{"arrival_jitter_ms_per_request", {{"value", 1.5}, {"source", "s"}}},
                                                {"arrival_jitter_sigma", {{"value", 1.1}, {"source", "s"}}}},
