@@ -786,7 +786,10 @@ void gbench_section(Page& page, const std::vector<RunResult>& runs) {
     if (runs[i].kind != ResultKind::gbench) continue;
     for (const auto& m : runs[i].metrics) {
       if (m.name.size() < 10 || m.name.compare(m.name.size() - 10, 10, "/real_time") != 0) continue;
-      Bar b{"#" + std::to_string(i + 1) + " " + m.name.substr(0, m.name.size() - 10), m.value, m.value, m.value, i};
+      // Built by appends: GCC 12's -Wrestrict misreads "#" + std::string&& (a false positive).
+      std::string label = "#";
+      label.append(std::to_string(i + 1)).append(" ").append(m.name, 0, m.name.size() - 10);
+      Bar b{std::move(label), m.value, m.value, m.value, i};
       if (!m.samples.empty()) {
         const auto [lo, hi] = std::minmax_element(m.samples.begin(), m.samples.end());
         b.low = *lo;
