@@ -54,6 +54,22 @@ struct SharedModel {
   std::string description;
 };
 
+// The run-to-run noise each arm draws (docs/calibration.md "Run-to-run noise"), so a reader of the
+// header knows the intervals' assumptions.
+std::string run_noise_description(const serving::ServingModel& m) {
+  auto num = [](double v) {
+    std::ostringstream out;
+    out << v;
+    return out.str();
+  };
+  return "; run-to-run noise: step time CV " + num(m.step_time_cv.value) + ", arrival " +
+         num(m.arrival_jitter_ms_per_request.value) + " ms a body in transit (sigma " + num(m.arrival_jitter_sigma.value) +
+         "), early-stop length CV " + num(m.output_length_cv.value) +
+         (m.output_length_redraw_share.value > 0 ? ", length redrawn for " + num(m.output_length_redraw_share.value) +
+                                                       " of requests"
+                                                 : std::string());
+}
+
 SharedModel build_shared_model(const PresetAbOptions& o) {
   SharedModel m;
   m.geometry = serving::vision_geometry_for(o.model);
@@ -88,7 +104,8 @@ SharedModel build_shared_model(const PresetAbOptions& o) {
                   "; encoder budget " + std::to_string(m.scheduler.encoder_budget_tokens) + " tokens/step" +
                   (m.api_server.enabled() ? "; API server " + m.api_server.name + " x" +
                                                 std::to_string(m.api_server.processes())
-                                          : std::string("; no API-server stage"));
+                                          : std::string("; no API-server stage")) +
+                  run_noise_description(m.serving);
   return m;
 }
 
