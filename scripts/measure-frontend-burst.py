@@ -124,9 +124,11 @@ def run_server(port, cost_file, spin):
 
 
 # ---------------------------------------------------------------- client
-def make_requests(n, seed):
+def make_requests(n, seed, texture="photo"):
     """Vision-arena-like images: lognormal pixels (mean 0.63 MP, sigma 1.0, the workload file's
-    numbers), aspect 4:3, JPEG quality 85 of smooth noise; text of ~67 tokens."""
+    numbers), aspect 4:3, encoded as vLLM's VisionArenaDataset sends them (JPEG at PIL's default
+    quality 75); texture "photo" adds pixel noise so a body has a photo's bytes (~1-2 bits a pixel),
+    "smooth" leaves the upsampled 8x8 colours (a few times smaller bodies); text of ~67 tokens."""
     from PIL import Image
     rng = random.Random(seed)
     sigma = 1.0
@@ -138,8 +140,10 @@ def make_requests(n, seed):
         h = max(28, int(px / w))
         small = Image.frombytes("RGB", (8, 8), bytes(rng.randrange(256) for _ in range(192)))
         img = small.resize((w, h), Image.BICUBIC)
+        if texture == "photo":
+            img = Image.blend(img, Image.effect_noise((w, h), 60).convert("RGB"), 0.15)
         buf = io.BytesIO()
-        img.save(buf, "JPEG", quality=85)
+        img.save(buf, "JPEG")
         url = "data:image/jpeg;base64," + base64.b64encode(buf.getvalue()).decode()
         text = " ".join("word%d" % rng.randrange(1000) for _ in range(50))
         reqs.append({"model": "m", "max_completion_tokens": 128, "stream": False, "request_id": i,
@@ -177,6 +181,16 @@ async def one_burst(port, reqs):
     return sorted(recs, key=lambda r: r["start"])
 
 
+def reqs_pixels(reqs):
+    from PIL import Image
+    out = []
+    for r in reqs:
+        url = r["messages"][0]["content"][1]["image_url"]["url"]
+        w, h = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).size
+        out.append(w * h)
+    return out
+
+
 def kendall_tau(order):
     n = len(order)
     concordant = sum(1 for i in range(n) for j in range(i + 1, n) if order[i] < order[j])
@@ -212,6 +226,9 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--api-server-model", default=API_SERVER_MODEL)
     ap.add_argument("--out", default="")
+    ap.add_argument("--texture", choices=["photo", "smooth"], default="photo",
+                    help="the images' content: photo (pixel noise, a photo's JPEG bytes; default) or smooth "
+                         "(upsampled colours, small bodies; the first measurements)")
     ap.add_argument("--serial-stage", choices=["sleep", "spin"], default="sleep",
                     help="how the serial processing blocks the event loop: sleep (releases the GIL, as the HF "
                          "processor's torch and PIL calls mostly do; default) or spin (a pure-Python busy wait that "
@@ -234,7 +251,11 @@ def main():
                 break
             except OSError:
                 time.sleep(0.1)
-        reqs = make_requests(a.requests, a.seed)
+        reqs = make_requests(a.requests, a.seed, a.texture)
+        body_bytes = [len(json.dumps(r)) for r in reqs]
+        print("bodies: median %.0f kB, %.2f bits a pixel of JPEG (base64 included)" % (
+            statistics.median(body_bytes) / 1e3,
+            8 * sum(body_bytes) / sum(reqs_pixels(reqs))), flush=True)
         asyncio.run(one_burst(port, reqs[:2]))  # warm-up, as vllm bench serve's initial test request
         runs = []
         for r in range(a.runs):
