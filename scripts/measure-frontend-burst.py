@@ -128,16 +128,18 @@ def make_requests(n, seed, texture="photo"):
     """Vision-arena-like images: lognormal pixels (mean 0.63 MP, sigma 1.0, the workload file's
     numbers), aspect 4:3, encoded as vLLM's VisionArenaDataset sends them (JPEG at PIL's default
     quality 75); texture "photo" adds pixel noise so a body has a photo's bytes (~1-2 bits a pixel),
-    "smooth" leaves the upsampled 8x8 colours (a few times smaller bodies); text of ~67 tokens."""
+    "smooth" leaves the upsampled 8x8 colours (a few times smaller bodies); text of ~67 tokens.
+    Returns the request bodies and each image's pixel count."""
     from PIL import Image
     rng = random.Random(seed)
     sigma = 1.0
     mu = math.log(0.63e6) - sigma * sigma / 2
-    reqs = []
+    reqs, pixels = [], []
     for i in range(n):
         px = min(max(rng.lognormvariate(mu, sigma), 3e4), 4e6)
         w = max(28, int(math.sqrt(px * 4 / 3)))
         h = max(28, int(px / w))
+        pixels.append(w * h)
         small = Image.frombytes("RGB", (8, 8), bytes(rng.randrange(256) for _ in range(192)))
         img = small.resize((w, h), Image.BICUBIC)
         if texture == "photo":
@@ -149,7 +151,7 @@ def make_requests(n, seed, texture="photo"):
         reqs.append({"model": "m", "max_completion_tokens": 128, "stream": False, "request_id": i,
                      "messages": [{"role": "user", "content": [{"type": "text", "text": text},
                                                                 {"type": "image_url", "image_url": {"url": url}}]}]})
-    return reqs
+    return reqs, pixels
 
 
 async def one_burst(port, reqs):
@@ -181,16 +183,6 @@ async def one_burst(port, reqs):
     return sorted(recs, key=lambda r: r["start"])
 
 
-def reqs_pixels(reqs):
-    from PIL import Image
-    out = []
-    for r in reqs:
-        url = r["messages"][0]["content"][1]["image_url"]["url"]
-        w, h = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).size
-        out.append(w * h)
-    return out
-
-
 def kendall_tau(order):
     n = len(order)
     concordant = sum(1 for i in range(n) for j in range(i + 1, n) if order[i] < order[j])
@@ -214,9 +206,10 @@ def require_modules():
         except ImportError:
             missing.append(name)
     if missing:
-        sys.exit("measure-frontend-burst: missing Python modules %s; on Debian 12: apt-get install -y python3-aiohttp "
+        print("measure-frontend-burst: missing Python modules %s; on Debian 12: apt-get install -y python3-aiohttp "
                  "python3-fastapi python3-uvicorn python3-uvloop python3-httptools python3-pil, and run it with "
-                 "/usr/bin/python3" % ", ".join(missing))
+                 "/usr/bin/python3" % ", ".join(missing), file=sys.stderr)
+        sys.exit(2)
 
 
 def main():
@@ -239,27 +232,36 @@ def main():
     if a.serve:
         run_server(a.serve, a.api_server_model, a.serial_stage == "spin")
         return
-    if a.requests < 2 or a.runs < 2:
-        sys.exit("measure-frontend-burst: --requests and --runs must be >= 2")
+    # Every request's image is built and held in memory (~0.1 MB each as a data URL), and each run
+    # sends them all at once: bounded so a typo cannot take the machine's memory or hours.
+    if not 2 <= a.requests <= 2000 or not 2 <= a.runs <= 100:
+        ap.error("--requests must be in [2, 2000] and --runs in [2, 100] (got %d and %d)" % (a.requests, a.runs))
     port = free_port()
     server = subprocess.Popen([sys.executable, os.path.abspath(__file__), "--serve", str(port),
                                "--api-server-model", a.api_server_model, "--serial-stage", a.serial_stage])
     try:
         for _ in range(100):
+            if server.poll() is not None:
+                sys.exit("measure-frontend-burst: the replica server exited with %d before listening" % server.returncode)
             try:
                 socket.create_connection(("127.0.0.1", port), timeout=1).close()
                 break
             except OSError:
                 time.sleep(0.1)
-        reqs = make_requests(a.requests, a.seed, a.texture)
+        else:
+            sys.exit("measure-frontend-burst: the replica server did not listen on port %d within 10 s" % port)
+        reqs, pixels = make_requests(a.requests, a.seed, a.texture)
         body_bytes = [len(json.dumps(r)) for r in reqs]
         print("bodies: median %.0f kB, %.2f bits a pixel of JPEG (base64 included)" % (
             statistics.median(body_bytes) / 1e3,
-            8 * sum(body_bytes) / sum(reqs_pixels(reqs))), flush=True)
+            8 * sum(body_bytes) / sum(pixels)), flush=True)
         asyncio.run(one_burst(port, reqs[:2]))  # warm-up, as vllm bench serve's initial test request
         runs = []
         for r in range(a.runs):
             recs = asyncio.run(one_burst(port, reqs))
+            if len(recs) < 2:
+                sys.exit("measure-frontend-burst: run %d: the server answered %d of %d requests; nothing to measure"
+                         % (r, len(recs), a.requests))
             order = [rec["id"] for rec in recs]
             mean_end = statistics.mean(rec["end"] - rec["sent"] for rec in recs)
             entered_span = max(rec["entered"] for rec in recs) - min(rec["entered"] for rec in recs)
