@@ -17,6 +17,21 @@ noise) and whether the published change lies inside.
 import json
 import sys
 
+def load_result(path):
+    """An `encbench run --result` file of a seed scenario, or exit 2 naming the file and what is missing."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except (OSError, ValueError) as e:
+        print(f"seeds-table: {path}: not a readable JSON file ({e})", file=sys.stderr)
+        sys.exit(2)
+    if not isinstance(doc, dict) or "scenario" not in doc or not isinstance(doc.get("published_comparison"), dict):
+        print(f"seeds-table: {path}: not an `encbench run --result` file of a scenario with published numbers "
+              "(needs scenario and published_comparison)", file=sys.stderr)
+        sys.exit(2)
+    return doc
+
+
 LEVELS = [("request_throughput", "Request throughput (req/s)"), ("duration", "Benchmark duration (s)"),
           ("mean_ttft_ms", "Mean TTFT (ms)"), ("median_ttft_ms", "Median TTFT (ms)"),
           ("mean_tpot_ms", "Mean TPOT (ms)")]
@@ -29,7 +44,7 @@ def num(v):
 
 
 def table(path):
-    doc = json.load(open(path))
+    doc = load_result(path)
     sc = doc["scenario"]
     pc = doc["published_comparison"]
     rows = {r["metric"]: r for r in pc["rows"]}
@@ -66,7 +81,7 @@ def run_label(sc):
 
 def readme_row(path):
     """One row of README's summary: Before's levels (published / model, error) and the mean-TTFT change."""
-    doc = json.load(open(path))
+    doc = load_result(path)
     pc = doc["published_comparison"]
     rows = {r["metric"]: r for r in pc["rows"]}
     cells = []
@@ -83,7 +98,7 @@ def readme_row(path):
 def aa_row(path):
     """One row of the noise-floor table: an A/A run's (both arms one preset) change and its one-run
     interval per metric: what the declared noise alone does to a published pair."""
-    doc = json.load(open(path))
+    doc = load_result(path)
     presets = doc["scenario"].get("presets") or []
     rows = {r["metric"]: r["change"] for r in doc["published_comparison"]["rows"]}
     cells = [f"{c['model_pct']:+.2f} % [{c['one_run_p05_pct']:+.2f}, {c['one_run_p95_pct']:+.2f}]"
