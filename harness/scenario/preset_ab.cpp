@@ -75,12 +75,9 @@ PresetAbRun run_both_clocks(const PresetAbOptions& o, const std::vector<std::str
   if (real.live_encoder_clock.empty()) real.live_encoder_clock = "virtual";
   virt.clock = "virtual";
   virt.seeds = 1;
-  // The live server adds no modelled step-time jitter, arrival jitter or output-length sampling
-  // (the real clock brings its own noise), so its virtual counterpart runs without them: like with
-  // like.
-  virt.model_set += (virt.model_set.empty() ? "" : ",") +
-                    std::string("step_time_cv=0,arrival_jitter_ms_per_request=0,output_length_cv=0,"
-                                "output_length_redraw_share=0");
+  // The live server adds no modelled run-to-run noise (the real clock brings its own), so its
+  // virtual counterpart runs without it: like with like.
+  virt.modelled_run_noise = false;
   virt.result_file = base.string() + "-virtual.json";
   PresetAbRun live = run_preset_ab(real, argv, out, progress);
   if (live.interrupted) return live;

@@ -100,6 +100,9 @@ struct PresetAbOptions {
   std::filesystem::path workload;
   std::filesystem::path serving_model;      // serving/serving_model.hpp; "" = the LM roofline
   std::string model_set;                    // name=value overrides of the serving model
+  // Virtual clock: draw the serving model's run-to-run noise (step time, arrival, output lengths)
+  // in each arm. Off for --clock both's virtual twin: the live round brings its own noise.
+  bool modelled_run_noise = true;
   bool async_scheduling = true;
   // vLLM's API-server stage (serving/api_server_model.hpp), both clocks: "" = the serving model's
   // (none without one), else none | a name in scenarios/serving/api-server | a path; processes:

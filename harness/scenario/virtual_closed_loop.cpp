@@ -75,6 +75,7 @@ SharedModel build_shared_model(const PresetAbOptions& o) {
   m.geometry = serving::vision_geometry_for(o.model);
   if (!o.serving_model.empty()) m.serving = serving::load_serving_model(o.serving_model);
   serving::apply_overrides(m.serving, o.model_set);
+  if (!o.modelled_run_noise) serving::clear_run_noise(m.serving);
   const std::filesystem::path profiles =
       o.profiles_dir.empty() ? device::default_profiles_dir() : o.profiles_dir;
   // sim:<profile> or trace:FILE[@PROFILE]: the LM step's roofline uses the device's profile.

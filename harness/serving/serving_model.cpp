@@ -164,4 +164,12 @@ void apply_overrides(ServingModel& model, const std::string& overrides) {
   require_one_per_seq_host_cost(model, "--model-set");
 }
 
+void clear_run_noise(ServingModel& model) {
+  for (SourcedValue* noise : {&model.step_time_cv, &model.arrival_jitter_ms_per_request, &model.output_length_cv,
+                              &model.output_length_redraw_share}) {
+    noise->value = 0;
+    noise->source = "off: compared with a live round, which brings its own noise";
+  }
+}
+
 }  // namespace encbench::serving

@@ -86,6 +86,9 @@ struct ServingModel {
 // file and key for an unknown key, a value that is not a number, or one outside its range.
 ServingModel load_serving_model(const std::filesystem::path& file);
 ServingModel parse_serving_model(const nlohmann::json& doc, const std::string& origin);
+// The model without its run-to-run noise (step_time_cv, arrival jitter, output-length noise at 0):
+// what a comparison with a live round, which brings its own noise, runs against.
+void clear_run_noise(ServingModel& model);
 nlohmann::json to_json(const ServingModel& model);
 // "name=value,name=value" overrides (the fit script's way in); throws InvalidInput naming the key.
 void apply_overrides(ServingModel& model, const std::string& overrides);

@@ -143,6 +143,22 @@ TEST(ArrivalJitter, TheReadersExtremesStayOnTheClock) {
   EXPECT_EQ(longest, 3600 * 1000 * kMs);  // the cap is reached at these extremes
 }
 
+TEST(ArrivalJitter, ClearRunNoiseZeroesEveryNoiseAndNothingElse) {
+  ServingModel m = parse_serving_model({{"step_time_cv", {{"value", 0.05}, {"source", "s"}}},
+                                        {"arrival_jitter_ms_per_request", {{"value", 1.5}, {"source", "s"}}},
+                                        {"arrival_jitter_sigma", {{"value", 1.1}, {"source", "s"}}},
+                                        {"output_length_cv", {{"value", 0.08}, {"source", "s"}}},
+                                        {"output_length_redraw_share", {{"value", 0.5}, {"source", "s"}}},
+                                        {"lm_fixed_ms", {{"value", 5}, {"source", "s"}}}},
+                                       "m.json");
+  clear_run_noise(m);
+  EXPECT_EQ(m.step_time_cv.value, 0);
+  EXPECT_EQ(m.arrival_jitter_ms_per_request.value, 0);  // sigma alone draws nothing (OffLeavesTheRunAsItWas)
+  EXPECT_EQ(m.output_length_cv.value, 0);
+  EXPECT_EQ(m.output_length_redraw_share.value, 0);
+  EXPECT_EQ(m.lm_fixed_ms.value, 5);  // the model itself is untouched
+}
+
 TEST(ArrivalJitter, ServingModelReadsItsParametersAndRefusesBadOnes) {
   const ServingModel ok = parse_serving_model({{"arrival_jitter_ms_per_request", {{"value", 1.5}, {"source", "s"}}},
                                                {"arrival_jitter_sigma", {{"value", 1.1}, {"source", "s"}}}},
