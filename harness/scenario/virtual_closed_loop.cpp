@@ -111,8 +111,10 @@ SharedModel build_shared_model(const PresetAbOptions& o) {
 }
 
 // What vLLM's processor cache counts for a request's images (api_server_pipeline.hpp).
-std::int64_t processor_cache_bytes(const SharedModel& m, const std::vector<encoder::GridTHW>& images) {
-  return serving::processor_cache_bytes(images, static_cast<int>(m.geometry.patch_size),
+std::int64_t processor_cache_bytes(const SharedModel& m, const std::vector<serving::SchedImage>& images) {
+  std::vector<encoder::GridTHW> grids;
+  for (const serving::SchedImage& image : images) grids.push_back(image.grid);
+  return serving::processor_cache_bytes(grids, static_cast<int>(m.geometry.patch_size),
                                         static_cast<int>(m.geometry.temporal_patch_size),
                                         m.api_server.processor_bytes_per_element.value);
 }
@@ -151,12 +153,11 @@ std::vector<serving::VirtualRequest> fixed_sample_requests(const PresetAbOptions
     serving::VirtualRequest& r = out[i];
     r.client_prompt_tokens = prepared[i].prompt_len_client;
     r.request.prompt_tokens = g.prompt_tokens();
-    r.request.encoder_tokens = g.image_tokens;
     r.request.image_offset = g.prompt_tokens() - g.image_tokens;  // as the live engine places them
-    for (const server::ImageInput& image : g.images) r.request.images.push_back(image.grid);
+    for (const server::ImageInput& image : g.images) r.request.images.push_back({image.tokens, image.grid, image.mm_hash});
     r.request.output_tokens = g.max_tokens;
     r.request.content_hash = g.prompt_hash;  // what the live server gives its scheduler for this body
-    r.request.image_hash = g.image_hash;
+    r.processor_cache_key = g.image_hash;
     for (const server::ImageInput& image : g.images)
       r.image_pixels += static_cast<std::int64_t>(image.width) * image.height;
     r.processor_cache_bytes = processor_cache_bytes(m, r.request.images);
@@ -181,15 +182,14 @@ std::vector<serving::VirtualRequest> request_shapes(const PresetAbOptions& o, co
     if (w.image_width > 0) {
       const encoder::GridTHW grid = serving::image_grid(m.geometry, w.image_height, w.image_width);
       image_tokens = serving::image_token_count(m.geometry, grid);
-      r.request.images.push_back(grid);
+      r.request.images.push_back({image_tokens, grid, w.image_hash});  // duplicates of a row share its image
     }
-    r.request.encoder_tokens = image_tokens;
     r.request.prompt_tokens = w.text_tokens + template_tokens + image_tokens;
     // Content order [text, image]: the image follows the question and the template's opening.
     r.request.image_offset = template_tokens / 2 + w.text_tokens;
     r.request.output_tokens = w.output_tokens;
     r.request.content_hash = w.content_hash;  // duplicates of a row (vLLM's oversampling) share it
-    r.request.image_hash = w.image_hash;      // and their row's image
+    r.processor_cache_key = w.image_hash;
     r.image_pixels = static_cast<std::int64_t>(w.image_width) * w.image_height;
     r.processor_cache_bytes = processor_cache_bytes(m, r.request.images);
   }

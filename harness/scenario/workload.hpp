@@ -56,7 +56,7 @@ struct WorkloadRequest {
   // a duplicate shares its row's text, image and hash (serving::SchedRequest::content_hash).
   std::int64_t row = 0;
   std::uint64_t content_hash = 0;
-  // Its row's image identity (serving::SchedRequest::image_hash, vLLM's mm_hash): non-zero and
+  // Its row's image identity (serving::SchedImage::hash, vLLM's mm_hash): non-zero and
   // distinct per row within a seed when it has an image (each row its own image), 0 without one.
   std::uint64_t image_hash = 0;
 };

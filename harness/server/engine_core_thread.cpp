@@ -93,7 +93,7 @@ struct LiveRequest {
   Nanos first_scheduled_ns = 0;
   std::int64_t encoder_step = -1;  // latest step that encoded its images (a preempted one re-encodes)
   std::uint64_t content_hash = 0;  // its prompt's identity (EngineRequest::content_hash)
-  std::uint64_t image_hash = 0;    // its images' identity (EngineRequest::image_hash)
+  std::uint64_t image_hash = 0;    // its images as one identity (EngineRequest::image_hash)
 };
 
 struct Submission {
@@ -112,15 +112,21 @@ using Outbox = std::vector<std::pair<std::shared_ptr<EngineSink>, EngineEvent>>;
 serving::SchedRequest to_sched_request(const EngineRequest& r) {
   serving::SchedRequest s;
   s.prompt_tokens = std::max<std::int64_t>(1, r.prompt_tokens);
-  s.encoder_tokens = std::min(r.encoder_tokens, s.prompt_tokens);
   // Images always go through the encoder; one whose token count was not given costs one token.
-  if (!r.images.empty() && s.encoder_tokens == 0)
-    s.encoder_tokens = std::min(static_cast<std::int64_t>(r.images.size()), s.prompt_tokens);
-  // Images after the text (vision-arena's content order is [text, image]).
-  s.image_offset = s.prompt_tokens - s.encoder_tokens;
   s.images = r.images;
+  for (serving::SchedImage& image : s.images) image.tokens = std::max<std::int64_t>(1, image.tokens);
+  // They lie inside the prompt: when they claim more tokens than it has, the last ones shrink (to
+  // one token each); a prompt shorter than its images' count grows to one token an image.
+  std::int64_t excess = s.image_tokens() - s.prompt_tokens;
+  for (auto it = s.images.rbegin(); excess > 0 && it != s.images.rend(); ++it) {
+    const std::int64_t cut = std::min(excess, it->tokens - 1);
+    it->tokens -= cut;
+    excess -= cut;
+  }
+  s.prompt_tokens += std::max<std::int64_t>(0, excess);
+  // Images after the text (vision-arena's content order is [text, image]).
+  s.image_offset = s.prompt_tokens - s.image_tokens();
   s.content_hash = r.content_hash;
-  s.image_hash = r.image_hash;
   s.output_tokens = std::max<std::int64_t>(1, r.plan.tokens);
   return s;
 }

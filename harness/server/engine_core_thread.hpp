@@ -120,13 +120,14 @@ struct RequestTag {
 struct EngineRequest {
   RequestTag tag;
   std::int64_t prompt_tokens = 0;
-  std::vector<encoder::GridTHW> images;
-  std::int64_t encoder_tokens = 0;   // multimodal tokens of `images` (counts against the encoder budget)
+  // Its images in prompt order, each with its multimodal tokens (the encoder budget's unit; 0: one)
+  // and mm hash (the encoder cache's key; 0: unknown, never a hit). They follow the text.
+  std::vector<serving::SchedImage> images;
   // Its prompt's identity (text and images' mm hashes): serving::SchedRequest::content_hash, which
   // prefix caching keys on. 0: unknown, never a hit.
   std::uint64_t content_hash = 0;
-  // Its images' identity (their mm hashes, GenerationRequest::image_hash):
-  // serving::SchedRequest::image_hash, which the encoder cache keys on. 0: unknown, never a hit.
+  // Its images as one identity (GenerationRequest::image_hash, the processor cache's key): what the
+  // engine timeline records for it. 0: none or unknown.
   std::uint64_t image_hash = 0;
   OutputPlan plan;
   // When the request is due at the engine on the steady clock (the API-server stage's modelled

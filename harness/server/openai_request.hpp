@@ -68,8 +68,8 @@ struct GenerationRequest {
   // other sampling fields. Equal for two requests with the same text and images. Never 0.
   std::uint64_t prompt_hash = 0;
   // Its images' identity, processor_cache_key of their mm_hashes (0 without images): the processor
-  // cache and the encoder cache key on it (serving::SchedRequest::image_hash), as vLLM keys both on
-  // mm_hash, so the same image under another text hits them.
+  // cache keys on it, so the same image under another text hits it (the encoder cache keys each
+  // image on its own mm_hash: serving::SchedImage::hash). The engine timeline records it.
   std::uint64_t image_hash = 0;
   std::int64_t prompt_tokens() const { return text_tokens + image_tokens; }
 };

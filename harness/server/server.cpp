@@ -647,10 +647,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     engine_request.image_hash = request_.image_hash;
     engine_request.tag = tag_;
     engine_request.ready_ns = ready;
-    for (const ImageInput& image : request_.images) {
-      engine_request.images.push_back(image.grid);
-      engine_request.encoder_tokens += image.tokens;
-    }
+    for (const ImageInput& image : request_.images) engine_request.images.push_back({image.tokens, image.grid, image.mm_hash});
     engine_request.plan = plan_output(word_seed_, request_.max_tokens, request_.ignore_eos,
                                       server_.config_.eos_mean_tokens);
     if (disconnect) disconnect_at_token_ = std::max<std::int64_t>(1, engine_request.plan.tokens / 2);
@@ -1125,7 +1122,7 @@ std::string Server::Impl::metrics_text() const {
   metric("encbench:engine_steps_total", "counter", "Scheduler steps.", e.scheduler.steps);
   metric("encbench:engine_prefix_cache_queries_total", "counter", "Prompt tokens looked up in the prefix cache (vLLM's prefix_cache_queries; resumed preempted requests apart).", e.scheduler.prefix_cache_queries);
   metric("encbench:engine_prefix_cache_hits_total", "counter", "Of those, tokens found cached: same content hash, whole blocks (vLLM's prefix_cache_hits).", e.scheduler.prefix_cache_hits);
-  metric("encbench:engine_encoder_cache_hits_total", "counter", "Requests whose images' encoder output was cached: not encoded again.", e.scheduler.encoder_cache_hits);
+  metric("encbench:engine_encoder_cache_hits_total", "counter", "Images whose encoder output was cached: not encoded again.", e.scheduler.encoder_cache_hits);
   metric("encbench:engine_max_running_seen", "gauge", "Largest running batch so far (<= max_num_seqs).", e.scheduler.max_running);
   metric("encbench:engine_max_step_tokens_seen", "gauge", "Most tokens scheduled in one step (<= max_num_batched_tokens).", e.scheduler.max_step_tokens);
   metric("encbench:lm_modelled_seconds_total", "counter", "Modelled language-model step time.", ns_to_s(e.lm_modelled_ns));

@@ -97,7 +97,7 @@ class ApiServerPipeline {
   Nanos decode(Nanos sent, std::int64_t image_pixels);
   // The serial part on the API-server process that frees first, from `decoded` on. Calls in the
   // order decodes end. The processor cache's key is the images' identity (vLLM's mm_hash, not the
-  // prompt text: SchedRequest::image_hash); 0: no lookup (a miss that is not stored).
+  // prompt text: VirtualRequest::processor_cache_key); 0: no lookup (a miss that is not stored).
   ApiServerProcessed process(Nanos decoded, std::int64_t image_pixels, std::int64_t prompt_tokens,
                              std::uint64_t image_hash, std::int64_t item_bytes);
   ApiServerPipelineCounters counters() const;

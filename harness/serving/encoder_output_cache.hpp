@@ -4,8 +4,8 @@
 // cached ("freeable") until an allocation needs its space; those entries are evicted oldest first
 // (OrderedDict popitem(last=False)). A request that finds its item cached references it instead of
 // running the encoder (check_and_update_cache).
-// The model's key: requests with the same non-zero image hash (SchedRequest::image_hash, vLLM's
-// mm_hash) carry the same images, whatever their text; a request with image hash 0 gets a key of
+// The model's key: images with the same non-zero hash (SchedImage::hash, vLLM's mm_hash) are the
+// same image, whatever the text or other images around them; an image with hash 0 gets a key of
 // its own (unique = true), so it never hits but its entry still takes its place in the LRU order
 // as vLLM's would.
 #include <cstdint>

@@ -12,6 +12,18 @@ std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return (a + b - 1) / b; 
 
 }  // namespace
 
+std::int64_t SchedRequest::image_tokens() const {
+  std::int64_t tokens = 0;
+  for (const SchedImage& image : images) tokens += image.tokens;
+  return tokens;
+}
+
+std::int64_t Scheduler::Seq::image_start(std::size_t i) const {
+  std::int64_t start = request.image_offset;
+  for (std::size_t j = 0; j < i; ++j) start += request.images[j].tokens;
+  return start;
+}
+
 Scheduler::Scheduler(SchedulerConfig config) : config_(config), kv_pool_(0), encoder_cache_(0) {
   require(config_.max_num_seqs >= 1, "--max-num-seqs must be at least 1");
   require(config_.max_num_batched_tokens >= 1, "--max-num-batched-tokens must be at least 1");
@@ -31,21 +43,27 @@ Scheduler::Scheduler(SchedulerConfig config) : config_(config), kv_pool_(0), enc
 void Scheduler::add(RequestId id, SchedRequest request) {
   request.prompt_tokens = std::max<std::int64_t>(1, request.prompt_tokens);
   request.output_tokens = std::max<std::int64_t>(1, request.output_tokens);
-  require(request.encoder_tokens >= 0 && request.image_offset >= 0 &&
-              request.image_offset + request.encoder_tokens <= request.prompt_tokens,
+  for (const SchedImage& image : request.images) {
+    require(image.tokens >= 1, "an image has at least one token");
+    // vLLM encodes an image whole in one step: one larger than the budget could never run.
+    require(image.tokens <= config_.encoder_budget_tokens,
+            "an image of " + std::to_string(image.tokens) + " tokens exceeds the encoder budget of " +
+                std::to_string(config_.encoder_budget_tokens) + " per step");
+  }
+  require(request.image_offset >= 0 && request.image_offset + request.image_tokens() <= request.prompt_tokens,
           "a request's image tokens must lie inside its prompt");
-  require(request.encoder_tokens <= config_.encoder_budget_tokens,
-          "a request's " + std::to_string(request.encoder_tokens) + " image tokens exceed the encoder budget of " +
-              std::to_string(config_.encoder_budget_tokens) + " per step");
   const std::int64_t need_blocks =
       ceil_div(request.prompt_tokens + request.output_tokens, config_.kv_block_tokens);
   require(kv_blocks_total_ == 0 || need_blocks <= kv_blocks_total_,
           "a request of " + std::to_string(request.prompt_tokens + request.output_tokens) +
               " tokens needs more KV blocks than the cache holds (" + std::to_string(kv_blocks_total_) + ")");
   require(!seqs_.contains(id), "request id " + std::to_string(id) + " is already queued");
-  const EncoderCacheKey images = request.image_hash != 0 ? EncoderCacheKey{request.image_hash, false}
-                                                         : EncoderCacheKey{next_unique_images_++, true};
-  seqs_.emplace(id, Seq{std::move(request), images});
+  Seq seq{.request = std::move(request)};
+  for (const SchedImage& image : seq.request.images)
+    seq.image_keys.push_back(image.hash != 0 ? EncoderCacheKey{image.hash, false}
+                                             : EncoderCacheKey{next_unique_images_++, true});
+  seq.holds.assign(seq.request.images.size(), 0);
+  seqs_.emplace(id, std::move(seq));
   waiting_.push_back(id);
 }
 
@@ -63,33 +81,55 @@ void Scheduler::release(Seq& seq) {
   kv_pool_.free(seq.blocks);  // cached blocks stay hits until evicted
   seq.blocks.clear();
   seq.hashed_blocks = 0;
-  if (seq.encoded && seq.computed < seq.request.image_offset + seq.request.encoder_tokens)
-    encoder_cache_.release(seq.images);  // still needed, not yet consumed: kept, now freeable
-  seq.encoded = false;
+  // Outputs still held were not consumed yet: kept, now freeable (consumed ones were released).
+  for (std::size_t i = 0; i < seq.holds.size(); ++i)
+    if (seq.holds[i]) encoder_cache_.release(seq.image_keys[i]);
+  std::fill(seq.holds.begin(), seq.holds.end(), 0);
   seq.computed = 0;
   seq.scheduled = 0;
 }
 
-std::int64_t Scheduler::plan_tokens(Seq& seq, Budget& budget, ImageUse& use) {
-  use = ImageUse::none;
+std::int64_t Scheduler::plan_tokens(Seq& seq, const Budget& budget) {
+  images_.clear();
   std::int64_t tokens = std::min(seq.target() - seq.computed, budget.tokens);
-  const SchedRequest& r = seq.request;
-  const std::int64_t image_end = r.image_offset + r.encoder_tokens;
-  const bool overlaps = r.encoder_tokens > 0 && !seq.encoded && seq.computed < image_end &&
-                        seq.computed + tokens > r.image_offset;
-  if (!overlaps) return tokens;  // includes images inside the cached prefix: already in the KV
-  if (encoder_cache_.reference_if_cached(seq.images)) {
-    seq.encoded = true;
-    use = ImageUse::cached;
-    return tokens;
+  std::int64_t to_encode = 0;  // vLLM num_embeds_to_schedule: this request's images encoded so far
+  for (std::size_t i = 0; i < seq.request.images.size(); ++i) {
+    const std::int64_t start = seq.image_start(i), length = seq.request.images[i].tokens;
+    if (start >= seq.computed + tokens) break;  // not reached in this step
+    // Already in the KV cache (the cached prefix included), or its output held since a step before.
+    if (start + length <= seq.computed || seq.holds[i]) continue;
+    // The same image twice in one request: vLLM encodes it once (mm_hashes_to_schedule).
+    const bool repeated = std::any_of(images_.begin(), images_.end(), [&](const ImagePlan& p) {
+      return p.use == ImageUse::encode && seq.image_keys[p.index] == seq.image_keys[i];
+    });
+    if (repeated) continue;
+    if (encoder_cache_.reference_if_cached(seq.image_keys[i])) {
+      seq.holds[i] = 1;
+      images_.push_back({i, ImageUse::cached});
+      continue;
+    }
+    // vLLM can_allocate: the compute budget first, then cache space for this request's images so
+    // far and this one (evicting unreferenced outputs).
+    if (length <= budget.encoder - to_encode && encoder_cache_.make_room(to_encode + length)) {
+      to_encode += length;
+      images_.push_back({i, ImageUse::encode});
+      continue;
+    }
+    // No room for this image in this step: prefill up to just before it.
+    tokens = std::max<std::int64_t>(0, start - seq.computed);
+    break;
   }
-  // vLLM can_allocate: the compute budget first, then cache space (evicting unreferenced outputs).
-  if (r.encoder_tokens <= budget.encoder && encoder_cache_.make_room(r.encoder_tokens)) {
-    use = ImageUse::encode;
-    return tokens;
-  }
-  // No room for the image this step: prefill up to just before it.
-  return std::max<std::int64_t>(0, r.image_offset - seq.computed);
+  return tokens;
+}
+
+void Scheduler::unplan_cached(Seq& seq) {
+  // vLLM untouches the encoder cache of a request it could not schedule.
+  for (const ImagePlan& p : images_)
+    if (p.use == ImageUse::cached) {
+      encoder_cache_.release(seq.image_keys[p.index]);
+      seq.holds[p.index] = 0;
+    }
+  images_.clear();
 }
 
 bool Scheduler::allocate_blocks(Seq& seq, std::int64_t tokens, std::span<const BlockId> hits) {
@@ -122,25 +162,33 @@ void Scheduler::record_admission(const Seq& seq, std::int64_t hit_tokens) {
   const std::int64_t queries = seq.target();  // vLLM records request.num_tokens
   (seq.preempted ? counters_.preempted_prefix_cache_queries : counters_.prefix_cache_queries) += queries;
   (seq.preempted ? counters_.preempted_prefix_cache_hits : counters_.prefix_cache_hits) += hit_tokens;
-  const SchedRequest& r = seq.request;
-  if (r.encoder_tokens > 0 && hit_tokens >= r.image_offset + r.encoder_tokens) ++counters_.encoder_prefix_skips;
+  for (std::size_t i = 0; i < seq.request.images.size(); ++i)
+    if (seq.image_start(i) + seq.request.images[i].tokens <= hit_tokens) ++counters_.encoder_prefix_skips;
 }
 
-void Scheduler::take(RequestId id, Seq& seq, std::int64_t tokens, ImageUse use) {
+std::int64_t Scheduler::take(RequestId id, Seq& seq, std::int64_t tokens) {
   seq.scheduled = tokens;
   // A decode step computes the one token sampled last; anything else is prompt or recompute.
   const bool prefill = !(seq.generated > 0 && tokens == 1 && seq.computed == seq.target() - 1);
   plan_.items.push_back({id, tokens, seq.computed + tokens, prefill});
   (prefill ? plan_.prefill_tokens : plan_.decode_tokens) += tokens;
   plan_.context_tokens += seq.computed + tokens;
-  if (use == ImageUse::cached) ++counters_.encoder_cache_hits;
-  if (use == ImageUse::encode) {
-    seq.encoded = true;
-    encoder_cache_.allocate(seq.images, seq.request.encoder_tokens);
-    plan_.encoder_tokens += seq.request.encoder_tokens;
-    plan_.encoded.push_back(id);
-    plan_.grids.insert(plan_.grids.end(), seq.request.images.begin(), seq.request.images.end());
+  std::int64_t encoded = 0;
+  for (const ImagePlan& p : images_) {
+    if (p.use == ImageUse::cached) {
+      ++counters_.encoder_cache_hits;
+      continue;
+    }
+    const SchedImage& image = seq.request.images[p.index];
+    seq.holds[p.index] = 1;
+    encoder_cache_.allocate(seq.image_keys[p.index], image.tokens);
+    encoded += image.tokens;
+    plan_.grids.push_back(image.grid);
   }
+  if (encoded > 0) plan_.encoded.push_back(id);
+  plan_.encoder_tokens += encoded;
+  images_.clear();
+  return encoded;
 }
 
 void Scheduler::preempt_last_running(StepPlan& plan) {
@@ -151,7 +199,8 @@ void Scheduler::preempt_last_running(StepPlan& plan) {
   seq.preempted = true;
   // Unknown images never hit, not even their own output on resume (vLLM's mm_hash would): they get
   // a fresh key, and the old output waits in the LRU order for eviction as vLLM's would.
-  if (seq.images.unique) seq.images.value = next_unique_images_++;
+  for (EncoderCacheKey& key : seq.image_keys)
+    if (key.unique) key.value = next_unique_images_++;
   waiting_.push_front(victim);
   plan.preempted.push_back(victim);
   ++counters_.preemptions;
@@ -161,9 +210,9 @@ void Scheduler::schedule_running(Budget& budget) {
   for (std::size_t index = 0; index < running_.size() && budget.tokens > 0;) {
     const RequestId id = running_[index];
     Seq& seq = seqs_.at(id);
-    ImageUse use = ImageUse::none;
-    const std::int64_t tokens = plan_tokens(seq, budget, use);
+    const std::int64_t tokens = plan_tokens(seq, budget);
     if (tokens == 0) {
+      unplan_cached(seq);
       ++index;
       continue;
     }
@@ -176,10 +225,9 @@ void Scheduler::schedule_running(Budget& budget) {
         break;
       }
     }
-    if (!scheduled) break;
-    take(id, seq, tokens, use);
+    if (!scheduled) break;  // preempted itself: release() dropped what plan_tokens referenced
+    budget.encoder -= take(id, seq, tokens);
     budget.tokens -= tokens;
-    if (use == ImageUse::encode) budget.encoder -= seq.request.encoder_tokens;
     ++index;
   }
 }
@@ -199,13 +247,10 @@ void Scheduler::schedule_waiting(Budget& budget) {
     }
     const std::int64_t hit_tokens = static_cast<std::int64_t>(hits_.size()) * config_.kv_block_tokens;
     seq.computed = hit_tokens;
-    ImageUse use = ImageUse::none;
-    const std::int64_t tokens = plan_tokens(seq, budget, use);
+    const std::int64_t tokens = plan_tokens(seq, budget);
     if (tokens == 0 || !allocate_blocks(seq, tokens, hits_)) {  // first come, first served
-      // vLLM untouches the encoder cache of a request it could not schedule, and sets
-      // num_computed_tokens only on admission.
-      if (use == ImageUse::cached) encoder_cache_.release(seq.images);
-      seq.encoded = false;
+      // vLLM sets num_computed_tokens only on admission.
+      unplan_cached(seq);
       seq.computed = 0;
       break;
     }
@@ -213,9 +258,8 @@ void Scheduler::schedule_waiting(Budget& budget) {
     waiting_.pop_front();
     running_.push_back(id);
     plan_.admitted.push_back(id);
-    take(id, seq, tokens, use);
+    budget.encoder -= take(id, seq, tokens);
     budget.tokens -= tokens;
-    if (use == ImageUse::encode) budget.encoder -= seq.request.encoder_tokens;
   }
 }
 
@@ -242,12 +286,14 @@ std::vector<EmittedToken> Scheduler::complete() {
     const auto it = seqs_.find(item.id);
     if (it == seqs_.end() || it->second.scheduled == 0) continue;  // removed meanwhile
     Seq& seq = it->second;
-    const std::int64_t image_end = seq.request.image_offset + seq.request.encoder_tokens;
-    const bool was_cached = seq.encoded && seq.computed < image_end;
     seq.computed += seq.scheduled;
     seq.scheduled = 0;
-    // vLLM _free_encoder_inputs: consumed into the KV cache, the output is kept but freeable.
-    if (was_cached && seq.computed >= image_end) encoder_cache_.release(seq.images);
+    // vLLM _free_encoder_inputs: an image consumed into the KV cache keeps its output, freeable.
+    for (std::size_t i = 0; i < seq.holds.size(); ++i)
+      if (seq.holds[i] && seq.image_start(i) + seq.request.images[i].tokens <= seq.computed) {
+        encoder_cache_.release(seq.image_keys[i]);
+        seq.holds[i] = 0;
+      }
     if (seq.computed < seq.target()) continue;
     const bool finished = seq.generated + 1 >= seq.request.output_tokens;
     emitted.push_back({item.id, seq.generated, finished});

@@ -10,11 +10,12 @@
 //     order: a decode takes one token, a prefill (or a recompute after preemption) its next chunk;
 //     then waiting requests first come, first served while seats (max_num_seqs) and budget last;
 //   - chunked prefill: a request's remaining tokens are cut to the budget left;
-//   - whole-image encoder scheduling: a request's image tokens [image_offset, +encoder_tokens) are
-//     encoded in the first step whose token range overlaps them, if the step's encoder compute
-//     budget and the encoder cache have room; otherwise the prefill stops just before the image
-//     (a waiting request that cannot advance at all ends admission for the step: FCFS). The
-//     encoder output stays cached until the prefill has consumed it;
+//   - whole-image encoder scheduling, image by image (_try_schedule_encoder_inputs): each image's
+//     tokens are encoded in the first step whose token range overlaps them, if the step's encoder
+//     compute budget (less what the request's earlier images take in it) and the encoder cache
+//     have room; otherwise the prefill stops just before that image (a waiting request that cannot
+//     advance at all ends admission for the step: FCFS). An image's encoder output stays cached
+//     until the prefill has consumed it;
 //   - KV cache in blocks of kv_block_tokens: a step's tokens need their blocks; a running request
 //     that cannot get them preempts the most recently admitted running request (freed, its
 //     computed tokens reset to 0, back to the front of the waiting queue; it recomputes prompt and
@@ -24,14 +25,15 @@
 //     those blocks are shared (one more reference, no new capacity unless they were free), an image
 //     inside them is not encoded, and full prompt blocks are cached as soon as they are scheduled.
 //     Freed blocks keep their hash until an allocation evicts them, least recently freed first;
-//   - the encoder cache is keyed by the images' hash: a request whose images are cached (referenced
-//     or kept after use) references them instead of running the encoder; unreferenced outputs are
-//     evicted oldest first when space is needed.
+//   - the encoder cache is keyed by each image's hash: an image whose output is cached (referenced
+//     or kept after use) is referenced instead of encoded; unreferenced outputs are evicted oldest
+//     first when space is needed.
 // The model's identities: SchedRequest::content_hash (the prompt) for prefix caching,
-// SchedRequest::image_hash (its images) for the encoder cache. With both 0 (unique content)
-// nothing is ever a hit and the scheduler behaves exactly as without the caches.
-// Simplifications (stated): a request's images are one contiguous block, encoded together, one
-// encoder cache entry; blocks that hold generated tokens are never cached (two requests' outputs
+// SchedImage::hash (each image) for the encoder cache. With all 0 (unique content) nothing is
+// ever a hit and the scheduler behaves exactly as without the caches.
+// Simplifications (stated): a request's images follow one another from image_offset (the text
+// between them, vision_start/end tokens included, counts before the first); blocks that hold
+// generated tokens are never cached (two requests' outputs
 // differ; vLLM caches them too, which lets a preempted request hit its own output on resume), nor
 // are the blocks of a content-hash-0 prompt (vLLM would let its resume hit them as well).
 #include <cstdint>
@@ -59,23 +61,27 @@ struct SchedulerConfig {
   std::int64_t kv_block_tokens = 128;
 };
 
+// One image of a prompt (vLLM's mm_feature): encoded, cached and consumed on its own.
+struct SchedImage {
+  std::int64_t tokens = 1;   // its multimodal (post-merge) tokens: the encoder's output, the budget's unit
+  encoder::GridTHW grid{};   // what the encoder runs on
+  // Its identity (vLLM's mm_hash: the encoded image bytes, not the text around it). The encoder
+  // cache keys on it, as vLLM's EncoderCacheManager keys on mm_feature.identifier, so the same
+  // image in another prompt reuses its encoder output. 0 = unknown, never a hit.
+  std::uint64_t hash = 0;
+};
+
 struct SchedRequest {
   std::int64_t prompt_tokens = 1;   // everything prefilled: text, template and image tokens
-  std::int64_t image_offset = 0;    // position of the first image token in the prompt
-  std::int64_t encoder_tokens = 0;  // image tokens (0: text only)
-  std::vector<encoder::GridTHW> images;      // what the encoder runs on
+  std::int64_t image_offset = 0;    // position of the first image's first token in the prompt
+  std::vector<SchedImage> images;   // in prompt order, one after another from image_offset
   std::int64_t output_tokens = 1;   // tokens generated before it finishes
   // Identity of the prompt's content (text and images): requests with the same non-zero hash send
   // the same prompt (vLLM's bench client oversamples a dataset smaller than --num-prompts by
   // duplicating rows), so prefix caching, whose block hashes chain the prompt's tokens and the
   // images' hashes, can hit. 0 = unique content, never a hit.
   std::uint64_t content_hash = 0;
-  // Identity of its images (vLLM's mm_hash: the encoded image bytes, not the text around them;
-  // one image per request in this project's workloads, several combined in order as one item).
-  // The encoder cache keys on it, as vLLM's EncoderCacheManager keys on mm_feature.identifier, so
-  // the same image under another text reuses its encoder output; the API server's processor cache
-  // keys on it too. 0 = unknown, never a hit.
-  std::uint64_t image_hash = 0;
+  std::int64_t image_tokens() const;  // all its images' tokens
 };
 
 struct ScheduledItem {
@@ -87,8 +93,8 @@ struct ScheduledItem {
 
 struct StepPlan {
   std::vector<ScheduledItem> items;
-  std::vector<RequestId> encoded;   // requests whose images run through the encoder this step
-  std::vector<encoder::GridTHW> grids;       // their images, in that order
+  std::vector<RequestId> encoded;   // requests with at least one image through the encoder this step
+  std::vector<encoder::GridTHW> grids;       // the images encoded, request by request in that order
   std::vector<RequestId> admitted;  // left the waiting queue this step (first time or resumed)
   std::vector<RequestId> preempted; // sent back to the waiting queue this step
   std::int64_t prefill_tokens = 0;
@@ -123,8 +129,8 @@ struct SchedulerCounters {
   std::int64_t prefix_cache_hits = 0;
   std::int64_t preempted_prefix_cache_queries = 0;
   std::int64_t preempted_prefix_cache_hits = 0;
-  std::int64_t encoder_cache_hits = 0;    // requests whose images came from the encoder cache
-  std::int64_t encoder_prefix_skips = 0;  // requests whose images lay inside their cached prefix
+  std::int64_t encoder_cache_hits = 0;    // images whose output came from the encoder cache
+  std::int64_t encoder_prefix_skips = 0;  // images that lay inside their request's cached prefix
 };
 
 class Scheduler {
@@ -159,24 +165,31 @@ class Scheduler {
   using BlockId = PrefixBlockPool::BlockId;
   struct Seq {
     SchedRequest request;
-    EncoderCacheKey images;      // its images' encoder cache entry
+    std::vector<EncoderCacheKey> image_keys;  // each image's encoder cache entry
+    std::vector<char> holds;     // per image: holds a reference to its encoder output
     std::int64_t computed = 0;   // tokens whose KV exists
     std::int64_t generated = 0;  // tokens emitted
     std::vector<BlockId> blocks; // KV blocks held, in token order
     std::int64_t hashed_blocks = 0;  // leading blocks cached under its content (vLLM num_cached_block)
-    bool encoded = false;        // holds a reference to its images' encoder output
     bool preempted = false;      // preempted at least once (vLLM num_preemptions > 0)
     std::int64_t scheduled = 0;  // this step
     std::int64_t target() const { return request.prompt_tokens + generated; }
+    std::int64_t image_start(std::size_t i) const;  // prompt position of image i's first token
   };
   struct Budget {
     std::int64_t tokens = 0;
     std::int64_t encoder = 0;
   };
-  enum class ImageUse { none, encode, cached };
-  // Tokens `seq` may compute this step within `budget` (0: none), encoding its images if needed or
-  // referencing their cached encoder output.
-  std::int64_t plan_tokens(Seq& seq, Budget& budget, ImageUse& use);
+  enum class ImageUse { encode, cached };
+  struct ImagePlan {
+    std::size_t index = 0;  // which of the request's images
+    ImageUse use = ImageUse::encode;
+  };
+  // Tokens `seq` may compute this step within `budget` (0: none). The images the step reaches go
+  // to images_: to encode, or cached (their output now referenced: holds set).
+  std::int64_t plan_tokens(Seq& seq, const Budget& budget);
+  // Drops the references plan_tokens took for images_ of a request it did not schedule after all.
+  void unplan_cached(Seq& seq);
   // vLLM allocate_slots: `hits` are the cached blocks a waiting request starts from.
   bool allocate_blocks(Seq& seq, std::int64_t tokens, std::span<const BlockId> hits = {});
   void cache_full_blocks(Seq& seq, std::int64_t tokens);
@@ -185,7 +198,8 @@ class Scheduler {
   void preempt_last_running(StepPlan& plan);
   void schedule_running(Budget& budget);
   void schedule_waiting(Budget& budget);
-  void take(RequestId id, Seq& seq, std::int64_t tokens, ImageUse use);
+  // Schedules `tokens` of `seq` with images_; returns the encoder tokens it spends.
+  std::int64_t take(RequestId id, Seq& seq, std::int64_t tokens);
 
   SchedulerConfig config_;
   std::int64_t kv_blocks_total_ = 0;  // 0: unlimited
@@ -193,6 +207,7 @@ class Scheduler {
   EncoderOutputCache encoder_cache_;
   std::uint64_t next_unique_images_ = 0;  // serial numbers of image-hash-0 encoder entries
   std::vector<BlockId> hits_;             // scratch: one waiting request's prefix hit
+  std::vector<ImagePlan> images_;         // scratch: the images plan_tokens reached
   std::unordered_map<RequestId, Seq> seqs_;
   std::deque<RequestId> waiting_;
   std::vector<RequestId> running_;  // admission order

@@ -240,7 +240,7 @@ class ApiServerStage {
   void process(std::size_t id, Nanos decoded) {
     const VirtualRequest& r = requests_[id];
     const ApiServerProcessed p = pipeline_.process(decoded, r.image_pixels, r.request.prompt_tokens,
-                                                   r.request.image_hash, r.processor_cache_bytes);
+                                                   r.processor_cache_key, r.processor_cache_bytes);
     start_ns_[id] = p.start_ns;
     ready_ns_[id] = p.end_ns;
     // Work: the serial cost (with the decode when there is no pool) and the pool's decode; the

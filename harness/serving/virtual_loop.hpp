@@ -32,9 +32,11 @@ struct VirtualRequest {
   Nanos arrival_ns = 0;               // offset from the start
   std::int64_t client_prompt_tokens = 0;  // what the client counts (vLLM: text only)
   std::int64_t image_pixels = 0;          // width x height of its images as sent (the API server's work)
-  // What vLLM's processor cache counts for its image (api_server_pipeline.hpp); its key is
-  // request.image_hash (vLLM's mm_hash), as the encoder cache's.
+  // What vLLM's processor cache counts for its images (api_server_pipeline.hpp), and their key (the
+  // images' mm hashes in order, server::processor_cache_key; 0: no lookup). The model keeps one
+  // processor-cache entry per request; the encoder cache keys each image on its own hash.
   std::int64_t processor_cache_bytes = 0;
+  std::uint64_t processor_cache_key = 0;
   serving::SchedRequest request;       // what the engine schedules
 };
 

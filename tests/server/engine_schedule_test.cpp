@@ -58,7 +58,12 @@ std::vector<ScriptedRequest> workload() {
           {151 * kMs, 60, {}, 4}};
 }
 
-std::int64_t image_tokens(const ScriptedRequest& r) { return static_cast<std::int64_t>(r.images.size()) * 64; }
+// 64 tokens an image; no identity (each image its own encoder cache entry).
+std::vector<serving::SchedImage> sched_images(const ScriptedRequest& r) {
+  std::vector<serving::SchedImage> images;
+  for (const encoder::GridTHW& grid : r.images) images.push_back({64, grid});
+  return images;
+}
 
 // The live engine, every request submitted before it starts with its ready time in the future
 // (held until due), then run to completion; returns the recorded steps.
@@ -78,8 +83,7 @@ nlohmann::json live_steps(const std::vector<ScriptedRequest>& requests, Nanos ba
   for (const ScriptedRequest& r : requests) {
     EngineRequest e;
     e.prompt_tokens = r.prompt_tokens;
-    e.images = r.images;
-    e.encoder_tokens = image_tokens(r);
+    e.images = sched_images(r);
     e.plan = {r.output_tokens, FinishReason::length};
     e.ready_ns = base + r.offset_ns;
     const auto handle = engine.submit(std::move(e), [&](EngineEvent event) {
@@ -106,9 +110,8 @@ serving::VirtualArmResult virtual_run(const std::vector<ScriptedRequest>& reques
     serving::VirtualRequest v;
     v.arrival_ns = r.offset_ns;
     v.request.prompt_tokens = r.prompt_tokens;
-    v.request.encoder_tokens = image_tokens(r);
-    v.request.image_offset = r.prompt_tokens - v.request.encoder_tokens;
-    v.request.images = r.images;
+    v.request.images = sched_images(r);
+    v.request.image_offset = r.prompt_tokens - v.request.image_tokens();
     v.request.output_tokens = r.output_tokens;
     virt.push_back(v);
   }

@@ -123,7 +123,7 @@ TEST(Engine, RespectsSeatAndTokenBudgets) {
   for (int i = 0; i < kRequests; ++i) {
     EngineRequest r;
     r.prompt_tokens = 100 + i;  // two steps of prefill each when budget is shared
-    r.images = {encoder::GridTHW{1, 2, static_cast<int>(i + 1)}};
+    r.images = {serving::SchedImage{.grid = encoder::GridTHW{1, 2, static_cast<int>(i + 1)}}};
     r.plan = OutputPlan{4 + i % 3, FinishReason::length};
     engine.submit(r, [&c, i](EngineEvent e) {
       std::lock_guard lock(c.mutex);
@@ -172,7 +172,7 @@ TEST(Engine, EncoderFailureFailsOnlyRequestsWithImages) {
   for (int i = 0; i < 2; ++i) {
     EngineRequest r;
     r.prompt_tokens = 10;
-    if (i == 0) r.images = {encoder::GridTHW{1, 4, 4}};
+    if (i == 0) r.images = {serving::SchedImage{.grid = encoder::GridTHW{1, 4, 4}}};
     r.plan = OutputPlan{3, FinishReason::length};
     engine.submit(r, [&c, i](EngineEvent e) {
       std::lock_guard lock(c.mutex);
@@ -386,8 +386,7 @@ TEST(Engine, EncoderBudgetBoundsEveryStep) {
   for (int i = 0; i < kRequests; ++i) {
     EngineRequest r;
     r.prompt_tokens = 320;
-    r.images = {encoder::GridTHW{1, 40, 30}};  // 1200 patches = 300 tokens
-    r.encoder_tokens = 300;
+    r.images = {serving::SchedImage{300, encoder::GridTHW{1, 40, 30}}};  // 1200 patches = 300 tokens
     r.plan = OutputPlan{2, FinishReason::length};
     ASSERT_NE(engine.submit(r, [&c](EngineEvent e) {
       std::lock_guard lock(c.mutex);
@@ -453,8 +452,7 @@ TEST(Engine, OutOfMemoryIsMarkedOnTheFailedRequestsOnly) {
   c.events.resize(2);
   EngineRequest r;
   r.prompt_tokens = 10;
-  r.images = {encoder::GridTHW{1, 4, 4}};
-  r.encoder_tokens = 4;
+  r.images = {serving::SchedImage{4, encoder::GridTHW{1, 4, 4}}};
   r.plan = OutputPlan{2, FinishReason::length};
   for (int i = 0; i < 2; ++i) {
     engine.submit(r, [&c, i](EngineEvent e) {

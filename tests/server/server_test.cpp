@@ -886,12 +886,12 @@ TEST_F(ServerTest, PlannedScheduleWithADuplicateIsTheVirtualLoops) {
     v.processor_cache_bytes = serving::processor_cache_bytes(
         {grid}, static_cast<int>(geometry.patch_size), static_cast<int>(geometry.temporal_patch_size), 2.0);
     v.request.prompt_tokens = prompt_tokens[i];
-    v.request.images = {grid};
-    v.request.encoder_tokens = serving::image_token_count(geometry, grid);
-    v.request.image_offset = v.request.prompt_tokens - v.request.encoder_tokens;
+    const std::uint64_t image_hash = std::stoull(live[i]["image_hash"].get<std::string>(), nullptr, 16);
+    v.request.images = {{serving::image_token_count(geometry, grid), grid, image_hash}};
+    v.request.image_offset = v.request.prompt_tokens - v.request.image_tokens();
     v.request.output_tokens = 20;
     v.request.content_hash = std::stoull(live[i]["content_hash"].get<std::string>(), nullptr, 16);
-    v.request.image_hash = std::stoull(live[i]["image_hash"].get<std::string>(), nullptr, 16);
+    v.processor_cache_key = image_hash;
   }
   EXPECT_EQ(requests[1].request.content_hash, requests[0].request.content_hash);
   EXPECT_NE(requests[2].request.content_hash, requests[0].request.content_hash);

@@ -267,7 +267,7 @@ TEST(VirtualApiServer, ADuplicateImageHitsTheProcessorCacheAndCostsOnlyTheRest) 
   for (std::size_t i = 0; i < requests.size(); ++i) {
     requests[i].image_pixels = 1'000'000;
     requests[i].processor_cache_bytes = 100;
-    requests[i].request.image_hash = image[i];
+    requests[i].processor_cache_key = image[i];
   }
   const VirtualArmResult cached = run(requests, processor_cost(1, 1000));
   const Nanos ready[] = {11, 22, 23, 24, 25};
@@ -284,7 +284,7 @@ TEST(VirtualApiServer, ADuplicateImageHitsTheProcessorCacheAndCostsOnlyTheRest) 
   const VirtualArmResult none = run(requests, processor_cost(1, 0));
   EXPECT_EQ(none.engine.api_server_cache_hits, 0);
   EXPECT_EQ(none.traces[4].engine_arrival_ns - none.records[4].sent_ns, 5 * 11 * kMs);
-  for (VirtualRequest& r : requests) r.request.image_hash = 0;
+  for (VirtualRequest& r : requests) r.processor_cache_key = 0;
   EXPECT_EQ(run(requests, processor_cost(1, 1000)).engine.api_server_cache_hits, 0);
 }
 
@@ -296,7 +296,7 @@ TEST(VirtualApiServer, AHitCostsExactlyDecodeHashPromptUpdateAndTheFixedPart) {
   for (VirtualRequest& r : requests) {
     r.image_pixels = 2'000'000;
     r.processor_cache_bytes = 1000;
-    r.request.image_hash = 42;
+    r.processor_cache_key = 42;
   }
   ApiServerModel m = processor_cost(0.5, 1e6);           // 0.5 ms + 10 ns a pixel on a miss
   m.decode_ns_per_pixel = {4, "test"};                   // 8 ms on a media thread
@@ -376,11 +376,10 @@ TEST(VirtualApiServer, TheSameImageUnderAnotherTextHitsBothImageCachesButNoPrefi
     r.processor_cache_bytes = 100;
     r.request.prompt_tokens = 300;
     r.request.image_offset = 40;
-    r.request.encoder_tokens = 200;
-    r.request.images = {encoder::GridTHW{1, 20, 40}};
+    r.request.images = {{200, encoder::GridTHW{1, 20, 40}, image[i]}};
     r.request.output_tokens = 2;
     r.request.content_hash = content[i];
-    r.request.image_hash = image[i];
+    r.processor_cache_key = image[i];
   }
   int encoded_images = 0;
   const EncoderHook encoder = [&](const std::vector<encoder::GridTHW>& grids) {

@@ -30,10 +30,8 @@ SchedRequest prompt(std::int64_t tokens, std::int64_t output, std::uint64_t cont
 SchedRequest with_image(std::int64_t before, std::int64_t image, std::int64_t after, std::int64_t output,
                         std::uint64_t content, std::optional<std::uint64_t> image_id = std::nullopt) {
   SchedRequest r = prompt(before + image + after, output, content);
-  r.image_hash = image_id.value_or(content);
   r.image_offset = before;
-  r.encoder_tokens = image;
-  r.images.push_back({1, 2, static_cast<int>(image * 2)});
+  r.images.push_back({image, {1, 2, static_cast<int>(image * 2)}, image_id.value_or(content)});
   return r;
 }
 

@@ -22,8 +22,7 @@ SchedRequest with_image(std::int64_t text_before, std::int64_t image_tokens, std
   SchedRequest r;
   r.prompt_tokens = text_before + image_tokens + after;
   r.image_offset = text_before;
-  r.encoder_tokens = image_tokens;
-  r.images.push_back({1, 2, static_cast<int>(image_tokens * 2)});  // any grid: the scheduler only carries it
+  r.images.push_back({image_tokens, {1, 2, static_cast<int>(image_tokens * 2)}});  // any grid: the scheduler only carries it
   r.output_tokens = output;
   return r;
 }
@@ -111,6 +110,78 @@ TEST(Scheduler, ImageThatCannotStartBlocksLaterWaitingRequestsFcfs) {
   s.add(3, text(20, 3));
   EXPECT_EQ(tokens_by_id(s.schedule()), (std::map<RequestId, std::int64_t>{{1, 605}}));
   EXPECT_EQ(s.waiting(), 2u);
+}
+
+// A request of several images, each `tokens` long with its own identity, after `text_before`.
+SchedRequest with_images(std::int64_t text_before, const std::vector<std::pair<std::int64_t, std::uint64_t>>& images,
+                         std::int64_t after, std::int64_t output) {
+  SchedRequest r;
+  r.image_offset = text_before;
+  for (const auto& [tokens, hash] : images)
+    r.images.push_back({tokens, {1, 2, static_cast<int>(tokens * 2)}, hash});
+  r.prompt_tokens = text_before + r.image_tokens() + after;
+  r.output_tokens = output;
+  return r;
+}
+
+TEST(Scheduler, ImagesOfOneRequestAreScheduledOneByOneWithinTheEncoderBudget) {
+  // vLLM _try_schedule_encoder_inputs: three 400-token images under a 1000-token encoder budget.
+  // The first two fit (800); the third does not fit beside them, so this step's prefill stops
+  // just before it, and the next step encodes it and finishes the prompt.
+  Scheduler s({.max_num_seqs = 8, .max_num_batched_tokens = 5000, .encoder_budget_tokens = 1000});
+  s.add(1, with_images(10, {{400, 0}, {400, 0}, {400, 0}}, 5, 2));
+  const StepPlan& first = s.schedule();
+  EXPECT_EQ(tokens_by_id(first), (std::map<RequestId, std::int64_t>{{1, 810}}));
+  EXPECT_EQ(first.encoder_tokens, 800);
+  EXPECT_EQ(first.grids.size(), 2u);
+  EXPECT_EQ(first.encoded, std::vector<RequestId>{1});
+  EXPECT_TRUE(s.complete().empty());
+  EXPECT_EQ(s.encoder_cache_used(), 0);  // both consumed by the 810 tokens
+  const StepPlan& second = s.schedule();
+  EXPECT_EQ(tokens_by_id(second), (std::map<RequestId, std::int64_t>{{1, 405}}));
+  EXPECT_EQ(second.encoder_tokens, 400);
+  EXPECT_EQ(second.grids.size(), 1u);
+  const std::vector<EmittedToken> out = s.complete();
+  ASSERT_EQ(out.size(), 1u);  // the prompt is done: first token
+  EXPECT_EQ(out[0].index, 0);
+}
+
+TEST(Scheduler, EachImageHitsTheEncoderCacheOnItsOwnHash) {
+  // Request 1 shows images A and B; request 2, later, B and C: only C runs through the encoder,
+  // B's output is referenced (vLLM keys the encoder cache per item, on its mm_hash).
+  Scheduler s({.max_num_seqs = 8, .max_num_batched_tokens = 5000, .encoder_budget_tokens = 2000});
+  s.add(1, with_images(10, {{300, 0xA}, {200, 0xB}}, 5, 3));
+  EXPECT_EQ(s.schedule().encoder_tokens, 500);
+  (void)s.complete();
+  s.add(2, with_images(10, {{200, 0xB}, {100, 0xC}}, 5, 3));
+  const StepPlan& plan = s.schedule();
+  EXPECT_EQ(tokens_by_id(plan), (std::map<RequestId, std::int64_t>{{1, 1}, {2, 315}}));
+  EXPECT_EQ(plan.encoder_tokens, 100);
+  ASSERT_EQ(plan.grids.size(), 1u);
+  EXPECT_EQ(plan.grids[0].w, 200);  // C's grid (1 x 2 x 2*100)
+  EXPECT_EQ(s.counters().encoder_cache_hits, 1);
+  (void)s.complete();
+  // The same image twice in one request is encoded once.
+  s.add(3, with_images(0, {{250, 0xD}, {250, 0xD}}, 5, 2));
+  const StepPlan& twice = s.schedule();
+  EXPECT_EQ(twice.encoder_tokens, 250);
+  EXPECT_EQ(twice.grids.size(), 1u);
+}
+
+TEST(Scheduler, ARequestWhoseImagesTogetherExceedTheBudgetStillRuns) {
+  // Each image fits the per-step budget, all of them do not: vLLM accepts the request and spreads
+  // its images over steps; only an image larger than the budget alone is refused.
+  Scheduler s({.max_num_seqs = 8, .max_num_batched_tokens = 5000, .encoder_budget_tokens = 500});
+  EXPECT_NO_THROW(s.add(1, with_images(0, {{400, 0}, {400, 0}, {400, 0}}, 5, 1)));
+  EXPECT_THROW(s.add(2, with_images(0, {{100, 0}, {501, 0}}, 5, 1)), InvalidInput);
+  std::int64_t steps = 0, encoded = 0;
+  while (s.has_work() && steps < 10) {
+    encoded += s.schedule().encoder_tokens;
+    (void)s.complete();
+    ++steps;
+  }
+  EXPECT_EQ(encoded, 1200);
+  EXPECT_EQ(steps, 3);  // one image a step; the last step also finishes the prompt and its token
 }
 
 TEST(Scheduler, KvCacheFullPreemptsTheLastAdmittedAndItRecomputesPromptAndOutput) {

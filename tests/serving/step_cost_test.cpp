@@ -133,8 +133,7 @@ TEST(EngineHostParts, AsyncSchedulingOverlapsTheEncodersHostLeadWithTheDeviceSte
     r.client_prompt_tokens = 14;
     r.request.prompt_tokens = 30;
     r.request.image_offset = 5;
-    r.request.encoder_tokens = 16;  // a 1x8x8 grid merged 2x2
-    r.request.images = {encoder::GridTHW{1, 8, 8}};
+    r.request.images = {{16, encoder::GridTHW{1, 8, 8}}};  // a 1x8x8 grid merged 2x2
     r.request.output_tokens = 4;
     requests.push_back(r);
   }

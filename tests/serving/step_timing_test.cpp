@@ -78,9 +78,8 @@ EncoderHook scripted_encoder() {
 TEST(StepTiming, TheVirtualLoopsStepsAreTheRulesToTheNanosecond) {
   VirtualRequest r;
   r.request.prompt_tokens = 64;
-  r.request.encoder_tokens = 16;
   r.request.image_offset = 48;
-  r.request.images = {{1, 8, 8}};
+  r.request.images = {{16, {1, 8, 8}}};
   r.request.output_tokens = 3;
   VirtualArmOptions options;
   options.keep_steps = true;
