@@ -75,7 +75,7 @@ void add_engine_flags(CLI::App* sub, server::ServeOptions& o) {
   sub->add_option("--max-model-len", o.max_model_len, "Context length (prompt + output); 400 when prompt + max_tokens exceeds it")
       ->capture_default_str();
   sub->add_option("--max-num-encoder-input-tokens", o.max_num_encoder_input_tokens,
-                  "Encoder budget (vLLM's): multimodal tokens one step may encode; a request needing more is a 400 "
+                  "Encoder budget (vLLM's): multimodal tokens one step may encode; an image needing more is a 400, images together are spread over steps "
                   "(0 = --max-num-batched-tokens, clamped to 262144 patches per forward)")
       ->capture_default_str();
   sub->add_option("--mm-processor-kwargs", o.mm_processor_kwargs,

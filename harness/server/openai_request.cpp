@@ -160,17 +160,10 @@ struct PromptCounter {
                             "--max-num-encoder-input-tokens at startup.",
                         "messages", "mm_item_too_large");
     }
+    // Images together may exceed the budget: the scheduler encodes them one by one over steps, as
+    // vLLM does; only one larger than a step's budget could never run (above).
     std::int64_t total = request.image_tokens;
     add_tokens(total, image.tokens, "messages");
-    if (budget > 0 && total > budget) {
-      throw bad_request("The decoder prompt contains " + std::to_string(request.images.size() + 1) +
-                            " image items with " + std::to_string(total) +
-                            " multimodal tokens in all, which exceeds the encoder budget of one step (" +
-                            std::to_string(budget) +
-                            "); a request's images are encoded in one step. Please send fewer or smaller "
-                            "images or increase --max-num-encoder-input-tokens at startup.",
-                        "messages", "mm_item_too_large");
-    }
     return image;
   }
 

@@ -37,8 +37,8 @@ struct RequestParseOptions {
   int limit_images_per_prompt = 16;
   std::int64_t max_model_len = 32768;
   // vLLM's encoder budget (--max-num-encoder-input-tokens): the most multimodal tokens one engine
-  // step may encode. A request whose images need more is a 400 (its images are encoded in the
-  // step it is admitted, so it could never run). 0 = no limit.
+  // step may encode. An image that needs more is a 400 (an image is encoded whole in one step, so
+  // it could never run); images that together need more are encoded over steps. 0 = no limit.
   std::int64_t max_num_encoder_input_tokens = 0;
   ImagePolicy image_policy;
 };

@@ -281,7 +281,7 @@ std::string image_content(const std::vector<std::string>& urls) {
   return parts + "]";
 }
 
-TEST(RequestLimits, ImagesOverTheEncoderBudgetAreA400) {
+TEST(RequestLimits, AnImageOverTheEncoderBudgetIsA400ImagesTogetherAreNot) {
   RequestParseOptions o = qwen3_options();
   // 448x448 on qwen3-vl-8b (factor 32, min_pixels 65536): 448x448 -> 28x28 patches -> 196 tokens.
   const std::string url = testing::data_url(448, 448, false);
@@ -295,11 +295,14 @@ TEST(RequestLimits, ImagesOverTheEncoderBudgetAreA400) {
   EXPECT_EQ(e.code, "mm_item_too_large");
   EXPECT_NE(e.message.find("image item with length 196, which exceeds the pre-allocated encoder cache size 195"),
             std::string::npos) << e.message;
-  // Two images, each within the budget, not together: still a 400 (encoded in one step).
+  // Two images, each within the budget, not together: accepted, as vLLM accepts them (its scheduler
+  // encodes them one by one over steps; tests/serving/scheduler_test.cpp).
   o.max_num_encoder_input_tokens = 300;
-  e = parse_error(chat_with("", image_content({url, url})), o);
-  EXPECT_EQ(e.status, 400);
-  EXPECT_NE(e.message.find("392 multimodal tokens"), std::string::npos) << e.message;
+  const GenerationRequest two =
+      parse_generation_request(Endpoint::chat_completions, chat_with("", image_content({url, url})), o);
+  EXPECT_EQ(two.image_tokens, 392);
+  ASSERT_EQ(two.images.size(), 2u);
+  EXPECT_EQ(two.images[0].tokens, 196);
 }
 
 // Found by tests/fuzz/fuzz_openai_request: nlohmann throws out_of_range (not parse_error) for a
@@ -405,6 +408,46 @@ TEST(Engine, EncoderBudgetBoundsEveryStep) {
   for (const std::int64_t t : step_tokens) EXPECT_EQ(t, 900);
   EXPECT_EQ(stats.scheduler.max_step_encoder_tokens, 900);
   EXPECT_EQ(stats.images, kRequests);
+}
+
+TEST(Engine, ARequestsImagesBeyondOneStepsBudgetAreEncodedOverSeveralSteps) {
+  // Budget 300; one request of three 200-token images (vLLM accepts it: each fits, all do not):
+  // the engine encodes one image a step and the request completes.
+  std::mutex mutex;
+  std::vector<std::int64_t> step_tokens;
+  EngineCoreConfig config;
+  config.max_num_batched_tokens = 100000;
+  config.max_num_encoder_input_tokens = 300;
+  config.lm = serving::StepCostModel{0.05, 0.0, 0.0};
+  config.encoder = [&](const std::vector<encoder::GridTHW>& grids) {
+    std::lock_guard lock(mutex);
+    std::int64_t tokens = 0;
+    for (const encoder::GridTHW& g : grids) tokens += g.patches() / 4;
+    step_tokens.push_back(tokens);
+    return serving::EncoderStepResult{};
+  };
+  EngineCoreThread engine(config);
+  Collected c;
+  c.events.resize(1);
+  EngineRequest r;
+  r.prompt_tokens = 620;
+  const encoder::GridTHW grid{1, 20, 40};  // 800 patches = 200 tokens
+  r.images = {serving::SchedImage{200, grid, 1}, serving::SchedImage{200, grid, 2}, serving::SchedImage{200, grid, 3}};
+  r.plan = OutputPlan{2, FinishReason::length};
+  ASSERT_NE(engine.submit(r, [&c](EngineEvent e) {
+    std::lock_guard lock(c.mutex);
+    if (e.finished && ++c.finished == 1) c.done.notify_all();
+  }), nullptr);
+  engine.start();
+  {
+    std::unique_lock lock(c.mutex);
+    ASSERT_TRUE(c.done.wait_for(lock, std::chrono::seconds(30), [&] { return c.finished == 1; }));
+  }
+  const EngineCoreStats stats = engine.stats();
+  engine.stop();
+  EXPECT_EQ(step_tokens, (std::vector<std::int64_t>{200, 200, 200}));
+  EXPECT_EQ(stats.scheduler.max_step_encoder_tokens, 200);
+  EXPECT_EQ(stats.images, 3);
 }
 
 TEST(Engine, WaitingQueueIsBoundedAndIdleHookRuns) {
