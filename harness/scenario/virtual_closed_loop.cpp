@@ -110,13 +110,13 @@ SharedModel build_shared_model(const PresetAbOptions& o) {
   return m;
 }
 
-// What vLLM's processor cache counts for a request's images (api_server_pipeline.hpp).
-std::int64_t processor_cache_bytes(const SharedModel& m, const std::vector<serving::SchedImage>& images) {
-  std::vector<encoder::GridTHW> grids;
-  for (const serving::SchedImage& image : images) grids.push_back(image.grid);
-  return serving::processor_cache_bytes(grids, static_cast<int>(m.geometry.patch_size),
+// One image as the API server gets it: its pixels as sent, its mm_hash, and what vLLM's processor
+// cache counts for it (api_server_pipeline.hpp).
+serving::ProcessorItem sent_image(const SharedModel& m, std::int64_t pixels, const serving::SchedImage& image) {
+  return {pixels, image.hash,
+          serving::processor_item_bytes(image.grid.patches(), static_cast<int>(m.geometry.patch_size),
                                         static_cast<int>(m.geometry.temporal_patch_size),
-                                        m.api_server.processor_bytes_per_element.value);
+                                        m.api_server.processor_bytes_per_element.value)};
 }
 
 // The fixed sample: the very requests the live client would send (the same generated dataset,
@@ -154,13 +154,12 @@ std::vector<serving::VirtualRequest> fixed_sample_requests(const PresetAbOptions
     r.client_prompt_tokens = prepared[i].prompt_len_client;
     r.request.prompt_tokens = g.prompt_tokens();
     r.request.image_offset = g.prompt_tokens() - g.image_tokens;  // as the live engine places them
-    for (const server::ImageInput& image : g.images) r.request.images.push_back({image.tokens, image.grid, image.mm_hash});
+    for (const server::ImageInput& image : g.images) {
+      r.request.images.push_back({image.tokens, image.grid, image.mm_hash});
+      r.images_sent.push_back(sent_image(m, std::int64_t{image.width} * image.height, r.request.images.back()));
+    }
     r.request.output_tokens = g.max_tokens;
     r.request.content_hash = g.prompt_hash;  // what the live server gives its scheduler for this body
-    r.processor_cache_key = g.image_hash;
-    for (const server::ImageInput& image : g.images)
-      r.image_pixels += static_cast<std::int64_t>(image.width) * image.height;
-    r.processor_cache_bytes = processor_cache_bytes(m, r.request.images);
   }
   return out;
 }
@@ -183,15 +182,13 @@ std::vector<serving::VirtualRequest> request_shapes(const PresetAbOptions& o, co
       const encoder::GridTHW grid = serving::image_grid(m.geometry, w.image_height, w.image_width);
       image_tokens = serving::image_token_count(m.geometry, grid);
       r.request.images.push_back({image_tokens, grid, w.image_hash});  // duplicates of a row share its image
+      r.images_sent.push_back(sent_image(m, std::int64_t{w.image_width} * w.image_height, r.request.images.back()));
     }
     r.request.prompt_tokens = w.text_tokens + template_tokens + image_tokens;
     // Content order [text, image]: the image follows the question and the template's opening.
     r.request.image_offset = template_tokens / 2 + w.text_tokens;
     r.request.output_tokens = w.output_tokens;
     r.request.content_hash = w.content_hash;  // duplicates of a row (vLLM's oversampling) share it
-    r.processor_cache_key = w.image_hash;
-    r.image_pixels = static_cast<std::int64_t>(w.image_width) * w.image_height;
-    r.processor_cache_bytes = processor_cache_bytes(m, r.request.images);
   }
   return out;
 }

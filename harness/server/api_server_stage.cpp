@@ -29,12 +29,12 @@ Nanos ApiServerStage::ready_at(Nanos received_ns, Nanos parse_start_ns, Nanos pa
                                const ApiServerInput& input) {
   if (!enabled()) return parse_end_ns;
   std::lock_guard lock(mutex_);
-  const Nanos decoded = pipeline_.decode(received_ns, input.image_pixels);
-  const serving::ApiServerProcessed p =
-      pipeline_.process(decoded, input.image_pixels, input.prompt_tokens, input.cache_key, input.cache_bytes);
+  const std::int64_t pixels = serving::total_pixels(input.images);
+  const Nanos decoded = pipeline_.decode(received_ns, pixels);
+  const serving::ApiServerProcessed p = pipeline_.process(decoded, input.images, input.prompt_tokens);
   const Nanos end = p.end_ns;
   // Its modelled work, as the virtual loop counts it: the pool's decode and the serial cost.
-  const Nanos cost = p.cost_ns + (model_.pooled_decode() ? model_.decode_cost_ns(input.image_pixels) : 0);
+  const Nanos cost = p.cost_ns + (model_.pooled_decode() ? model_.decode_cost_ns(pixels) : 0);
   ++stats_.requests;
   stats_.modelled_ns += cost;
   stats_.queue_ns += end - cost - received_ns;

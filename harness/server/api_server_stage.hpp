@@ -39,22 +39,17 @@ struct ApiServerStats {
   std::int64_t overruns = 0;    // requests whose real parse ended after their modelled end
   std::int64_t rejected = 0;    // refused: max_in_stage requests already in the stage
   std::int64_t in_stage = 0;    // requests in the stage now (gauge)
-  std::int64_t processor_cache_hits = 0;       // requests whose images the processor cache held
+  std::int64_t processor_cache_hits = 0;       // images the processor cache held
   std::int64_t processor_cache_evictions = 0;  // items its LRU evicted to make room
 };
 
 // What the stage needs of a parsed request.
 struct ApiServerInput {
-  std::int64_t image_pixels = 0;   // width x height summed over its images, as sent
   std::int64_t prompt_tokens = 0;
-  // The processor cache's key for its images (processor_cache_key) and the bytes it counts for
-  // them (serving::processor_cache_bytes); key 0: none, never a hit.
-  std::uint64_t cache_key = 0;
-  std::int64_t cache_bytes = 0;
+  // Its images as sent: pixels, mm_hash (the processor cache's key, computed at parse time from the
+  // encoded bytes; 0: none, never a hit) and the bytes the cache counts for each.
+  std::vector<serving::ProcessorItem> images;
 };
-
-// The cache key of a request's images, processor_cache_key (content_identity.hpp), is computed at
-// parse time: GenerationRequest::image_hash.
 
 // Largest --max-api-server-queue accepted.
 inline constexpr std::int64_t kMaxApiServerQueue = std::int64_t{1} << 20;

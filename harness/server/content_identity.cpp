@@ -37,7 +37,7 @@ std::uint64_t combine_identity(std::uint64_t running, std::uint64_t value) {
   return splitmix64_finalise(absorb(running ^ kSplitmix64Gamma, value));
 }
 
-std::uint64_t processor_cache_key(const std::vector<std::uint64_t>& mm_hashes) {
+std::uint64_t images_identity(const std::vector<std::uint64_t>& mm_hashes) {
   if (mm_hashes.empty()) return 0;
   if (mm_hashes.size() == 1) return mm_hashes.front();
   std::uint64_t key = 0;

@@ -21,11 +21,9 @@ std::uint64_t combine_identity(std::uint64_t running, std::uint64_t value);
 // 0 is reserved for "no identity".
 inline std::uint64_t nonzero_identity(std::uint64_t h) { return h == 0 ? 1 : h; }
 
-// The identity of a request's images, the key of both the API server's processor cache and the
-// engine's encoder cache (vLLM keys both on each image's mm_hash, which does not see the text): the
-// one image's mm_hash, or their hashes combined in order (the model treats a request's images as
-// one item; vLLM looks each image up, so a request whose images are partly cached counts here as a
-// miss). 0 without images.
-std::uint64_t processor_cache_key(const std::vector<std::uint64_t>& mm_hashes);
+// The identity of a request's images as one value, which the engine timeline records per request:
+// the one image's mm_hash, or their hashes combined in order; 0 without images. The processor and
+// encoder caches key each image on its own mm_hash, as vLLM's do.
+std::uint64_t images_identity(const std::vector<std::uint64_t>& mm_hashes);
 
 }  // namespace encbench::server

@@ -337,7 +337,7 @@ GenerationRequest parse_generation_request(Endpoint endpoint, std::string_view b
   request.prompt_hash = nonzero_identity(request.prompt_hash);
   std::vector<std::uint64_t> mm_hashes;
   for (const ImageInput& image : request.images) mm_hashes.push_back(image.mm_hash);
-  request.image_hash = processor_cache_key(mm_hashes);
+  request.image_hash = images_identity(mm_hashes);
 
   std::int64_t prompt = request.text_tokens;
   add_tokens(prompt, request.image_tokens, "messages");

@@ -67,9 +67,9 @@ struct GenerationRequest {
   // each message's role and text and each image's mm_hash, in order; not max_tokens, seed or
   // other sampling fields. Equal for two requests with the same text and images. Never 0.
   std::uint64_t prompt_hash = 0;
-  // Its images' identity, processor_cache_key of their mm_hashes (0 without images): the processor
-  // cache keys on it, so the same image under another text hits it (the encoder cache keys each
-  // image on its own mm_hash: serving::SchedImage::hash). The engine timeline records it.
+  // Its images' identity, images_identity of their mm_hashes (0 without images): the engine
+  // timeline records it. The processor and encoder caches key each image on its own mm_hash
+  // (ImageInput::mm_hash).
   std::uint64_t image_hash = 0;
   std::int64_t prompt_tokens() const { return text_tokens + image_tokens; }
 };

@@ -597,21 +597,17 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     });
   }
 
-  // What the API-server stage needs of a request: its pixels and tokens, and its images' processor-
-  // cache key and bytes as the virtual loop computes them (serving::processor_cache_bytes).
+  // What the API-server stage needs of a request: its tokens and, per image, its pixels, mm_hash
+  // and processor-cache bytes as the virtual loop computes them (serving::processor_item_bytes).
   ApiServerInput api_server_input(const GenerationRequest& request) const {
     ApiServerInput input;
     input.prompt_tokens = request.prompt_tokens();
-    std::vector<encoder::GridTHW> grids;
-    for (const ImageInput& image : request.images) {
-      input.image_pixels += std::int64_t{image.width} * image.height;
-      grids.push_back(image.grid);
-    }
-    input.cache_key = request.image_hash;
     const serving::VisionGeometry& geometry = server_.config_.request.geometry;
-    input.cache_bytes = serving::processor_cache_bytes(grids, static_cast<int>(geometry.patch_size),
-                                                       static_cast<int>(geometry.temporal_patch_size),
-                                                       server_.api_server_.model().processor_bytes_per_element.value);
+    for (const ImageInput& image : request.images)
+      input.images.push_back({std::int64_t{image.width} * image.height, image.mm_hash,
+                              serving::processor_item_bytes(image.grid.patches(), static_cast<int>(geometry.patch_size),
+                                                            static_cast<int>(geometry.temporal_patch_size),
+                                                            server_.api_server_.model().processor_bytes_per_element.value)});
     return input;
   }
 
@@ -1135,7 +1131,7 @@ std::string Server::Impl::metrics_text() const {
   metric("encbench:api_server_overruns_total", "counter", "Requests whose real parse outlasted their modelled API-server window.", api.overruns);
   metric("encbench:api_server_rejections_total", "counter", "Requests refused with 503: --max-api-server-queue already in the API-server stage.", api.rejected);
   metric("encbench:api_server_in_stage", "gauge", "Requests in the API-server stage now (waiting for a modelled process or in one).", api.in_stage);
-  metric("encbench:api_server_processor_cache_hits_total", "counter", "Requests whose images the modelled processor cache held (by mm_hash): no HF processor.", api.processor_cache_hits);
+  metric("encbench:api_server_processor_cache_hits_total", "counter", "Images the modelled processor cache held (by mm_hash): no HF processor for them.", api.processor_cache_hits);
   metric("encbench:api_server_processor_cache_evictions_total", "counter", "Items the modelled processor cache evicted to make room.", api.processor_cache_evictions);
   metric("encbench:encoder_images_total", "counter", "Images encoded.", e.images);
   metric("encbench:encoder_peak_device_memory_bytes", "gauge",

@@ -78,17 +78,24 @@ Nanos ApiServerModel::decode_cost_ns(std::int64_t image_pixels) const {
   return static_cast<Nanos>(static_cast<double>(image_pixels) * decode_ns_per_pixel.value);
 }
 
-Nanos ApiServerModel::serial_cost_ns(std::int64_t image_pixels, std::int64_t prompt_tokens,
-                                     bool processor_cache_hit) const {
-  double per_pixel = hash_ns_per_pixel.value + (processor_cache_hit ? 0.0 : process_ns_per_pixel.value);
-  if (!pooled_decode()) per_pixel += decode_ns_per_pixel.value;
-  const double ns = request_ms.value * 1e6 + static_cast<double>(image_pixels) * per_pixel +
-                    static_cast<double>(prompt_tokens) * prompt_us_per_token.value * 1e3;
+Nanos ApiServerModel::serial_cost_ns(const SerialWork& work) const {
+  double cached_per_pixel = hash_ns_per_pixel.value + 0.0;
+  double processed_per_pixel = hash_ns_per_pixel.value + process_ns_per_pixel.value;
+  if (!pooled_decode()) {
+    cached_per_pixel += decode_ns_per_pixel.value;
+    processed_per_pixel += decode_ns_per_pixel.value;
+  }
+  // One of the two terms is 0 for a one-image request: the sum is then exactly the other.
+  const double pixels_ns = static_cast<double>(work.cached_pixels) * cached_per_pixel +
+                           static_cast<double>(work.processed_pixels) * processed_per_pixel;
+  const double ns = request_ms.value * 1e6 + pixels_ns +
+                    static_cast<double>(work.prompt_tokens) * prompt_us_per_token.value * 1e3;
   return static_cast<Nanos>(ns);
 }
 
 Nanos ApiServerModel::request_cost_ns(std::int64_t image_pixels, std::int64_t prompt_tokens) const {
-  return (pooled_decode() ? decode_cost_ns(image_pixels) : 0) + serial_cost_ns(image_pixels, prompt_tokens, false);
+  return (pooled_decode() ? decode_cost_ns(image_pixels) : 0) +
+         serial_cost_ns({.processed_pixels = image_pixels, .prompt_tokens = prompt_tokens});
 }
 
 ApiServerModel parse_api_server_model(const nlohmann::json& doc, const std::string& origin) {

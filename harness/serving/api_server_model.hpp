@@ -62,9 +62,16 @@ struct ApiServerModel {
   std::int64_t processor_cache_capacity_bytes() const;
   // Decoding a request's images on the media pool (ns, rounded down).
   Nanos decode_cost_ns(std::int64_t image_pixels) const;
-  // Its serial processing (ns, rounded down): without the HF processor on a processor-cache hit;
-  // with the decode when there is no media pool.
-  Nanos serial_cost_ns(std::int64_t image_pixels, std::int64_t prompt_tokens, bool processor_cache_hit) const;
+  // A request's serial work: its images' pixels whose processed output the processor cache held
+  // (no HF processor for them) and those it did not, and its prompt tokens.
+  struct SerialWork {
+    std::int64_t cached_pixels = 0;
+    std::int64_t processed_pixels = 0;
+    std::int64_t prompt_tokens = 0;
+  };
+  // Its serial processing (ns, rounded down): the HF processor on the processed pixels only; with
+  // the decode when there is no media pool.
+  Nanos serial_cost_ns(const SerialWork& work) const;
   // A lone request's whole modelled time in the stage: decode + serial processing, cache missed.
   Nanos request_cost_ns(std::int64_t image_pixels, std::int64_t prompt_tokens) const;
 };

@@ -13,12 +13,10 @@ std::int64_t processor_item_bytes(long long patches, int patch_size, int tempora
   return static_cast<std::int64_t>(std::llround(elements * bytes_per_element)) + kGridThwBytes;
 }
 
-std::int64_t processor_cache_bytes(const std::vector<encoder::GridTHW>& images, int patch_size,
-                                   int temporal_patch_size, double bytes_per_element) {
-  std::int64_t bytes = 0;
-  for (const encoder::GridTHW& grid : images)
-    bytes += processor_item_bytes(grid.patches(), patch_size, temporal_patch_size, bytes_per_element);
-  return bytes;
+std::int64_t total_pixels(std::span<const ProcessorItem> images) {
+  std::int64_t pixels = 0;
+  for (const ProcessorItem& image : images) pixels += image.pixels;
+  return pixels;
 }
 
 bool ProcessorCacheLru::lookup_and_insert(std::uint64_t key, std::int64_t bytes) {
@@ -54,19 +52,23 @@ Nanos ApiServerPipeline::decode(Nanos sent, std::int64_t image_pixels) {
   return media_pool_.admit(sent, cost);
 }
 
-ApiServerProcessed ApiServerPipeline::process(Nanos decoded, std::int64_t image_pixels, std::int64_t prompt_tokens,
-                                              std::uint64_t image_hash, std::int64_t item_bytes) {
+ApiServerProcessed ApiServerPipeline::process(Nanos decoded, std::span<const ProcessorItem> images,
+                                              std::int64_t prompt_tokens) {
   const ApiServerQueue::Start slot = processes_.next(decoded);
   ApiServerProcessed out;
-  // Images only: a text-only request has no item to look up.
-  if (!caches_.empty() && image_pixels > 0)
-    out.cache_hit = caches_[slot.process].lookup_and_insert(image_hash, item_bytes);
-  out.cost_ns = model_.serial_cost_ns(image_pixels, prompt_tokens, out.cache_hit);
+  ApiServerModel::SerialWork work{.prompt_tokens = prompt_tokens};
+  for (const ProcessorItem& image : images) {
+    const bool hit = !caches_.empty() && image.pixels > 0 && caches_[slot.process].lookup_and_insert(image.key, image.bytes);
+    (hit ? work.cached_pixels : work.processed_pixels) += image.pixels;
+    out.cache_hits += hit ? 1 : 0;
+  }
+  const std::int64_t image_pixels = work.cached_pixels + work.processed_pixels;
+  out.cost_ns = model_.serial_cost_ns(work);
   out.start_ns = slot.start_ns;
   out.end_ns = slot.start_ns + out.cost_ns;
   processes_.occupy(slot.process, out.end_ns);
   ++counters_.requests;
-  counters_.processor_cache_hits += out.cache_hit ? 1 : 0;
+  counters_.processor_cache_hits += out.cache_hits;
   counters_.serial_ns += out.cost_ns;
   if (!model_.pooled_decode()) counters_.decode_ns += model_.decode_cost_ns(image_pixels);
   return out;

@@ -23,6 +23,7 @@
 // under one lock as requests arrive). Plain state: no clock, no threads.
 #include <cstdint>
 #include <list>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -37,10 +38,16 @@ namespace encbench::serving {
 // to fill the temporal patch) at `bytes_per_element`, plus image_grid_thw (3 int64).
 std::int64_t processor_item_bytes(long long patches, int patch_size, int temporal_patch_size,
                                   double bytes_per_element);
-// What the cache counts for a request's images: processor_item_bytes of each grid, summed. Both
-// clocks call it (the virtual loop's requests, the live server's parsed images).
-std::int64_t processor_cache_bytes(const std::vector<encoder::GridTHW>& images, int patch_size,
-                                   int temporal_patch_size, double bytes_per_element);
+
+// One image as the API server's processor cache sees it: vLLM's cache looks each item up on its
+// mm_hash and runs the HF processor on the missing ones only (_cached_apply_hf_processor). Both
+// clocks build them (the virtual loop's requests, the live server's parsed images).
+struct ProcessorItem {
+  std::int64_t pixels = 0;  // width x height as sent
+  std::uint64_t key = 0;    // its mm_hash; 0: no lookup (a miss that is not stored)
+  std::int64_t bytes = 0;   // what the cache counts for it (processor_item_bytes)
+};
+std::int64_t total_pixels(std::span<const ProcessorItem> images);
 
 // vLLM's LRUCache as the processor cache uses it for one item per lookup: get_and_update_item.
 class ProcessorCacheLru {
@@ -77,12 +84,12 @@ struct ApiServerProcessed {
   Nanos start_ns = 0;       // its serial processing began
   Nanos end_ns = 0;         // and ended: it reaches the scheduler
   Nanos cost_ns = 0;        // the serial processing's modelled cost
-  bool cache_hit = false;   // the processor cache held its image
+  std::int64_t cache_hits = 0;  // of its images, those the processor cache held
 };
 
 struct ApiServerPipelineCounters {
   std::int64_t requests = 0;
-  std::int64_t processor_cache_hits = 0;
+  std::int64_t processor_cache_hits = 0;  // images
   std::int64_t processor_cache_evictions = 0;
   Nanos decode_ns = 0;   // modelled decode on the media pool, all requests
   Nanos serial_ns = 0;   // modelled serial processing, all requests
@@ -96,10 +103,9 @@ class ApiServerPipeline {
   // (the decode is then part of the serial cost). Calls in send order.
   Nanos decode(Nanos sent, std::int64_t image_pixels);
   // The serial part on the API-server process that frees first, from `decoded` on. Calls in the
-  // order decodes end. The processor cache's key is the images' identity (vLLM's mm_hash, not the
-  // prompt text: VirtualRequest::processor_cache_key); 0: no lookup (a miss that is not stored).
-  ApiServerProcessed process(Nanos decoded, std::int64_t image_pixels, std::int64_t prompt_tokens,
-                             std::uint64_t image_hash, std::int64_t item_bytes);
+  // order decodes end. Each image is looked up in that process's processor cache on its own key
+  // (vLLM's mm_hash, not the prompt text).
+  ApiServerProcessed process(Nanos decoded, std::span<const ProcessorItem> images, std::int64_t prompt_tokens);
   ApiServerPipelineCounters counters() const;
 
  private:

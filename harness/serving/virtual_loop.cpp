@@ -235,17 +235,17 @@ class ApiServerStage {
       scheduler.add(id, requests_[id].request);
       return;
     }
-    decoding_.push({pipeline_.decode(at, requests_[id].image_pixels), sequence_++, id});
+    decoding_.push({pipeline_.decode(at, total_pixels(requests_[id].images_sent)), sequence_++, id});
   }
   void process(std::size_t id, Nanos decoded) {
     const VirtualRequest& r = requests_[id];
-    const ApiServerProcessed p = pipeline_.process(decoded, r.image_pixels, r.request.prompt_tokens,
-                                                   r.processor_cache_key, r.processor_cache_bytes);
+    const ApiServerProcessed p = pipeline_.process(decoded, r.images_sent, r.request.prompt_tokens);
     start_ns_[id] = p.start_ns;
     ready_ns_[id] = p.end_ns;
     // Work: the serial cost (with the decode when there is no pool) and the pool's decode; the
     // rest of the time from send to ready is waiting for a thread or a process.
-    const Nanos decode = pipeline_.model().pooled_decode() ? pipeline_.model().decode_cost_ns(r.image_pixels) : 0;
+    const Nanos decode =
+        pipeline_.model().pooled_decode() ? pipeline_.model().decode_cost_ns(total_pixels(r.images_sent)) : 0;
     counters_.api_server_ns += p.cost_ns + decode;
     counters_.api_server_queue_ns += p.end_ns - sent_ns_[id] - p.cost_ns - decode;
     processing_.push({p.end_ns, sequence_++, id});

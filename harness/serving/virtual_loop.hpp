@@ -31,12 +31,9 @@ namespace encbench::serving {
 struct VirtualRequest {
   Nanos arrival_ns = 0;               // offset from the start
   std::int64_t client_prompt_tokens = 0;  // what the client counts (vLLM: text only)
-  std::int64_t image_pixels = 0;          // width x height of its images as sent (the API server's work)
-  // What vLLM's processor cache counts for its images (api_server_pipeline.hpp), and their key (the
-  // images' mm hashes in order, server::processor_cache_key; 0: no lookup). The model keeps one
-  // processor-cache entry per request; the encoder cache keys each image on its own hash.
-  std::int64_t processor_cache_bytes = 0;
-  std::uint64_t processor_cache_key = 0;
+  // Its images as the API server gets them: pixels as sent (its work), mm_hash and the bytes its
+  // processor cache counts for each (api_server_pipeline.hpp).
+  std::vector<serving::ProcessorItem> images_sent;
   serving::SchedRequest request;       // what the engine schedules
 };
 

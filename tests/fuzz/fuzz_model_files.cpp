@@ -83,7 +83,9 @@ void check_api_server_model(const nlohmann::json& doc) {
     if (!(c->value >= 0) || c->source.empty()) __builtin_trap();
   if (model.processes() < 0 || model.processes() > kMaxApiServers) __builtin_trap();
   if (model.request_cost_ns(1 << 20, 100) < model.request_cost_ns(0, 100)) __builtin_trap();
-  if (model.serial_cost_ns(1 << 20, 100, true) > model.serial_cost_ns(1 << 20, 100, false)) __builtin_trap();
+  if (model.serial_cost_ns({.cached_pixels = 1 << 20, .prompt_tokens = 100}) >
+      model.serial_cost_ns({.processed_pixels = 1 << 20, .prompt_tokens = 100}))
+    __builtin_trap();
   // Its two stages: a request is decoded no earlier than sent and ready no earlier than decoded;
   // the second of two identical images hits whenever a cache holds it.
   ApiServerPipeline pipeline(model);
@@ -91,9 +93,10 @@ void check_api_server_model(const nlohmann::json& doc) {
   for (int i = 0; i < 4; ++i) {
     const encbench::Nanos sent = i * 1'000'000;
     const encbench::Nanos decoded = pipeline.decode(sent, 1 << 16);
-    const ApiServerProcessed p = pipeline.process(decoded, 1 << 16, 100, 7, 1 << 20);
+    const ProcessorItem image{1 << 16, 7, 1 << 20};
+    const ApiServerProcessed p = pipeline.process(decoded, {&image, 1}, 100);
     if (decoded < sent || p.start_ns < decoded || p.end_ns < p.start_ns || p.end_ns < previous) __builtin_trap();
-    if (i > 0 && model.processes() <= 1 && model.processor_cache_capacity_bytes() >= (1 << 20) && !p.cache_hit)
+    if (i > 0 && model.processes() <= 1 && model.processor_cache_capacity_bytes() >= (1 << 20) && p.cache_hits != 1)
       __builtin_trap();
     previous = model.processes() <= 1 ? p.end_ns : 0;
   }

@@ -138,13 +138,13 @@ TEST(PromptIdentity, AnImageFromDiskHasTheSameMmHashAsItsDataUrl) {
   std::filesystem::remove_all(dir);
 }
 
-TEST(ProcessorCacheKey, OneImageIsItsHashSeveralAreCombinedInOrder) {
-  EXPECT_EQ(processor_cache_key({}), 0u);
-  EXPECT_EQ(processor_cache_key({77}), 77u);
-  const std::uint64_t ab = processor_cache_key({5, 9});
+TEST(ImagesIdentity, OneImageIsItsHashSeveralAreCombinedInOrder) {
+  EXPECT_EQ(images_identity({}), 0u);
+  EXPECT_EQ(images_identity({77}), 77u);
+  const std::uint64_t ab = images_identity({5, 9});
   EXPECT_NE(ab, 0u);
-  EXPECT_NE(ab, processor_cache_key({9, 5}));
-  EXPECT_NE(ab, processor_cache_key({5}));
+  EXPECT_NE(ab, images_identity({9, 5}));
+  EXPECT_NE(ab, images_identity({5}));
 }
 
 // The live stage's costs are the virtual pipeline's, call for call: a duplicate's images hit the
@@ -163,17 +163,17 @@ TEST(LiveApiServerStage, ADuplicatesCostIsTheVirtualPipelinesWithoutTheHfProcess
   ApiServerStage live(model, 100);
   serving::ApiServerPipeline virt(model);
   const std::int64_t pixels = 640 * 480, tokens = 300;
-  const std::int64_t bytes = serving::processor_cache_bytes({encoder::GridTHW{1, 34, 46}}, 14, 2, 2.0);
+  const std::int64_t bytes = serving::processor_item_bytes(encoder::GridTHW{1, 34, 46}.patches(), 14, 2, 2.0);
   const std::uint64_t keys[] = {11, 11, 12, 11};
   Nanos modelled = 0;
   for (int i = 0; i < 4; ++i) {
     const Nanos sent = i * 1'000'000;
-    const ApiServerInput input{pixels, tokens, keys[i], bytes};
+    const ApiServerInput input{tokens, {{pixels, keys[i], bytes}}};
     const Nanos ready = live.ready_at(sent, sent, sent, input);  // a parse that took no time
-    const serving::ApiServerProcessed p = virt.process(virt.decode(sent, pixels), pixels, tokens, keys[i], bytes);
+    const serving::ApiServerProcessed p = virt.process(virt.decode(sent, pixels), input.images, tokens);
     EXPECT_EQ(ready, p.end_ns) << i;
-    EXPECT_EQ(p.cache_hit, i == 1 || i == 3) << i;
-    const Nanos serial = 2'000'000 + pixels * 3 + tokens * 5'000 + (p.cache_hit ? 0 : pixels * 400);
+    EXPECT_EQ(p.cache_hits, (i == 1 || i == 3) ? 1 : 0) << i;
+    const Nanos serial = 2'000'000 + pixels * 3 + tokens * 5'000 + (p.cache_hits > 0 ? 0 : pixels * 400);
     EXPECT_EQ(p.cost_ns, serial) << i;
     modelled += serial + pixels * 30;
   }

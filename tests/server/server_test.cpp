@@ -881,17 +881,17 @@ TEST_F(ServerTest, PlannedScheduleWithADuplicateIsTheVirtualLoops) {
   for (std::size_t i = 0; i < 3; ++i) {
     serving::VirtualRequest& v = requests[i];
     v.arrival_ns = live[i]["arrival_ns"].get<Nanos>() - live[0]["arrival_ns"].get<Nanos>();
-    v.image_pixels = 64 * heights[i];
     const encoder::GridTHW grid = serving::image_grid(geometry, heights[i], 64);
-    v.processor_cache_bytes = serving::processor_cache_bytes(
-        {grid}, static_cast<int>(geometry.patch_size), static_cast<int>(geometry.temporal_patch_size), 2.0);
-    v.request.prompt_tokens = prompt_tokens[i];
+    // One image a request: its identity as the timeline records it serves as its mm hash.
     const std::uint64_t image_hash = std::stoull(live[i]["image_hash"].get<std::string>(), nullptr, 16);
+    v.images_sent = {{64 * heights[i], image_hash,
+                      serving::processor_item_bytes(grid.patches(), static_cast<int>(geometry.patch_size),
+                                                    static_cast<int>(geometry.temporal_patch_size), 2.0)}};
+    v.request.prompt_tokens = prompt_tokens[i];
     v.request.images = {{serving::image_token_count(geometry, grid), grid, image_hash}};
     v.request.image_offset = v.request.prompt_tokens - v.request.image_tokens();
     v.request.output_tokens = 20;
     v.request.content_hash = std::stoull(live[i]["content_hash"].get<std::string>(), nullptr, 16);
-    v.processor_cache_key = image_hash;
   }
   EXPECT_EQ(requests[1].request.content_hash, requests[0].request.content_hash);
   EXPECT_NE(requests[2].request.content_hash, requests[0].request.content_hash);

@@ -92,10 +92,13 @@ TEST(ApiServerModel, ShippedModelCostsWhatItsCoefficientsSay) {
   EXPECT_EQ(m.media_threads(), 8);                                     // VLLM_MEDIA_LOADING_THREAD_COUNT
   EXPECT_EQ(m.processor_cache_capacity_bytes(), std::int64_t{4} << 30);  // --mm-processor-cache-gb 4
   // A hit skips exactly the HF processor's per-pixel cost; the decode is off the serial path.
-  EXPECT_EQ(m.serial_cost_ns(1'000'000, 100, false) - m.serial_cost_ns(1'000'000, 100, true),
+  const Nanos missed = m.serial_cost_ns({.processed_pixels = 1'000'000, .prompt_tokens = 100});
+  EXPECT_EQ(missed - m.serial_cost_ns({.cached_pixels = 1'000'000, .prompt_tokens = 100}),
             static_cast<Nanos>(1e6 * m.process_ns_per_pixel.value));
-  EXPECT_EQ(m.request_cost_ns(1'000'000, 100),
-            m.decode_cost_ns(1'000'000) + m.serial_cost_ns(1'000'000, 100, false));
+  // Two images, one cached: the processor runs on the other only.
+  EXPECT_EQ(m.serial_cost_ns({.cached_pixels = 1'000'000, .processed_pixels = 1'000'000, .prompt_tokens = 100}) - missed,
+            static_cast<Nanos>(1e6 * m.hash_ns_per_pixel.value));
+  EXPECT_EQ(m.request_cost_ns(1'000'000, 100), m.decode_cost_ns(1'000'000) + missed);
   EXPECT_EQ(m.request_cost_ns(0, 0), static_cast<Nanos>(m.request_ms.value * 1e6));
   // A 1024x768 image: within the per-pixel rate of Qwen-VL processors users report (a 1 MP image
   // in 0.1-0.4 s), far above a C++ decode alone (~3 ns a pixel).
@@ -165,7 +168,7 @@ TEST(VirtualApiServer, ALoneRequestsTtftRisesByExactlyTheModelledCost) {
   const VirtualArmResult without = run(one, ApiServerModel{});
   ApiServerModel model = load_api_server_model("vllm-qwen-vl", scenarios_dir());
   std::vector<VirtualRequest> with_image = one;
-  with_image[0].image_pixels = 1024 * 768;  // the stage's work; the engine still sees text only
+  with_image[0].images_sent = {{1024 * 768}};  // the stage's work; the engine still sees text only
   const VirtualArmResult with = run(with_image, model);
   const Nanos cost = model.request_cost_ns(1024 * 768, 32);
   EXPECT_EQ(ttft(without.records[0]), 10 * kMs);  // one 10 ms step
@@ -265,9 +268,7 @@ TEST(VirtualApiServer, ADuplicateImageHitsTheProcessorCacheAndCostsOnlyTheRest) 
   std::vector<VirtualRequest> requests = burst(5);
   const std::uint64_t image[] = {1, 2, 1, 1, 2};
   for (std::size_t i = 0; i < requests.size(); ++i) {
-    requests[i].image_pixels = 1'000'000;
-    requests[i].processor_cache_bytes = 100;
-    requests[i].processor_cache_key = image[i];
+    requests[i].images_sent = {{1'000'000, image[i], 100}};
   }
   const VirtualArmResult cached = run(requests, processor_cost(1, 1000));
   const Nanos ready[] = {11, 22, 23, 24, 25};
@@ -284,8 +285,22 @@ TEST(VirtualApiServer, ADuplicateImageHitsTheProcessorCacheAndCostsOnlyTheRest) 
   const VirtualArmResult none = run(requests, processor_cost(1, 0));
   EXPECT_EQ(none.engine.api_server_cache_hits, 0);
   EXPECT_EQ(none.traces[4].engine_arrival_ns - none.records[4].sent_ns, 5 * 11 * kMs);
-  for (VirtualRequest& r : requests) r.processor_cache_key = 0;
+  for (VirtualRequest& r : requests) r.images_sent[0].key = 0;
   EXPECT_EQ(run(requests, processor_cost(1, 1000)).engine.api_server_cache_hits, 0);
+}
+
+TEST(VirtualApiServer, EachImageOfARequestIsLookedUpOnItsOwn) {
+  // vLLM's processor cache is per item: request 0 sends images A and B, request 1 (a second
+  // later) B and C. Request 1 runs the HF processor on C only: 1 ms + 10 ns a pixel on a miss.
+  std::vector<VirtualRequest> requests = burst(2);
+  requests[1].arrival_ns = 1000 * kMs;
+  requests[0].images_sent = {{1'000'000, 0xA, 100}, {1'000'000, 0xB, 100}};
+  requests[1].images_sent = {{1'000'000, 0xB, 100}, {1'000'000, 0xC, 100}};
+  const VirtualArmResult r = run(requests, processor_cost(1, 1000));
+  EXPECT_EQ(r.traces[0].engine_arrival_ns - r.records[0].sent_ns, 21 * kMs);  // both processed
+  EXPECT_EQ(r.traces[1].engine_arrival_ns - r.records[1].sent_ns, 11 * kMs);  // C only
+  EXPECT_EQ(r.engine.api_server_cache_hits, 1);
+  EXPECT_EQ(r.engine.api_server_ns, (21 + 11) * kMs);
 }
 
 TEST(VirtualApiServer, AHitCostsExactlyDecodeHashPromptUpdateAndTheFixedPart) {
@@ -294,9 +309,7 @@ TEST(VirtualApiServer, AHitCostsExactlyDecodeHashPromptUpdateAndTheFixedPart) {
   std::vector<VirtualRequest> requests = burst(2);
   requests[1].arrival_ns = 1000 * kMs;
   for (VirtualRequest& r : requests) {
-    r.image_pixels = 2'000'000;
-    r.processor_cache_bytes = 1000;
-    r.processor_cache_key = 42;
+    r.images_sent = {{2'000'000, 42, 1000}};
   }
   ApiServerModel m = processor_cost(0.5, 1e6);           // 0.5 ms + 10 ns a pixel on a miss
   m.decode_ns_per_pixel = {4, "test"};                   // 8 ms on a media thread
@@ -317,7 +330,7 @@ TEST(VirtualApiServer, EightMediaThreadsDecodeABurstAheadOfTheSerialStage) {
   // when that decode and the request before it are done: batches of 8 decoded at 80, 160 and
   // 240 ms, each processed one after another in 5 ms turns.
   std::vector<VirtualRequest> requests = burst(20);
-  for (VirtualRequest& r : requests) r.image_pixels = 1'000'000;
+  for (VirtualRequest& r : requests) r.images_sent = {{1'000'000}};
   ApiServerModel pooled = fixed_cost(5, 1);
   pooled.decode_ns_per_pixel = {80, "test"};
   pooled.media_loading_threads = {8, "test"};
@@ -348,8 +361,8 @@ TEST(VirtualApiServer, AShortDecodeOvertakesALongOneIntoTheSerialStage) {
   // Two threads: request 0 decodes for 100 ms, 1 for 10 ms, 2 for 10 ms (after 1, on its thread):
   // the serial stage takes them as decodes end (1 at 10, 2 at 20, 0 at 100), 5 ms each.
   std::vector<VirtualRequest> requests = burst(3);
-  requests[0].image_pixels = 100'000'000;
-  requests[1].image_pixels = requests[2].image_pixels = 10'000'000;
+  requests[0].images_sent = {{100'000'000}};
+  requests[1].images_sent = requests[2].images_sent = {{10'000'000}};
   ApiServerModel pooled = fixed_cost(5, 1);
   pooled.decode_ns_per_pixel = {1, "test"};
   pooled.media_loading_threads = {2, "test"};
@@ -372,14 +385,12 @@ TEST(VirtualApiServer, TheSameImageUnderAnotherTextHitsBothImageCachesButNoPrefi
   for (std::size_t i = 0; i < requests.size(); ++i) {
     VirtualRequest& r = requests[i];
     r.arrival_ns = static_cast<Nanos>(i) * 1000 * kMs;
-    r.image_pixels = 1'000'000;
-    r.processor_cache_bytes = 100;
+    r.images_sent = {{1'000'000, image[i], 100}};
     r.request.prompt_tokens = 300;
     r.request.image_offset = 40;
     r.request.images = {{200, encoder::GridTHW{1, 20, 40}, image[i]}};
     r.request.output_tokens = 2;
     r.request.content_hash = content[i];
-    r.processor_cache_key = image[i];
   }
   int encoded_images = 0;
   const EncoderHook encoder = [&](const std::vector<encoder::GridTHW>& grids) {
