@@ -367,87 +367,72 @@ TEST(ServeConfig, EncoderBudgetDefaultsClampAndLimits) {
   EXPECT_THROW(Server{build_server_config(o)}, InvalidInput);
 }
 
-TEST(Engine, EncoderBudgetBoundsEveryStep) {
+// An engine with an encoder budget whose encoder records each call's multimodal tokens (patches
+// / 4), the requests all submitted before it starts (only the budget limits what a step encodes).
+struct BudgetRun {
+  std::vector<std::int64_t> step_tokens;
+  EngineCoreStats stats;
+};
+
+BudgetRun run_with_encoder_budget(std::int64_t budget, const std::vector<EngineRequest>& requests) {
   std::mutex mutex;
-  std::vector<std::int64_t> step_tokens;  // multimodal tokens per encoder call
+  BudgetRun out;
   EngineCoreConfig config;
   config.max_num_seqs = 64;
   config.max_num_batched_tokens = 100000;
-  config.max_num_encoder_input_tokens = 1000;
+  config.max_num_encoder_input_tokens = budget;
   config.lm = serving::StepCostModel{0.05, 0.0, 0.0};
   config.encoder = [&](const std::vector<encoder::GridTHW>& grids) {
     std::lock_guard lock(mutex);
     std::int64_t tokens = 0;
     for (const encoder::GridTHW& g : grids) tokens += g.patches() / 4;
-    step_tokens.push_back(tokens);
+    out.step_tokens.push_back(tokens);
     return serving::EncoderStepResult{};
   };
   EngineCoreThread engine(config);
-  constexpr int kRequests = 12;
+  const int n = static_cast<int>(requests.size());
   Collected c;
-  c.events.resize(kRequests);
-  for (int i = 0; i < kRequests; ++i) {
-    EngineRequest r;
-    r.prompt_tokens = 320;
-    r.images = {serving::SchedImage{300, encoder::GridTHW{1, 40, 30}}};  // 1200 patches = 300 tokens
-    r.plan = OutputPlan{2, FinishReason::length};
-    ASSERT_NE(engine.submit(r, [&c](EngineEvent e) {
+  for (const EngineRequest& r : requests)
+    EXPECT_NE(engine.submit(r, [&c, n](EngineEvent e) {
       std::lock_guard lock(c.mutex);
-      if (e.finished && ++c.finished == kRequests) c.done.notify_all();
+      if (e.finished && ++c.finished == n) c.done.notify_all();
     }), nullptr);
-  }
-  engine.start();  // all 12 wait before the first step: only the budget limits admission
+  engine.start();
   {
     std::unique_lock lock(c.mutex);
-    ASSERT_TRUE(c.done.wait_for(lock, std::chrono::seconds(30), [&] { return c.finished == kRequests; }));
+    EXPECT_TRUE(c.done.wait_for(lock, std::chrono::seconds(30), [&] { return c.finished == n; }));
   }
-  const EngineCoreStats stats = engine.stats();
+  out.stats = engine.stats();
   engine.stop();
+  return out;
+}
+
+TEST(Engine, EncoderBudgetBoundsEveryStep) {
+  constexpr int kRequests = 12;
+  EngineRequest r;
+  r.prompt_tokens = 320;
+  r.images = {serving::SchedImage{300, encoder::GridTHW{1, 40, 30}}};  // 1200 patches = 300 tokens
+  r.plan = OutputPlan{2, FinishReason::length};
+  const BudgetRun run = run_with_encoder_budget(1000, std::vector<EngineRequest>(kRequests, r));
   // 3 requests (900 tokens) per step, never 4 (1200): 4 encoder calls of 900, 900, 900, 900.
-  ASSERT_EQ(step_tokens.size(), 4u);
-  for (const std::int64_t t : step_tokens) EXPECT_EQ(t, 900);
-  EXPECT_EQ(stats.scheduler.max_step_encoder_tokens, 900);
-  EXPECT_EQ(stats.images, kRequests);
+  ASSERT_EQ(run.step_tokens.size(), 4u);
+  for (const std::int64_t t : run.step_tokens) EXPECT_EQ(t, 900);
+  EXPECT_EQ(run.stats.scheduler.max_step_encoder_tokens, 900);
+  EXPECT_EQ(run.stats.images, kRequests);
 }
 
 TEST(Engine, ARequestsImagesBeyondOneStepsBudgetAreEncodedOverSeveralSteps) {
   // Budget 300; one request of three 200-token images (vLLM accepts it: each fits, all do not):
   // the engine encodes one image a step and the request completes.
-  std::mutex mutex;
-  std::vector<std::int64_t> step_tokens;
-  EngineCoreConfig config;
-  config.max_num_batched_tokens = 100000;
-  config.max_num_encoder_input_tokens = 300;
-  config.lm = serving::StepCostModel{0.05, 0.0, 0.0};
-  config.encoder = [&](const std::vector<encoder::GridTHW>& grids) {
-    std::lock_guard lock(mutex);
-    std::int64_t tokens = 0;
-    for (const encoder::GridTHW& g : grids) tokens += g.patches() / 4;
-    step_tokens.push_back(tokens);
-    return serving::EncoderStepResult{};
-  };
-  EngineCoreThread engine(config);
-  Collected c;
-  c.events.resize(1);
   EngineRequest r;
   r.prompt_tokens = 620;
   const encoder::GridTHW grid{1, 20, 40};  // 800 patches = 200 tokens
   r.images = {serving::SchedImage{200, grid, 1}, serving::SchedImage{200, grid, 2}, serving::SchedImage{200, grid, 3}};
   r.plan = OutputPlan{2, FinishReason::length};
-  ASSERT_NE(engine.submit(r, [&c](EngineEvent e) {
-    std::lock_guard lock(c.mutex);
-    if (e.finished && ++c.finished == 1) c.done.notify_all();
-  }), nullptr);
-  engine.start();
-  {
-    std::unique_lock lock(c.mutex);
-    ASSERT_TRUE(c.done.wait_for(lock, std::chrono::seconds(30), [&] { return c.finished == 1; }));
-  }
-  const EngineCoreStats stats = engine.stats();
-  engine.stop();
-  EXPECT_EQ(step_tokens, (std::vector<std::int64_t>{200, 200, 200}));
-  EXPECT_EQ(stats.scheduler.max_step_encoder_tokens, 200);
-  EXPECT_EQ(stats.images, 3);
+  const BudgetRun run = run_with_encoder_budget(300, {r});
+  EXPECT_EQ(run.step_tokens, (std::vector<std::int64_t>{200, 200, 200}));
+  EXPECT_EQ(run.stats.scheduler.max_step_encoder_tokens, 200);
+  EXPECT_EQ(run.stats.images, 3);
 }
 
 TEST(Engine, WaitingQueueIsBoundedAndIdleHookRuns) {
