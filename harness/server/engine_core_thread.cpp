@@ -15,6 +15,7 @@
 #include "harness/core/error.hpp"
 #include "harness/core/mix64.hpp"
 #include "harness/core/result_json.hpp"
+#include "harness/server/content_identity.hpp"
 #include "harness/serving/scheduler.hpp"
 #include "harness/serving/step_timing.hpp"
 
@@ -93,7 +94,7 @@ struct LiveRequest {
   Nanos first_scheduled_ns = 0;
   std::int64_t encoder_step = -1;  // latest step that encoded its images (a preempted one re-encodes)
   std::uint64_t content_hash = 0;  // its prompt's identity (EngineRequest::content_hash)
-  std::uint64_t image_hash = 0;    // its images as one identity (EngineRequest::image_hash)
+  std::uint64_t image_hash = 0;    // its images as one identity (images_identity of their hashes)
 };
 
 struct Submission {
@@ -108,6 +109,12 @@ struct Submission {
 };
 
 using Outbox = std::vector<std::pair<std::shared_ptr<EngineSink>, EngineEvent>>;
+
+std::vector<std::uint64_t> image_hashes(const EngineRequest& r) {
+  std::vector<std::uint64_t> hashes;
+  for (const serving::SchedImage& image : r.images) hashes.push_back(image.hash);
+  return hashes;
+}
 
 serving::SchedRequest to_sched_request(const EngineRequest& r) {
   serving::SchedRequest s;
@@ -279,7 +286,7 @@ void admit_submissions(std::deque<Submission>& fresh, serving::Scheduler& schedu
     }
     live.emplace(id, LiveRequest{std::move(s.handle), std::move(s.sink), s.request.plan.finish,
                                  s.request.prompt_tokens, false, std::move(s.request.tag), s.submitted_ns, 0, -1,
-                                 s.request.content_hash, s.request.image_hash});
+                                 s.request.content_hash, images_identity(image_hashes(s.request))});
   }
   fresh.clear();
 }

@@ -126,9 +126,6 @@ struct EngineRequest {
   // Its prompt's identity (text and images' mm hashes): serving::SchedRequest::content_hash, which
   // prefix caching keys on. 0: unknown, never a hit.
   std::uint64_t content_hash = 0;
-  // Its images as one identity (GenerationRequest::image_hash, the processor cache's key): what the
-  // engine timeline records for it. 0: none or unknown.
-  std::uint64_t image_hash = 0;
   OutputPlan plan;
   // When the request is due at the engine on the steady clock (the API-server stage's modelled
   // end): it waits for the first step planned to start at or after it, as the virtual loop

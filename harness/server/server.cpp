@@ -640,7 +640,6 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     EngineRequest engine_request;
     engine_request.prompt_tokens = request_.prompt_tokens();
     engine_request.content_hash = request_.prompt_hash;
-    engine_request.image_hash = request_.image_hash;
     engine_request.tag = tag_;
     engine_request.ready_ns = ready;
     for (const ImageInput& image : request_.images) engine_request.images.push_back({image.tokens, image.grid, image.mm_hash});

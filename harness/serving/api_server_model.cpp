@@ -79,7 +79,7 @@ Nanos ApiServerModel::decode_cost_ns(std::int64_t image_pixels) const {
 }
 
 Nanos ApiServerModel::serial_cost_ns(const SerialWork& work) const {
-  double cached_per_pixel = hash_ns_per_pixel.value + 0.0;
+  double cached_per_pixel = hash_ns_per_pixel.value;
   double processed_per_pixel = hash_ns_per_pixel.value + process_ns_per_pixel.value;
   if (!pooled_decode()) {
     cached_per_pixel += decode_ns_per_pixel.value;

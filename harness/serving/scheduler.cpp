@@ -18,12 +18,6 @@ std::int64_t SchedRequest::image_tokens() const {
   return tokens;
 }
 
-std::int64_t Scheduler::Seq::image_start(std::size_t i) const {
-  std::int64_t start = request.image_offset;
-  for (std::size_t j = 0; j < i; ++j) start += request.images[j].tokens;
-  return start;
-}
-
 Scheduler::Scheduler(SchedulerConfig config) : config_(config), kv_pool_(0), encoder_cache_(0) {
   require(config_.max_num_seqs >= 1, "--max-num-seqs must be at least 1");
   require(config_.max_num_batched_tokens >= 1, "--max-num-batched-tokens must be at least 1");
@@ -93,8 +87,9 @@ std::int64_t Scheduler::plan_tokens(Seq& seq, const Budget& budget) {
   images_.clear();
   std::int64_t tokens = std::min(seq.target() - seq.computed, budget.tokens);
   std::int64_t to_encode = 0;  // vLLM num_embeds_to_schedule: this request's images encoded so far
-  for (std::size_t i = 0; i < seq.request.images.size(); ++i) {
-    const std::int64_t start = seq.image_start(i), length = seq.request.images[i].tokens;
+  std::int64_t start = seq.request.image_offset;  // image i's first token: the images follow one another
+  for (std::size_t i = 0; i < seq.request.images.size(); start += seq.request.images[i++].tokens) {
+    const std::int64_t length = seq.request.images[i].tokens;
     if (start >= seq.computed + tokens) break;  // not reached in this step
     // Already in the KV cache (the cached prefix included), or its output held since a step before.
     if (start + length <= seq.computed || seq.holds[i]) continue;
@@ -162,8 +157,9 @@ void Scheduler::record_admission(const Seq& seq, std::int64_t hit_tokens) {
   const std::int64_t queries = seq.target();  // vLLM records request.num_tokens
   (seq.preempted ? counters_.preempted_prefix_cache_queries : counters_.prefix_cache_queries) += queries;
   (seq.preempted ? counters_.preempted_prefix_cache_hits : counters_.prefix_cache_hits) += hit_tokens;
-  for (std::size_t i = 0; i < seq.request.images.size(); ++i)
-    if (seq.image_start(i) + seq.request.images[i].tokens <= hit_tokens) ++counters_.encoder_prefix_skips;
+  std::int64_t end = seq.request.image_offset;
+  for (const SchedImage& image : seq.request.images)
+    if ((end += image.tokens) <= hit_tokens) ++counters_.encoder_prefix_skips;
 }
 
 std::int64_t Scheduler::take(RequestId id, Seq& seq, std::int64_t tokens) {
@@ -289,11 +285,14 @@ std::vector<EmittedToken> Scheduler::complete() {
     seq.computed += seq.scheduled;
     seq.scheduled = 0;
     // vLLM _free_encoder_inputs: an image consumed into the KV cache keeps its output, freeable.
-    for (std::size_t i = 0; i < seq.holds.size(); ++i)
-      if (seq.holds[i] && seq.image_start(i) + seq.request.images[i].tokens <= seq.computed) {
+    std::int64_t end = seq.request.image_offset;
+    for (std::size_t i = 0; i < seq.holds.size(); ++i) {
+      end += seq.request.images[i].tokens;
+      if (seq.holds[i] && end <= seq.computed) {
         encoder_cache_.release(seq.image_keys[i]);
         seq.holds[i] = 0;
       }
+    }
     if (seq.computed < seq.target()) continue;
     const bool finished = seq.generated + 1 >= seq.request.output_tokens;
     emitted.push_back({item.id, seq.generated, finished});

@@ -174,7 +174,6 @@ class Scheduler {
     bool preempted = false;      // preempted at least once (vLLM num_preemptions > 0)
     std::int64_t scheduled = 0;  // this step
     std::int64_t target() const { return request.prompt_tokens + generated; }
-    std::int64_t image_start(std::size_t i) const;  // prompt position of image i's first token
   };
   struct Budget {
     std::int64_t tokens = 0;
