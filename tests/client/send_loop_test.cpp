@@ -2,6 +2,7 @@
 // the server actually did (same process, same steady clock), totals are exact, the concurrency
 // cap is an explicit queue, framing quirks are handled end to end.
 #include <gtest/gtest.h>
+#include "tests/support/sanitized.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -92,7 +93,7 @@ TEST(Engine, MeasuredTimesAgreeWithTheScriptWithin1ms) {
   // jobs can deschedule the client for several ms, which no client can measure around, so the
   // run is repeated up to 3 times and must pass once; a systematic error fails every attempt.
   // Under ASan/UBSan every callback is several times slower, so the bound is relaxed there.
-  const double bound_ms = std::getenv("ENCBENCH_SANITIZED") ? 3.0 : 1.0;
+  const double bound_ms = encbench::testing::sanitized() ? 3.0 : 1.0;
   TimingAgreement best{1e9, 1e9, 1e9, 1e9};
   for (int attempt = 0; attempt < 3; ++attempt) {
     const TimingAgreement t = measure_timing_agreement();

@@ -2,6 +2,7 @@
 // test: random splits of valid streams must give identical events, and random garbage must never
 // crash, hang or grow memory without bound.
 #include <gtest/gtest.h>
+#include "tests/support/sanitized.hpp"
 
 #include <random>
 
@@ -129,7 +130,7 @@ TEST(SseParser, LineLengthLimitFailsInsteadOfGrowing) {
 // libFuzzer-style: random splits of valid streams are transparent; random bytes never crash.
 TEST(SseParserFuzz, RandomSplitsAndGarbage) {
   std::mt19937_64 rng(12345);
-  const int iterations = std::getenv("ENCBENCH_SANITIZED") ? 300 : 3000;
+  const int iterations = encbench::testing::sanitized() ? 300 : 3000;
   for (int it = 0; it < iterations; ++it) {
     const auto& stream = corpus()[rng() % corpus().size()];
     const auto whole = parse_whole(stream);

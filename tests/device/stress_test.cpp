@@ -1,6 +1,7 @@
 // Concurrency stress for the sanitizer run: several host threads, streams and events at once,
 // and devices created and destroyed with work in flight.
 #include <gtest/gtest.h>
+#include "tests/support/sanitized.hpp"
 
 #include <atomic>
 #include <cstdlib>
@@ -13,7 +14,7 @@ using namespace encbench;
 using namespace encbench::device;
 
 namespace {
-int scaled(int n) { return std::getenv("ENCBENCH_SANITIZED") != nullptr ? n / 4 : n; }
+int scaled(int n) { return encbench::testing::sanitized() ? n / 4 : n; }
 }  // namespace
 
 TEST(DeviceStress, ManyHostThreadsStreamsAndEvents) {

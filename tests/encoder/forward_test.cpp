@@ -1,6 +1,7 @@
 // The encoder forward on real devices: every toggle combination against the reference, the
 // layer-0 cache bug, syncs per forward, and the host/device accounting on the timeline.
 #include <gtest/gtest.h>
+#include "tests/support/sanitized.hpp"
 
 #include <cstdlib>
 #include <sstream>
@@ -21,7 +22,7 @@ using namespace encbench::encoder;
 
 namespace {
 
-bool sanitized() { return std::getenv("ENCBENCH_SANITIZED") != nullptr; }
+bool sanitized() { return encbench::testing::sanitized(); }
 
 std::unique_ptr<device::Device> cpu_device() { return encbench::testing::cpu_test_device(2); }
 

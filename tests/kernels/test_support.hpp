@@ -18,15 +18,11 @@
 #include "kernels/ops.hpp"
 #include "kernels/worker_pool.hpp"
 
+#include "tests/support/sanitized.hpp"
+
 namespace encbench::kernels::test {
 
-inline bool sanitized() {
-#if defined(ENCBENCH_SANITIZED)
-  return true;  // built with sanitizers (cmake/EncbenchTargets.cmake defines it)
-#endif
-  const char* v = std::getenv("ENCBENCH_SANITIZED");
-  return v && std::string(v) == "1";
-}
+inline bool sanitized() { return encbench::testing::sanitized(); }
 
 inline std::vector<float> random_vector(std::size_t n, unsigned seed, float stddev = 1.0f) {
   std::mt19937 rng(seed);

@@ -2,6 +2,7 @@
 // on a scenario this machine keeps up with, and clear errors for what it cannot run. The
 // workload sampler against its own distribution's moments.
 #include <gtest/gtest.h>
+#include "tests/support/sanitized.hpp"
 
 #include "tests/scenario/scenario_test_paths.hpp"
 #include "tests/support/virtual_options.hpp"
@@ -99,7 +100,7 @@ TEST(VirtualClosedLoop, IsBitReproducibleAndItsSeedsDiffer) {
 }
 
 TEST(VirtualClosedLoop, AgreesWithTheLiveServerAndClientWithin3Percent) {
-  if (std::getenv("ENCBENCH_SANITIZED"))
+  if (encbench::testing::sanitized())
     GTEST_SKIP() << "under sanitizers the live encoder's own host CPU time is many times larger than in a "
                     "release build, so the real clock no longer measures the modelled device";
   const auto dir = temp_dir("agree");

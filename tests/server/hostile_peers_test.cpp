@@ -9,6 +9,7 @@
 //   - the profiling endpoints are off unless enabled, and kept profiles are capped.
 // Nothing here asserts speed: ordering and bounds only.
 #include <gtest/gtest.h>
+#include "tests/support/sanitized.hpp"
 #include <nlohmann/json.hpp>
 
 #include <sys/stat.h>
@@ -365,7 +366,7 @@ TEST(HostileReaders, StreamsThatAreNeverReadKeepMemoryBounded) {
   const std::int64_t grown = rss_bytes() - before;
   // ASan's quarantine (256 MiB by default) keeps the freed frames of the ~10 MB each stream
   // pushed into its socket before pausing; without the bound the streams would hold ~1.9 GB.
-  const std::int64_t bound = std::getenv("ENCBENCH_SANITIZED") ? (600ll << 20) : (200ll << 20);
+  const std::int64_t bound = encbench::testing::sanitized() ? (600ll << 20) : (200ll << 20);
   EXPECT_LT(grown, bound) << "RSS grew by " << (grown >> 20) << " MiB";
   EXPECT_EQ(server.http_stats().streams_active, kStreams);
   // A paused stream resumes when its client reads, and is complete.

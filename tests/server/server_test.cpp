@@ -1,6 +1,7 @@
 // The HTTP server end to end on loopback, through raw sockets: SSE shape, usage counts, every bad
 // input with a check that the server still answers afterwards, timeouts, disconnects, limits.
 #include <gtest/gtest.h>
+#include "tests/support/sanitized.hpp"
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -328,7 +329,7 @@ TEST_F(ServerTest, RandomGarbageAndMutatedBodiesNeverHurt) {
   valid["messages"][0]["content"] = {{{"type", "text"}, {"text", "mutate me"}},
                                      {{"type", "image_url"}, {"image_url", {{"url", testing::data_url(60, 40, false)}}}}};
   const std::string body = valid.dump();
-  const int rounds = std::getenv("ENCBENCH_SANITIZED") ? 60 : 200;
+  const int rounds = encbench::testing::sanitized() ? 60 : 200;
   for (int i = 0; i < rounds; ++i) {
     std::string mutated = body;
     const int edits = 1 + static_cast<int>(rng() % 4);
@@ -472,8 +473,7 @@ TEST_F(ServerTest, NullModeServesManyConcurrentStreams) {
   ServerConfig config = test_config();
   config.engine.null_mode = true;
   start(config);
-  const char* sanitized = std::getenv("ENCBENCH_SANITIZED");
-  const int clients_count = sanitized ? 50 : 200;
+  const int clients_count = encbench::testing::sanitized() ? 50 : 200;
   std::vector<std::unique_ptr<RawConnection>> clients;
   json body = user_text("x", 20);
   body["stream"] = true;
