@@ -32,6 +32,7 @@ struct RunFlags {
   std::optional<std::string> live_encoder_clock;
   std::optional<std::int64_t> max_num_encoder_input_tokens;
   std::optional<int> max_concurrency;
+  std::optional<std::int64_t> sample_text_tokens, sample_output_tokens;
   std::string sweep, slo;
   int capacity_bisections = 7;
   std::string sweep_html;
@@ -96,6 +97,15 @@ void add_scenario_flags(CLI::App* sub, RunFlags& f) {
                   "--clock real, virtual with --clock both, so the agreement table measures what the real clock adds "
                   "to the engine loop, HTTP and the client)")
       ->check(CLI::IsMember({"real", "virtual"}));
+  sub->add_option("--sample-text-tokens", f.sample_text_tokens,
+                  "With --workload: the sample's known text tokens over all --num-prompts requests (vLLM bench's "
+                  "'Total input tokens' of the run modelled); every row's draw is scaled to meet it (0 = draw "
+                  "freely; default: the scenario's sample_totals when its request count matches)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+  sub->add_option("--sample-output-tokens", f.sample_output_tokens,
+                  "With --workload: the sample's known generated tokens ('Total generated tokens'); the output "
+                  "lengths are the nearest of 1024 draws (0 = draw freely; default: the scenario's sample_totals)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
 }
 
 void add_virtual_clock_flags(CLI::App* sub, RunFlags& f) {
@@ -121,6 +131,21 @@ void add_virtual_clock_flags(CLI::App* sub, RunFlags& f) {
   sub->add_flag("--allow-no-verdict", f.allow_no_verdict,
                 "Exit 0 even when the guards refuse a verdict (the result JSON still says so and why): for "
                 "harnesses such as scripts/ci-gate.sh that compare the results themselves");
+}
+
+// --sample-*-tokens describe the sample of the final --num-prompts. A scenario's totals describe
+// its own request count: another --num-prompts draws freely, and says so.
+void apply_sample_total_flags(const RunFlags& f, scenario::PresetAbOptions& o) {
+  if (f.sample_text_tokens || f.sample_output_tokens) {
+    if (o.sample_totals.requests != o.num_prompts) o.sample_totals = {};
+    o.sample_totals.requests = o.num_prompts;
+    if (f.sample_text_tokens) o.sample_totals.text_tokens = *f.sample_text_tokens;
+    if (f.sample_output_tokens) o.sample_totals.output_tokens = *f.sample_output_tokens;
+    o.sample_totals_source = "command line";
+  } else if (o.sample_totals.any() && o.sample_totals.requests != o.num_prompts) {
+    std::cerr << "[run] note: the scenario's sample_totals describe " << o.sample_totals.requests
+              << " requests; --num-prompts " << o.num_prompts << " draws the workload freely\n";
+  }
 }
 
 // The scenario: the file's keys, then every flag given on top.
@@ -156,6 +181,7 @@ scenario::PresetAbOptions options_from(const RunFlags& f) {
   if (f.max_num_encoder_input_tokens) o.max_num_encoder_input_tokens = *f.max_num_encoder_input_tokens;
   if (f.max_concurrency) o.max_concurrency = *f.max_concurrency;
   if (f.live_encoder_clock) o.live_encoder_clock = *f.live_encoder_clock;
+  apply_sample_total_flags(f, o);
   if (!f.plot_timeline.empty()) {
     require(o.clock == "virtual", "--plot-timeline needs --clock virtual (for a live server: bench serve)");
     o.timeline_html = f.plot_timeline;

@@ -20,6 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/scenario/server_recipe.hpp"
+#include "harness/scenario/workload.hpp"
 
 namespace encbench::client {
 struct BenchConfig;  // harness/client/bench.hpp (the scenario file reader does not link the client)
@@ -98,6 +99,12 @@ struct PresetAbOptions {
   // Request shapes: a workload distribution file (workload.hpp), or "" for the fixed sample
   // (image_width x image_height, output_len tokens with ignore_eos).
   std::filesystem::path workload;
+  // With a workload: what the published run's own table says of the sample it sent (vLLM bench's
+  // "Total input tokens" and "Total generated tokens"), so the draws are conditioned on it
+  // (workload.hpp SampleTotals); zeros = not known. Scenario key "sample_totals" {text_tokens,
+  // output_tokens, source}.
+  SampleTotals sample_totals;
+  std::string sample_totals_source;
   std::filesystem::path serving_model;      // serving/serving_model.hpp; "" = the LM roofline
   std::string model_set;                    // name=value overrides of the serving model
   // Virtual clock: draw the serving model's run-to-run noise (step time, arrival, output lengths)

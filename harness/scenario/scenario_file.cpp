@@ -35,6 +35,26 @@ void read_key(const nlohmann::json& doc, const char* key, T& into, const std::st
   into = std::move(*value);
 }
 
+// {"requests": R, "text_tokens": N, "output_tokens": M, "source": "..."}: either total may be absent
+// (not known); the request count and the source may not (the totals are data about one published
+// run of R requests, so they say which).
+void read_sample_totals(const nlohmann::json& j, const std::string& where, PresetAbOptions& o) {
+  require(j.is_object(), where + " must be an object {requests, text_tokens, output_tokens, source}");
+  for (const auto& [key, value] : j.items())
+    require(key == "requests" || key == "text_tokens" || key == "output_tokens" || key == "source",
+            where + ": unknown key \"" + key + "\" (known: requests, text_tokens, output_tokens, source)");
+  require(j.contains("requests"), where + ": requests is missing (how many requests the totals count)");
+  read_key(j, "requests", o.sample_totals.requests, where);
+  require(o.sample_totals.requests >= 1 && o.sample_totals.requests <= 1'000'000,
+          where + ": requests must be in [1, 1000000]");
+  read_key(j, "text_tokens", o.sample_totals.text_tokens, where);
+  read_key(j, "output_tokens", o.sample_totals.output_tokens, where);
+  read_key(j, "source", o.sample_totals_source, where);
+  require(o.sample_totals.text_tokens >= 0 && o.sample_totals.output_tokens >= 0,
+          where + ": text_tokens and output_tokens must not be negative (0 = not known)");
+  require(!o.sample_totals_source.empty(), where + ": source is missing (which published table the totals come from)");
+}
+
 }  // namespace
 
 PresetAbOptions apply_scenario_json(const nlohmann::json& doc, const std::string& origin, PresetAbOptions o) {
@@ -44,7 +64,7 @@ PresetAbOptions apply_scenario_json(const nlohmann::json& doc, const std::string
       "request_rate", "burstiness", "output_len", "image_width", "image_height", "seed", "max_num_seqs",
       "max_num_batched_tokens", "encoder_mlp", "profile", "clock", "seeds", "workload", "serving_model",
       "async_scheduling", "max_num_encoder_input_tokens", "published", "max_concurrency", "api_server_model",
-      "api_server_count"};
+      "api_server_count", "sample_totals"};
   for (const auto& [key, value] : doc.items())
     if (std::find(known.begin(), known.end(), key) == known.end()) {
       std::string list;
@@ -91,6 +111,7 @@ PresetAbOptions apply_scenario_json(const nlohmann::json& doc, const std::string
     read_key(doc, "serving_model", path, origin);
     o.serving_model = path;
   }
+  if (doc.contains("sample_totals")) read_sample_totals(doc["sample_totals"], origin + ": sample_totals", o);
   if (doc.contains("published")) {
     require(doc["published"].is_object(), origin + ": published must be an object");
     o.published = doc["published"];
@@ -144,6 +165,10 @@ void validate(const PresetAbOptions& o) {
           "--workload needs --clock virtual (the live round sends the fixed sample: --image-width/--image-height, "
           "--output-len)");
   require(o.clock == "virtual" || o.model_set.empty(), "--model-set needs --clock virtual");
+  require(o.sample_totals.text_tokens >= 0 && o.sample_totals.output_tokens >= 0,
+          "--sample-text-tokens and --sample-output-tokens must not be negative (0 = not known)");
+  require(!o.sample_totals.any() || !o.workload.empty(),
+          "--sample-text-tokens/--sample-output-tokens condition a workload's draws: they need --workload");
 }
 
 nlohmann::json to_json(const PresetAbOptions& o) {
@@ -166,6 +191,11 @@ nlohmann::json to_json(const PresetAbOptions& o) {
           {"clock", o.clock},
           {"seeds", o.seeds},
           {"workload", o.workload.string()},
+          {"sample_totals",
+           {{"requests", o.sample_totals.requests},
+            {"text_tokens", o.sample_totals.text_tokens},
+            {"output_tokens", o.sample_totals.output_tokens},
+            {"source", o.sample_totals_source}}},
           {"serving_model", o.serving_model.string()},
           {"model_set", o.model_set},
           {"async_scheduling", o.async_scheduling},

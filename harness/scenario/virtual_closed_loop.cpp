@@ -170,7 +170,7 @@ std::vector<serving::VirtualRequest> request_shapes(const PresetAbOptions& o, co
                                            const WorkloadModel* workload, std::uint64_t seed) {
   if (workload == nullptr) return fixed_sample_requests(o, m, seed);
   const auto n = static_cast<std::size_t>(o.num_prompts);
-  const std::vector<WorkloadRequest> shapes = sample_workload(*workload, n, seed);
+  const std::vector<WorkloadRequest> shapes = sample_workload(*workload, n, seed, o.sample_totals);
   const std::int64_t template_tokens = workload->template_tokens;
   std::vector<serving::VirtualRequest> out(n);
   for (std::size_t i = 0; i < n; ++i) {

@@ -66,11 +66,36 @@ WorkloadModel load_workload(const std::filesystem::path& file);
 WorkloadModel parse_workload(const nlohmann::json& doc, const std::string& origin);
 nlohmann::json to_json(const WorkloadModel& model);
 
+// What is known of the one sample a published run sent, beyond its size: vLLM bench prints the
+// sample's "Total input tokens" (its prompts' text tokens, counted by the client) and "Total
+// generated tokens". A benchmark of 10 rows is one draw of 10, not the dataset's mean: #5810's ten
+// prompts hold 7,191 text tokens where ten draws of vision-arena's distribution average ~670. The
+// totals describe a sample of `requests` requests and condition only a sample of that size; 0 = not
+// known (the draws stand).
+struct SampleTotals {
+  std::int64_t requests = 0;
+  std::int64_t text_tokens = 0;
+  std::int64_t output_tokens = 0;
+  bool any() const { return text_tokens > 0 || output_tokens > 0; }
+  bool applies_to(std::size_t count) const { return any() && requests == static_cast<std::int64_t>(count); }
+};
+
 // `count` requests: min(count, dataset_rows) distinct rows, then (count > dataset_rows > 0) the
 // duplicates vLLM's client appends. A duplicate's output length is drawn afresh (its own index):
 // vLLM samples each request's tokens (the model's generation_config), so the same prompt may stop
 // at another length.
-std::vector<WorkloadRequest> sample_workload(const WorkloadModel& model, std::size_t count, std::uint64_t seed);
+// With known totals for `count` requests (totals.applies_to(count)) the draws are conditioned on them (a total counts every request sent,
+// duplicates included, as the client does):
+//   text    every row's draw scaled by one factor, rounded so the total is met (exactly unless
+//           duplicates' multiplicities leave a remainder smaller than the largest of them);
+//   output  of up to 1024 candidate draws of all lengths (fewer past 4,000 requests, at most ~4
+//           million lengths drawn; the first candidate is the free draw), the first
+//           within 0.1 % of the total, else the nearest: lengths stay the workload's own mix of
+//           capped and early-stopped requests, only how many stop early follows the total.
+// Throws InvalidInput when a total cannot be met: text below one token per request, output
+// outside [count, count x max_tokens].
+std::vector<WorkloadRequest> sample_workload(const WorkloadModel& model, std::size_t count, std::uint64_t seed,
+                                             const SampleTotals& totals = {});
 
 // Run-to-run noise from vLLM's sampling (issue 35 item 6): a real server samples each request's
 // tokens (the model's generation_config applies by default), so two runs of the same prompts stop

@@ -38,6 +38,21 @@ void check_workload(const nlohmann::json& doc) {
     if (r.text_tokens < 1 || r.image_width < 0 || r.image_height < 0) __builtin_trap();
     if (r.output_tokens < 1 || r.output_tokens > model.max_output_tokens) __builtin_trap();
   }
+  // Conditioned on a sample's totals (a scenario's sample_totals): still within the bounds, the
+  // text total met (8 distinct rows: no duplicates' remainder), or the totals refused.
+  // Totals that vary with the input (a workload file has no key for them): 0 .. 3999 and 0 .. 1099.
+  const auto size = static_cast<std::int64_t>(doc.dump().size());
+  const std::int64_t text = size % 4000, output = (size * 7) % 1100;
+  try {
+    const auto held = sample_workload(model, 8, 1, {.requests = 8, .text_tokens = text, .output_tokens = output});
+    std::int64_t text_sum = 0;
+    for (const WorkloadRequest& r : held) {
+      if (r.text_tokens < 1 || r.output_tokens < 1 || r.output_tokens > model.max_output_tokens) __builtin_trap();
+      text_sum += r.text_tokens;
+    }
+    if (text > 0 && (model.dataset_rows == 0 || model.dataset_rows >= 8) && text_sum != text) __builtin_trap();
+  } catch (const encbench::InvalidInput&) {
+  }
   must_read_back([&] { (void)parse_workload(to_json(model), "fuzz round trip"); });
 }
 
