@@ -175,15 +175,8 @@ std::filesystem::path write_small_workload(const std::filesystem::path& dir) {
 nlohmann::json run_aa(const std::filesystem::path& workload, const scenario::RunOutputNoise& noise,
                       const std::string& name) {
   const auto dir = testpaths::temp_dir("outlen", name);
-  scenario::PresetAbOptions o = testing::small_virtual_options(dir, "outlen-test");
+  scenario::PresetAbOptions o = testing::small_virtual_run(dir, "outlen-test", 24, 2);
   o.presets = {"pr7104", "pr7104"};
-  o.num_prompts = 24;
-  o.request_rate = 4;
-  o.rounds = 1;
-  o.profile = false;
-  o.clock = "virtual";
-  o.seeds = 2;
-  o.result_file = dir / "r.json";
   o.workload = workload;
   o.serving_model = dir / "serving.json";
   std::ofstream(o.serving_model) << R"({"schema": "encbench-serving-model", "name": "test",

@@ -152,15 +152,8 @@ TEST(SampleTotals, TheScenarioKeyNeedsItsRequestCountAndSource) {
 
 TEST(SampleTotals, AVirtualRunReportsThePublishedTotalsItWasGiven) {
   const auto dir = testpaths::temp_dir("sample-totals", "run");
-  scenario::PresetAbOptions o = testing::small_virtual_options(dir, "sample-totals-test");
+  scenario::PresetAbOptions o = testing::small_virtual_run(dir, "sample-totals-test", 10, 2);
   o.presets = {"baseline", "baseline"};
-  o.num_prompts = 10;
-  o.request_rate = 4;
-  o.rounds = 1;
-  o.profile = false;
-  o.clock = "virtual";
-  o.seeds = 2;
-  o.result_file = dir / "r.json";
   o.workload = source_dir() / "scenarios/workloads/vision-arena-bench-v0.1.json";
   o.serving_model = dir / "serving.json";
   // No run-to-run noise, so each run generates exactly the conditioned lengths.

@@ -24,4 +24,19 @@ inline scenario::PresetAbOptions small_virtual_options(const std::filesystem::pa
   return o;
 }
 
+// The same on the virtual clock: one run per arm and seed (no rounds, no profile), `prompts`
+// requests at 4 req/s, `seeds` seeds, the result in dir/r.json.
+inline scenario::PresetAbOptions small_virtual_run(const std::filesystem::path& dir, const std::string& name,
+                                                   int prompts, int seeds) {
+  scenario::PresetAbOptions o = small_virtual_options(dir, name);
+  o.num_prompts = prompts;
+  o.request_rate = 4;
+  o.rounds = 1;
+  o.profile = false;
+  o.clock = "virtual";
+  o.seeds = seeds;
+  o.result_file = dir / "r.json";
+  return o;
+}
+
 }  // namespace encbench::testing
