@@ -169,6 +169,14 @@ void validate(const PresetAbOptions& o) {
           "--sample-text-tokens and --sample-output-tokens must not be negative (0 = not known)");
   require(!o.sample_totals.any() || !o.workload.empty(),
           "--sample-text-tokens/--sample-output-tokens condition a workload's draws: they need --workload");
+  // Each request sends at least one text token and generates at least one (the output's upper
+  // bound is the workload's cap: checked when it draws).
+  const auto at_least_one_each = [&](std::int64_t total) {
+    return total == 0 || o.sample_totals.requests != o.num_prompts || total >= o.num_prompts;
+  };
+  require(at_least_one_each(o.sample_totals.text_tokens) && at_least_one_each(o.sample_totals.output_tokens),
+          "--sample-text-tokens and --sample-output-tokens count at least one token for each of the " +
+              std::to_string(o.num_prompts) + " requests (0 = not known)");
 }
 
 nlohmann::json to_json(const PresetAbOptions& o) {

@@ -136,6 +136,10 @@ TEST(CliRun, BadFlagsExit2WithTheReason) {
       {"run --presets baseline", "--presets needs exactly two presets"},
       {"run --scenario /nonexistent/scenario.json", "cannot read scenario file"},
       {"run --rounds 0", "--rounds must be in"},
+      {"run --clock virtual --sample-text-tokens 100", "they need --workload"},
+      {"run --clock virtual --workload w.json --num-prompts 10 --sample-output-tokens 5",
+       "at least one token for each of the 10 requests"},
+      {"run --sample-text-tokens -3", "--sample-text-tokens"},
   });
 }
 
