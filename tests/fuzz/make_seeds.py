@@ -148,6 +148,11 @@ def scenarios():
     write("fuzz_scenario_json", "wrong-schema.json", '{"schema": 5}')
     write("fuzz_scenario_json", "infinite-rate.json", '{"request_rate": 1e400, "rounds": 0}')
     write("fuzz_scenario_json", "array.json", "[]")
+    # A seed scenario with its sample totals (the key's object, its bounds), and wrong ones.
+    write("fuzz_scenario_json", "pr5810.json", (ROOT / "scenarios" / "seeds" / "pr5810.json").read_bytes())
+    write("fuzz_scenario_json", "sample-totals-wrong.json",
+          '{"workload": "w.json", "clock": "virtual", "num_prompts": 4, "sample_totals": '
+          '{"requests": 4, "text_tokens": 3, "output_tokens": -1, "source": ""}}')
     # Op name maps (--op-map), fed to the same target by their schema.
     write("fuzz_scenario_json", "op-name-map.json",
           (ROOT / "scenarios" / "devices" / "op-maps" / "op-name-map.json").read_bytes())
