@@ -72,7 +72,9 @@ std::string published_table(const json& rows, const std::vector<std::string>& pr
     << ") published</th><th>model</th><th>seeds' range</th><th>error</th><th>After ("
     << esc(presets.size() > 1 ? presets[1] : "B") << ") published</th><th>model</th><th>seeds' range</th><th>error</th></tr>\n";
   for (const auto& row : rows) {
-    o << "<tr><td>" << esc(label_of(row.value("metric", std::string()))) << "</td>";
+    // A total the run was drawn to meet (the sample's, published) is its input, not a prediction.
+    o << "<tr><td>" << esc(label_of(row.value("metric", std::string())))
+      << (row.value("conditioned", false) ? " (input)" : "") << "</td>";
     for (const char* side : {"before", "after"}) {
       if (!row.contains(side) || !row[side].is_object()) {
         o << "<td></td><td></td><td></td><td></td>";

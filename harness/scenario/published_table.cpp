@@ -1,6 +1,8 @@
 // The published numbers a scenario reproduces, beside the model's (mean over seeds, with the
 // seeds' range) and the error of each; then each metric's After-vs-Before change, published and
 // modelled. Nothing here fits anything: it only reports.
+#include "harness/scenario/published_table.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <iomanip>
@@ -67,7 +69,8 @@ nlohmann::json side_json(double published, const Modelled& m) {
 
 nlohmann::json print_published_comparison(std::ostream& out, const nlohmann::json& published,
                                           const std::vector<std::string>& presets,
-                                          const std::vector<std::vector<nlohmann::json>>& per_seed) {
+                                          const std::vector<std::vector<nlohmann::json>>& per_seed,
+                                          const std::vector<std::string>& conditioned_keys) {
   const nlohmann::json before = published.value("before", nlohmann::json::object());
   const nlohmann::json after = published.value("after", nlohmann::json::object());
   const std::string role = published.value("role", std::string("prediction"));
@@ -80,8 +83,12 @@ nlohmann::json print_published_comparison(std::ostream& out, const nlohmann::jso
     const bool has_before = before.contains(key), has_after = after.contains(key);
     if (!has_before && !has_after) continue;
     nlohmann::json row = {{"metric", key}};
+    // A total the draws were conditioned on is the run's input: its error says nothing of the model.
+    const bool conditioned = std::find(conditioned_keys.begin(), conditioned_keys.end(), key) != conditioned_keys.end();
+    if (conditioned) row["conditioned"] = true;
     std::ostringstream line;
-    line << "| " << std::left << std::setw(36) << reports::serving_metric_label(key) << " | " << std::right;
+    line << "| " << std::left << std::setw(36)
+         << (std::string(reports::serving_metric_label(key)) + (conditioned ? " (input)" : "")) << " | " << std::right;
     if (has_before) {
       const double p = before[key].get<double>();
       const Modelled m = model_value(per_seed[0], key);

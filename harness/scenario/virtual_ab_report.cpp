@@ -7,14 +7,20 @@
 
 #include "harness/core/result_json.hpp"
 #include "harness/scenario/op_time_report.hpp"
+#include "harness/scenario/published_table.hpp"
 #include "reports/tables.hpp"
 
 namespace encbench::scenario {
 
-// Published numbers beside the model's (published_table.cpp).
-nlohmann::json print_published_comparison(std::ostream& out, const nlohmann::json& published,
-                                          const std::vector<std::string>& presets,
-                                          const std::vector<std::vector<nlohmann::json>>& per_seed);
+// The published metrics the run took as its input (the sample totals it was drawn to meet): not
+// predictions, and marked so beside the others.
+std::vector<std::string> conditioned_metric_keys(const PresetAbOptions& o) {
+  std::vector<std::string> keys;
+  if (o.workload.empty() || !o.sample_totals.applies_to(static_cast<std::size_t>(o.num_prompts))) return keys;
+  if (o.sample_totals.text_tokens > 0) keys.push_back("total_input_tokens");
+  if (o.sample_totals.output_tokens > 0) keys.push_back("total_output_tokens");
+  return keys;
+}
 
 nlohmann::json serving_json(const ArmSeed& arm) { return client::to_vllm_json(arm.config, arm.result); }
 
@@ -84,7 +90,7 @@ nlohmann::json print_virtual_ab(std::ostream& out, const PresetAbOptions& o, con
   out << reports::render_terminal(comparison);
   print_op_time_counts(out, o.presets, record.op_times);
   if (o.published.is_null()) return nullptr;
-  return print_published_comparison(out, o.published, o.presets, serving);
+  return print_published_comparison(out, o.published, o.presets, serving, conditioned_metric_keys(o));
 }
 
 nlohmann::json virtual_ab_json(const PresetAbOptions& o, const VirtualAbRecord& record,

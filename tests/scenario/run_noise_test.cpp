@@ -15,14 +15,8 @@
 
 #include "harness/core/error.hpp"
 #include "harness/scenario/preset_ab.hpp"
+#include "harness/scenario/published_table.hpp"
 #include "harness/serving/serving_model.hpp"
-
-namespace encbench::scenario {
-// published_table.cpp
-nlohmann::json print_published_comparison(std::ostream& out, const nlohmann::json& published,
-                                          const std::vector<std::string>& presets,
-                                          const std::vector<std::vector<nlohmann::json>>& per_seed);
-}  // namespace encbench::scenario
 
 namespace encbench {
 namespace {

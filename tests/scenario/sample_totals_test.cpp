@@ -161,8 +161,17 @@ TEST(SampleTotals, AVirtualRunReportsThePublishedTotalsItWasGiven) {
     "lm_fixed_ms": {"value": 20, "source": "test"}, "step_time_cv": {"value": 0, "source": "test"}})";
   o.sample_totals = {.requests = 10, .text_tokens = 7191, .output_tokens = 1004};
   o.sample_totals_source = "test";
+  o.published = {{"source", "test"},
+                 {"role", "prediction"},
+                 {"before", {{"total_input_tokens", 7191}, {"mean_ttft_ms", 100}}},
+                 {"after", {{"total_input_tokens", 7191}, {"mean_ttft_ms", 100}}}};
   std::ostringstream out, progress;
   const nlohmann::json r = scenario::run_preset_ab(o, {"test"}, out, progress).result;
+  // The totals it was drawn to meet are its input, marked so; the rest are predictions.
+  for (const nlohmann::json& row : r["published_comparison"]["rows"])
+    EXPECT_EQ(row.value("conditioned", false), row["metric"] == "total_input_tokens") << row.dump();
+  EXPECT_NE(out.str().find("Total input tokens (input)"), std::string::npos);
+  EXPECT_EQ(out.str().find("TTFT (ms) (input)"), std::string::npos);
   for (int arm = 0; arm < 2; ++arm)
     for (int seed = 0; seed < 2; ++seed) {
       const nlohmann::json& s = r["arms"][arm]["seeds"][seed]["serving"];
