@@ -180,7 +180,7 @@ void validate(const PresetAbOptions& o) {
 }
 
 nlohmann::json to_json(const PresetAbOptions& o) {
-  return {{"name", o.name},
+  nlohmann::json j = {{"name", o.name},
           {"model", o.model},
           {"device", o.device},
           {"presets", o.presets},
@@ -199,11 +199,6 @@ nlohmann::json to_json(const PresetAbOptions& o) {
           {"clock", o.clock},
           {"seeds", o.seeds},
           {"workload", o.workload.string()},
-          {"sample_totals",
-           {{"requests", o.sample_totals.requests},
-            {"text_tokens", o.sample_totals.text_tokens},
-            {"output_tokens", o.sample_totals.output_tokens},
-            {"source", o.sample_totals_source}}},
           {"serving_model", o.serving_model.string()},
           {"model_set", o.model_set},
           {"async_scheduling", o.async_scheduling},
@@ -212,6 +207,13 @@ nlohmann::json to_json(const PresetAbOptions& o) {
           {"api_server_model", o.api_server_model},
           {"api_server_count", o.api_server_count},
           {"result_dir", o.result_dir.string()}};
+  // Written only when known, in the scenario key's own form (it reads back as one).
+  if (o.sample_totals.any())
+    j["sample_totals"] = {{"requests", o.sample_totals.requests},
+                          {"text_tokens", o.sample_totals.text_tokens},
+                          {"output_tokens", o.sample_totals.output_tokens},
+                          {"source", o.sample_totals_source}};
+  return j;
 }
 
 }  // namespace encbench::scenario

@@ -131,6 +131,13 @@ TEST(SampleTotals, TheScenarioKeyNeedsItsRequestCountAndSource) {
   EXPECT_EQ(o.sample_totals.text_tokens, 7191);
   EXPECT_EQ(o.sample_totals.output_tokens, 0);
   EXPECT_EQ(o.sample_totals_source, "#5810");
+  // The result's scenario writes them in the key's own form: they read back.
+  const scenario::PresetAbOptions again =
+      scenario::apply_scenario_json({{"sample_totals", scenario::to_json(o)["sample_totals"]}}, "again.json");
+  EXPECT_EQ(again.sample_totals.requests, 10);
+  EXPECT_EQ(again.sample_totals.text_tokens, 7191);
+  EXPECT_EQ(again.sample_totals_source, "#5810");
+  EXPECT_FALSE(scenario::to_json(scenario::PresetAbOptions{}).contains("sample_totals"));  // none known
   EXPECT_NE(error_of({{"sample_totals", {{"requests", 10}, {"text_tokens", 7191}}}}).find("s.json: sample_totals: source is missing"),
             std::string::npos);
   EXPECT_NE(error_of({{"sample_totals", {{"text_tokens", 7191}, {"source", "x"}}}}).find("requests is missing"),
