@@ -145,6 +145,15 @@ void apply_sample_total_flags(const RunFlags& f, scenario::PresetAbOptions& o) {
   } else if (o.sample_totals.any() && o.sample_totals.requests != o.num_prompts) {
     std::cerr << "[run] note: the scenario's sample_totals describe " << o.sample_totals.requests
               << " requests; --num-prompts " << o.num_prompts << " draws the workload freely\n";
+  } else if (!o.sample_totals.any() && !o.workload.empty() && o.published.is_object()) {
+    // Its own table says what the run sent: point at the flags rather than condition unasked (the
+    // table's request count may not be --num-prompts).
+    const nlohmann::json before = o.published.value("before", nlohmann::json::object());
+    const auto total = [&](const char* key) { return before.value(key, nlohmann::json()).dump(); };
+    if (before.contains("total_input_tokens") || before.contains("total_output_tokens"))
+      std::cerr << "[run] note: the published table gives this run's totals (input " << total("total_input_tokens")
+                << ", generated " << total("total_output_tokens")
+                << "); --sample-text-tokens / --sample-output-tokens draw the workload to meet them\n";
   }
 }
 

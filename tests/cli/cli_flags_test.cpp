@@ -143,6 +143,31 @@ TEST(CliRun, BadFlagsExit2WithTheReason) {
   });
 }
 
+// A scenario whose published table gives the run's totals, without sample_totals: the draws stay
+// free and a note names the flags; with them the run reports the totals as its input.
+TEST(CliRun, PublishedTotalsPointAtTheSampleFlags) {
+  const char* src = std::getenv("ENCBENCH_SOURCE_DIR");
+  ASSERT_NE(src, nullptr);
+  json scenario = read_json(fs::path(src) / "scenarios/seeds/pr5810.json");
+  scenario.erase("sample_totals");
+  scenario["workload"] = (fs::path(src) / scenario["workload"].get<std::string>()).string();
+  scenario["serving_model"] = (fs::path(src) / scenario["serving_model"].get<std::string>()).string();
+  const fs::path dir = temp_dir("published-totals");
+  std::ofstream(dir / "s.json") << scenario.dump();
+  const std::string base = "run --scenario " + (dir / "s.json").string() + " --seeds 1 --profiles-dir " +
+                           (fs::path(src) / "scenarios/devices").string() + " --result " + (dir / "r.json").string();
+  const Proc free = encbench(base);
+  ASSERT_EQ(free.status, 0) << free.output;
+  EXPECT_NE(free.output.find("the published table gives this run's totals (input 7191, generated 1004)"),
+            std::string::npos) << free.output;
+  EXPECT_LT(read_json(dir / "r.json")["arms"][0]["seeds"][0]["serving"]["total_input_tokens"].get<int>(), 7191);
+  const Proc held = encbench(base + " --sample-text-tokens 7191");
+  ASSERT_EQ(held.status, 0) << held.output;
+  EXPECT_EQ(held.output.find("the published table gives"), std::string::npos);
+  EXPECT_NE(held.output.find("Total input tokens (input)"), std::string::npos);
+  EXPECT_EQ(read_json(dir / "r.json")["arms"][0]["seeds"][0]["serving"]["total_input_tokens"].get<int>(), 7191);
+}
+
 TEST(CliServe, BadFlagsExit2WithTheReason) {
   expect_refused({
       {"serve --bogus", "--bogus"},
