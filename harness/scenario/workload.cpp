@@ -246,6 +246,40 @@ std::vector<std::int64_t> candidate_output_lengths(const WorkloadModel& m, std::
   return lengths;
 }
 
+// A total no candidate comes near (one far from the workload's own early-stop share): requests in a
+// seeded order stop early where the total is too high (each at a length drawn as the workload draws
+// early stops, the last one cut to meet it) or run to the cap where it is too low, until it is met
+// (the caller checked that [count, count x cap] holds it).
+void repair_output_total(std::vector<std::int64_t>& lengths, const WorkloadModel& m, std::uint64_t seed,
+                         std::int64_t target) {
+  std::int64_t total = 0;
+  for (std::int64_t l : lengths) total += l;
+  std::vector<std::pair<double, std::size_t>> order(lengths.size());
+  for (std::size_t i = 0; i < lengths.size(); ++i) order[i] = {uniform(seed, i, 19), i};
+  std::sort(order.begin(), order.end());
+  const std::int64_t cap = m.max_output_tokens;
+  for (const auto& [key, i] : order) {
+    if (total == target) break;
+    std::int64_t& l = lengths[i];
+    const std::int64_t before = l;
+    if (total > target) {
+      const auto early = 1 + static_cast<std::int64_t>(uniform(seed, i, 21) * static_cast<double>(cap - 1));
+      l = std::max({std::int64_t{1}, std::min(l, early), l - (total - target)});
+    } else {
+      l = std::min(cap, l + (target - total));
+    }
+    total += l - before;
+  }
+  // Still too high (a total below what early stops at the workload's lengths give): cut further,
+  // down to one token a request at the least.
+  for (const auto& [key, i] : order) {
+    if (total <= target) break;
+    const std::int64_t cut = std::min(lengths[i] - 1, total - target);
+    lengths[i] -= cut;
+    total -= cut;
+  }
+}
+
 void condition_output_lengths(std::vector<WorkloadRequest>& out, const WorkloadModel& m, std::uint64_t seed,
                               std::int64_t target) {
   const auto count = static_cast<std::int64_t>(out.size());
@@ -268,6 +302,7 @@ void condition_output_lengths(std::vector<WorkloadRequest>& out, const WorkloadM
       best = std::move(lengths);
     }
   }
+  if (best_miss > tolerance) repair_output_total(best, m, seed, target);
   for (std::size_t i = 0; i < out.size(); ++i) out[i].output_tokens = best[i];
 }
 

@@ -91,7 +91,9 @@ struct SampleTotals {
 //   output  of up to 1024 candidate draws of all lengths (fewer past 4,000 requests, at most ~4
 //           million lengths drawn; the first candidate is the free draw), the first
 //           within 0.1 % of the total, else the nearest: lengths stay the workload's own mix of
-//           capped and early-stopped requests, only how many stop early follows the total.
+//           capped and early-stopped requests, only how many stop early follows the total. A
+//           total none comes within 0.1 % of is then met exactly: requests in a seeded order
+//           stop early (at lengths drawn as the workload's early stops) or run to the cap.
 // Throws InvalidInput when a total cannot be met: text below one token per request, output
 // outside [count, count x max_tokens].
 std::vector<WorkloadRequest> sample_workload(const WorkloadModel& model, std::size_t count, std::uint64_t seed,

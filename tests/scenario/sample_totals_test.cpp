@@ -100,6 +100,29 @@ TEST(SampleTotals, OutputLengthsAreTheNearestDrawAndTheFreeOneWhenItIsNearEnough
   for (std::size_t i = 0; i < big.size(); ++i) ASSERT_EQ(same[i].output_tokens, big[i].output_tokens) << i;
 }
 
+TEST(SampleTotals, ATotalNoDrawComesNearIsMetByMoreEarlyStopsOrMoreCappedRequests) {
+  const scenario::WorkloadModel m = vision_arena();
+  // 200 requests average 122.9 tokens (s.d. of the sum ~280): 21,894 (vllm-ascend #776's 200 rows,
+  // 109.5 a request) lies ~9 s.d. below, 25,500 ~3 s.d. above the mean and near the cap of 25,600.
+  for (const std::int64_t target : {std::int64_t{21894}, std::int64_t{25500}, std::int64_t{200}, std::int64_t{25600}}) {
+    const auto held = scenario::sample_workload(m, 200, 3, {.requests = 200, .output_tokens = target});
+    EXPECT_EQ(output_total(held), target);
+    int early = 0;
+    for (const auto& r : held) {
+      ASSERT_GE(r.output_tokens, 1);
+      ASSERT_LE(r.output_tokens, 128);
+      early += r.output_tokens < 128;
+    }
+    if (target == 21894) {
+      // At least 6,106 tokens short of the cap: at least 48 early stops (each < 128), and the new
+      // ones at the workload's uniform lengths, so about twice that.
+      EXPECT_GE(early, 48);
+      EXPECT_LE(early, 160);
+    }
+    if (target == 25600) EXPECT_EQ(early, 0);
+  }
+}
+
 TEST(SampleTotals, TotalsOfAnotherRequestCountOrImpossibleOnesAreRefused) {
   const scenario::WorkloadModel m = vision_arena();
   const auto free = scenario::sample_workload(m, 12, 4);
