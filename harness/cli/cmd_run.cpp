@@ -149,10 +149,11 @@ void apply_sample_total_flags(const RunFlags& f, scenario::PresetAbOptions& o) {
     // Its own table says what the run sent: point at the flags rather than condition unasked (the
     // table's request count may not be --num-prompts).
     const nlohmann::json before = o.published.value("before", nlohmann::json::object());
-    const auto total = [&](const char* key) { return before.value(key, nlohmann::json()).dump(); };
-    if (before.contains("total_input_tokens") || before.contains("total_output_tokens"))
-      std::cerr << "[run] note: the published table gives this run's totals (input " << total("total_input_tokens")
-                << ", generated " << total("total_output_tokens")
+    std::string given;  // only the totals the table has
+    for (const auto& [key, label] : {std::pair{"total_input_tokens", "input "}, {"total_output_tokens", "generated "}})
+      if (before.contains(key)) given += (given.empty() ? "" : ", ") + std::string(label) + before[key].dump();
+    if (!given.empty())
+      std::cerr << "[run] note: the published table gives this run's totals (" << given
                 << "); --sample-text-tokens / --sample-output-tokens draw the workload to meet them\n";
   }
 }

@@ -101,8 +101,8 @@ struct PresetAbOptions {
   std::filesystem::path workload;
   // With a workload: what the published run's own table says of the sample it sent (vLLM bench's
   // "Total input tokens" and "Total generated tokens"), so the draws are conditioned on it
-  // (workload.hpp SampleTotals); zeros = not known. Scenario key "sample_totals" {text_tokens,
-  // output_tokens, source}.
+  // (workload.hpp SampleTotals); zeros = not known. Scenario key "sample_totals" {requests,
+  // text_tokens, output_tokens, source}; the source stays here (the draws do not need it).
   SampleTotals sample_totals;
   std::string sample_totals_source;
   std::filesystem::path serving_model;      // serving/serving_model.hpp; "" = the LM roofline
