@@ -17,19 +17,23 @@ With --free-api-server-cost (off by default) the API-server stage's per-pixel pr
 fifth free coefficient (process_ns_per_pixel in the API-server model the serving model names,
 written into a copy of the serving folder per evaluation): #6204's 1000 requests at once pass that
 one serial process before the scheduler, so it sets the shape of the TTFT distribution (median
-against mean) that the published tables show. Off, it keeps its declared source value (vLLM's own
-stage timing); the refit with it free put two coefficients at their bounds, so it is not the
-default (docs/calibration.md).
+against mean) that the published tables show. Off, it keeps the file's value. The adopted fit
+used it with --itl-shape (docs/calibration.md "The fit"); without --itl-shape it put the prefill
+and an attention kernel at their bounds.
 The encoder's host cost is not fitted: it is the eager host model the serving model names
 (encoder_host_model, each class with its source). The others keep the values and sources in the
 serving-model file. Loss, summed over the calibration scenarios: squared log errors of
 throughput, duration, mean and median TTFT, mean TPOT and peak concurrency on both arms
 (concurrency at half weight), plus the After-vs-Before change of mean TTFT (2 points off costs as
-much as a 10 % error). Each evaluation is one `encbench run --scenario ... --model-set ...` per
-scenario (virtual time: deterministic).
+much as a 10 % error). With --itl-shape also median ITL, P99 ITL and peak output tok/s (half weight
+each): a typical step is mostly decode, the P99 step an encoder and prefill chunk, the peak second
+the fastest decode, so they tell a slow decode step (lm_per_seq_ms) from a slow prefill
+(achieved_flops_fraction), which throughput and mean TPOT alone cannot. Each evaluation is one
+`encbench run --scenario ... --model-set ...` per scenario (virtual time: deterministic).
 
   scripts/fit-seeds.py [--encbench build/harness/cli/encbench] [--calibration A.json,B.json]
-                       [--seeds 2] [--max-evals 60] [--free-api-server-cost] [--write]
+                       [--seeds 2] [--max-evals 60] [--free-api-server-cost] [--itl-shape]
+                       [--tie-attention-kernels] [--start name=value,...] [--write]
 
 --write stores the fitted values, with their source, in the serving-model file and the device
 profile (and, with --free-api-server-cost, the API-server model the serving model names).
@@ -60,6 +64,10 @@ BOUNDS = {"achieved_flops_fraction": (0.02, 1.0), "attention_fusion": (0.05, 1.0
           "process_ns_per_pixel": (1.0, 1000.0)}
 WEIGHTS = {"request_throughput": 1.0, "duration": 1.0, "mean_ttft_ms": 1.0, "median_ttft_ms": 1.0,
            "mean_tpot_ms": 1.0, "max_concurrent_requests": 0.5}
+# The step-time shape the same tables print (--itl-shape): median ITL is a typical step (decode-heavy),
+# P99 ITL the heaviest steps (encoder and prefill chunks), peak output tok/s the fastest decode
+# second. Throughput and mean TPOT alone cannot tell a slow decode step from a slow prefill step.
+SHAPE_WEIGHTS = {"median_itl_ms": 0.5, "p99_itl_ms": 0.5, "max_output_tokens_per_s": 0.5}
 FLOOR = {"host_base_ms": 0.01, "host_per_seq_ms": 0.001, "lm_per_seq_ms": 0.001, "encoder_dispatch_us_per_op": 0.1}
 
 
@@ -116,10 +124,10 @@ def run_model(args, values, scenario):
             return json.load(f)
 
 
-def loss_of(doc):
+def loss_of(doc, weights):
     rows = {r["metric"]: r for r in doc["published_comparison"]["rows"]}
     loss = 0.0
-    for metric, w in WEIGHTS.items():
+    for metric, w in weights.items():
         for side in ("before", "after"):
             r = rows[metric][side]
             loss += w * math.log(max(r["model"], 1e-9) / r["published"]) ** 2
@@ -184,15 +192,19 @@ def main():
                     help="the device profile whose attention efficiencies are fitted")
     ap.add_argument("--start", default="", help="start point name=value,... (default: the files' values)")
     ap.add_argument("--free-api-server-cost", action="store_true",
-                    help="also fit the API server's process_ns_per_pixel (default: its declared value; "
-                         "that fit put two coefficients at their bounds, docs/calibration.md)")
+                    help="also fit the API server's process_ns_per_pixel (default: the file's value; "
+                         "the adopted fit used it with --itl-shape, docs/calibration.md)")
     ap.add_argument("--tie-attention-kernels", action="store_true",
                     help="one efficiency for both attention kernels (attention_flash_unpad = attention_fusion): "
                          "tests whether the calibration runs need the kernels to differ at all")
+    ap.add_argument("--itl-shape", action="store_true",
+                    help="also fit the tables' median and P99 ITL and peak output tok/s (half weight each): "
+                         "they separate a typical decode step's cost from the heaviest steps'")
     ap.add_argument("--write", action="store_true",
                     help="store the fit in the serving-model and profile files (and the API-server model with "
                          "--free-api-server-cost)")
     args = ap.parse_args()
+    weights = dict(WEIGHTS, **(SHAPE_WEIGHTS if args.itl_shape else {}))
     scenarios = [s for s in args.calibration.split(",") if s]
     model_paths = set()
     for path in scenarios:
@@ -232,7 +244,7 @@ def main():
 
     def objective(x):
         values = with_tie(to_params(x, names))
-        loss = sum(loss_of(run_model(args, values, path)) for path in scenarios)
+        loss = sum(loss_of(run_model(args, values, path), weights) for path in scenarios)
         history.append((loss, values))
         print(f"[fit] {len(history):3d} loss {loss:.5f} " + " ".join(f"{k}={v:.4g}" for k, v in values.items()),
               flush=True)
@@ -242,7 +254,7 @@ def main():
     best = with_tie(to_params(best_x, names))
     at_bounds = [n for n, v in best.items() if v in BOUNDS[n]]
     if at_bounds:
-        print("[fit] at a bound (a sign the model is misspecified; docs/calibration.md does not adopt such a fit): "
+        print("[fit] at a bound (a sign the model may be misspecified; docs/calibration.md says when such a fit was adopted): "
               + ", ".join(f"{n}={best[n]:.4g}" for n in at_bounds))
     print("[fit] best loss %.5f after %d evaluations" % (best_loss, len(history)))
     for path in scenarios:
@@ -253,7 +265,9 @@ def main():
                 print(f"  {r['metric']:26s} before {b['published']:10.2f} model {b['model']:10.2f} ({b['error_pct']:+6.1f} %)"
                       f"  after {a['published']:10.2f} model {a['model']:10.2f} ({a['error_pct']:+6.1f} %)")
     if args.write:
-        source = (f"fit: scripts/fit-seeds.py --seeds {args.seeds} --max-evals {args.max_evals} on {args.calibration} "
+        flags = "".join(f" --{name.replace('_', '-')}" for name in ("itl_shape", "free_api_server_cost", "tie_attention_kernels")
+                        if getattr(args, name)) + (f" --start {args.start}" if args.start else "")
+        source = (f"fit: scripts/fit-seeds.py --seeds {args.seeds} --max-evals {args.max_evals}{flags} on {args.calibration} "
                   f"(#7104 and #6204 Before and After only; loss {best_loss:.4f})")
         with open(args.profile) as f:
             profile_text = f.read()
