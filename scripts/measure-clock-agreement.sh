@@ -3,7 +3,7 @@
 # scenarios/main-live.json (the #7104 arms on the calibrated serving model, 1024x768 images,
 # 32 output tokens) run with --clock both, i.e. the live in-process server + client, then the
 # same requests in virtual time, at the load (60 prompts at 4 req/s) and at a heavier one
-# (120 prompts at 8 req/s: past the modelled API server's ~7 req/s, so requests queue there).
+# (120 prompts at 8 req/s: near the modelled API server's ~8.7 req/s for these images, so bursts queue there).
 # Prints, per load and preset, mean/median TTFT, TPOT and ITL real vs virtual with this machine's
 # load average before and after each run (the real clock's figures move with it; the virtual
 # ones do not).
