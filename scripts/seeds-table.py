@@ -8,6 +8,7 @@
   scripts/seeds-table.py /tmp/pr7104.json /tmp/pr6204.json /tmp/pr6448-500.json /tmp/pr6448-200.json /tmp/pr5810.json
   scripts/seeds-table.py --readme /tmp/pr7104.json ...   # README's one-row-per-run summary instead
   scripts/seeds-table.py --aa /tmp/aa-pr7104.json ...     # the noise floor: A/A runs (--presets P,P)
+  scripts/seeds-table.py --shape /tmp/pr7104.json ...     # the step-time shape: median/P99 ITL, peak tok/s
 
 Per scenario: the issue's target metrics on both arms (published, model mean over the seeds,
 error), then each After-vs-Before change: published, the model's mean change, its 90 % interval
@@ -106,10 +107,33 @@ def aa_row(path):
     return f"| {run_label(doc['scenario'])} | `{presets[0] if presets else '?'}` twice | " + " | ".join(cells) + " |"
 
 
+SHAPE = ("median_itl_ms", "p99_itl_ms", "max_output_tokens_per_s")
+
+
+def shape_row(path):
+    """One row of the step-time shape (Before arm): median ITL (a typical, mostly decode step), P99
+    ITL (the heaviest: encoder and prefill chunks) and peak output tok/s (the fastest decode second),
+    published / model (error). `fit-seeds.py --itl-shape` fits these on the calibration runs."""
+    doc = load_result(path)
+    pc = doc["published_comparison"]
+    rows = {r["metric"]: r for r in pc["rows"]}
+    cells = []
+    for key in SHAPE:
+        b = rows.get(key, {}).get("before")
+        cells.append(f"{num(b['published'])} / {num(b['model'])} ({b['error_pct']:+.1f} %)" if b else "-")
+    role = "calibration" if pc.get("role") == "calibration" else "prediction"
+    return f"| {run_label(doc['scenario'])} ({role}) | " + " | ".join(cells) + " |"
+
+
 def main():
     args = sys.argv[1:]
-    if not args or args in (["--readme"], ["--aa"]):
+    if not args or args in (["--readme"], ["--aa"], ["--shape"]):
         sys.exit(__doc__)
+    if args[0] == "--shape":
+        print("| Before arm | median ITL ms pub. / model | P99 ITL ms pub. / model | peak output tok/s pub. / model |")
+        print("|---|---|---|---|")
+        print("\n".join(shape_row(p) for p in args[1:]))
+        return
     if args[0] == "--aa":
         print("| published setup | A/A arms | mean TTFT change [one run, 90 %] | throughput | mean TPOT |")
         print("|---|---|---|---|---|")
