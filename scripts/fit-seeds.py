@@ -129,6 +129,9 @@ def loss_of(doc, weights):
     loss = 0.0
     for metric, w in weights.items():
         for side in ("before", "after"):
+            if side not in rows.get(metric, {}):
+                sys.exit(f"fit-seeds: {doc['scenario'].get('name', '?')}: its published table has no {side} {metric}, "
+                         "which this loss fits (drop --itl-shape, or add the number to the scenario's published block)")
             r = rows[metric][side]
             loss += w * math.log(max(r["model"], 1e-9) / r["published"]) ** 2
     change = rows["mean_ttft_ms"]["change"]
@@ -268,7 +271,7 @@ def main():
         flags = "".join(f" --{name.replace('_', '-')}" for name in ("itl_shape", "free_api_server_cost", "tie_attention_kernels")
                         if getattr(args, name)) + (f" --start {args.start}" if args.start else "")
         source = (f"fit: scripts/fit-seeds.py --seeds {args.seeds} --max-evals {args.max_evals}{flags} on {args.calibration} "
-                  f"(#7104 and #6204 Before and After only; loss {best_loss:.4f})")
+                  f"(their Before and After tables only; loss {best_loss:.4f})")
         with open(args.profile) as f:
             profile_text = f.read()
         for name, value in best.items():

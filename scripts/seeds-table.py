@@ -80,6 +80,12 @@ def run_label(sc):
     return f"{name}{model}, {load}, async {'on' if sc.get('async_scheduling', True) else 'off'}"
 
 
+def before_cell(row):
+    """'published / model (error)' of a published-comparison row's Before arm."""
+    b = row["before"]
+    return f"{num(b['published'])} / {num(b['model'])} ({b['error_pct']:+.1f} %)"
+
+
 def readme_row(path):
     """One row of README's summary: Before's levels (published / model, error) and the mean-TTFT change."""
     doc = load_result(path)
@@ -87,8 +93,7 @@ def readme_row(path):
     rows = {r["metric"]: r for r in pc["rows"]}
     cells = []
     for key in ("request_throughput", "mean_ttft_ms", "median_ttft_ms", "mean_tpot_ms"):
-        b = rows[key]["before"]
-        cells.append(f"{num(b['published'])} / {num(b['model'])} ({b['error_pct']:+.1f} %)")
+        cells.append(before_cell(rows[key]))
     c = rows["mean_ttft_ms"]["change"]
     cells.append(f"{c['published_pct']:+.2f} % / {c['model_pct']:+.2f} % [{c['one_run_p05_pct']:+.1f}, "
                  f"{c['one_run_p95_pct']:+.1f}]{'' if c['published_inside'] else ' (outside)'}")
@@ -117,10 +122,7 @@ def shape_row(path):
     doc = load_result(path)
     pc = doc["published_comparison"]
     rows = {r["metric"]: r for r in pc["rows"]}
-    cells = []
-    for key in SHAPE:
-        b = rows.get(key, {}).get("before")
-        cells.append(f"{num(b['published'])} / {num(b['model'])} ({b['error_pct']:+.1f} %)" if b else "-")
+    cells = [before_cell(rows[key]) if "before" in rows.get(key, {}) else "-" for key in SHAPE]
     role = "calibration" if pc.get("role") == "calibration" else "prediction"
     return f"| {run_label(doc['scenario'])} ({role}) | " + " | ".join(cells) + " |"
 

@@ -3,6 +3,7 @@
 // bad cost file is refused naming the file, the key and the accepted range.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -87,25 +88,29 @@ TEST(OpEfficiency, BadCostFilesNameFileKeyAndRange) {
 }
 
 TEST(OpEfficiency, ShippedAscendProfileNamesEveryAttentionVariant) {
-  const SimProfile p = load_sim_profile("ascend-910b", default_profiles_dir());
-  // The two kernels have their own efficiencies, padded or not; GEMMs theirs.
-  const double flash = p.efficiency_of("attention_flash_unpad_pad128");
-  const double fusion = p.efficiency_of("attention_fusion_pad128");
-  // Each variant resolves to its own class's value (the fit may put one at the bound 1.0, the
-  // default for an op no class names, so compare with the classes themselves).
+  const SimProfile shipped = load_sim_profile("ascend-910b", default_profiles_dir());
+  // Which class each op resolves to, whatever the fitted values: the fit may put a kernel at 1.0,
+  // the value an op no class names also gets, so mark every class with its own value first.
+  SimProfile p = shipped;
+  for (std::size_t i = 0; i < p.op_efficiency.size(); ++i)
+    p.op_efficiency[i].fraction.value = 0.01 * static_cast<double>(i + 1);
   auto class_value = [&](const char* name) {
     for (const OpEfficiency& e : p.op_efficiency)
       if (e.op_class == name) return e.fraction.value;
     return -1.0;
   };
-  EXPECT_DOUBLE_EQ(flash, class_value("attention_flash_unpad"));
-  EXPECT_DOUBLE_EQ(fusion, class_value("attention_fusion"));
-  EXPECT_GT(flash, 0.0);
-  EXPECT_LE(flash, 1.0);
-  EXPECT_GT(fusion, 0.0);
-  EXPECT_LE(fusion, 1.0);
-  EXPECT_NE(flash, fusion);
-  EXPECT_DOUBLE_EQ(p.efficiency_of("attention_fusion"), fusion);
-  EXPECT_LT(p.efficiency_of("qkv_proj"), 1.0);
-  for (const OpEfficiency& e : p.op_efficiency) EXPECT_FALSE(e.fraction.source.empty()) << e.op_class;
+  // The two kernels have their own classes, padded or not; GEMMs theirs.
+  for (const char* op : {"attention_flash_unpad_pad128", "attention_flash_unpad"})
+    EXPECT_DOUBLE_EQ(p.efficiency_of(op), class_value("attention_flash_unpad")) << op;
+  for (const char* op : {"attention_fusion_pad128", "attention_fusion"})
+    EXPECT_DOUBLE_EQ(p.efficiency_of(op), class_value("attention_fusion")) << op;
+  EXPECT_DOUBLE_EQ(p.efficiency_of("qkv_proj"), class_value("matmul"));
+  EXPECT_GT(class_value("attention_flash_unpad"), 0.0);
+  EXPECT_GT(class_value("attention_fusion"), 0.0);
+  // The shipped values are efficiencies, each with its source.
+  for (const OpEfficiency& e : shipped.op_efficiency) {
+    EXPECT_GT(e.fraction.value, 0.0) << e.op_class;
+    EXPECT_LE(e.fraction.value, 1.0) << e.op_class;
+    EXPECT_FALSE(e.fraction.source.empty()) << e.op_class;
+  }
 }
