@@ -144,6 +144,12 @@ std::string change_table(const json& rows, const std::vector<std::string>& prese
   }
   o << "</table>\n";
   if (shown == 0) return "";
+  // How the interval was built, as the result says (results before a3f6e3a carry no method).
+  for (const auto& row : rows)
+    if (row.contains("change") && row["change"].is_object() && row["change"].contains("interval_method")) {
+      o << "<p class=\"meta\">one run, 90 %: " << esc(row["change"].value("interval_method", std::string())) << "</p>\n";
+      break;
+    }
   return "<h3>Change " + esc(presets.size() > 1 ? presets[1] : "B") + " vs " + esc(presets.empty() ? "A" : presets[0]) +
          " (After vs Before)</h3>\n" + o.str();
 }
