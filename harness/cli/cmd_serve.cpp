@@ -165,6 +165,11 @@ void add_cost_model_flags(CLI::App* sub, server::ServeOptions& o) {
                   "Host dispatch cost per encoder device op (the eager framework's); default: the serving model's, else 0");
   sub->add_option("--encoder-host-ms-per-step", o.encoder_host_ms_per_step,
                   "Host pre-processing per encoder step; default: the serving model's, else 0");
+  sub->add_option("--encoder-host-post-forward-share", o.encoder_host_post_forward_share,
+                  "Of --encoder-host-ms-per-step, the share run after the forward returns (encoder-cache writes, "
+                  "gathering the embeddings): it adds only what the forward's queued device work does not cover; "
+                  "default: the serving model's, else 0")
+      ->check(CLI::Range(0.0, 1.0));
 }
 
 // vLLM's API-server stage (docs/server.md): each request held until its modelled input processing

@@ -24,6 +24,8 @@ std::vector<double> collect(const std::vector<ForwardReport>& fs, double (*get)(
   return out;
 }
 double forward_ms(const ForwardReport& f) { return ns_to_ms(f.forward_ns); }
+// The device work left when the host issued the forward's last op (what post-forward host work hides behind).
+double end_wait_ms(const ForwardReport& f) { return ns_to_ms(f.end_wait_ns); }
 double busy_ms(const ForwardReport& f) { return ns_to_ms(f.device_busy_ns); }
 double idle_frac(const ForwardReport& f) { return f.idle_fraction; }
 double merger_ms(const ForwardReport& f) { return ns_to_ms(f.merger_busy_ns); }
@@ -237,6 +239,7 @@ nlohmann::json encode_body(const ResolvedRun& r, const RunOptions& o, const devi
                   {"idle_fraction", collect(run.forwards, idle_frac)},
                   {"device_busy_ms", collect(run.forwards, busy_ms)},
                   {"syncs", collect(run.forwards, syncs_of)},
+                  {"end_wait_ms", collect(run.forwards, end_wait_ms)},
                   {"host_us_per_layer", collect(run.forwards, host_layer)},
                   {"peak_device_memory_bytes", collect(run.forwards, peak_in_use)},
                   {"bytes_allocated", collect(run.forwards, allocated)}};

@@ -1188,6 +1188,7 @@ struct EncoderRunner::Impl {
 
     if (cfg.layer_boundary) cfg.layer_boundary(m.depth);
     merge_output(T);
+    const Nanos issued = dev.host_now_ns();
     stream.synchronize("forward_end");
     const Nanos t1 = dev.host_now_ns();
     if (cfg.layer_boundary) cfg.layer_boundary(-1);
@@ -1197,6 +1198,7 @@ struct EncoderRunner::Impl {
     // The forward only recorded its timeline; what it means (gaps, host work per layer, merger
     // time) is read from the recording afterwards, as for an imported trace.
     ForwardReport report = report_from_timeline(dev.collect_timeline(), t1 - t0, fs);
+    report.end_wait_ns = t1 - issued;
     report.peak_bytes_in_use = memory.peak_bytes_in_use;
     report.peak_bytes_reserved = memory.peak_bytes_reserved;
     report.bytes_allocated = memory.bytes_requested - requested_before;

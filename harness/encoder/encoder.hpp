@@ -70,6 +70,11 @@ struct LayerAttentionInfo {
 
 struct ForwardReport {
   Nanos forward_ns = 0;          // host wall time: first submit .. device idle after the forward
+  // Of forward_ns: the host's time at the forward's end, from issuing its last op until the device
+  // had finished (the device work still queued then, plus the closing synchronize's own call and
+  // wake-up; small when the host was the bottleneck or had just synced). What host work after the
+  // forward can hide behind (serving/step_timing.hpp).
+  Nanos end_wait_ns = 0;
   Nanos device_busy_ns = 0;      // union of device ops
   Nanos idle_ns = 0;             // device idle inside its busy span
   double idle_fraction = 0;

@@ -299,6 +299,7 @@ VirtualExperiment::VirtualExperiment(const PresetAbOptions& o, const std::vector
     so.virtual_clock = true;
     so.dispatch_us_per_op = impl_->shared.serving.encoder_dispatch_us_per_op.value;
     so.host_ms_per_step = impl_->shared.serving.encoder_host_ms_per_step.value;
+    so.host_post_forward_share = impl_->shared.serving.encoder_host_post_forward_share.value;
     so.host_model = impl_->shared.serving.encoder_host_model;
     serving::EncoderStep real = serving::make_encoder_step(so);
     impl_->encoders.push_back(std::move(real.hook));

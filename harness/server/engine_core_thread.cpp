@@ -347,7 +347,7 @@ EngineRequestRecord first_token_record(const LiveRequest& r, Nanos first_token_n
 // The step as the timeline records it; the LM part is what follows the encoder part.
 EngineStepRecord step_record(std::int64_t step_number, const serving::StepPlan& plan, Nanos step_start,
                              Nanos encoder_start, Nanos encoder_wall, const serving::EncoderStepResult& encoded,
-                             Nanos step_end) {
+                             Nanos host_added, Nanos step_end) {
   EngineStepRecord r;
   r.step = step_number;
   r.start_ns = step_start;
@@ -357,7 +357,7 @@ EngineStepRecord step_record(std::int64_t step_number, const serving::StepPlan& 
   if (!plan.grids.empty()) {
     r.encoder_device_busy_ns = encoded.device_busy_ns;
     r.encoder_device_idle_ns = encoded.device_idle_ns;
-    r.encoder_host_extra_ns = encoded.host_extra_ns;
+    r.encoder_host_extra_ns = host_added;  // pre-processing + the post-forward work the device did not cover
     r.encoder_idle_ns_by_class = encoded.idle_ns_by_class;
   }
   r.lm_start_ns = std::min(step_end, r.encoder_end_ns + r.encoder_host_extra_ns);
@@ -550,7 +550,7 @@ bool EngineCoreThread::State::engine_step(const EngineCoreConfig& config, Nanos 
   if (!plan.grids.empty()) {
     const bool modelled = config.encoder_time == EngineCoreConfig::EncoderTime::modelled;
     encoder_time = {modelled ? encoded.virtual_forward_ns : encoder_wall, encoded.host_extra_ns,
-                    modelled ? encoded.host_lead_ns : 0};
+                    modelled ? encoded.host_lead_ns : 0, encoded.host_post_ns, modelled ? encoded.end_wait_ns : 0};
   }
   const serving::StepTiming timing =
       serving::step_timing(config.lm, plan.sequences(), plan.prefill_tokens, plan.context_tokens, encoder_time);
@@ -563,7 +563,8 @@ bool EngineCoreThread::State::engine_step(const EngineCoreConfig& config, Nanos 
   // Built before complete(), which clears the plan's items.
   EngineStepRecord step_trace;
   if (recorder) {
-    step_trace = step_record(step_number, plan, step_start, encoder_start, encoder_wall, encoded, step_end);
+    step_trace = step_record(step_number, plan, step_start, encoder_start, encoder_wall, encoded,
+                             encoder_time.host_extra_ns + serving::exposed_post_ns(encoder_time), step_end);
     step_trace.planned_start_ns = start;
     step_trace.planned_encoder_ns = timing.encoder_ns;
     step_trace.planned_lm_ns = timing.lm_ns;

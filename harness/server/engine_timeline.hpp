@@ -28,8 +28,9 @@ namespace encbench::server {
 inline constexpr int kEngineTimelineVersion = 1;
 
 // One engine step. The encoder part is [encoder_start_ns, encoder_end_ns] (the hook's wall time;
-// both equal when the step encoded nothing) plus the modelled host pre-processing
-// encoder_host_extra_ns that the engine waits out after it; the LM part is the rest of the step,
+// both equal when the step encoded nothing) plus the modelled host work encoder_host_extra_ns
+// that the engine waits out after it (pre-processing, and the post-forward work the forward's
+// queued device work did not cover: serving/step_timing.hpp); the LM part is the rest of the step,
 // [lm_start_ns, lm_end_ns] = [encoder_end_ns + encoder_host_extra_ns, end_ns].
 struct EngineStepRecord {
   std::int64_t step = 0;  // the engine's step number (server lifetime), referred to by requests

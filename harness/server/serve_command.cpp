@@ -105,6 +105,7 @@ serving::EncoderStepOptions encoder_step_options(const ServeOptions& o) {
   e.device_cache_keep_mb = o.device_cache_keep_mb;
   e.dispatch_us_per_op = o.encoder_dispatch_us;
   e.host_ms_per_step = o.encoder_host_ms_per_step;
+  e.host_post_forward_share = std::max(0.0, o.encoder_host_post_forward_share);
   e.seed = o.seed;
   // The live server's forward on this machine's clock, or (--encoder-clock virtual) on the
   // virtual one with the host model the virtual loop charges.
@@ -295,10 +296,13 @@ ServerConfig build_server_config(const ServeOptions& options) {
     serving = serving::load_serving_model(o.serving_model);
     if (o.encoder_dispatch_us < 0) o.encoder_dispatch_us = serving->encoder_dispatch_us_per_op.value;
     if (o.encoder_host_ms_per_step < 0) o.encoder_host_ms_per_step = serving->encoder_host_ms_per_step.value;
+    if (o.encoder_host_post_forward_share < 0)
+      o.encoder_host_post_forward_share = serving->encoder_host_post_forward_share.value;
     if (o.encoder_host_model.empty()) o.encoder_host_model = serving->encoder_host_model;
   }
   require(o.encoder_dispatch_us <= 1e5, "--encoder-dispatch-us must be at most 1e5");
   require(o.encoder_host_ms_per_step <= 1e4, "--encoder-host-ms-per-step must be at most 1e4");
+  require(o.encoder_host_post_forward_share <= 1, "--encoder-host-post-forward-share must be in [0, 1]");
   apply_http_options(o, config);
   apply_engine_limits(o, config);
   apply_lm_cost(o, serving, config);

@@ -72,6 +72,8 @@ struct ServeOptions {
   // serving model's value, else 0): per device op dispatched, and per encoder step.
   double encoder_dispatch_us = -1;
   double encoder_host_ms_per_step = -1;
+  // Of it, the share run after the forward returns (negative: the serving model's, else 0).
+  double encoder_host_post_forward_share = -1;
   // vLLM's API-server stage (serving/api_server_model.hpp): "" = the serving model's (none without
   // one); none, a name in scenarios/serving/api-server, or a path. Processes: -1 = the model's.
   std::string api_server_model;

@@ -101,6 +101,7 @@ void fill_from_report(EncoderStepResult& step, const encoder::ForwardReport& rep
   if (virtual_clock) {
     step.virtual_forward_ns = report.forward_ns;
     step.host_lead_ns = std::min(host_lead_ns(report.gaps), report.forward_ns);
+    step.end_wait_ns = std::clamp<Nanos>(report.end_wait_ns, 0, report.forward_ns);
   }
   for (const auto& [gap_class, ns] : report.gaps.idle_ns_by_class)
     step.idle_ns_by_class[std::string(timeline::to_string(gap_class))] = ns;
@@ -118,10 +119,17 @@ void fail(EncoderStepResult& step, std::string error, bool out_of_memory) {
 }
 
 // One step's forward. A failure fails the step's requests (the runner and the engine go on).
-EncoderStepResult run_forward(EncoderPath& path, ForwardObserver* observer, Nanos host_per_step, bool virtual_clock,
+// The step's modelled host work around the forward: before it (host_extra) and after it (post).
+struct StepHostWork {
+  Nanos before_ns = 0;
+  Nanos after_ns = 0;
+};
+
+EncoderStepResult run_forward(EncoderPath& path, ForwardObserver* observer, StepHostWork host, bool virtual_clock,
                               const std::vector<encoder::GridTHW>& batch) {
   EncoderStepResult step;
-  step.host_extra_ns = host_per_step;
+  step.host_extra_ns = host.before_ns;
+  step.host_post_ns = host.after_ns;
   try {
     // All images admitted in one step go through one forward (one cu_seqlens segment each), as
     // vLLM batches a step's multimodal inputs.
@@ -162,9 +170,13 @@ EncoderStep make_encoder_step(const EncoderStepOptions& o, std::shared_ptr<Forwa
     path->device->synchronize();
     (void)path->device->allocator().trim(keep);
   };
-  const Nanos host_per_step = static_cast<Nanos>(std::max(0.0, o.host_ms_per_step) * 1e6);
-  step.hook = [path, observer, host_per_step, virtual_clock = o.virtual_clock](const std::vector<encoder::GridTHW>& grids) {
-    return run_forward(*path, observer.get(), host_per_step, virtual_clock, grids);
+  require(o.host_post_forward_share >= 0 && o.host_post_forward_share <= 1,
+          "encoder host post-forward share must be in [0, 1]");
+  const double host_ms = std::max(0.0, o.host_ms_per_step);
+  const Nanos after = static_cast<Nanos>(host_ms * o.host_post_forward_share * 1e6);
+  const StepHostWork host{static_cast<Nanos>(host_ms * 1e6) - after, after};
+  step.hook = [path, observer, host, virtual_clock = o.virtual_clock](const std::vector<encoder::GridTHW>& grids) {
+    return run_forward(*path, observer.get(), host, virtual_clock, grids);
   };
   return step;
 }

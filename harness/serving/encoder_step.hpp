@@ -31,9 +31,16 @@ struct EncoderStepResult {
   int syncs = 0;                 // host-device synchronisations
   double lateness_p99_us = 0;    // sim on the real clock: worst forward's p99 op lateness
   std::uint64_t peak_device_bytes = 0;  // allocator peak in use during the step's forward
-  // Modelled host pre-processing of the step (the serving model's encoder_host_ms_per_step): the
-  // real-clock engine waits it out with the LM step; the virtual loop adds it.
+  // Modelled host pre-processing of the step (the serving model's encoder_host_ms_per_step less
+  // its post-forward share): the real-clock engine waits it out with the LM step; the virtual
+  // loop adds it.
   Nanos host_extra_ns = 0;
+  // Modelled host work of the step after the forward returns (encoder_host_ms_per_step x
+  // encoder_host_post_forward_share): step_timing.hpp adds what end_wait_ns does not cover.
+  Nanos host_post_ns = 0;
+  // Virtual-clock encoder: of virtual_forward_ns, the device work still queued when the host had
+  // issued the forward's last op (encoder::ForwardReport::end_wait_ns). 0 on the real clock.
+  Nanos end_wait_ns = 0;
   // Virtual-clock encoder: the forward's time on the virtual clock (0 on the real clock).
   Nanos virtual_forward_ns = 0;
   // Of virtual_forward_ns, the device's waits for the host (host_wait gaps) before the forward's
@@ -87,6 +94,8 @@ struct EncoderStepOptions {
   // per device op dispatched, and per encoder step.
   double dispatch_us_per_op = -1;
   double host_ms_per_step = -1;
+  // Of host_ms_per_step, the share vLLM runs after the tower's forward returns (0..1).
+  double host_post_forward_share = 0;
   // Virtual time: the encoder on the virtual-clock sim device, host time = the modelled costs only
   // (bit-reproducible); the live server runs on the real clock.
   bool virtual_clock = false;

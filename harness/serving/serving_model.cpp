@@ -26,6 +26,7 @@ const std::map<std::string, ServingModelField>& fields() {
       {"host_per_seq_ms", {&ServingModel::host_per_seq_ms, 0, 1e3}},
       {"encoder_dispatch_us_per_op", {&ServingModel::encoder_dispatch_us_per_op, 0, 1e5}},
       {"encoder_host_ms_per_step", {&ServingModel::encoder_host_ms_per_step, 0, 1e4}},
+      {"encoder_host_post_forward_share", {&ServingModel::encoder_host_post_forward_share, 0, 1.0}},
       {"device_memory_gib", {&ServingModel::device_memory_gib, 0, 1e5}},
       {"gpu_memory_utilization", {&ServingModel::gpu_memory_utilization, 0.01, 1.0}},
       {"reserved_gib", {&ServingModel::reserved_gib, 0, 1e5}},

@@ -16,7 +16,10 @@
 //                       dispatch = encoder_dispatch_us_per_op (the eager framework's cost the PRs
 //                       fought), D2H round trips from the device profile, plus
 //                       encoder_host_ms_per_step of host pre-processing (pixel values, position
-//                       ids, cu_seqlens) once per encoder step
+//                       ids, cu_seqlens) once per encoder step; of it the share
+//                       encoder_host_post_forward_share runs after the forward returns and
+//                       adds only what the forward's queued device work does not cover
+//                       (serving/step_timing.hpp)
 //                       (issue 35: or the eager host model named by encoder_host_model, per torch
 //                       call, view and host step, with encoder_dispatch_us_per_op 0)
 //   KV capacity       = (device_memory_gib * gpu_memory_utilization - reserved_gib) / KV bytes per token
@@ -48,6 +51,7 @@ struct ServingModel {
   SourcedValue host_per_seq_ms{0, "none"};
   SourcedValue encoder_dispatch_us_per_op{0, "none"};
   SourcedValue encoder_host_ms_per_step{0, "none"};
+  SourcedValue encoder_host_post_forward_share{0, "0: all of encoder_host_ms_per_step before the forward"};
   SourcedValue device_memory_gib{0, "0: unlimited KV cache"};
   SourcedValue gpu_memory_utilization{0.9, "vLLM default --gpu-memory-utilization"};
   SourcedValue reserved_gib{0, "none"};

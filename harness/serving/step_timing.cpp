@@ -4,10 +4,18 @@
 
 namespace encbench::serving {
 
+Nanos exposed_post_ns(const EncoderStepTime& encoder) {
+  return std::max<Nanos>(0, encoder.host_post_ns - std::max<Nanos>(0, encoder.end_wait_ns));
+}
+
+Nanos encoder_took_ns(const EncoderStepTime& encoder) {
+  return encoder.forward_ns + encoder.host_extra_ns + exposed_post_ns(encoder);
+}
+
 StepTiming step_timing(const StepCostModel& cost, std::int64_t sequences, std::int64_t prefill_tokens,
                        std::int64_t context_tokens, const EncoderStepTime& encoder, double jitter_factor) {
   StepTiming t;
-  const Nanos took = encoder.forward_ns + encoder.host_extra_ns;
+  const Nanos took = encoder_took_ns(encoder);
   // Host work before the forward's first sync: the step's pre-processing and the device's waits
   // for the eager host (what async scheduling can run during the previous step's LM).
   const Nanos lead = std::min(took, encoder.host_extra_ns + encoder.host_lead_ns);

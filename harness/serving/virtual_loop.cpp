@@ -76,7 +76,9 @@ EncoderStepTime run_encoder_step(const serving::EncoderHook& encoder, const serv
   const serving::EncoderStepResult step = encoder(plan.grids);
   ++c.encoder_steps;
   c.images += static_cast<std::int64_t>(plan.grids.size());
-  const Nanos took = step.virtual_forward_ns + step.host_extra_ns;
+  const EncoderStepTime time{step.virtual_forward_ns, step.host_extra_ns, step.host_lead_ns, step.host_post_ns,
+                             step.end_wait_ns};
+  const Nanos took = encoder_took_ns(time);
   c.encoder_ns += took;
   c.encoder_syncs += step.syncs;
   c.encoder_device_busy_ns += step.device_busy_ns;
@@ -93,7 +95,7 @@ EncoderStepTime run_encoder_step(const serving::EncoderHook& encoder, const serv
       record_failure(records[id], "encoder failed: " + step.error, now + took);
     }
   }
-  return {step.virtual_forward_ns, step.host_extra_ns, step.host_lead_ns};
+  return time;
 }
 
 }  // namespace

@@ -102,6 +102,40 @@ TEST(HostBound, After7104HasNoSyncGapsAndLessIdle) {
   EXPECT_LT(after.report.forward_ns, before.report.forward_ns);
 }
 
+// The forward's end wait (what host work after the forward can hide behind): the device work still
+// queued when the host issued the last op. A forward that syncs in every layer ends with the host
+// caught up, so only the last layer's ops after its sync and the mergers are left; one that never
+// syncs ends with the host far ahead of a device-bound device.
+TEST(HostBound, ForwardEndWaitIsTheDeviceWorkLeftWhenTheHostFinishedIssuing) {
+  auto dev = eager_sim();
+  for (const char* arm : {"before", "after"}) {
+    const Forward f = run(*dev, arm == std::string("before") ? pr7104_before() : preset("pr7104"), "1024x640", true, 4);
+    // The same figure from the recording: the closing synchronize's host wait, which starts after
+    // the synchronize call's own host cost (the host model's stream_sync, 2 us).
+    Nanos closing_wait = -1;
+    for (const auto& span : f.timeline.host_spans)
+      if (span.kind == timeline::HostSpanKind::wait && span.name == "forward_end") closing_wait = span.end_ns - span.start_ns;
+    EXPECT_GE(f.report.end_wait_ns, closing_wait) << arm;
+    EXPECT_LE(f.report.end_wait_ns, closing_wait + 5'000) << arm;
+    EXPECT_GT(f.report.end_wait_ns, 0) << arm;
+    EXPECT_LT(f.report.end_wait_ns, f.report.forward_ns) << arm;
+    if (arm == std::string("before")) {
+      // At most the device time of the ops after the last seq_lens D2H (layer 26's attention
+      // onwards and the mergers), plus the host's wake-up.
+      Nanos last_sync_end = 0, tail_device = 0;
+      for (const auto& op : f.timeline.device_ops)
+        if (op.name == "seq_lens_d2h") last_sync_end = std::max(last_sync_end, op.end_ns);
+      for (const auto& op : f.timeline.device_ops)
+        if (op.start_ns >= last_sync_end) tail_device += op.end_ns - op.start_ns;
+      EXPECT_GT(tail_device, 0);
+      EXPECT_LE(f.report.end_wait_ns, tail_device + 20'000);
+    } else {
+      // No sync: 4 images keep the device behind the host for much of the forward.
+      EXPECT_GT(f.report.end_wait_ns, f.report.forward_ns / 4);
+    }
+  }
+}
+
 TEST(HostBound, SmallImagesAreHostBoundLargeOnesDeviceBound) {
   // The host's work per layer does not depend on the image; the device's does. A 448x448 image
   // (784 patches) leaves the device idle most of each layer, a 1024x640 one (2,560) far less.

@@ -365,6 +365,11 @@ TEST(ServeConfig, EncoderBudgetDefaultsClampAndLimits) {
   o.max_waiting = 10;
   o.max_model_len = kMaxModelLen + 1;
   EXPECT_THROW(Server{build_server_config(o)}, InvalidInput);
+  o.max_model_len = kMaxModelLen;
+  o.encoder_host_post_forward_share = 1.5;  // a share of the step's encoder host work: at most 1
+  EXPECT_THROW(build_server_config(o), InvalidInput);
+  o.encoder_host_post_forward_share = 1.0;
+  EXPECT_NO_THROW(build_server_config(o));
 }
 
 // An engine with an encoder budget whose encoder records each call's multimodal tokens (patches

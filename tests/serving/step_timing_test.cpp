@@ -55,6 +55,25 @@ TEST(StepTiming, TheLeadNeverExceedsWhatTheEncoderTookAndNoEncoderIsZero) {
   EXPECT_EQ(step_timing(cost(false), 1, 0, 0, EncoderStepTime{}).lm_ns, 12 * kMs);
 }
 
+TEST(StepTiming, PostForwardHostWorkAddsOnlyWhatTheQueuedDeviceWorkDoesNotCover) {
+  // 4 ms of host work after the forward returns; the forward left 1 ms of device work queued when
+  // its host issued the last op: 3 ms of it leave the device idle, serial in both modes.
+  const EncoderStepTime caught_up{40 * kMs, 5 * kMs, 6 * kMs, 4 * kMs, 1 * kMs};
+  EXPECT_EQ(exposed_post_ns(caught_up), 3 * kMs);
+  EXPECT_EQ(encoder_took_ns(caught_up), 48 * kMs);
+  for (const bool async : {true, false}) {
+    const StepTiming base = step_timing(cost(async), 1, 64, 0, EncoderStepTime{40 * kMs, 5 * kMs, 6 * kMs});
+    const StepTiming t = step_timing(cost(async), 1, 64, 0, caught_up);
+    EXPECT_EQ(t.encoder_ns, base.encoder_ns + 3 * kMs) << async;
+    EXPECT_EQ(t.lm_ns, base.lm_ns) << async;  // the lead is the pre-forward work only
+    EXPECT_EQ(t.overlapped_lead_ns, base.overlapped_lead_ns) << async;
+  }
+  // A forward whose host ran 10 ms ahead of the device hides all 4 ms: the step is as without it.
+  const EncoderStepTime ahead{40 * kMs, 5 * kMs, 6 * kMs, 4 * kMs, 10 * kMs};
+  EXPECT_EQ(exposed_post_ns(ahead), 0);
+  EXPECT_EQ(step_timing(cost(true), 1, 64, 0, ahead).total_ns(), 48 * kMs);  // as in the first test
+}
+
 TEST(StepTiming, TheJitterFactorScalesBothParts) {
   const EncoderStepTime encoder{40 * kMs, 5 * kMs, 6 * kMs};
   const StepTiming t = step_timing(cost(true), 1, 64, 0, encoder, 1.5);
@@ -64,13 +83,18 @@ TEST(StepTiming, TheJitterFactorScalesBothParts) {
 }
 
 // A virtual-clock encoder of fixed cost: 40 ms forward per image, 6 ms of it host lead, 5 ms extra.
-EncoderHook scripted_encoder() {
-  return [](const std::vector<encoder::GridTHW>& grids) {
+// With post: 4 ms of post-forward host work of which the forward's 1 ms end wait covers 1.
+EncoderHook scripted_encoder(bool post = false) {
+  return [post](const std::vector<encoder::GridTHW>& grids) {
     EncoderStepResult r;
     r.forwards = 1;
     r.virtual_forward_ns = 40 * kMs * static_cast<Nanos>(grids.size());
     r.host_lead_ns = 6 * kMs;
     r.host_extra_ns = 5 * kMs;
+    if (post) {
+      r.host_post_ns = 4 * kMs;
+      r.end_wait_ns = 1 * kMs;
+    }
     return r;
   };
 }
@@ -101,6 +125,13 @@ TEST(StepTiming, TheVirtualLoopsStepsAreTheRulesToTheNanosecond) {
     const client::RequestRecord& rec = out.records.at(0);
     EXPECT_EQ(rec.first_choices_ns - rec.sent_ns, async ? 48 * kMs : 58 * kMs);
     EXPECT_EQ(rec.end_ns - rec.sent_ns, (async ? 48 * kMs : 58 * kMs) + 2 * decode);
+    // The post-forward host work reaches the loop's step through the same rule: 3 ms more encoder.
+    const VirtualArmResult with_post = run_virtual_arm({r}, SchedulerConfig{}, cost(async), scripted_encoder(true), options);
+    ASSERT_EQ(with_post.steps.size(), 3u);
+    EXPECT_EQ(with_post.steps[0].encoder_ns, out.steps[0].encoder_ns + 3 * kMs);
+    EXPECT_EQ(with_post.steps[0].lm_ns, out.steps[0].lm_ns);
+    EXPECT_EQ(with_post.records.at(0).first_choices_ns - with_post.records.at(0).sent_ns,
+              rec.first_choices_ns - rec.sent_ns + 3 * kMs);
   }
 }
 
