@@ -117,7 +117,7 @@ std::string published_chart(const std::string& id, const json& rows, const std::
 
 // Each PR's change (After vs Before), published and modelled, with the model's 90 % interval for one
 // run of the benchmark where the result carries it (issue 35's run-to-run noise model).
-std::string change_table(const json& rows, const std::vector<std::string>& presets) {
+std::string change_table(const json& rows, const std::vector<std::string>& presets, const std::string& interval_method) {
   bool with_interval = false;
   for (const auto& row : rows)
     if (row.contains("change") && row["change"].is_object() && row["change"].contains("one_run_p05_pct"))
@@ -145,11 +145,7 @@ std::string change_table(const json& rows, const std::vector<std::string>& prese
   o << "</table>\n";
   if (shown == 0) return "";
   // How the interval was built, as the result says (results before a3f6e3a carry no method).
-  for (const auto& row : rows)
-    if (row.contains("change") && row["change"].is_object() && row["change"].contains("interval_method")) {
-      o << "<p class=\"meta\">one run, 90 %: " << esc(row["change"].value("interval_method", std::string())) << "</p>\n";
-      break;
-    }
+  if (!interval_method.empty()) o << "<p class=\"meta\">one run, 90 %: " << esc(interval_method) << "</p>\n";
   return "<h3>Change " + esc(presets.size() > 1 ? presets[1] : "B") + " vs " + esc(presets.empty() ? "A" : presets[0]) +
          " (After vs Before)</h3>\n" + o.str();
 }
@@ -231,7 +227,7 @@ void published_section(Section& out, const RunResult& r, std::size_t index) {
     o << chart;
     out.charts.push_back(id);
   }
-  o << published_table(published["rows"], presets) << change_table(published["rows"], presets);
+  o << published_table(published["rows"], presets) << change_table(published["rows"], presets, published.value("interval_method", std::string()));
   const std::string strip_id = id + "-changes";
   const std::string strip = change_strip(strip_id, published["rows"], "Each change with the model's one-run interval");
   if (!strip.empty()) {

@@ -13,7 +13,7 @@
 Per scenario: the issue's target metrics on both arms (published, model mean over the seeds,
 error), then each After-vs-Before change: published, the model's mean change, its 90 % interval
 for one run (a Student's t prediction interval on the seeds' paired log(After/Before), each arm
-with its own run-to-run noise: `interval_method` in the result; scripts/interval-coverage.py checks
+with its own run-to-run noise: `published_comparison.interval_method` in the result; scripts/interval-coverage.py checks
 its coverage) and whether the published change lies inside.
 """
 import json

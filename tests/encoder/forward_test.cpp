@@ -212,6 +212,12 @@ TEST(EncodeRun, JsonLayoutAndExitCodes) {
   EXPECT_EQ(j["device"]["modelled"], true);
   EXPECT_EQ(j["toggles"]["seq_lens"], "layer0-cache");
   EXPECT_EQ(j["samples"]["forward_ms"].size(), 2u);
+  // The device work left when the host issued the last op: part of the forward, not more.
+  ASSERT_EQ(j["samples"]["end_wait_ms"].size(), 2u);
+  for (std::size_t i = 0; i < 2; ++i) {
+    EXPECT_GT(j["samples"]["end_wait_ms"][i].get<double>(), 0.0);
+    EXPECT_LT(j["samples"]["end_wait_ms"][i].get<double>(), j["samples"]["forward_ms"][i].get<double>());
+  }
   EXPECT_EQ(j["accuracy"]["verdict"], "FAIL");
   EXPECT_EQ(j["accuracy"]["failed_layers"], nlohmann::json({3, 7}));
   for (const char* key : {"forward_ms", "idle_fraction", "syncs_per_forward", "host_us_per_layer", "device_busy_ms",
