@@ -4,6 +4,7 @@
 // for the same requests, step by step, to the nanosecond.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <memory>
@@ -23,7 +24,10 @@ namespace {
 constexpr Nanos kMs = 1'000'000;
 
 // A virtual-clock encoder whose cost depends on the step's images: 7 ms per step + 1/64 ms per
-// patch, 2 ms of it host lead, 3 ms of pre-processing.
+// patch, 2 ms of it host lead, 3 ms of pre-processing, 6 ms of post-forward host work. The device
+// work left when the host issued the last op is 1/32 ms per patch beyond the first image's 256:
+// a one-image step ends with the host caught up (all 6 ms exposed); two images leave 8 ms queued,
+// which hides all of it (step_timing.hpp's max(0, post - end_wait)).
 serving::EncoderHook scripted_encoder() {
   return [](const std::vector<encoder::GridTHW>& grids) {
     serving::EncoderStepResult r;
@@ -33,6 +37,8 @@ serving::EncoderHook scripted_encoder() {
     r.virtual_forward_ns = 7 * kMs + patches * kMs / 64;
     r.host_lead_ns = 2 * kMs;
     r.host_extra_ns = 3 * kMs;
+    r.host_post_ns = 6 * kMs;
+    r.end_wait_ns = std::max<Nanos>(0, patches - 256) * kMs / 32;
     return r;
   };
 }
@@ -132,6 +138,7 @@ TEST(LiveEngineSchedule, ThePlannedStepsAreTheVirtualLoopsToTheNanosecond) {
   ASSERT_EQ(live.size(), virt.steps.size());
   ASSERT_GE(virt.steps.size(), 8u);  // the workload has idle gaps, batching and a seat limit
   bool idle_gap = false;
+  int exposed_post = 0, hidden_post = 0;  // steps whose post-forward work outlasted the queue, or not
   for (std::size_t k = 0; k < virt.steps.size(); ++k) {
     const serving::VirtualStep& v = virt.steps[k];
     const nlohmann::json& l = live[k];
@@ -144,10 +151,20 @@ TEST(LiveEngineSchedule, ThePlannedStepsAreTheVirtualLoopsToTheNanosecond) {
     // The real clock may deliver a step late, never early.
     EXPECT_GE(l["end_ns"].get<Nanos>(),
               l["planned_start_ns"].get<Nanos>() + l["planned_encoder_ns"].get<Nanos>() + l["planned_lm_ns"].get<Nanos>());
+    if (v.images == 1) {
+      // Caught up at the forward's end: the step carries pre-processing and all post work.
+      EXPECT_EQ(l["encoder_host_extra_ns"].get<Nanos>(), 9 * kMs);
+      ++exposed_post;
+    } else if (v.images >= 2) {
+      EXPECT_EQ(l["encoder_host_extra_ns"].get<Nanos>(), 3 * kMs);  // the queue covered the post work
+      ++hidden_post;
+    }
     if (k > 0 && v.start_ns > virt.steps[k - 1].start_ns + virt.steps[k - 1].encoder_ns + virt.steps[k - 1].lm_ns)
       idle_gap = true;
   }
   EXPECT_TRUE(idle_gap) << "the workload should leave the engine idle between arrivals";
+  EXPECT_GT(exposed_post, 0) << "some step should expose its post-forward host work";
+  EXPECT_GT(hidden_post, 0) << "some step should hide it behind the queued device work";
   EXPECT_EQ(stats.late_submissions, 0);  // every request was there before its step was planned
   EXPECT_EQ(stats.requests_finished, static_cast<std::int64_t>(requests.size()));
   EXPECT_EQ(stats.timed_steps, static_cast<std::int64_t>(virt.steps.size()));
