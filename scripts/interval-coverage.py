@@ -87,7 +87,7 @@ def paired_log_changes(doc, key):
     before, after = doc["arms"][0]["seeds"], doc["arms"][1]["seeds"]
     out = []
     for b, a in zip(before, after):
-        vb, va = b["serving"].get(key, 0.0), a["serving"].get(key, 0.0)
+        vb, va = b.get("serving", {}).get(key, 0.0), a.get("serving", {}).get(key, 0.0)
         if vb > 0 and va > 0:
             out.append(math.log(va / vb))
     return out
@@ -109,8 +109,14 @@ def main():
     print("|---|---|---|---|")
     totals = {"percentile": [], "t-log": []}
     for path in args.results:
-        with open(path) as f:
-            doc = json.load(f)
+        try:
+            with open(path) as f:
+                doc = json.load(f)
+            arms = doc["arms"]
+            if len(arms) != 2 or not all(isinstance(a.get("seeds"), list) for a in arms):
+                raise ValueError("expected two arms, each with a 'seeds' list")
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            sys.exit(f"interval-coverage: {path}: not an encbench run result with two arms: {e}")
         name = doc.get("scenario", {}).get("name", path)
         for key in METRICS:
             xs = paired_log_changes(doc, key)

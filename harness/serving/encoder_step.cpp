@@ -118,13 +118,13 @@ void fail(EncoderStepResult& step, std::string error, bool out_of_memory) {
   step.error = std::move(error);
 }
 
-// One step's forward. A failure fails the step's requests (the runner and the engine go on).
 // The step's modelled host work around the forward: before it (host_extra) and after it (post).
 struct StepHostWork {
   Nanos before_ns = 0;
   Nanos after_ns = 0;
 };
 
+// One step's forward. A failure fails the step's requests (the runner and the engine go on).
 EncoderStepResult run_forward(EncoderPath& path, ForwardObserver* observer, StepHostWork host, bool virtual_clock,
                               const std::vector<encoder::GridTHW>& batch) {
   EncoderStepResult step;
