@@ -15,7 +15,7 @@ import os
 import re
 import sys
 
-LOWER_ROOMS = ['core', 'imaging', 'raster', 'timeline', 'trace_read', 'device', 'device_cuda', 'encoder', 'serving',
+LOWER_ROOMS = ['core', 'judgement', 'imaging', 'raster', 'timeline', 'trace_read', 'device', 'device_cuda', 'encoder', 'serving',
                'tokenizer', 'client', 'trace']
 SCENARIO_MAY_INCLUDE_FROM_SERVER = {'harness/server/openai_request.hpp'}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
