@@ -80,7 +80,8 @@ static int run_compare_impl(const CompareOptions& o, std::ostream& out) {
   require(!(o.base.empty() && o.baseline.empty()), "compare needs BASE and NEW, or --baseline SPEC and NEW");
   require(o.base.empty() || o.baseline.empty(), "give either BASE or --baseline, not both");
   require(!o.next.empty(), "compare needs NEW");
-  const Gate gate = o.gate_file.empty() ? default_gate() : load_gate(o.gate_file);
+  Gate gate = o.gate_file.empty() ? default_gate() : load_gate(o.gate_file);
+  if (o.settings) apply_settings(gate, *o.settings);
   const RunResult next = load_results_merged(o.next);
   const std::string baseline = o.baseline.empty() ? o.base : o.baseline;
   Comparison c;
@@ -182,8 +183,15 @@ static int run_history_impl(const HistoryOptions& o, std::ostream& out) {
     doc["runs"] = rows;
   } else if (o.action == "trend") {
     require(!o.metric.empty(), "history trend needs a METRIC name (e.g. mean_ttft_ms)");
-    auto points = history.trend(o.metric, o.series);
-    require(!points.empty(), "history has no values of metric '" + o.metric + "'");
+    const std::optional<std::string> key = history.resolve_metric(o.metric);
+    if (!key) {
+      std::string valid;
+      for (const auto& n : history.metric_names()) valid += (valid.empty() ? "" : ", ") + n;
+      throw InvalidInput("history has no metric '" + o.metric + "' (by key or by the label compare prints); " +
+                         (valid.empty() ? std::string("the history is empty") : "valid keys: " + valid));
+    }
+    auto points = history.trend(*key, o.series);
+    require(!points.empty(), "history has no values of metric '" + o.metric + "' in series matching '" + o.series + "'");
     std::map<std::string, std::vector<TrendPoint>> by_series;
     for (auto& p : points) by_series[p.series].push_back(p);
     nlohmann::json series_json = nlohmann::json::array();

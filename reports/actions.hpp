@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/judgement/judgement.hpp"
+
 namespace encbench::reports {
 
 struct CompareOptions {
@@ -20,6 +22,8 @@ struct CompareOptions {
   std::string git_sha;       // overrides NEW's git sha when recording
   bool quiet = false;        // no terminal table
   std::vector<std::string> accept;  // --accept GLOB=REASON (reports::AcceptedChange)
+  // --threshold / --alpha / --power: override the gate's (file or built-in) defaults.
+  std::optional<judgement::Settings> settings;
   std::vector<std::string> argv;
 };
 int run_compare(const CompareOptions& options, std::ostream& out);

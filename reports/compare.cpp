@@ -17,17 +17,6 @@ namespace encbench::reports {
 
 using nlohmann::json;
 
-std::string to_string(Verdict verdict) {
-  switch (verdict) {
-    case Verdict::faster: return "FASTER";
-    case Verdict::slower: return "SLOWER";
-    case Verdict::same: return "SAME";
-    case Verdict::noisy: return "NOISY";
-    case Verdict::none: return "-";
-  }
-  return "-";
-}
-
 bool glob_match(const std::string& pattern, const std::string& text) { return glob_one(pattern, text); }
 
 namespace {
@@ -52,8 +41,13 @@ void apply_overrides(MetricRule& rule, const json& o, const std::string& source)
   rule.relative = fraction_field(o, "relative", rule.relative, source);
   rule.absolute = fraction_field(o, "absolute", rule.absolute, source);
   rule.alpha = fraction_field(o, "alpha", rule.alpha, source);
-  rule.noise_floor = fraction_field(o, "noise_floor", rule.noise_floor, source);
-  require(rule.alpha > 0 && rule.alpha < 1, source + ": 'alpha' must be in (0, 1)");
+  // 'noise_floor' (older gate files) is read and ignored: one value a side is now never judged
+  // against a floor but called NOISY (not testable).
+  (void)fraction_field(o, "noise_floor", 0, source);
+  rule.power = fraction_field(o, "power", rule.power, source);
+  require(rule.alpha > 0 && rule.alpha < 0.5, source + ": 'alpha' must be in (0, 0.5)");
+  require(rule.power > 0.5 && rule.power < 1, source + ": 'power' must be in (0.5, 1)");
+  require(rule.relative < 1, source + ": 'relative' must be a fraction below 1 (0.05 = 5 %)");
   if (o.contains("gate")) {
     require(o["gate"].is_boolean(), source + ": 'gate' must be true or false");
     rule.gated = o["gate"].get<bool>();
@@ -80,6 +74,22 @@ MetricRule Gate::rule_for(const Metric& metric, bool det) const {
   return rule;
 }
 
+void apply_settings(Gate& gate, const judgement::Settings& settings) {
+  judgement::validate(settings);
+  gate.alpha = settings.alpha;
+  gate.defaults.relative = settings.threshold;
+  gate.defaults.alpha = settings.alpha;
+  gate.defaults.power = settings.power;
+  gate.deterministic.alpha = settings.alpha;
+  gate.deterministic.power = settings.power;
+}
+
+Gate default_gate(const judgement::Settings& settings) {
+  Gate gate = default_gate();
+  apply_settings(gate, settings);
+  return gate;
+}
+
 Gate default_gate() {
   Gate gate;
   gate.exact.push_back({"failed", json(0), {}});
@@ -95,7 +105,7 @@ Gate parse_gate(const json& doc, const std::string& source) {
     require(doc["schema"] == "encbench-gate", source + ": schema must be \"encbench-gate\"");
   if (doc.contains("schema_version"))
     require(doc["schema_version"] == 1, source + ": only gate schema_version 1 is supported");
-  static const char* kKeys[] = {"schema", "schema_version", "description", "alpha", "defaults",
+  static const char* kKeys[] = {"schema", "schema_version", "description", "alpha", "power", "defaults",
                                 "deterministic", "metrics", "exact", "warn_below_samples"};
   for (const auto& [key, value] : doc.items()) {
     (void)value;
@@ -106,7 +116,9 @@ Gate parse_gate(const json& doc, const std::string& source) {
   gate.name = source;
   gate.exact.clear();
   gate.alpha = fraction_field(doc, "alpha", gate.alpha, source);
-  require(gate.alpha > 0 && gate.alpha < 1, source + ": 'alpha' must be in (0, 1)");
+  require(gate.alpha > 0 && gate.alpha < 0.5, source + ": 'alpha' must be in (0, 0.5)");
+  gate.defaults.power = fraction_field(doc, "power", gate.defaults.power, source);
+  require(gate.defaults.power > 0.5 && gate.defaults.power < 1, source + ": 'power' must be in (0.5, 1)");
   gate.warn_below_samples = static_cast<std::size_t>(
       fraction_field(doc, "warn_below_samples", static_cast<double>(gate.warn_below_samples), source));
   if (doc.contains("defaults")) {
@@ -169,163 +181,20 @@ Gate parse_gate(const json& doc, const std::string& source) {
 Gate load_gate(const std::string& path) { return parse_gate(read_json_file(path), path); }
 
 // ---------------------------------------------------------------------------------------------
-// statistics helpers
+// verdicts: every row is judged by judgement::judge (docs/reports.md, "Verdicts")
 
 namespace {
-
-double normal_sf(double z) { return 0.5 * std::erfc(z / std::sqrt(2.0)); }
-
-// Continued fraction of the regularized incomplete beta function (modified Lentz).
-double beta_continued_fraction(double a, double b, double x) {
-  const double tiny = 1e-300;
-  double c = 1.0, d = 1.0 - (a + b) * x / (a + 1.0);
-  if (std::fabs(d) < tiny) d = tiny;
-  d = 1.0 / d;
-  double h = d;
-  for (int m = 1; m <= 300; ++m) {
-    const double m2 = 2.0 * m;
-    double aa = m * (b - m) * x / ((a + m2 - 1.0) * (a + m2));
-    d = 1.0 + aa * d;
-    if (std::fabs(d) < tiny) d = tiny;
-    c = 1.0 + aa / c;
-    if (std::fabs(c) < tiny) c = tiny;
-    d = 1.0 / d;
-    h *= d * c;
-    aa = -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1.0));
-    d = 1.0 + aa * d;
-    if (std::fabs(d) < tiny) d = tiny;
-    c = 1.0 + aa / c;
-    if (std::fabs(c) < tiny) c = tiny;
-    d = 1.0 / d;
-    const double delta = d * c;
-    h *= delta;
-    if (std::fabs(delta - 1.0) < 1e-15) break;
-  }
-  return h;
-}
-
-double regularized_beta(double a, double b, double x) {
-  if (x <= 0) return 0;
-  if (x >= 1) return 1;
-  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
-                                a * std::log(x) + b * std::log1p(-x));
-  if (x < (a + 1.0) / (a + b + 2.0)) return front * beta_continued_fraction(a, b, x) / a;
-  return 1.0 - front * beta_continued_fraction(b, a, 1.0 - x) / b;
-}
-
-double student_t_cdf(double t, double df) {
-  const double tail = 0.5 * regularized_beta(df / 2.0, 0.5, df / (df + t * t));
-  return t >= 0 ? 1.0 - tail : tail;
-}
-
-}  // namespace
-
-double student_t_quantile(double p, double df) {
-  require(p > 0 && p < 1 && df > 0, "student_t_quantile: p in (0,1), df > 0");
-  if (p == 0.5) return 0;
-  double lo = -1e6, hi = 1e6;
-  for (int i = 0; i < 200; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    if (student_t_cdf(mid, df) < p) lo = mid;
-    else hi = mid;
-  }
-  return 0.5 * (lo + hi);
-}
-
-double min_achievable_p(std::size_t n1, std::size_t n2) {
-  if (n1 == 0 || n2 == 0) return 1.0;
-  const double a = static_cast<double>(n1), b = static_cast<double>(n2);
-  if (!(n1 > 8 && n2 > 8)) {
-    // exact: the most extreme of C(n1+n2, n1) equally likely arrangements, both tails
-    const double log_choose = std::lgamma(a + b + 1) - std::lgamma(a + 1) - std::lgamma(b + 1);
-    return std::min(1.0, 2.0 * std::exp(-log_choose));
-  }
-  const double mu = a * b / 2.0;
-  const double sd = std::sqrt(a * b * (a + b + 1.0) / 12.0);
-  return std::min(1.0, 2.0 * normal_sf((a * b - mu - 0.5) / sd));
-}
-
-// ---------------------------------------------------------------------------------------------
-// verdicts
-
-namespace {
-
-bool beyond_thresholds(const MetricRule& rule, double before, double after) {
-  const double diff = std::fabs(after - before);
-  if (diff == 0) return false;
-  // A relative threshold cannot be applied to a zero baseline; the absolute one still can.
-  if (rule.relative > 0 && before != 0 && diff / std::fabs(before) <= rule.relative) return false;
-  if (rule.absolute > 0 && diff <= rule.absolute) return false;
-  return true;
-}
-
-// +1 when `after` is better than `before` for this metric, -1 when worse, 0 when equal.
-int improvement_sign(Better better, double before, double after) {
-  if (after == before || better == Better::none) return 0;
-  const bool higher = after > before;
-  return (better == Better::higher) == higher ? 1 : -1;
-}
 
 std::string fmt(double v, int precision = 4) { return numbers::significant(v, precision); }
 
-double relative_spread(const std::vector<double>& xs) {
-  if (xs.size() < 2) return 0;
-  const double m = stats::mean(xs);
-  return m == 0 ? 0 : stats::stdev_sample(xs) / std::fabs(m);
-}
-
-MetricComparison start_row(const Metric& base, const Metric& next, const Gate& gate) {
-  MetricComparison row;
-  row.name = next.name;
-  row.label = next.label;
-  row.unit = next.unit;
-  row.group = next.group;
-  row.better = next.better;
-  row.before = base.value;
-  row.after = next.value;
-  if (base.value != 0) row.relative_change = (next.value - base.value) / std::fabs(base.value);
-  row.rule = gate.rule_for(next);
-  return row;
-}
-
-void single_value_verdict(MetricComparison& row, const Metric& base, const Metric& next) {
-  // No usable test: the change must clear the practical threshold and a noise floor. The floor
-  // is the gate's, or the samples' own relative spread when they show more noise than that.
-  row.method = "threshold+noise-floor";
-  // A run-level noise estimate (serving duration/throughput) becomes a floor at the gate's
-  // confidence: the difference of two runs has sd sqrt(2) * noise; two-sided z(1 - alpha/2).
-  const double run_noise = std::max(base.run_noise_rel, next.run_noise_rel);
-  double lo = 0, hi = 40;  // z with P(Z > z) = alpha / 2, by bisection on the normal tail
-  for (int i = 0; i < 100; ++i) (normal_sf(0.5 * (lo + hi)) > row.rule.alpha / 2.0 ? lo : hi) = 0.5 * (lo + hi);
-  const double z = 0.5 * (lo + hi);
-  row.noise_floor_used = std::max({row.rule.noise_floor, relative_spread(base.samples),
-                                   relative_spread(next.samples), z * std::sqrt(2.0) * run_noise});
-  const int sign = improvement_sign(row.better, row.before, row.after);
-  const bool beyond_floor = row.before == 0
-                                ? row.after != 0
-                                : std::fabs(row.after - row.before) / std::fabs(row.before) >
-                                      row.noise_floor_used;
-  if (sign != 0 && beyond_thresholds(row.rule, row.before, row.after) && beyond_floor) {
-    row.verdict = sign > 0 ? Verdict::faster : Verdict::slower;
-    row.reason = "change beyond threshold and noise floor " + fmt(100 * row.noise_floor_used, 3) + "%";
-  } else {
-    row.verdict = Verdict::same;
-    row.reason = "within threshold or noise floor " + fmt(100 * row.noise_floor_used, 3) + "%";
-  }
-}
-
-// Deterministic metrics (instruction counts, virtual-clock times): repeated measurements agree,
-// so a U test has nothing to work with (ties everywhere) and is not needed. The change must exceed
-// the rule's thresholds and the samples' own full range (max - min relative to the median) on
-// either side: if a "deterministic" metric did scatter, that scatter is the floor.
+// The widest relative spread (max - min over the median) of a metric's samples and of its pooled
+// runs' values: a metric whose name says deterministic must not scatter.
 double relative_range(const std::vector<double>& xs) {
   if (xs.size() < 2) return 0;
   const auto [lo, hi] = std::minmax_element(xs.begin(), xs.end());
   const double mid = std::fabs(stats::median(xs));
   return mid == 0 ? 0 : (*hi - *lo) / mid;
 }
-
-// The widest relative spread of a metric's samples and of its pooled runs' values.
 double scatter_of(const Metric& m) { return std::max(relative_range(m.samples), relative_range(m.run_values)); }
 bool scatters(const Metric& m) {
   const auto differ = [](const std::vector<double>& xs) {
@@ -334,80 +203,39 @@ bool scatters(const Metric& m) {
   return differ(m.samples) || differ(m.run_values);
 }
 
-void deterministic_verdict(MetricComparison& row, const Metric& base, const Metric& next) {
-  row.method = "deterministic";
-  row.noise_floor_used = std::max(relative_range(base.samples), relative_range(next.samples));
-  const int sign = improvement_sign(row.better, row.before, row.after);
-  const bool beyond_floor = row.before == 0 ? row.after != 0
-                                            : std::fabs(row.after - row.before) / std::fabs(row.before) >
-                                                  row.noise_floor_used;
-  const std::string limits = "threshold " + fmt(100 * row.rule.relative, 3) + "%, sample range " +
-                             fmt(100 * row.noise_floor_used, 3) + "%";
-  if (sign != 0 && beyond_thresholds(row.rule, row.before, row.after) && beyond_floor) {
-    row.verdict = sign > 0 ? Verdict::faster : Verdict::slower;
-    row.reason = "deterministic: change beyond " + limits;
-  } else {
-    row.verdict = Verdict::same;
-    row.reason = "deterministic: within " + limits;
-  }
+judgement::Settings settings_of(const MetricRule& rule) {
+  return {rule.relative, rule.absolute, rule.alpha, rule.power};
 }
 
-// Runs pooled by merge_runs: per-request or per-repetition samples of one run share that run's
-// conditions, so a U test over the pooled samples treats round-to-round drift as signal. The
-// change must also clear what the runs' own values allow: a two-sample t bound on the per-run
-// values (relative to BASE, pooled variance, df = runs - 2) at the gate's alpha. 0 when neither
-// side holds two runs (nothing to estimate it from).
-double between_run_floor(const Metric& base, const Metric& next, double alpha) {
-  const double scale = std::fabs(stats::mean(base.run_values.empty() ? base.samples : base.run_values));
-  if (scale == 0) return 0;
-  double sum_sq = 0, df = 0;
-  for (const Metric* m : {&base, &next}) {
-    if (m->run_values.size() < 2) continue;
-    const double sd = stats::stdev_sample(m->run_values) / scale;
-    const double k = static_cast<double>(m->run_values.size());
-    sum_sq += sd * sd * (k - 1);
-    df += k - 1;
+judgement::StatisticKind statistic_kind(const Metric& m) {
+  using K = judgement::StatisticKind::Kind;
+  switch (m.statistic) {
+    case Statistic::mean: return {K::mean, 0};
+    case Statistic::median: return {K::median, 50};
+    case Statistic::percentile: return {K::percentile, m.percentile_q};
+    case Statistic::point: return {K::value, 0};
   }
-  if (df < 1) return 0;
-  const double kb = static_cast<double>(std::max<std::size_t>(1, base.run_values.size()));
-  const double kn = static_cast<double>(std::max<std::size_t>(1, next.run_values.size()));
-  return student_t_quantile(1.0 - alpha / 2.0, df) * std::sqrt(sum_sq / df * (1.0 / kb + 1.0 / kn));
+  return {K::value, 0};
 }
 
-void u_test_verdict(MetricComparison& row, const Metric& base, const Metric& next) {
-  const auto mw = stats::mann_whitney_u(base.samples, next.samples);
-  row.method = "mann-whitney-u";
-  row.p_value = mw.p_value;
-  const double half = static_cast<double>(base.samples.size() * next.samples.size()) / 2.0;
-  // Which way the distributions moved, by the test's own statistic: U1 (BASE's) below half
-  // means NEW tends to be larger.
-  const int shift_sign = mw.u1 < half ? 1 : (mw.u1 > half ? -1 : 0);  // +1: NEW larger
-  const int value_sign = row.after > row.before ? 1 : (row.after < row.before ? -1 : 0);
-  const bool significant = mw.p_value < row.rule.alpha;
-  const bool practical = beyond_thresholds(row.rule, row.before, row.after);
-  const int sign = improvement_sign(row.better, row.before, row.after);
-  row.noise_floor_used = between_run_floor(base, next, row.rule.alpha);
-  const bool beyond_run_noise =
-      row.noise_floor_used == 0 ||
-      (row.before != 0 && std::fabs(row.after - row.before) / std::fabs(row.before) > row.noise_floor_used);
-  if (significant && practical && beyond_run_noise && shift_sign == value_sign && sign != 0) {
-    row.verdict = sign > 0 ? Verdict::faster : Verdict::slower;
-    row.reason = "p=" + fmt(mw.p_value, 3) + " < alpha " + fmt(row.rule.alpha) + " and change beyond threshold";
-    if (row.noise_floor_used > 0) row.reason += " and between-run noise " + fmt(100 * row.noise_floor_used, 3) + "%";
-  } else if (practical && sign != 0) {
-    row.verdict = Verdict::noisy;
-    if (!significant)
-      row.reason = "change beyond threshold but not significant (p=" + fmt(mw.p_value, 3) + ")";
-    else if (shift_sign != value_sign)
-      row.reason = "distribution moved the other way than this statistic";
-    else
-      row.reason = "p=" + fmt(mw.p_value, 3) + " but within the between-run noise " +
-                   fmt(100 * row.noise_floor_used, 3) + "% (runs differ among themselves as much)";
-  } else {
-    row.verdict = Verdict::same;
-    row.reason = significant ? "significant (p=" + fmt(mw.p_value, 3) + ") but below threshold"
-                             : "not significant (p=" + fmt(mw.p_value, 3) + ")";
-  }
+// A side's evidence: its rounds (each merged run's own value, or Google Benchmark repetitions,
+// or single-value metrics pooled as one value a run), else its per-request samples of one run.
+judgement::Evidence evidence_of(const Metric& m, bool deterministic) {
+  judgement::Evidence e;
+  e.value = m.value;
+  e.deterministic = deterministic;
+  if (m.run_values.size() >= 2) e.rounds = m.run_values;
+  else if (m.sample_kind == "runs" || m.sample_kind == "repetitions") e.rounds = m.samples;
+  else if (m.statistic != Statistic::point) e.requests = m.samples;
+  return e;
+}
+
+void take_judgement(MetricComparison& row, judgement::Judgement j) {
+  row.verdict = j.verdict;
+  row.method = j.test;
+  row.p_value = j.p_value;
+  row.reason = j.reason;
+  row.judgement = std::move(j);
 }
 
 std::string text_of(const Metric* m) {
@@ -472,19 +300,56 @@ ExactCheck check_exact(const ExactRule& rule, const RunResult* base, const RunRe
   return check;
 }
 
+// Google Benchmark repetitions: like compare.py, fewer than 9 a side is flagged (the rounds of a
+// serving A/B instead carry their MDE, which says the same in the metric's own unit).
 void add_sample_warnings(Comparison& c, const MetricComparison& row, const Gate& gate) {
-  if (row.method == "deterministic") return;  // identical samples need no repetitions
-  // Like compare.py: whenever repeated samples were there to test, fewer than 9 is unreliable.
-  const bool tested = row.method == "mann-whitney-u" || row.method == "prediction-interval" ||
-                      (row.n_before >= 2 && row.n_after >= 2);
-  if (!tested || row.better == Better::none) return;
-  const std::size_t n = std::min(row.n_before, row.n_after == 1 ? row.n_before : row.n_after);
-  if (n < gate.warn_below_samples) {
+  if (row.method == "deterministic" || row.better == Better::none || row.sample_kind != "repetitions") return;
+  const std::size_t n = std::min(row.n_before, row.n_after);
+  if (n >= 2 && n < gate.warn_below_samples) {
     const std::string msg = "Results unreliable! " + std::to_string(gate.warn_below_samples) +
                             "+ repetitions recommended (" + row.sample_kind + ": " +
                             std::to_string(row.n_before) + " vs " + std::to_string(row.n_after) + ")";
     if (std::find(c.warnings.begin(), c.warnings.end(), msg) == c.warnings.end()) c.warnings.push_back(msg);
   }
+}
+
+// The gate's family: each gated metric is judged at alpha, but a gate over m of them would raise a
+// false alarm in up to m * alpha / 2 of clean runs. A SLOWER row fails the gate only when Holm's
+// step-down procedure over the gated, tested rows (p-values ascending, the i-th at
+// alpha / (m - i)) still rejects it; deterministic rows carry no p and stay as judged.
+void apply_family_correction(Comparison& c) {
+  std::vector<MetricComparison*> family;
+  for (auto& r : c.rows)
+    if (r.rule.gated && r.p_value && !r.deterministic) family.push_back(&r);
+  std::sort(family.begin(), family.end(),
+            [](const MetricComparison* x, const MetricComparison* y) { return *x->p_value < *y->p_value; });
+  const std::size_t m = family.size();
+  bool rejecting = true;
+  for (std::size_t i = 0; i < m; ++i) {
+    MetricComparison& r = *family[i];
+    const double level = r.rule.alpha / static_cast<double>(m - i);
+    rejecting = rejecting && *r.p_value <= level;
+    if (r.regression && !rejecting) {
+      r.regression = false;
+      r.reason += "; not a regression: p above Holm's " + fmt(level, 3) + " over " + std::to_string(m) + " gated metrics";
+    }
+  }
+  if (m > 1) c.notes.push_back("gate: " + std::to_string(m) + " gated metrics tested; a regression must hold after "
+                               "Holm's correction (family-wise alpha " + fmt(c.settings.alpha, 3) + ")");
+}
+
+MetricComparison start_row(const Metric& base, const Metric& next, const Gate& gate) {
+  MetricComparison row;
+  row.name = next.name;
+  row.label = next.label;
+  row.unit = next.unit;
+  row.group = next.group;
+  row.better = next.better;
+  row.before = base.value;
+  row.after = next.value;
+  if (base.value != 0) row.relative_change = (next.value - base.value) / std::fabs(base.value);
+  row.rule = gate.rule_for(next);
+  return row;
 }
 
 void toggle_notes(Comparison& c, const RunResult& base, const RunResult& next) {
@@ -545,6 +410,7 @@ Comparison compare_runs(const RunResult& base, const RunResult& next, const Gate
   c.identity = next.identity;
   c.gate_name = gate.name;
   c.alpha = gate.alpha;
+  c.settings = settings_of(gate.defaults);
   c.notes = base.notes;
   c.notes.insert(c.notes.end(), next.notes.begin(), next.notes.end());
   toggle_notes(c, base, next);
@@ -573,17 +439,10 @@ Comparison compare_runs(const RunResult& base, const RunResult& next, const Gate
     if (row.better == Better::none) {
       row.method = "info";
       row.verdict = Verdict::none;
-    } else if (row.deterministic) {
-      deterministic_verdict(row, *b, m);
-    } else if (row.n_before >= 2 && row.n_after >= 2 &&
-               min_achievable_p(row.n_before, row.n_after) < row.rule.alpha) {
-      u_test_verdict(row, *b, m);
     } else {
-      if (row.n_before >= 2 && row.n_after >= 2)
-        c.warnings.push_back(row.name + ": " + std::to_string(row.n_before) + " vs " +
-                             std::to_string(row.n_after) + " samples cannot reach alpha " +
-                             fmt(row.rule.alpha) + "; judged by threshold and noise floor");
-      single_value_verdict(row, *b, m);
+      take_judgement(row, judgement::judge(evidence_of(*b, row.deterministic), evidence_of(m, row.deterministic),
+                                           statistic_kind(m), row.better == Better::higher, settings_of(row.rule)));
+      if (row.deterministic) row.noise_floor_used = std::max(relative_range(b->samples), relative_range(m.samples));
     }
     if (!premise.empty()) row.reason = premise + row.reason;
     row.regression = row.rule.gated && row.verdict == Verdict::slower;
@@ -592,6 +451,7 @@ Comparison compare_runs(const RunResult& base, const RunResult& next, const Gate
   }
   for (const auto& m : base.metrics)
     if (!next.find(m.name)) c.notes.push_back("metric " + m.name + " only in BASE");
+  apply_family_correction(c);
   for (const auto& rule : gate.exact) c.exact.push_back(check_exact(rule, &base, next));
   return c;
 }
@@ -608,6 +468,7 @@ Comparison compare_with_history(const std::vector<RunResult>& history, const Run
   c.identity = next.identity;
   c.gate_name = gate.name;
   c.alpha = gate.alpha;
+  c.settings = settings_of(gate.defaults);
   c.notes = next.notes;
   for (const auto& m : next.metrics) {
     if (m.text) continue;
@@ -625,35 +486,21 @@ Comparison compare_with_history(const std::vector<RunResult>& history, const Run
     row.sample_kind = "runs";
     if (row.better == Better::none) {
       row.method = "info";
-    } else if (values.size() >= 2) {
-      // Bencher's t_test: a prediction interval for ONE new value from n earlier ones,
-      // mean +- t(1 - alpha/2, n - 1) * s * sqrt(1 + 1/n).
-      const double n = static_cast<double>(values.size());
-      const double s = stats::stdev_sample(values);
-      const double half_width = student_t_quantile(1.0 - row.rule.alpha / 2.0, n - 1.0) * s *
-                                std::sqrt(1.0 + 1.0 / n);
-      row.method = "prediction-interval";
-      row.interval_low = base.value - half_width;
-      row.interval_high = base.value + half_width;
-      const bool outside = m.value < *row.interval_low || m.value > *row.interval_high;
-      const int sign = improvement_sign(row.better, row.before, row.after);
-      if (outside && sign != 0 && beyond_thresholds(row.rule, row.before, row.after)) {
-        row.verdict = sign > 0 ? Verdict::faster : Verdict::slower;
-        row.reason = "outside the " + fmt(100 * (1 - row.rule.alpha), 4) +
-                     "% prediction interval and beyond threshold";
-      } else {
-        row.verdict = Verdict::same;
-        row.reason = outside ? "outside the prediction interval but below threshold"
-                             : "inside the prediction interval [" + fmt(*row.interval_low) + ", " +
-                                   fmt(*row.interval_high) + "]";
-      }
     } else {
-      single_value_verdict(row, base, m);
+      take_judgement(row, judgement::judge_against_history(values, m.value, row.better == Better::higher,
+                                                           settings_of(row.rule)));
+      if (row.judgement.ci_low && values.size() >= 2) {
+        // The prediction interval in the metric's unit, as the history page draws it.
+        const double center = row.before;
+        row.interval_low = center * (1 + *row.judgement.ci_low) / (1 + *row.judgement.change);
+        row.interval_high = center * (1 + *row.judgement.ci_high) / (1 + *row.judgement.change);
+      }
     }
     row.regression = row.rule.gated && row.verdict == Verdict::slower;
     add_sample_warnings(c, row, gate);
     c.rows.push_back(std::move(row));
   }
+  apply_family_correction(c);
   const RunResult* last = &history.back();
   for (const auto& rule : gate.exact) {
     // "unchanged" checks compare with the most recent accepted run.
@@ -690,8 +537,17 @@ json to_json(const Comparison& c) {
     if (!r.accepted.empty()) row["accepted"] = r.accepted;
     row["deterministic"] = r.deterministic;
     if (r.method == "deterministic") row["sample_range_relative"] = r.noise_floor_used;
-    if (r.method == "threshold+noise-floor") row["noise_floor_relative"] = r.noise_floor_used;
-    if (r.method == "mann-whitney-u" && r.noise_floor_used > 0) row["between_run_noise_relative"] = r.noise_floor_used;
+    const judgement::Judgement& j = r.judgement;
+    auto opt = [](const std::optional<double>& v) { return v ? json(*v) : json(); };
+    row["test"] = j.test;
+    row["rounds"] = {j.rounds_a, j.rounds_b};
+    row["requests"] = {j.requests_a, j.requests_b};
+    row["change"] = opt(j.change);
+    row["change_interval"] = j.ci_low ? json({*j.ci_low, *j.ci_high}) : json();
+    row["mde_relative"] = opt(j.mde);
+    row["power"] = r.rule.power;
+    if (!j.settle.empty()) row["to_settle"] = j.settle;
+    if (!j.caveat.empty()) row["caveat"] = j.caveat;
     if (r.interval_low) row["prediction_interval"] = {*r.interval_low, *r.interval_high};
     rows.push_back(std::move(row));
   }
@@ -714,10 +570,13 @@ json to_json(const Comparison& c) {
             {"scenario", c.identity.scenario}}},
           {"gate", c.gate_name},
           {"alpha", c.alpha},
+          {"judged_at", {{"threshold_relative", c.settings.threshold}, {"alpha", c.settings.alpha},
+                         {"power", c.settings.power}, {"rule", judgement::describe(c.settings)}}},
           {"metrics", rows},
           {"exact_checks", exact},
           {"warnings", c.warnings},
           {"notes", c.notes},
+          {"gate_requested", c.gate_requested},
           {"regressions", c.regression_count()},
           {"passed", c.passed()},
           {"exit_code", c.exit_code()}};

@@ -1,37 +1,32 @@
 #pragma once
 // Comparison of two results (or a result against its history) and the regression gate.
 //
-// Rules ("statistics that do not cry wolf", docs/reports.md):
-//  * a metric with samples on both sides gets a two-sided Mann-Whitney U test; it is FASTER or
-//    SLOWER only when the test is significant (p < alpha), the change exceeds the practical
-//    threshold(s), and the test's direction agrees with the change; a large change without
-//    significance is NOISY; everything else SAME;
-//  * where a U test cannot reach alpha (too few samples) or there are no samples, a single-value
-//    change is FASTER/SLOWER only beyond the threshold AND beyond a noise floor (the gate's, or
-//    the measured relative spread of the samples when that is larger);
-//  * against history (N earlier runs), the new value must leave the t prediction interval of the
-//    runs AND exceed the threshold;
-//  * a regression is a gated metric whose verdict is SLOWER, or a violated exact check.
+// Every metric is judged by the one rule of harness/judgement/judgement.hpp (docs/reports.md,
+// "Verdicts"): rounds as the unit where a side holds several runs, a bootstrap of the statistic
+// on per-request samples of one run a side, NOISY (not testable) for one value a side, the
+// threshold alone for deterministic metrics, and the t prediction interval against history.
+// A regression is a gated metric whose verdict is SLOWER, or a violated exact check.
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "harness/judgement/judgement.hpp"
 #include "reports/result.hpp"
 
 namespace encbench::reports {
 
-enum class Verdict { faster, slower, same, noisy, none };
-std::string to_string(Verdict verdict);  // "FASTER", "SLOWER", "SAME", "NOISY", "-"
+using judgement::Verdict;
+using judgement::to_string;
 
 // Thresholds for one metric. A change must exceed every threshold that is set (> 0).
 struct MetricRule {
-  double relative = 0.05;     // fraction of the baseline value (0.05 = 5 %)
-  double absolute = 0;        // in the metric's unit
-  double alpha = 0.002;        // required significance of the U test / prediction interval
-  double noise_floor = 0.10;  // relative; single-value metrics must change by more than this
-  bool gated = false;         // a SLOWER verdict fails the gate
+  double relative = judgement::kDefaultThreshold;  // fraction of the baseline value (0.05 = 5 %)
+  double absolute = 0;                             // in the metric's unit
+  double alpha = judgement::kDefaultAlpha;         // two-sided significance of the test
+  double power = judgement::kDefaultPower;         // at which the MDE is stated
+  bool gated = false;                              // a SLOWER verdict fails the gate
 };
 
 // A metric that must not change: equal to `equals`, one of `one_of`, or (neither) equal to BASE.
@@ -43,12 +38,12 @@ struct ExactRule {
 
 struct Gate {
   std::string name = "built-in default";
-  double alpha = 0.002;
+  double alpha = judgement::kDefaultAlpha;
   std::vector<MetricGroup> default_groups = {MetricGroup::throughput, MetricGroup::latency};
   MetricRule defaults;  // thresholds for metrics of default_groups (and inherited by patterns)
   // Deterministic metrics (deterministic_by_name: instruction counts, virtual-clock times) start
   // from this rule instead: 1 %, gated, judged by threshold alone ("deterministic" in a gate file).
-  MetricRule deterministic{0.01, 0, 0.002, 0, true};
+  MetricRule deterministic{0.01, 0, judgement::kDefaultAlpha, judgement::kDefaultPower, true};
   struct PatternRule {
     std::string match;  // glob on metric names ('*' and '?')
     nlohmann::json overrides;
@@ -63,7 +58,11 @@ struct Gate {
   MetricRule rule_for(const Metric& metric, bool deterministic) const;
 };
 
+// The built-in gate at the declared defaults (judgement.hpp), or at --threshold / --alpha.
 Gate default_gate();
+Gate default_gate(const judgement::Settings& settings);
+// --threshold / --alpha given on the command line override a gate file's defaults.
+void apply_settings(Gate& gate, const judgement::Settings& settings);
 // Parses a gate file ({"schema":"encbench-gate", ...}, see docs/reports.md). Throws InvalidInput.
 Gate parse_gate(const nlohmann::json& doc, const std::string& source);
 Gate load_gate(const std::string& path);
@@ -77,15 +76,17 @@ struct MetricComparison {
   std::optional<double> relative_change;  // (after - before) / |before|; none when before == 0
   std::size_t n_before = 0, n_after = 0;  // samples used
   std::string sample_kind;
-  // "mann-whitney-u", "threshold+noise-floor", "prediction-interval", "deterministic"
+  // The judgement's test: "t on log round values", "bootstrap of the statistic", "not testable",
+  // "deterministic", "t prediction interval"; "info" for metrics nobody judges.
   std::string method;
+  judgement::Judgement judgement;  // the whole evidence: change, interval, MDE, n, what would settle it
   // deterministic_by_name(name) and its samples (and pooled runs' values) within each side
   // identical; a name that claims determinism with scattered samples is judged by the
   // wall-clock rule instead, and `reason` says so.
   bool deterministic = false;
   std::optional<double> p_value;
   std::optional<double> interval_low, interval_high;  // history prediction interval
-  double noise_floor_used = 0;
+  double noise_floor_used = 0;                       // deterministic: the samples' own relative range
   Verdict verdict = Verdict::none;
   MetricRule rule;
   bool regression = false;
@@ -109,7 +110,11 @@ struct Comparison {
   std::string baseline_mode;  // "file" or "history:N"
   Identity identity;
   std::string gate_name;
-  double alpha = 0.002;
+  double alpha = judgement::kDefaultAlpha;
+  judgement::Settings settings;  // the gate's defaults: printed beside every table
+  // false: an A/B's own comparison (bench ab, run), whose question is the change, not a gate:
+  // printers lead with the change and show no PASS/FAIL.
+  bool gate_requested = true;
   std::vector<MetricComparison> rows;
   std::vector<ExactCheck> exact;
   std::vector<std::string> warnings;
@@ -140,11 +145,6 @@ Comparison compare_runs(const RunResult& base, const RunResult& next, const Gate
 Comparison compare_with_history(const std::vector<RunResult>& history, const RunResult& next,
                                 const Gate& gate);
 
-// Smallest two-sided p-value a U test can give with these sample sizes (no ties): when it is not
-// below alpha, significance is unreachable and the noise-floor rule is used instead.
-double min_achievable_p(std::size_t n1, std::size_t n2);
-// Quantile of Student's t distribution with `df` degrees of freedom (p in (0, 1)).
-double student_t_quantile(double p, double df);
 
 nlohmann::json to_json(const Comparison& comparison);
 

@@ -293,6 +293,21 @@ std::size_t History::reset_baseline(const std::string& series_glob, const std::s
   return series.size();
 }
 
+std::optional<std::string> History::resolve_metric(const std::string& name_or_label) const {
+  Statement st(db_, "SELECT name FROM metrics WHERE (name = ?1 OR label = ?1) AND text IS NULL "
+                    "ORDER BY name = ?1 DESC LIMIT 1");
+  st.bind(1, name_or_label);
+  if (st.step()) return st.text(0);
+  return std::nullopt;
+}
+
+std::vector<std::string> History::metric_names() const {
+  Statement st(db_, "SELECT DISTINCT name FROM metrics WHERE text IS NULL ORDER BY name");
+  std::vector<std::string> names;
+  while (st.step()) names.push_back(st.text(0));
+  return names;
+}
+
 std::vector<TrendPoint> History::trend(const std::string& metric, const std::string& series_glob) const {
   std::vector<TrendPoint> out;
   Statement st(db_,

@@ -54,6 +54,10 @@ class History {
   // Marks a reset for every series matching the glob; returns how many series it covered.
   std::size_t reset_baseline(const std::string& series_glob, const std::string& reason);
   std::vector<TrendPoint> trend(const std::string& metric, const std::string& series_glob = "*") const;
+  // The metric key of `name_or_label`: itself when recorded under that key, else the key whose
+  // label (as `compare` prints it, "Mean TTFT (ms)") matches; nullopt when neither.
+  std::optional<std::string> resolve_metric(const std::string& name_or_label) const;
+  std::vector<std::string> metric_names() const;  // every recorded numeric metric key, sorted
 
   const std::filesystem::path& path() const { return path_; }
 

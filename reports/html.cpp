@@ -505,7 +505,7 @@ std::string summary_table(const RunResult& r) {
 constexpr const char* kStyle = R"css(
 body{font-family:-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:16px 24px;color:#222;max-width:1100px}
 h1{font-size:24px;margin:4px 0 2px;padding:6px 10px;border-radius:4px} h1 small{font-size:15px;font-weight:400}
-h1.pass{background:#e3f4e1;color:#135f13} h1.fail{background:#fbe3e1;color:#8b1212} h1.invalid{background:#fff1d6;color:#7a4b00}
+h1.pass{background:#e3f4e1;color:#135f13} h1.fail{background:#fbe3e1;color:#8b1212} h1.invalid{background:#fff1d6;color:#7a4b00} h1.ab{background:#e8eef7;color:#1d3557}
 h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd} h3{font-size:15px;margin:18px 0 4px}
 .sub{font-size:13px;color:#444;margin:4px 0 8px}
 table{border-collapse:collapse;font-size:13px;margin:6px 0} td,th{border:1px solid #ddd;padding:2px 7px;text-align:left;vertical-align:top}

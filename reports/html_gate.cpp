@@ -431,7 +431,34 @@ GateInput load_gate_input(const std::string& path) {
 
 namespace detail {
 
+// An A/B's own comparison (no gate asked): the page's question is the change. The headline is
+// the primary metric's verdict with its change and interval and the rule it was judged at:
+// "SAME", "B vs A: mean TTFT -1.30 % [-4.10, +1.50] (threshold 5 %, alpha 0.05, power 0.80)".
+std::optional<std::string> ab_headline(const ReportContent& c, std::string& detail_text) {
+  if (c.gates.empty() || c.gate_exit) return std::nullopt;
+  for (const auto& g : c.gates)
+    if (g.doc.value("gate_requested", true)) return std::nullopt;
+  const json& metrics = c.gates.front().doc["metrics"];
+  const json* primary = nullptr;
+  for (const auto& m : metrics)
+    if (m.value("metric", std::string()) == "mean_ttft_ms") primary = &m;
+  for (const auto& m : metrics)
+    if (!primary && m.value("verdict", std::string("-")) != "-") primary = &m;
+  if (!primary) return std::nullopt;
+  const json& m = *primary;
+  auto pct = [](double f) { return (f > 0 ? "+" : "") + numbers::fixed(100 * f, 2); };
+  std::string change = m["change"].is_number() ? pct(m["change"].get<double>()) + " %" : "-";
+  if (m["change_interval"].is_array())
+    change += " [" + pct(m["change_interval"][0].get<double>()) + ", " + pct(m["change_interval"][1].get<double>()) + "]";
+  const json& at = c.gates.front().doc.value("judged_at", json::object());
+  detail_text = "B vs A: " + m.value("label", m.value("metric", std::string())) + " " + change +
+                (m["mde_relative"].is_number() ? ", MDE " + numbers::fixed(100 * m["mde_relative"].get<double>(), 2) + " %" : "") +
+                " (" + at.value("rule", std::string("rule not recorded")) + ")";
+  return m.value("verdict", std::string("-"));
+}
+
 std::string overall_verdict(const ReportContent& c, std::string& detail_text) {
+  if (auto headline = ab_headline(c, detail_text)) return *headline;
   std::size_t regressions = 0;
   for (const auto& g : c.gates) regressions += g.doc.value("regressions", std::size_t{0});
   // No comparison: the results' own A/B had no verdict (its reasons), or there is no A/B at all.
@@ -464,7 +491,10 @@ Section verdict_section(const ReportContent& c) {
   std::ostringstream o;
   std::string why;
   const std::string verdict = overall_verdict(c, why);
-  const std::string cls = verdict == "PASS" ? "pass" : verdict == "REGRESSION" ? "fail" : "invalid";
+  const std::string cls = verdict == "PASS" || verdict == "FASTER" ? "pass"
+                          : verdict == "REGRESSION" || verdict == "SLOWER" ? "fail"
+                          : verdict == "SAME" || verdict == "NOISY"        ? "ab"
+                                                                           : "invalid";
   o << "<h1 id=\"verdict\" class=\"verdict " << cls << "\">" << esc(verdict) << " <small>" << esc(why)
     << "</small></h1>\n";
   const ClassifiedRows rows = classify_rows(c);

@@ -44,13 +44,24 @@ constexpr MetricGroup kTableGroups[] = {MetricGroup::throughput, MetricGroup::la
 std::string format_p(double p) { return p < 0.001 ? "p<0.001" : "p=" + numbers::fixed(p, 3); }
 
 // The Verdict column: verdict, its evidence, and the gate's judgement.
+// The evidence of a verdict: its test, n (rounds, or requests of one run a side), p and MDE.
+std::string evidence_text(const MetricComparison& r) {
+  const judgement::Judgement& j = r.judgement;
+  if (j.test == "deterministic") return "deterministic";
+  if (j.test == "not testable") return j.reason;
+  std::string n = j.requests_a > 0 && j.rounds_a <= 1 && j.rounds_b <= 1
+                      ? std::to_string(j.requests_a) + "/" + std::to_string(j.requests_b) + " requests"
+                      : std::to_string(j.rounds_a) + "/" + std::to_string(j.rounds_b) + " rounds";
+  std::string text = j.test + ", " + n;
+  if (r.p_value) text += ", " + format_p(*r.p_value);
+  if (j.mde) text += ", MDE " + judgement::format_mde(j);
+  return text;
+}
+
 std::string verdict_cell(const MetricComparison& r, bool markdown) {
   if (r.verdict == Verdict::none) return "";
   std::string cell = to_string(r.verdict);
-  if (r.p_value) cell += " (" + format_p(*r.p_value) + ", n=" + std::to_string(r.n_before) + "/" +
-                         std::to_string(r.n_after) + ")";
-  else if (r.interval_low) cell += " (PI " + format_number(*r.interval_low) + ".." + format_number(*r.interval_high) + ")";
-  else if (r.method == "deterministic") cell += " (deterministic)";
+  if (!r.judgement.test.empty()) cell += " (" + evidence_text(r) + ")";
   if (r.regression) cell += markdown ? " **REGRESSION**" : " REGRESSION";
   if (!r.accepted.empty()) cell += (markdown ? " **ACCEPTED**: " : " ACCEPTED: ") + r.accepted;
   return cell;
@@ -72,8 +83,10 @@ std::vector<MetricRow> table_rows(const Comparison& c, bool markdown) {
         return e.applicable && e.metric == r.name;
       });
       if (checked) continue;
+      const bool judged = r.judgement.change.has_value();
       group.push_back({r.label, format_number(r.before), format_number(r.after),
-                       format_change(r.relative_change), verdict_cell(r, markdown)});
+                       judged ? judgement::format_change(r.judgement) : format_change(r.relative_change),
+                       verdict_cell(r, markdown)});
     }
     if (g == MetricGroup::exact) {
       for (const auto& e : c.exact) {
@@ -145,6 +158,22 @@ bool is_deterministic_metric(const std::string& name) {
 
 std::string metric_kind_name(bool deterministic) { return deterministic ? "deterministic" : "wall-clock"; }
 
+std::vector<std::string> settle_lines(const Comparison& c) {
+  std::vector<std::string> lines;
+  for (const auto& r : c.rows) {
+    if (r.judgement.settle.empty()) continue;
+    const std::string line = "To settle NOISY rows (" + r.judgement.reason + "): " + r.judgement.settle;
+    if (std::find(lines.begin(), lines.end(), line) == lines.end()) lines.push_back(line);
+  }
+  return lines;
+}
+
+std::string judged_at_line(const Comparison& c) {
+  return "Judged at " + judgement::describe(c.settings) + " (gate defaults; a gate file may set them per metric). "
+         "Comparison: the test's change of After vs Before [" + numbers::fixed(100 * (1 - c.settings.alpha), 0) +
+         " % interval] (with rounds: of the rounds' geometric means); NOISY = not testable with this evidence";
+}
+
 std::string verdict_line(const Comparison& c) {
   const std::string summary = summary_line(c);
   return std::string(c.passed() ? "PASS" : "REGRESSION") + ": " + summary.substr(0, summary.find('\n'));
@@ -181,6 +210,8 @@ std::string render_terminal(const Comparison& c) {
     if (r.group_header) out << "[" << r.metric << "]\n";
     else line("  " + r.metric, r.before, r.after, r.change, r.verdict);
   }
+  out << judged_at_line(c) << "\n";
+  for (const auto& line : settle_lines(c)) out << line << "\n";
   out << summary_line(c) << "\n";
   return out.str();
 }
@@ -191,6 +222,7 @@ std::string render_markdown(const Comparison& c) {
   // Names, reasons and gate names come from the files compared: escaped (no line breaks left).
   const std::string summary = summary_line(c, &markdown_text);
   out << "**" << (c.passed() ? "PASS" : "REGRESSION") << "** \u2014 " << summary << "\n\n";
+  out << "_" << markdown_text(judged_at_line(c)) << "_\n\n";
   std::vector<MetricRow> moved;
   std::size_t same = 0, noisy = 0;
   for (const auto& r : c.rows) {
@@ -201,7 +233,7 @@ std::string render_markdown(const Comparison& c) {
       return e.applicable && e.metric == r.name;
     });
     if (exact) continue;
-    moved.push_back({markdown_text(r.label), format_number(r.before), format_number(r.after), format_change(r.relative_change),
+    moved.push_back({markdown_text(r.label), format_number(r.before), format_number(r.after), judgement::format_change(r.judgement),
                      verdict_cell(r, true) + " | " + metric_kind_name(is_deterministic_metric(r.name))});
   }
   for (const auto& e : c.exact)
@@ -224,7 +256,8 @@ std::string render_markdown(const Comparison& c) {
     out << "No metric moved beyond noise.\n\n";
   }
   for (const auto& w : c.warnings) out << "> WARNING: " << markdown_text(w) << "\n";
-  if (!c.warnings.empty()) out << "\n";
+  for (const auto& line : settle_lines(c)) out << "> " << markdown_text(line) << "\n";
+  if (!c.warnings.empty() || !settle_lines(c).empty()) out << "\n";
   out << "<details><summary>All " << c.rows.size() << " metrics (" << same << " SAME, " << noisy
       << " NOISY) and exact checks</summary>\n\n";
   out << "**Performance Metrics:**\n";

@@ -4,6 +4,7 @@
 // JUnit XML report for CI systems. Printers only read the Comparison.
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "reports/compare.hpp"
 
@@ -29,6 +30,10 @@ bool is_deterministic_metric(const std::string& name);
 // "deterministic" / "wall-clock".
 std::string metric_kind_name(bool deterministic);
 
+// One line per distinct reason a row is NOISY: what would make it testable.
+std::vector<std::string> settle_lines(const Comparison& comparison);
+// The settings every verdict of `comparison` was judged at, and how to read the table.
+std::string judged_at_line(const Comparison& comparison);
 // The one-line verdict of a comparison: "PASS (gate ...)", "REGRESSION: 2 of 14 gated metrics ...".
 std::string verdict_line(const Comparison& comparison);
 

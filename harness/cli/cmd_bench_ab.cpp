@@ -7,27 +7,11 @@
 #include <iostream>
 
 #include "harness/cli/command.hpp"
+#include "harness/cli/judgement_flags.hpp"
 #include "harness/core/error.hpp"
 #include "harness/scenario/live_ab.hpp"
 
 namespace encbench::cli {
-namespace {
-
-// "3%", "3" (percent) -> 0.03; throws InvalidInput naming the flag.
-double parse_percent(const std::string& flag, std::string text) {
-  if (!text.empty() && text.back() == '%') text.pop_back();
-  try {
-    std::size_t used = 0;
-    const double v = std::stod(text, &used);
-    require(used == text.size() && v >= 0 && v < 100, "");
-    return v / 100.0;
-  } catch (...) {
-    throw InvalidInput(flag + " expects a percentage in [0, 100), e.g. 3% , got '" + text + "'");
-  }
-}
-
-}  // namespace
-
 void add_bench_ab_flags(CLI::App* ab, BenchAbFlags& f) {
   ab->add_option("--arm", f.arms,
                  "NAME=RECIPE, exactly twice (Before, then After). RECIPE: a running server's URL (http://host:port) "
@@ -52,10 +36,7 @@ void add_bench_ab_flags(CLI::App* ab, BenchAbFlags& f) {
   ab->add_option("--plan", f.plan,
                  "e.g. 3%: from this run as a pilot (>= 2 rounds), how many rounds of how many prompts a change of "
                  "that size needs");
-  ab->add_option("--alpha", f.alpha, "Two-sided significance of the verdict and the MDE")->capture_default_str();
-  ab->add_option("--power", f.power, "Power of the minimum detectable effect")->capture_default_str();
-  ab->add_option("--min-change", f.min_change, "Practical threshold: smaller changes are SAME (e.g. 2%)")
-      ->capture_default_str();
+  add_judgement_flags(ab, f.judgement, "--min-change");
   ab->add_option("--ab-dir", f.ab_dir,
                  "Output directory: ab.json, ab.html, round-<r>-<arm>/ (server logs, serving.json); default "
                  "<--result-dir or .>/ab-<A>-vs-<B>");
@@ -73,9 +54,7 @@ int run_bench_ab(client::BenchConfig config, const BenchAbFlags& f, const CLI::A
   o.rounds = f.rounds;
   o.ready_timeout_s = f.ready_timeout;
   o.stop_grace_s = f.stop_grace;
-  o.power.alpha = f.alpha;
-  o.power.power = f.power;
-  o.power.threshold = parse_percent("--min-change", f.min_change);
+  o.judging = judgement_settings(f.judgement);
   if (!f.plan.empty()) o.plan_change = parse_percent("--plan", f.plan);
   require(f.warmups >= 0, "--round-warmups must be >= 0");
   if (ab.count("--num-warmups") == 0) config.num_warmups = f.warmups;

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/cli/judgement_flags.hpp"
 #include "harness/client/bench.hpp"
 
 namespace encbench::cli {
@@ -14,8 +15,8 @@ struct BenchAbFlags {
   std::vector<std::string> arms, arm_env, arm_cwd, arm_port;
   int rounds = 3;
   double ready_timeout = 600, stop_grace = 30;
-  std::string plan, min_change = "2%";
-  double alpha = 0.05, power = 0.8;
+  std::string plan;
+  JudgementFlags judgement;  // --threshold (alias --min-change), --alpha, --power
   int warmups = 3;
   std::string ab_dir;
 };

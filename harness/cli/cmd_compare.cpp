@@ -2,6 +2,7 @@
 #include <iostream>
 
 #include "harness/cli/command.hpp"
+#include "harness/cli/judgement_flags.hpp"
 #include "reports/actions.hpp"
 
 namespace encbench::cli {
@@ -18,8 +19,8 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
                   "baseline instead of BASE: a result path, or history:N (last N recorded runs of the "
                   "same series, judged with a prediction interval)");
   sub->add_option("--gate", opts->gate_file,
-                  "gate file (JSON, see scenarios/gates/); default: latency/throughput significantly "
-                  "worse by > 5% (U test, alpha 0.002) is a regression")
+                  "gate file (JSON, see scenarios/gates/); default: latency/throughput judged SLOWER "
+                  "(significant at --alpha and beyond --threshold; docs/reports.md, Verdicts) is a regression")
       ->check(CLI::ExistingFile);
   sub->add_option("--junit", opts->junit_file, "write a JUnit XML report to FILE");
   sub->add_option("--markdown", opts->markdown_file, "write the Performance Metrics table as Markdown to FILE");
@@ -34,8 +35,11 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
                   "ACCEPTED with REASON and not failed (repeatable; scripts/ci-gate.sh passes the "
                   "'Gate-Accept: GLOB=REASON' lines of the commits under test)");
   sub->add_flag("-q,--quiet", opts->quiet, "do not print the table");
-  sub->callback([&ctx, opts] {
+  auto judgement_flags = std::make_shared<JudgementFlags>();
+  add_judgement_flags(sub, *judgement_flags);
+  sub->callback([&ctx, opts, judgement_flags, sub] {
     opts->argv = ctx.argv;
+    if (any_judgement_flag_given(*sub)) opts->settings = judgement_settings(*judgement_flags);
     // With --baseline, the single positional is NEW.
     if (!opts->baseline.empty() && opts->next.empty()) std::swap(opts->base, opts->next);
     ctx.action = [opts] { return reports::run_compare(*opts, std::cout); };

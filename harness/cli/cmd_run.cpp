@@ -4,6 +4,7 @@
 #include <sstream>
 
 #include "harness/cli/command.hpp"
+#include "harness/cli/judgement_flags.hpp"
 #include "harness/cli/preset_server.hpp"
 #include "harness/core/error.hpp"
 #include "harness/scenario/preset_ab.hpp"
@@ -40,6 +41,7 @@ struct RunFlags {
   std::vector<double> timeline_itl_thresholds;
   bool allow_no_verdict = false;
   bool save_detailed = false;
+  JudgementFlags judgement;  // --threshold, --alpha, --power
 };
 
 void add_scenario_flags(CLI::App* sub, RunFlags& f) {
@@ -182,6 +184,7 @@ scenario::PresetAbOptions options_from(const RunFlags& f) {
   if (f.profile) o.profile = *f.profile;
   if (f.clock) o.clock = *f.clock;
   if (f.seeds) o.seeds = *f.seeds;
+  o.judging = judgement_settings(f.judgement);
   if (f.workload) o.workload = *f.workload;
   if (f.serving_model) o.serving_model = *f.serving_model;
   if (f.model_set) o.model_set = *f.model_set;
@@ -246,6 +249,7 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
              "without a verdict when this machine could not keep up (defaults: scenarios/closed-loop.json)");
   add_scenario_flags(sub, *flags);
   add_virtual_clock_flags(sub, *flags);
+  add_judgement_flags(sub, flags->judgement);
   sub->callback([&ctx, flags] { ctx.action = [&ctx, flags] { return run_command(*flags, ctx.argv); }; });
 }
 

@@ -1,3 +1,4 @@
+#include "harness/judgement/distributions.hpp"
 #include "harness/core/number_format.hpp"
 #include "harness/scenario/ab_power.hpp"
 
@@ -13,17 +14,6 @@
 
 namespace encbench::scenario {
 namespace {
-
-// Standard normal quantile by bisection on the tail (the only other quantile in the project is
-// Student's t, reports::student_t_quantile, used where degrees of freedom are finite).
-double normal_quantile(double p) {
-  double lo = -40, hi = 40;
-  for (int i = 0; i < 200; ++i) {
-    const double mid = 0.5 * (lo + hi);
-    (0.5 * std::erfc(-mid / std::sqrt(2.0)) < p ? lo : hi) = mid;
-  }
-  return 0.5 * (lo + hi);
-}
 
 // Each round's own value of a pooled metric: run_values where the rounds carried per-request
 // samples, else (throughputs) merge_runs keeps the rounds' values as the samples.
@@ -57,7 +47,7 @@ RoundSpread round_spread(const reports::Metric& a, const reports::Metric& b) {
 }
 
 double t_sum(double alpha, double power, double df) {
-  return reports::student_t_quantile(1.0 - alpha / 2.0, df) + reports::student_t_quantile(power, df);
+  return judgement::student_t_quantile(1.0 - alpha / 2.0, df) + judgement::student_t_quantile(power, df);
 }
 
 std::size_t rounds_of(const reports::Metric& m) { return round_values(m).size(); }
@@ -82,13 +72,14 @@ std::vector<std::string> headline_metrics() {
 }
 
 std::vector<MdeRow> minimum_detectable_effects(const reports::RunResult& a, const reports::RunResult& b,
-                                               const PowerSettings& settings) {
+                                               const reports::Comparison& comparison) {
   std::vector<MdeRow> rows;
-  const double z = normal_quantile(1.0 - settings.alpha / 2.0) + normal_quantile(settings.power);
   for (const auto& name : headline_metrics()) {
     const reports::Metric* ma = a.find(name);
     const reports::Metric* mb = b.find(name);
-    if (!ma || !mb) continue;
+    const auto judged = std::find_if(comparison.rows.begin(), comparison.rows.end(),
+                                     [&](const reports::MetricComparison& r) { return r.name == name; });
+    if (!ma || !mb || judged == comparison.rows.end()) continue;
     MdeRow row;
     row.metric = name;
     row.label = ma->label;
@@ -96,24 +87,10 @@ std::vector<MdeRow> minimum_detectable_effects(const reports::RunResult& a, cons
     row.rounds_a = rounds_of(*ma);
     row.rounds_b = rounds_of(*mb);
     const RoundSpread spread = round_spread(*ma, *mb);
-    const double k_term = std::sqrt(1.0 / static_cast<double>(row.rounds_a) + 1.0 / static_cast<double>(row.rounds_b));
-    if (spread.df >= 1 && spread.scale > 0) {
-      row.round_sd_rel = spread.sd / spread.scale;
-      row.mde_rounds = t_sum(settings.alpha, settings.power, spread.df) * *row.round_sd_rel * k_term;
-    }
-    const auto va = within_round_variance_of_mean(*ma), vb = within_round_variance_of_mean(*mb);
-    if (va && vb && spread.scale > 0)
-      row.mde_requests = z * std::sqrt(*va / static_cast<double>(row.rounds_a) + *vb / static_cast<double>(row.rounds_b)) /
-                         spread.scale;
-    const std::optional<double> estimate = row.mde_rounds ? row.mde_rounds : row.mde_requests;
-    if (!estimate) {
-      row.basis = "unknown (needs >= 2 rounds per arm)";
-    } else {
-      row.mde = std::max(*estimate, settings.threshold);
-      row.basis = *estimate < settings.threshold ? "threshold"
-                  : row.mde_rounds               ? "rounds"
-                                                 : "requests (blind to drift)";
-    }
+    if (spread.df >= 1 && spread.scale > 0) row.round_sd_rel = spread.sd / spread.scale;
+    row.mde = judged->judgement.mde;
+    row.basis = judged->judgement.test;
+    if (!row.mde) row.basis += judged->judgement.settle.empty() ? "" : " (" + judged->judgement.settle + ")";
     rows.push_back(std::move(row));
   }
   return rows;
@@ -122,7 +99,7 @@ std::vector<MdeRow> minimum_detectable_effects(const reports::RunResult& a, cons
 namespace {
 
 // Smallest k (rounds per arm, 2..200) whose two-sample bound reaches `change`.
-std::optional<int> rounds_needed(double sd_rel, double change, const PowerSettings& settings) {
+std::optional<int> rounds_needed(double sd_rel, double change, const Settings& settings) {
   for (int k = 2; k <= 200; ++k)
     if (t_sum(settings.alpha, settings.power, 2.0 * k - 2.0) * sd_rel * std::sqrt(2.0 / k) <= change) return k;
   return std::nullopt;
@@ -131,7 +108,7 @@ std::optional<int> rounds_needed(double sd_rel, double change, const PowerSettin
 }  // namespace
 
 Plan plan_rounds(const reports::RunResult& a, const reports::RunResult& b, double change,
-                 std::size_t prompts_per_round, const PowerSettings& settings) {
+                 std::size_t prompts_per_round, const Settings& settings) {
   require(change > 0 && change < 1, "--plan expects a change between 0 and 100 %");
   Plan plan;
   plan.change = change;
@@ -179,11 +156,9 @@ Plan plan_rounds(const reports::RunResult& a, const reports::RunResult& b, doubl
 
 nlohmann::json to_json(const MdeRow& row) {
   auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
-  return {{"metric", row.metric},           {"label", row.label},
-          {"base_value", row.base_value},   {"rounds_a", row.rounds_a},
-          {"rounds_b", row.rounds_b},       {"round_sd_rel", opt(row.round_sd_rel)},
-          {"mde_rounds_rel", opt(row.mde_rounds)}, {"mde_requests_rel", opt(row.mde_requests)},
-          {"mde_rel", opt(row.mde)},        {"basis", row.basis}};
+  return {{"metric", row.metric},         {"label", row.label},         {"base_value", row.base_value},
+          {"rounds_a", row.rounds_a},     {"rounds_b", row.rounds_b},   {"round_sd_rel", opt(row.round_sd_rel)},
+          {"mde_rel", opt(row.mde)},      {"basis", row.basis}};
 }
 
 nlohmann::json to_json(const Plan& plan) {
@@ -199,11 +174,10 @@ nlohmann::json to_json(const Plan& plan) {
           {"prompts_per_round", plan.prompts_per_round}, {"rows", rows}, {"summary", plan.summary}};
 }
 
-void print_mde(std::ostream& out, const std::vector<MdeRow>& rows, const PowerSettings& settings) {
-  out << "\nMinimum detectable effect (" << static_cast<int>(std::lround(settings.power * 100)) << " % power, two-sided alpha "
-      << settings.alpha << ", threshold " << pct(settings.threshold, 1) << "; from the round-to-round spread)\n";
+void print_mde(std::ostream& out, const std::vector<MdeRow>& rows, const Settings& settings) {
+  out << "\nMinimum detectable effect of each verdict's own test (" << judgement::describe(settings) << ")\n";
   out << "| " << std::left << std::setw(34) << "Metric" << " | " << std::setw(12) << "Round sd" << " | " << std::setw(12)
-      << "MDE" << " | basis\n";
+      << "MDE" << " | test\n";
   for (const auto& row : rows)
     out << "| " << std::left << std::setw(34) << row.label << " | " << std::setw(12) << pct(row.round_sd_rel) << " | "
         << std::setw(12) << pct(row.mde) << " | " << row.basis << "\n";

@@ -1,49 +1,41 @@
 #pragma once
-// How small a change a live A/B can see (`encbench bench ab`), from the spread its own rounds
-// showed, and how many rounds a change of a given size needs (--plan).
+// How small a change a live A/B can see (`encbench bench ab`) and how many rounds a change of a
+// given size needs (--plan).
 //
-// The comparison (reports/compare.cpp) calls a pooled metric FASTER/SLOWER only when the U test
-// on per-request samples is significant AND the change clears the between-round bound
-//   t(1 - alpha/2, df) * s_p * sqrt(1/kA + 1/kB)
-// (s_p: pooled standard deviation of the per-round values of the two arms, df = kA + kB - 2).
-// The per-round values are the limiting evidence, so the minimum detectable effect at power
-// 1 - beta is the usual two-sample one on them (docs/ab.md):
-//   MDE = (t(1 - alpha/2, df) + t(1 - beta, df)) * s_p * sqrt(1/kA + 1/kB) / |mean of A's rounds|
-// never below the practical threshold the verdict also requires. With one round per arm there is
-// no round spread: the per-request estimate (z(1-alpha/2) + z(1-beta)) * sqrt(vA/nA + vB/nB) / |A|
-// is shown instead (means only), marked as blind to round-to-round drift.
+// The MDE shown is the one of the test each verdict used (judgement.hpp: with rounds, the t test
+// on the rounds' log values, MDE = exp(max(t(1-alpha/2) SE, log(1 + threshold)) + t(power) SE) - 1),
+// so a change beyond it is significant by construction. The plan asks the same two-sample bound
+// how many rounds per arm bring it down to the planned change.
 #include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "reports/result.hpp"
+#include "harness/judgement/judgement.hpp"
+#include "reports/compare.hpp"
 
 namespace encbench::scenario {
 
-struct PowerSettings {
-  double alpha = 0.05;      // two-sided
-  double power = 0.80;
-  double threshold = 0.02;  // practical threshold of the verdict (relative)
-};
+// alpha, power and the practical threshold: the judgement's own settings (judgement.hpp).
+using judgement::Settings;
 
 struct MdeRow {
   std::string metric, label;
   double base_value = 0;                 // A's pooled value
   std::size_t rounds_a = 0, rounds_b = 0;
   std::optional<double> round_sd_rel;    // s_p / |mean A rounds|; none with < 2 rounds on both sides
-  std::optional<double> mde_rounds;      // from the round spread (relative)
-  std::optional<double> mde_requests;    // per-request estimate (means only)
-  std::optional<double> mde;             // what the run can detect (relative), >= threshold; none: unknown
-  std::string basis;                     // "rounds", "requests (blind to drift)", "threshold", "unknown"
+  std::optional<double> mde;             // of the verdict's own test (relative); none: not testable
+  std::string basis;                     // that test's name (and, when not testable, what would settle it)
 };
 
 // The headline metrics (mean/median/p99 TTFT, mean/median/p99 TPOT, request and output
 // throughput) present in both pooled arms.
 std::vector<std::string> headline_metrics();
+// The MDE of each headline metric is that of the test its verdict used (the comparison row's
+// judgement); the round spread beside it is for the reader.
 std::vector<MdeRow> minimum_detectable_effects(const reports::RunResult& a, const reports::RunResult& b,
-                                               const PowerSettings& settings);
+                                               const reports::Comparison& comparison);
 
 struct PlanRow {
   std::string metric, label;
@@ -62,11 +54,11 @@ struct Plan {
 // within-round part of the variance, estimated from per-request samples for means, scales as
 // 1/prompts; the rest does not). Throws InvalidInput when the pilot has < 2 rounds per arm.
 Plan plan_rounds(const reports::RunResult& a, const reports::RunResult& b, double change,
-                 std::size_t prompts_per_round, const PowerSettings& settings);
+                 std::size_t prompts_per_round, const Settings& settings);
 
 nlohmann::json to_json(const MdeRow& row);
 nlohmann::json to_json(const Plan& plan);
-void print_mde(std::ostream& out, const std::vector<MdeRow>& rows, const PowerSettings& settings);
+void print_mde(std::ostream& out, const std::vector<MdeRow>& rows, const Settings& settings);
 void print_plan(std::ostream& out, const Plan& plan);
 
 }  // namespace encbench::scenario

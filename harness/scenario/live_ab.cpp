@@ -294,9 +294,7 @@ void validate(const LiveAbOptions& o) {
   require(o.rounds >= 1 && o.rounds <= 1000, "--rounds must be 1..1000, got " + std::to_string(o.rounds));
   require(o.ready_timeout_s > 0 && o.ready_timeout_s <= 86400, "--ready-timeout must be in (0, 86400] seconds");
   require(o.stop_grace_s >= 0 && o.stop_grace_s <= 3600, "--stop-grace must be 0..3600 seconds");
-  require(o.power.alpha > 0 && o.power.alpha < 0.5, "--alpha must be in (0, 0.5)");
-  require(o.power.power > 0.5 && o.power.power < 1, "--power must be in (0.5, 1)");
-  require(o.power.threshold >= 0 && o.power.threshold < 1, "--min-change must be 0..100 %");
+  judgement::validate(o.judging);
   if (o.plan_change) {
     require(*o.plan_change > 0 && *o.plan_change < 1, "--plan expects a change in (0, 100) %");
     require(o.rounds >= 2, "--plan needs a pilot of at least 2 rounds (--rounds 2 or more)");

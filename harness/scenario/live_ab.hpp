@@ -41,7 +41,7 @@ struct LiveAbOptions {
   double ready_timeout_s = 600;     // per start, until GET /health or /v1/models answers 200
   double stop_grace_s = 30;         // SIGTERM -> SIGKILL
   std::optional<double> plan_change;  // --plan: relative change to plan rounds for
-  PowerSettings power;              // alpha, power, practical threshold of the verdict
+  judgement::Settings judging;      // threshold, alpha and power of the verdicts
   std::filesystem::path out_dir = "ab";  // ab.json, ab.html, round-<r>-<arm>/ (logs, serving.json)
   int stop_fd = -1;                 // readable => stop (SIGINT/SIGTERM via signalfd)
   // Called when the round's server is ready, right before warm-ups and the measured run (pgid 0

@@ -57,33 +57,35 @@ const reports::MetricComparison* row_of(const reports::Comparison& c, const std:
   return nullptr;
 }
 
-std::string pct_text(const std::optional<double>& v) {
-  return v ? numbers::signed_fixed(100 * *v, 2) + " %" : "-";
-}
-
 // One line per headline metric: verdict, change, and whether the run could have seen it.
 nlohmann::json headline_verdicts(const reports::Comparison& c, const std::vector<MdeRow>& mde) {
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& m : mde) {
     const auto* row = row_of(c, m.metric);
     if (!row) continue;
+    const judgement::Judgement& j = row->judgement;
     rows.push_back({{"metric", m.metric}, {"label", m.label}, {"before", row->before}, {"after", row->after},
-                    {"relative_change", row->relative_change ? nlohmann::json(*row->relative_change) : nlohmann::json()},
-                    {"verdict", reports::to_string(row->verdict)}, {"reason", row->reason},
+                    {"relative_change", j.change ? nlohmann::json(*j.change) : nlohmann::json()},
+                    {"change_text", judgement::format_change(j)},
+                    {"verdict", reports::to_string(row->verdict)}, {"reason", row->reason}, {"test", j.test},
+                    {"to_settle", j.settle}, {"caveat", j.caveat},
                     {"mde_rel", m.mde ? nlohmann::json(*m.mde) : nlohmann::json()}, {"mde_basis", m.basis}});
   }
   return rows;
 }
 
-void print_verdicts(std::ostream& out, const nlohmann::json& rows) {
-  out << "\nVerdict per headline metric (change of After vs Before; MDE = smallest change this run detects at 80 % power)\n";
+void print_verdicts(std::ostream& out, const nlohmann::json& rows, const judgement::Settings& settings) {
+  out << "\nVerdict per headline metric: After vs Before, change [" << fixed(100 * (1 - settings.alpha), 0)
+      << " % interval]; MDE = smallest change this test detects at " << fixed(100 * settings.power, 0)
+      << " % power (" << judgement::describe(settings) << ")\n";
   for (const auto& r : rows) {
-    const std::optional<double> change =
-        r["relative_change"].is_number() ? std::optional<double>(r["relative_change"].get<double>()) : std::nullopt;
-    // (read from the JSON, not an optional: GCC 12 warns falsely about an uninitialised one here)
-    const std::string mde = r["mde_rel"].is_number() ? fixed(100 * r["mde_rel"].get<double>(), 2) + " %" : "unknown";
+    const std::string mde = r["mde_rel"].is_number() ? fixed(100 * r["mde_rel"].get<double>(), 2) + " %" : "-";
     out << "  " << std::left << std::setw(34) << r["label"].get<std::string>() << std::setw(8)
-        << r["verdict"].get<std::string>() << std::right << std::setw(10) << pct_text(change) << "   MDE " << mde << "\n";
+        << r["verdict"].get<std::string>() << std::setw(32) << r["change_text"].get<std::string>() << " MDE " << std::setw(9)
+        << mde << " " << r["reason"].get<std::string>() << "\n";
+    if (!r["to_settle"].get<std::string>().empty())
+      out << "  " << std::setw(42) << "" << "to settle it: " << r["to_settle"].get<std::string>() << "\n";
+    if (!r["caveat"].get<std::string>().empty()) out << "  " << std::setw(42) << "" << r["caveat"].get<std::string>() << "\n";
   }
 }
 
@@ -284,12 +286,11 @@ reports::Comparison compare_arms(const LiveAbOptions& o, const std::vector<std::
       names[a].push_back(o.arms[a].name + " round " + std::to_string(r.round));
     }
   const reports::RunResult pa = pool_repeats(serving[0], names[0]), pb = pool_repeats(serving[1], names[1]);
-  reports::Gate gate = reports::default_gate();
-  gate.name = "bench ab (alpha " + fixed(o.power.alpha, 3) + ", threshold " + fixed(100 * o.power.threshold, 1) + " %)";
-  gate.alpha = gate.defaults.alpha = o.power.alpha;
-  gate.defaults.relative = o.power.threshold;
-  const reports::Comparison comparison = reports::compare_runs(pa, pb, gate);
-  const auto mde = minimum_detectable_effects(pa, pb, o.power);
+  reports::Gate gate = reports::default_gate(o.judging);
+  gate.name = "bench ab (" + judgement::describe(o.judging) + ")";
+  reports::Comparison comparison = reports::compare_runs(pa, pb, gate);
+  comparison.gate_requested = false;
+  const auto mde = minimum_detectable_effects(pa, pb, comparison);
   doc["comparison"] = reports::to_json(comparison);
   doc["mde"] = nlohmann::json::array();
   for (const auto& row : mde) doc["mde"].push_back(to_json(row));
@@ -302,15 +303,15 @@ reports::Comparison compare_arms(const LiveAbOptions& o, const std::vector<std::
     std::string table = reports::render_terminal(comparison);
     if (const auto gate_line = table.rfind("\nGate ("); gate_line != std::string::npos) table.erase(gate_line + 1);
     out << table;
-    print_verdicts(out, doc["verdicts"]);
+    print_verdicts(out, doc["verdicts"], o.judging);
   } else {
     out << "NO VERDICT: some rounds did not run cleanly:\n";
     for (const auto& reason : invalid) out << "  - " << reason << "\n";
   }
-  print_mde(out, mde, o.power);
+  print_mde(out, mde, o.judging);
   if (o.plan_change && by_arm[0].size() >= 2 && by_arm[1].size() >= 2) {
     const Plan plan = plan_rounds(pa, pb, *o.plan_change, o.rounds > 0 ? by_arm[0].front().serving.value("num_prompts", 0) : 0,
-                                  o.power);
+                                  o.judging);
     print_plan(out, plan);
     doc["plan"] = to_json(plan);
   }
@@ -333,7 +334,7 @@ LiveAbRun report_live_ab(const LiveAbOptions& o, const std::vector<std::vector<L
                          const std::vector<std::string>& argv, std::ostream& out, std::ostream& progress) {
   nlohmann::json doc = make_result_envelope("encbench-live-ab", 1, argv, "");
   doc["rounds_requested"] = o.rounds;
-  doc["settings"] = {{"alpha", o.power.alpha}, {"power", o.power.power}, {"min_change", o.power.threshold},
+  doc["settings"] = {{"alpha", o.judging.alpha}, {"power", o.judging.power}, {"threshold", o.judging.threshold},
                      {"ready_timeout_s", o.ready_timeout_s}, {"stop_grace_s", o.stop_grace_s}};
   doc["failure"] = run.failure;
   doc["interrupted"] = run.interrupted;
@@ -355,10 +356,9 @@ LiveAbRun report_live_ab(const LiveAbOptions& o, const std::vector<std::vector<L
   if (comparison && invalid.empty())
     for (const auto& r : doc["verdicts"])
       if (r["metric"] == "mean_ttft_ms")
-        headline = "mean TTFT " + r["verdict"].get<std::string>() + " " +
-                   pct_text(r["relative_change"].is_number() ? std::optional<double>(r["relative_change"].get<double>())
-                                                             : std::nullopt) +
-                   (r["mde_rel"].is_number() ? " (MDE " + fixed(100 * r["mde_rel"].get<double>(), 2) + " %)" : "");
+        headline = "mean TTFT " + r["verdict"].get<std::string>() + " " + r["change_text"].get<std::string>() +
+                   (r["mde_rel"].is_number() ? " (MDE " + fixed(100 * r["mde_rel"].get<double>(), 2) + " %; " : " (") +
+                   judgement::describe(o.judging) + ")";
   doc["headline"] = headline;
   print_trace_summary(out, doc["arms"]);
   if (nlohmann::json diff = arm_trace_diff(by_arm); !diff.is_null()) {

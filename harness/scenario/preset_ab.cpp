@@ -119,14 +119,16 @@ reports::RunResult pool_repeats(const std::vector<nlohmann::json>& serving, cons
 
 reports::Comparison compare_pooled_arms(const std::vector<std::vector<nlohmann::json>>& serving_by_arm,
                                         const std::vector<std::vector<std::string>>& repeat_names,
-                                        const reports::Gate& gate) {
+                                        const judgement::Settings& settings) {
   require(serving_by_arm.size() == 2, "a preset A/B comparison needs two arms");
   std::vector<reports::RunResult> pooled;
   for (std::size_t a = 0; a < serving_by_arm.size(); ++a) {
     require(!serving_by_arm[a].empty(), "arm " + std::to_string(a) + " has no finished repeat to compare");
     pooled.push_back(pool_repeats(serving_by_arm[a], repeat_names[a]));
   }
-  return reports::compare_runs(pooled[0], pooled[1], gate);
+  reports::Comparison c = reports::compare_runs(pooled[0], pooled[1], reports::default_gate(settings));
+  c.gate_requested = false;
+  return c;
 }
 
 std::vector<std::string> engine_delta_guards(const nlohmann::json& d, const std::string& where) {
@@ -211,6 +213,7 @@ LiveAbOptions preset_arms(const PresetAbOptions& o, const std::filesystem::path&
                           std::vector<OpTimeTables>& op_times) {
   LiveAbOptions lo;
   lo.rounds = o.rounds;
+  lo.judging = o.judging;
   lo.out_dir = out_dir;
   lo.stop_fd = o.stop_fd;
   lo.ready_timeout_s = 120;  // the server is listening once constructed; this bounds a stuck poll

@@ -19,6 +19,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/judgement/judgement.hpp"
 #include "harness/scenario/server_recipe.hpp"
 #include "harness/scenario/workload.hpp"
 
@@ -96,6 +97,7 @@ struct PresetAbOptions {
   // `seeds` times per arm with workload/arrival seeds seed, seed+1, ...
   std::string clock = "real";
   int seeds = 1;
+  judgement::Settings judging;  // --threshold, --alpha, --power of the B-vs-A verdicts
   // Request shapes: a workload distribution file (workload.hpp), or "" for the fixed sample
   // (image_width x image_height, output_len tokens with ignore_eos).
   std::filesystem::path workload;

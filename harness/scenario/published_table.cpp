@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/judgement/distributions.hpp"
 #include "harness/core/number_format.hpp"
 #include "harness/core/stats.hpp"
 #include "reports/compare.hpp"
@@ -72,7 +73,7 @@ ChangeInterval change_interval(const std::vector<nlohmann::json>& before, const 
   const double m = stats::mean(logs);
   if (logs.size() < 2) return {to_pct(m), to_pct(m), logs.size()};
   const double n = static_cast<double>(logs.size());
-  const double half = reports::student_t_quantile(0.95, n - 1) * stats::stdev_sample(logs) * std::sqrt(1.0 + 1.0 / n);
+  const double half = judgement::student_t_quantile(0.95, n - 1) * stats::stdev_sample(logs) * std::sqrt(1.0 + 1.0 / n);
   return {to_pct(m - half), to_pct(m + half), logs.size()};
 }
 

@@ -66,15 +66,16 @@ SweepArmPoint record_arm(std::vector<ArmSeed> seeds, const std::vector<SloTerm>&
 
 // The B-vs-A verdicts of one point (pooled seeds, the live loop's comparison).
 std::vector<PointVerdict> point_verdicts(const std::vector<std::vector<ArmSeed>>& by_arm,
-                                         const std::vector<std::string>& presets) {
-  const reports::Comparison c = compare_seeds(presets, by_arm);
+                                         const std::vector<std::string>& presets, const judgement::Settings& settings) {
+  const reports::Comparison c = compare_seeds(presets, by_arm, settings);
   std::vector<PointVerdict> out;
   for (const auto& row : c.rows) {
     if (row.name != "mean_ttft_ms" && row.name != "p99_ttft_ms" && row.name != "mean_tpot_ms" &&
         row.name != "request_throughput")
       continue;
     out.push_back({row.name, row.relative_change ? 100.0 * *row.relative_change : 0.0,
-                   reports::to_string(row.verdict), row.p_value});
+                   reports::to_string(row.verdict), row.p_value, judgement::format_change(row.judgement),
+                   row.judgement.mde});
   }
   return out;
 }
@@ -252,7 +253,7 @@ PresetAbRun run_virtual_sweep(const PresetAbOptions& o, const SweepOptions& w, c
         break;
       }
       auto by_arm = experiment.run_all(at_load(o, w.sweep.variable, value), nullptr);
-      SweepPoint point{w.sweep.variable, value, {}, point_verdicts(by_arm, o.presets), ""};
+      SweepPoint point{w.sweep.variable, value, {}, point_verdicts(by_arm, o.presets, o.judging), ""};
       for (auto& seeds : by_arm) point.arms.push_back(record_arm(std::move(seeds), w.slo, w.save_detailed));
       print_point_row(out, point);
       progress << "[sweep] " << w.sweep.variable << " " << number(value) << " done" << std::endl;

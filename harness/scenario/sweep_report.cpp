@@ -90,7 +90,9 @@ nlohmann::json verdicts_json(const std::vector<PointVerdict>& verdicts) {
   for (const PointVerdict& row : verdicts)
     v[row.metric] = {{"change_pct", row.change_pct},
                      {"verdict", row.verdict},
-                     {"p_value", row.p_value ? nlohmann::json(*row.p_value) : nlohmann::json(nullptr)}};
+                     {"p_value", row.p_value ? nlohmann::json(*row.p_value) : nlohmann::json(nullptr)},
+                     {"change", row.change_text},
+                     {"mde_relative", row.mde ? nlohmann::json(*row.mde) : nlohmann::json(nullptr)}};
   return v;
 }
 
@@ -137,7 +139,8 @@ nlohmann::json point_json(const SweepPoint& point, const std::vector<SloTerm>& s
 
 void print_sweep_head(std::ostream& out, const PresetAbOptions& o, const SweepOptions& w) {
   out << "\nSweep of " << w.sweep.variable << " (VIRTUAL clock), " << o.presets[0] << " (A) vs " << o.presets[1]
-      << " (B), " << o.seeds << " seed(s) x " << o.num_prompts << " requests per arm and point\n";
+      << " (B), " << o.seeds << " seed(s) x " << o.num_prompts << " requests per arm and point; B vs A judged at "
+      << judgement::describe(o.judging) << "\n";
   out << "| " << std::setw(8) << w.sweep.variable.substr(0, 8) << " | A req/s | B req/s | A TTFT ms | B TTFT ms "
       << "| TTFT B vs A      | A p99 ms | B p99 ms | A TPOT  | B TPOT  |" << (w.slo.empty() ? "" : " A good  | B good  |")
       << "\n";

@@ -31,6 +31,8 @@ struct PointVerdict {
   double change_pct = 0;
   std::string verdict;
   std::optional<double> p_value;
+  std::string change_text;     // the judgement's change and interval, "-1.30 % [-4.10, +1.50]"
+  std::optional<double> mde;   // relative, of the verdict's own test
 };
 
 struct SweepPoint {

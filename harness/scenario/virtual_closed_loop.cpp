@@ -206,16 +206,17 @@ void print_seed_progress(std::ostream& progress, const PresetAbOptions& load, st
 
 reports::Comparison compare_seeds(const std::vector<std::string>& presets,
                                   const std::vector<std::vector<ArmSeed>>& by_arm,
-                                  const std::vector<std::vector<nlohmann::json>>& serving) {
+                                  const std::vector<std::vector<nlohmann::json>>& serving,
+                                  const judgement::Settings& settings) {
   std::vector<std::vector<std::string>> names(by_arm.size());
   for (std::size_t a = 0; a < by_arm.size(); ++a)
     for (const ArmSeed& r : by_arm[a]) names[a].push_back(presets[a] + " seed " + std::to_string(r.seed));
-  return compare_pooled_arms(serving, names);
+  return compare_pooled_arms(serving, names, settings);
 }
 
 reports::Comparison compare_seeds(const std::vector<std::string>& presets,
-                                  const std::vector<std::vector<ArmSeed>>& by_arm) {
-  return compare_seeds(presets, by_arm, serving_json(by_arm));
+                                  const std::vector<std::vector<ArmSeed>>& by_arm, const judgement::Settings& settings) {
+  return compare_seeds(presets, by_arm, serving_json(by_arm), settings);
 }
 
 nlohmann::json engine_json(const serving::VirtualEngineCounters& c) {
@@ -398,7 +399,7 @@ PresetAbRun run_virtual_closed_loop(const PresetAbOptions& o, const std::vector<
   // vLLM's keys of every seed, once for the comparison and both reporters.
   const std::vector<std::vector<nlohmann::json>> serving = serving_json(record.by_arm);
   // Pooled comparison over the seeds, as the live loop pools its rounds.
-  const reports::Comparison comparison = compare_seeds(o.presets, record.by_arm, serving);
+  const reports::Comparison comparison = compare_seeds(o.presets, record.by_arm, serving, o.judging);
   const nlohmann::json published = print_virtual_ab(out, o, record, serving, comparison);
   nlohmann::json doc = virtual_ab_json(o, record, serving, comparison, published, argv);
   if (!o.timeline_html.empty()) {

@@ -69,11 +69,12 @@ class VirtualExperiment {
 // Arm 1 against arm 0 over their seeds pooled (compare_pooled_arms), each seed named
 // "<preset> seed <n>".
 reports::Comparison compare_seeds(const std::vector<std::string>& presets,
-                                  const std::vector<std::vector<ArmSeed>>& by_arm);
+                                  const std::vector<std::vector<ArmSeed>>& by_arm, const judgement::Settings& settings);
 // The same when the caller already has serving_json(by_arm).
 reports::Comparison compare_seeds(const std::vector<std::string>& presets,
                                   const std::vector<std::vector<ArmSeed>>& by_arm,
-                                  const std::vector<std::vector<nlohmann::json>>& serving);
+                                  const std::vector<std::vector<nlohmann::json>>& serving,
+                                  const judgement::Settings& settings);
 
 // Scalar keys of a serving result (what files keep; per-request arrays dropped).
 nlohmann::json summary_of(const nlohmann::json& serving);

@@ -114,8 +114,8 @@ TEST(DeterministicCompare, JunitAndMarkdownNameTheKind) {
 TEST(DeterministicCompare, ScatteredRunsOfADeterministicNameGetTheWallClockRule) {
   // Merged runs of a "deterministic" metric that did scatter by 3 %: the premise of the
   // deterministic rule does not hold, so compare says so and judges it like wall-clock data
-  // (3 vs 3 runs: threshold and noise floor, the runs' own spread at least): a 2 % change stays
-  // SAME, a 15 % change is still caught.
+  // (3 vs 3 runs: the t test on the runs' log values): a 2 % change stays SAME, a 15 % change is
+  // still caught.
   auto runs = [](std::vector<double> values) {
     std::vector<RunResult> rs;
     for (double v : values) rs.push_back(instr(v));
@@ -128,7 +128,7 @@ TEST(DeterministicCompare, ScatteredRunsOfADeterministicNameGetTheWallClockRule)
   EXPECT_NE(row(c, kKernel).method, "deterministic");
   EXPECT_NE(row(c, kKernel).reason.find("samples within one run differ (BASE range 2.956%"), std::string::npos)
       << row(c, kKernel).reason;
-  EXPECT_GE(row(c, kKernel).noise_floor_used, 0.03 / 1.015 - 1e-9);
+  EXPECT_EQ(row(c, kKernel).method, "t on log round values");
   c = compare_runs(base, runs({1160000, 1161000, 1159000}), default_gate());
   EXPECT_EQ(row(c, kKernel).verdict, Verdict::slower) << row(c, kKernel).reason;
   // Identical runs keep the deterministic rule.

@@ -55,7 +55,7 @@ TEST(History, PredictionIntervalJudgesASingleRun) {
   EXPECT_EQ(ok.exit_code(), 0);
   for (const auto& r : ok.rows)
     if (r.name == "request_throughput") {
-      EXPECT_EQ(r.method, "prediction-interval");
+      EXPECT_EQ(r.method, "t prediction interval");
       ASSERT_TRUE(r.interval_low.has_value());
       EXPECT_LT(*r.interval_low, 9.75);
     }
