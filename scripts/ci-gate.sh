@@ -30,18 +30,21 @@
 #   --out DIR           where results, tables, JUnit XML and the HTML report go (default ci-gate-out)
 #   --base-build DIR    use this existing build tree for BASE instead of building it (it must hold
 #   --head-build DIR    harness/cli/encbench and harness/micro/encbench-micro; e.g. a CI cache)
-#   --configure-like DIR  build both sides here, configured like this build tree (build type, CUDA,
-#                       sanitizers): the sides then differ only in their commit, and share ccache
-#                       entries with DIR's objects
+#   --configure-like DIR  build both sides here, configured like this build tree (build type,
+#                       compilers and flags, CUDA, sanitizers, MPI, BLIS): the sides then differ
+#                       only in their commit, and compile every file they share with DIR with the
+#                       same command, so ccache returns DIR's objects for them
 #   --keep              keep the temporary worktrees and builds
 #
 # A commit that moves a gated figure on purpose declares it in its message, one line per metric
 # glob: "Gate-Accept: GLOB=REASON" (e.g. "Gate-Accept: *virtual*=host time is now modelled").
 # Every such line in BASE..HEAD becomes compare --accept: the metric is shown ACCEPTED, not failed.
 #
-# A side that is built here is configured like --head-build when one is given (build type, CUDA
-# option and architectures) and compiled through ccache when it is installed, so the translation
-# units BASE shares with HEAD are cache hits (cmake/EncbenchCcache.cmake).
+# A side that is built here is configured like the reference build (--configure-like, else
+# --head-build or --base-build) and compiled through ccache when it is installed, so the translation
+# units it shares with that build and with the other side are cache hits
+# (cmake/EncbenchCcache.cmake). The log says, per side, how many translation units compile exactly
+# as in the reference build, and the ccache hits and compiles of that side's build alone.
 #
 # Exit status: 0 no regression, 1 regression, 2 invalid input or a failed build/run.
 set -euo pipefail
@@ -69,7 +72,7 @@ while (($#)); do
     --keep) keep=1; shift ;;
     --instr-filter) instr_filter=$2; shift 2 ;;
     --no-instr) instr=0; shift ;;
-    -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
     *) echo "ci-gate: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -111,22 +114,58 @@ trap cleanup EXIT
 echo "ci-gate: base $base_sha, head $head_sha, $rounds rounds; output in $out"
 jobs=$(nproc)
 # Configure a side built here like the prebuilt one, so both sides are the same kind of build
-# (and share ccache entries); otherwise Release without CUDA.
+# (and share ccache entries); otherwise Release without CUDA. With --configure-like, every cache
+# entry that enters a compile command is copied (compilers, flags, sanitizers, CUDA, MPI, BLIS), and
+# the side's build directory sits at the same place in its checkout as the reference's does in
+# this one: ccache (base_dir = the checkout) then sees the very command lines the reference build
+# compiled, and every translation unit the commit did not change is a hit. ENCBENCH_BUILD_TESTS=OFF
+# only leaves out the test executables and GTest; it changes no compile command.
 configure_args=(-DCMAKE_BUILD_TYPE=Release -DENCBENCH_BUILD_TESTS=OFF -DENCBENCH_CUDA=OFF)
 reference_build=${configure_like:-${head_build:-$base_build}}
+side_build_rel=build reference_src=""
 if [[ -n "$reference_build" && -f "$reference_build/CMakeCache.txt" ]]; then
+  reference_build=$(cd "$reference_build" && pwd)
   cache_value() { sed -n "s/^$1:[A-Z]*=//p" "$reference_build/CMakeCache.txt" | head -1; }
-  configure_args=(-DENCBENCH_BUILD_TESTS=OFF "-DCMAKE_BUILD_TYPE=$(cache_value CMAKE_BUILD_TYPE)"
-                  "-DENCBENCH_CUDA=$(cache_value ENCBENCH_CUDA)")
-  cuda_arch=$(cache_value CMAKE_CUDA_ARCHITECTURES)
-  [[ -n "$cuda_arch" ]] && configure_args+=("-DCMAKE_CUDA_ARCHITECTURES=$cuda_arch")
-  sanitize=$(cache_value ENCBENCH_SANITIZE)
-  [[ -n "$sanitize" ]] && configure_args+=("-DENCBENCH_SANITIZE=$sanitize")
+  build_type=$(cache_value CMAKE_BUILD_TYPE)
+  configure_args=(-DENCBENCH_BUILD_TESTS=OFF "-DCMAKE_BUILD_TYPE=$build_type")
+  for var in ENCBENCH_CUDA CMAKE_CUDA_ARCHITECTURES ENCBENCH_SANITIZE ENCBENCH_MPI ENCBENCH_BLIS \
+             CMAKE_C_COMPILER CMAKE_CXX_COMPILER CMAKE_C_FLAGS CMAKE_CXX_FLAGS \
+             "CMAKE_C_FLAGS_${build_type^^}" "CMAKE_CXX_FLAGS_${build_type^^}"; do
+    grep -q "^$var:" "$reference_build/CMakeCache.txt" && configure_args+=("-D$var=$(cache_value "$var")")
+  done
+  reference_src=$(cache_value CMAKE_HOME_DIRECTORY)
+  case "$reference_build" in
+    "$reference_src"/*) side_build_rel=${reference_build#"$reference_src"/} ;;
+  esac
 fi
-ccache_hits() {  # hits and misses so far, from ccache's machine-readable counters
-  command -v ccache >/dev/null 2>&1 || return 0
-  ccache --print-stats 2>/dev/null | awk '$1 ~ /^(direct|preprocessed)_cache_hit$/ {h += $2}
-    $1 == "cache_miss" {m += $2} END {print h + 0, m + 0}'
+# compile_commands.json of a side against the reference's: how many translation units compile with
+# the same command line once each checkout's own paths are mapped out (what ccache's base_dir
+# does). A shared file whose command differs is a cache miss however little the commit changed.
+same_commands() {  # same_commands SIDE_SRC SIDE_BUILD
+  [[ -n "$reference_src" && -f "$reference_build/compile_commands.json" && -f "$2/compile_commands.json" ]] \
+    && command -v python3 >/dev/null 2>&1 || return 0
+  python3 - "$reference_src" "$reference_build" "$1" "$2" <<'PY' || true
+import json, sys
+def load(src, build):
+    cmds = {}
+    for e in json.load(open(build + "/compile_commands.json")):
+        norm = lambda t: t.replace(build, "<build>").replace(src, "<src>")
+        cmds[norm(e["file"])] = norm(e.get("command") or " ".join(e["arguments"]))
+    return cmds
+ref, side = load(sys.argv[1], sys.argv[2]), load(sys.argv[3], sys.argv[4])
+shared = sorted(set(ref) & set(side))
+differ = [f for f in shared if ref[f] != side[f]]
+print(f"{len(shared) - len(differ)} of {len(shared)} shared translation units compile exactly as in "
+      f"the reference build" + (f"; e.g. {differ[0]}:\n  reference: {ref[differ[0]]}\n  this side: "
+      f"{side[differ[0]]}" if differ else ""))
+PY
+}
+# Hits and misses of the compiles a side's build ran, from a ccache stats log of its own
+# (stats_log): the global counters also count every other build on the machine.
+ccache_side_stats() {  # ccache_side_stats STATS_LOG
+  [[ -f "$1" ]] || return 0
+  awk '$1 ~ /^(direct|preprocessed)_cache_hit$/ {h++} $1 == "cache_miss" {m++}
+    END {printf ", ccache: %d hits, %d compiled", h, m}' "$1"
 }
 declare -A build_dir src_dir
 for side in base head; do
@@ -139,27 +178,32 @@ for side in base head; do
   else
     git worktree add --detach "$work/$side" "${!sha_var}" >/dev/null
     src_dir[$side]=$work/$side
-    build_dir[$side]=$work/$side/build
+    build_dir[$side]=$work/$side/$side_build_rel
     launcher=()
-    if command -v ccache >/dev/null 2>&1; then
-      # Set here rather than left to the commit's own CMake, which may predate ccache support.
+    # The commit's own cmake/EncbenchCcache.cmake sets the launcher and the debug prefix map that
+    # the reference build compiled with; a commit that predates it gets the launcher from here.
+    if command -v ccache >/dev/null 2>&1 && [[ ! -f "$work/$side/cmake/EncbenchCcache.cmake" ]]; then
       l="$(command -v cmake);-E;env;CCACHE_BASEDIR=$work/$side;$(command -v ccache)"
       launcher=("-DCMAKE_C_COMPILER_LAUNCHER=$l" "-DCMAKE_CXX_COMPILER_LAUNCHER=$l" "-DCMAKE_CUDA_COMPILER_LAUNCHER=$l")
     fi
-    echo "ci-gate: building $side (${!sha_var:0:12}): ${configure_args[*]}"
-    read -r hits0 misses0 <<<"$(ccache_hits)"
+    echo "ci-gate: building $side (${!sha_var:0:12}) in $side_build_rel: ${configure_args[*]}"
     started=$SECONDS
-    cmake -S "$work/$side" -B "$work/$side/build" "${configure_args[@]}" "${launcher[@]}" \
+    cmake -S "$work/$side" -B "${build_dir[$side]}" "${configure_args[@]}" ${launcher[@]+"${launcher[@]}"} \
       >"$out/build-$side.log" 2>&1 || { echo "ci-gate: configure of $side failed, see $out/build-$side.log" >&2; exit 2; }
-    cmake --build "$work/$side/build" -j "$jobs" --target encbench encbench-micro >>"$out/build-$side.log" 2>&1 \
-      || { echo "ci-gate: build of $side failed, see $out/build-$side.log" >&2; exit 2; }
-    # Commits before encbench-instr have no such target: the instruction step is then skipped.
-    if ((instr)); then
-      cmake --build "$work/$side/build" -j "$jobs" --target encbench-instr >>"$out/build-$side.log" 2>&1 \
-        || echo "ci-gate: $side has no encbench-instr target"
+    same=$(same_commands "$work/$side" "${build_dir[$side]}")
+    [[ -n "$same" ]] && echo "ci-gate: $side: $same"
+    # Only what the gate runs. Commits before encbench-instr have no such target: the instruction
+    # step is then skipped; otherwise the three are built in one go, so their compiles overlap.
+    targets=(encbench encbench-micro)
+    if ((instr)) && grep -rqs --include=CMakeLists.txt 'encbench-instr' "$work/$side"; then
+      targets+=(encbench-instr)
+    elif ((instr)); then
+      echo "ci-gate: $side has no encbench-instr target"
     fi
-    read -r hits1 misses1 <<<"$(ccache_hits)"
-    echo "ci-gate: built $side in $((SECONDS - started)) s$( [[ -n "$hits1" ]] && echo ", ccache: $((hits1 - hits0)) hits, $((misses1 - misses0)) compiled")"
+    CCACHE_STATSLOG=$work/$side-ccache-stats.log \
+      cmake --build "${build_dir[$side]}" -j "$jobs" --target "${targets[@]}" >>"$out/build-$side.log" 2>&1 \
+      || { echo "ci-gate: build of $side failed, see $out/build-$side.log" >&2; exit 2; }
+    echo "ci-gate: built $side in $((SECONDS - started)) s$(ccache_side_stats "$work/$side-ccache-stats.log")"
   fi
   for exe in harness/cli/encbench harness/micro/encbench-micro; do
     [[ -x "${build_dir[$side]}/$exe" ]] || { echo "ci-gate: ${build_dir[$side]}/$exe is missing" >&2; exit 2; }
