@@ -102,14 +102,38 @@ done < <(git log --format=%B "$base_sha..$head_sha" | sed -n 's/^Gate-Accept:[[:
 
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+# A run stopped half-way (Ctrl-C, a killed job) must not leak into this one: results of its rounds
+# would be judged with ours (compare reads whole directories; a stale instr-compare.json would enter
+# the verdict when this run skips that step). Only what this script writes is removed.
+rm -rf "$out/micro" "$out/serving" "$out/warmup" "$out/instr"
+rm -f "$out"/{instr,micro,serving}{.md,.txt,-junit.xml,-compare.json} "$out"/{build,instr}-{base,head}.log \
+  "$out"/{base,head}-round*-{micro,serving}.log "$out/report.html"
+# Worktrees of earlier gate runs that were killed before their cleanup (SIGKILL, OOM, a lost
+# machine): a run records its process id in its work directory; one whose process is gone is
+# removed. Runs of other users of the same repository that are still going are left alone.
+git -C "$repo" worktree prune 2>/dev/null || true
+while IFS= read -r wt; do
+  stale_work=${wt%/*}
+  [[ "$stale_work" == */encbench-ci-gate.* && -f "$stale_work/owner" ]] || continue
+  read -r owner_host owner_pid <"$stale_work/owner" || continue
+  [[ "$owner_host" == "$HOSTNAME" && ! -d "/proc/$owner_pid" ]] || continue
+  echo "ci-gate: removing the worktree $wt of a stopped gate run (pid $owner_pid)"
+  git -C "$repo" worktree remove --force "$wt" >/dev/null 2>&1 || true
+  [[ -d "$stale_work/base" || -d "$stale_work/head" ]] || rm -rf "$stale_work"
+done < <(git -C "$repo" worktree list --porcelain | sed -n 's/^worktree //p')
 work=$(mktemp -d "${TMPDIR:-/tmp}/encbench-ci-gate.XXXXXX")
+echo "$HOSTNAME $$" >"$work/owner"
 cleanup() {
-  if ((keep)); then echo "ci-gate: kept $work" >&2; return; fi
+  # A kept work directory has no owner, so no later run takes it for a stale one.
+  if ((keep)); then rm -f "$work/owner"; echo "ci-gate: kept $work" >&2; return; fi
   git -C "$repo" worktree remove --force "$work/base" >/dev/null 2>&1 || true
   git -C "$repo" worktree remove --force "$work/head" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
 trap cleanup EXIT
+# Ctrl-C or a TERM from the CI runner: exit through the EXIT trap, so the worktrees go too.
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 echo "ci-gate: base $base_sha, head $head_sha, $rounds rounds; output in $out"
 jobs=$(nproc)
