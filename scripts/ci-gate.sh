@@ -134,6 +134,12 @@ trap cleanup EXIT
 # Ctrl-C or a TERM from the CI runner: exit through the EXIT trap, so the worktrees go too.
 trap 'exit 130' INT
 trap 'exit 143' TERM
+# Stage times for scripts/run-tests.sh's summary: "NAME SECONDS" lines appended to the file named by
+# ENCBENCH_STAGE_TIMES, when it is set.
+stage_time() {
+  [[ -n "${ENCBENCH_STAGE_TIMES:-}" ]] && echo "$1 $2" >>"$ENCBENCH_STAGE_TIMES"
+  return 0
+}
 
 echo "ci-gate: base $base_sha, head $head_sha, $rounds rounds; output in $out"
 jobs=$(nproc)
@@ -192,6 +198,7 @@ ccache_side_stats() {  # ccache_side_stats STATS_LOG
     END {printf ", ccache: %d hits, %d compiled", h, m}' "$1"
 }
 declare -A build_dir src_dir
+builds_started=$SECONDS
 for side in base head; do
   sha_var="${side}_sha"
   prebuilt_var="${side}_build"
@@ -233,6 +240,7 @@ for side in base head; do
     [[ -x "${build_dir[$side]}/$exe" ]] || { echo "ci-gate: ${build_dir[$side]}/$exe is missing" >&2; exit 2; }
   done
 done
+stage_time gate-builds $((SECONDS - builds_started))
 bin() { echo "${build_dir[$1]}/harness/cli/encbench"; }
 micro() { echo "${build_dir[$1]}/harness/micro/encbench-micro"; }
 gate=${gate:-${src_dir[head]}/scenarios/gates/ci.json}
@@ -243,6 +251,7 @@ mkdir -p "$out/micro/base" "$out/micro/head" "$out/serving/base" "$out/serving/h
 # Deterministic step first: instruction counts under callgrind. Identical in every run of the same
 # code, so one run per side is enough and no rounds or interleaving are needed.
 instr_ran=0
+instr_started=$SECONDS
 if ((instr)); then
   instr_bin() { echo "${build_dir[$1]}/harness/micro/encbench-instr"; }
   if ! command -v valgrind >/dev/null 2>&1; then
@@ -263,6 +272,8 @@ if ((instr)); then
     instr_ran=1
   fi
 fi
+stage_time gate-instr $((SECONDS - instr_started))
+rounds_started=$SECONDS
 run_side() {  # run_side SIDE MICRO_JSON SERVING_JSON LOG_STEM REPS
   local side=$1 args
   args=(--benchmark_repetitions="$5" --benchmark_enable_random_interleaving=true
@@ -341,6 +352,7 @@ if ((${#reports[@]})) && grep -q '"run_name"\|"completed"' "${reports[@]}" 2>/de
     --title "ci-gate ${base_sha:0:12} vs ${head_sha:0:12}" \
     >/dev/null 2>&1 || echo "ci-gate: HTML report could not be written" >&2
 fi
+stage_time gate-rounds $((SECONDS - rounds_started))
 case $status in
   0) echo "ci-gate: PASS" ;;
   1) echo "ci-gate: FAIL: performance regression (see $out/*.md)" ;;
