@@ -11,43 +11,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 jobs=$(nproc)
 
-# Stage times: "NAME SECONDS" lines, ours and those the gate appends (ENCBENCH_STAGE_TIMES).
-stage_file=$(mktemp "${TMPDIR:-/tmp}/encbench-stage-times.XXXXXX")
-export ENCBENCH_STAGE_TIMES=$stage_file
-run_started=$SECONDS
-current_stage="" current_started=0
-stage() {  # stage NAME COMMAND...: runs COMMAND and records its wall time under NAME
-  current_stage=$1 current_started=$SECONDS
-  shift
-  "$@"
-  echo "$current_stage $((SECONDS - current_started))" >>"$stage_file"
-  current_stage=""
-}
-print_stage_times() {
-  local rc=$? total=$((SECONDS - run_started))
-  trap - EXIT
-  [[ -n "$current_stage" ]] \
-    && echo "$current_stage $((SECONDS - current_started)) did-not-finish" >>"$stage_file"
-  echo "total $total" >>"$stage_file"
-  echo "encbench: stage times (wall clock; gate-* are parts of gate):"
-  awk -v budget_file=scripts/ci-stage-budget.tsv '
-    BEGIN { while ((getline line < budget_file) > 0) {
-              if (line ~ /^[[:space:]]*(#|$)/) continue
-              split(line, f, /[[:space:]]+/); budget[f[1]] = f[2] } }
-    { note = ($3 == "did-not-finish") ? "  (failed or stopped)" : ""
-      if ($1 in budget) note = note sprintf("  (budget %d s)", budget[$1])
-      printf "encbench:   %-14s %6d s  %3d min %02d s%s\n", $1, $2, $2 / 60, $2 % 60, note
-      if (($1 in budget) && $2 > budget[$1])
-        warn[++n] = sprintf("encbench: WARNING: stage %s took %d s, over its budget of %d s (%s)",
-                            $1, $2, budget[$1], budget_file) }
-    END { for (i = 1; i <= n; i++) print warn[i] }' "$stage_file"
-  rm -f "$stage_file"
-  exit "$rc"
-}
-trap print_stage_times EXIT
-# Ctrl-C or a TERM from the CI runner: exit through the EXIT trap, so the times are printed.
-trap 'exit 130' INT
-trap 'exit 143' TERM
+# Stage times and budgets (scripts/stage-times.sh): `stage NAME COMMAND...` runs and times a stage;
+# the table is printed when this script exits, however it exits.
+source scripts/stage-times.sh
 
 release_tests() { (cd build && ctest --output-on-failure -j "$jobs" --timeout 600); }
 asan_tests() {
