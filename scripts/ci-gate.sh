@@ -169,33 +169,45 @@ if [[ -n "$reference_build" && -f "$reference_build/CMakeCache.txt" ]]; then
   esac
 fi
 # compile_commands.json of a side against the reference's: how many translation units compile with
-# the same command line once each checkout's own paths are mapped out (what ccache's base_dir
-# does). A shared file whose command differs is a cache miss however little the commit changed.
+# the same command line once each checkout's own paths are mapped out of the path arguments (what
+# ccache's base_dir does). A shared file whose command differs is a cache miss however little the
+# commit changed. A -D whose value holds the checkout's path is not mapped by ccache: such a file
+# still hits in ccache's preprocessed mode unless it expands the macro; those are counted apart.
 same_commands() {  # same_commands SIDE_SRC SIDE_BUILD
   [[ -n "$reference_src" && -f "$reference_build/compile_commands.json" && -f "$2/compile_commands.json" ]] \
     && command -v python3 >/dev/null 2>&1 || return 0
   python3 - "$reference_src" "$reference_build" "$1" "$2" <<'PY' || true
-import json, sys
+import json, shlex, sys
 def load(src, build):
     cmds = {}
+    norm = lambda t: t.replace(build, "<build>").replace(src, "<src>")
     for e in json.load(open(build + "/compile_commands.json")):
-        norm = lambda t: t.replace(build, "<build>").replace(src, "<src>")
-        cmds[norm(e["file"])] = norm(e.get("command") or " ".join(e["arguments"]))
+        args = e.get("arguments") or shlex.split(e["command"])
+        paths = [a if a.startswith("-D") else norm(a) for a in args]
+        cmds[norm(e["file"])] = (paths, [norm(a) for a in args])
     return cmds
 ref, side = load(sys.argv[1], sys.argv[2]), load(sys.argv[3], sys.argv[4])
 shared = sorted(set(ref) & set(side))
-differ = [f for f in shared if ref[f] != side[f]]
-print(f"{len(shared) - len(differ)} of {len(shared)} shared translation units compile exactly as in "
-      f"the reference build" + (f"; e.g. {differ[0]}:\n  reference: {ref[differ[0]]}\n  this side: "
-      f"{side[differ[0]]}" if differ else ""))
+differ = [f for f in shared if ref[f][0] != side[f][0]]
+in_define = [f for f in differ if ref[f][1] == side[f][1]]
+other = [f for f in differ if f not in in_define]
+msg = f"{len(shared) - len(differ)} of {len(shared)} shared translation units compile exactly as in the reference build"
+if in_define:
+    msg += f", {len(in_define)} more differ only in a -D holding the checkout's path"
+if other:
+    msg += (f"; {len(other)} differ otherwise, e.g. {other[0]}:\n  reference: {' '.join(ref[other[0]][0])}"
+            f"\n  this side: {' '.join(side[other[0]][0])}")
+print(msg)
 PY
 }
 # Hits and misses of the compiles a side's build ran, from a ccache stats log of its own
 # (stats_log): the global counters also count every other build on the machine.
+# The files it compiled are named (up to 12), so a miss that should have been a hit is seen.
 ccache_side_stats() {  # ccache_side_stats STATS_LOG
   [[ -f "$1" ]] || return 0
-  awk '$1 ~ /^(direct|preprocessed)_cache_hit$/ {h++} $1 == "cache_miss" {m++}
-    END {printf ", ccache: %d hits, %d compiled", h, m}' "$1"
+  awk '/^# / {file = $2} $1 ~ /^(direct|preprocessed)_cache_hit$/ {h++}
+    $1 == "cache_miss" {m++; if (m <= 12) { n = split(file, p, "/"); list = list " " p[n] }}
+    END {printf ", ccache: %d hits, %d compiled%s", h, m, (m ? ":" list (m > 12 ? " ..." : "") : "")}' "$1"
 }
 declare -A build_dir src_dir
 builds_started=$SECONDS
