@@ -30,18 +30,21 @@
 #   --out DIR           where results, tables, JUnit XML and the HTML report go (default ci-gate-out)
 #   --base-build DIR    use this existing build tree for BASE instead of building it (it must hold
 #   --head-build DIR    harness/cli/encbench and harness/micro/encbench-micro; e.g. a CI cache)
-#   --configure-like DIR  build both sides here, configured like this build tree (build type, CUDA,
-#                       sanitizers): the sides then differ only in their commit, and share ccache
-#                       entries with DIR's objects
+#   --configure-like DIR  build both sides here, configured like this build tree (build type,
+#                       compilers and flags, CUDA, sanitizers, MPI, BLIS): the sides then differ
+#                       only in their commit, and compile every file they share with DIR with the
+#                       same command, so ccache returns DIR's objects for them
 #   --keep              keep the temporary worktrees and builds
 #
 # A commit that moves a gated figure on purpose declares it in its message, one line per metric
 # glob: "Gate-Accept: GLOB=REASON" (e.g. "Gate-Accept: *virtual*=host time is now modelled").
 # Every such line in BASE..HEAD becomes compare --accept: the metric is shown ACCEPTED, not failed.
 #
-# A side that is built here is configured like --head-build when one is given (build type, CUDA
-# option and architectures) and compiled through ccache when it is installed, so the translation
-# units BASE shares with HEAD are cache hits (cmake/EncbenchCcache.cmake).
+# A side that is built here is configured like the reference build (--configure-like, else
+# --head-build or --base-build) and compiled through ccache when it is installed, so the translation
+# units it shares with that build and with the other side are cache hits
+# (cmake/EncbenchCcache.cmake). The log says, per side, how many translation units compile exactly
+# as in the reference build, and the ccache hits and compiles of that side's build alone.
 #
 # Exit status: 0 no regression, 1 regression, 2 invalid input or a failed build/run.
 set -euo pipefail
@@ -69,7 +72,7 @@ while (($#)); do
     --keep) keep=1; shift ;;
     --instr-filter) instr_filter=$2; shift 2 ;;
     --no-instr) instr=0; shift ;;
-    -h|--help) sed -n '2,39p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,41p' "$0"; exit 0 ;;
     *) echo "ci-gate: unknown argument $1 (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -99,36 +102,115 @@ done < <(git log --format=%B "$base_sha..$head_sha" | sed -n 's/^Gate-Accept:[[:
 
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
+# A run stopped half-way (Ctrl-C, a killed job) must not leak into this one: results of its rounds
+# would be judged with ours (compare reads whole directories; a stale instr-compare.json would enter
+# the verdict when this run skips that step). Only what this script writes is removed.
+rm -rf "$out/micro" "$out/serving" "$out/warmup" "$out/instr"
+rm -f "$out"/{instr,micro,serving}{.md,.txt,-junit.xml,-compare.json} "$out"/{build,instr}-{base,head}.log \
+  "$out"/{base,head}-round*-{micro,serving}.log "$out/report.html"
+# Worktrees of earlier gate runs that were killed before their cleanup (SIGKILL, OOM, a lost
+# machine): a run records its process id in its work directory; one whose process is gone is
+# removed. Runs of other users of the same repository that are still going are left alone.
+git -C "$repo" worktree prune 2>/dev/null || true
+while IFS= read -r wt; do
+  stale_work=${wt%/*}
+  [[ "$stale_work" == */encbench-ci-gate.* && -f "$stale_work/owner" ]] || continue
+  read -r owner_host owner_pid <"$stale_work/owner" || continue
+  [[ "$owner_host" == "$HOSTNAME" && ! -d "/proc/$owner_pid" ]] || continue
+  echo "ci-gate: removing the worktree $wt of a stopped gate run (pid $owner_pid)"
+  git -C "$repo" worktree remove --force "$wt" >/dev/null 2>&1 || true
+  [[ -d "$stale_work/base" || -d "$stale_work/head" ]] || rm -rf "$stale_work"
+done < <(git -C "$repo" worktree list --porcelain | sed -n 's/^worktree //p')
 work=$(mktemp -d "${TMPDIR:-/tmp}/encbench-ci-gate.XXXXXX")
+echo "$HOSTNAME $$" >"$work/owner"
 cleanup() {
-  if ((keep)); then echo "ci-gate: kept $work" >&2; return; fi
+  # A kept work directory has no owner, so no later run takes it for a stale one.
+  if ((keep)); then rm -f "$work/owner"; echo "ci-gate: kept $work" >&2; return; fi
   git -C "$repo" worktree remove --force "$work/base" >/dev/null 2>&1 || true
   git -C "$repo" worktree remove --force "$work/head" >/dev/null 2>&1 || true
   rm -rf "$work"
 }
 trap cleanup EXIT
+# Ctrl-C or a TERM from the CI runner: exit through the EXIT trap, so the worktrees go too.
+trap 'exit 130' INT
+trap 'exit 143' TERM
+# Stage times for scripts/run-tests.sh's summary: "NAME SECONDS" lines appended to the file named by
+# ENCBENCH_STAGE_TIMES, when it is set.
+stage_time() {
+  [[ -n "${ENCBENCH_STAGE_TIMES:-}" ]] && echo "$1 $2" >>"$ENCBENCH_STAGE_TIMES"
+  return 0
+}
 
 echo "ci-gate: base $base_sha, head $head_sha, $rounds rounds; output in $out"
 jobs=$(nproc)
 # Configure a side built here like the prebuilt one, so both sides are the same kind of build
-# (and share ccache entries); otherwise Release without CUDA.
+# (and share ccache entries); otherwise Release without CUDA. With --configure-like, every cache
+# entry that enters a compile command is copied (compilers, flags, sanitizers, CUDA, MPI, BLIS), and
+# the side's build directory sits at the same place in its checkout as the reference's does in
+# this one: ccache (base_dir = the checkout) then sees the very command lines the reference build
+# compiled, and every translation unit the commit did not change is a hit. ENCBENCH_BUILD_TESTS=OFF
+# only leaves out the test executables and GTest; it changes no compile command.
 configure_args=(-DCMAKE_BUILD_TYPE=Release -DENCBENCH_BUILD_TESTS=OFF -DENCBENCH_CUDA=OFF)
 reference_build=${configure_like:-${head_build:-$base_build}}
+side_build_rel=build reference_src=""
 if [[ -n "$reference_build" && -f "$reference_build/CMakeCache.txt" ]]; then
+  reference_build=$(cd "$reference_build" && pwd)
   cache_value() { sed -n "s/^$1:[A-Z]*=//p" "$reference_build/CMakeCache.txt" | head -1; }
-  configure_args=(-DENCBENCH_BUILD_TESTS=OFF "-DCMAKE_BUILD_TYPE=$(cache_value CMAKE_BUILD_TYPE)"
-                  "-DENCBENCH_CUDA=$(cache_value ENCBENCH_CUDA)")
-  cuda_arch=$(cache_value CMAKE_CUDA_ARCHITECTURES)
-  [[ -n "$cuda_arch" ]] && configure_args+=("-DCMAKE_CUDA_ARCHITECTURES=$cuda_arch")
-  sanitize=$(cache_value ENCBENCH_SANITIZE)
-  [[ -n "$sanitize" ]] && configure_args+=("-DENCBENCH_SANITIZE=$sanitize")
+  build_type=$(cache_value CMAKE_BUILD_TYPE)
+  configure_args=(-DENCBENCH_BUILD_TESTS=OFF "-DCMAKE_BUILD_TYPE=$build_type")
+  for var in ENCBENCH_CUDA CMAKE_CUDA_ARCHITECTURES ENCBENCH_SANITIZE ENCBENCH_MPI ENCBENCH_BLIS \
+             CMAKE_C_COMPILER CMAKE_CXX_COMPILER CMAKE_C_FLAGS CMAKE_CXX_FLAGS \
+             "CMAKE_C_FLAGS_${build_type^^}" "CMAKE_CXX_FLAGS_${build_type^^}"; do
+    grep -q "^$var:" "$reference_build/CMakeCache.txt" && configure_args+=("-D$var=$(cache_value "$var")")
+  done
+  reference_src=$(cache_value CMAKE_HOME_DIRECTORY)
+  case "$reference_build" in
+    "$reference_src"/*) side_build_rel=${reference_build#"$reference_src"/} ;;
+  esac
 fi
-ccache_hits() {  # hits and misses so far, from ccache's machine-readable counters
-  command -v ccache >/dev/null 2>&1 || return 0
-  ccache --print-stats 2>/dev/null | awk '$1 ~ /^(direct|preprocessed)_cache_hit$/ {h += $2}
-    $1 == "cache_miss" {m += $2} END {print h + 0, m + 0}'
+# compile_commands.json of a side against the reference's: how many translation units compile with
+# the same command line once each checkout's own paths are mapped out of the path arguments (what
+# ccache's base_dir does). A shared file whose command differs is a cache miss however little the
+# commit changed. A -D whose value holds the checkout's path is not mapped by ccache: such a file
+# still hits in ccache's preprocessed mode unless it expands the macro; those are counted apart.
+same_commands() {  # same_commands SIDE_SRC SIDE_BUILD
+  [[ -n "$reference_src" && -f "$reference_build/compile_commands.json" && -f "$2/compile_commands.json" ]] \
+    && command -v python3 >/dev/null 2>&1 || return 0
+  python3 - "$reference_src" "$reference_build" "$1" "$2" <<'PY' || true
+import json, shlex, sys
+def load(src, build):
+    cmds = {}
+    norm = lambda t: t.replace(build, "<build>").replace(src, "<src>")
+    for e in json.load(open(build + "/compile_commands.json")):
+        args = e.get("arguments") or shlex.split(e["command"])
+        paths = [a if a.startswith("-D") else norm(a) for a in args]
+        cmds[norm(e["file"])] = (paths, [norm(a) for a in args])
+    return cmds
+ref, side = load(sys.argv[1], sys.argv[2]), load(sys.argv[3], sys.argv[4])
+shared = sorted(set(ref) & set(side))
+differ = [f for f in shared if ref[f][0] != side[f][0]]
+in_define = [f for f in differ if ref[f][1] == side[f][1]]
+other = [f for f in differ if f not in in_define]
+msg = f"{len(shared) - len(differ)} of {len(shared)} shared translation units compile exactly as in the reference build"
+if in_define:
+    msg += f", {len(in_define)} more differ only in a -D holding the checkout's path"
+if other:
+    msg += (f"; {len(other)} differ otherwise, e.g. {other[0]}:\n  reference: {' '.join(ref[other[0]][0])}"
+            f"\n  this side: {' '.join(side[other[0]][0])}")
+print(msg)
+PY
+}
+# Hits and misses of the compiles a side's build ran, from a ccache stats log of its own
+# (stats_log): the global counters also count every other build on the machine.
+# The files it compiled are named (up to 12), so a miss that should have been a hit is seen.
+ccache_side_stats() {  # ccache_side_stats STATS_LOG
+  [[ -f "$1" ]] || return 0
+  awk '/^# / {file = $2} $1 ~ /^(direct|preprocessed)_cache_hit$/ {h++}
+    $1 == "cache_miss" {m++; if (m <= 12) { n = split(file, p, "/"); list = list " " p[n] }}
+    END {printf ", ccache: %d hits, %d compiled%s", h, m, (m ? ":" list (m > 12 ? " ..." : "") : "")}' "$1"
 }
 declare -A build_dir src_dir
+builds_started=$SECONDS
 for side in base head; do
   sha_var="${side}_sha"
   prebuilt_var="${side}_build"
@@ -139,32 +221,38 @@ for side in base head; do
   else
     git worktree add --detach "$work/$side" "${!sha_var}" >/dev/null
     src_dir[$side]=$work/$side
-    build_dir[$side]=$work/$side/build
+    build_dir[$side]=$work/$side/$side_build_rel
     launcher=()
-    if command -v ccache >/dev/null 2>&1; then
-      # Set here rather than left to the commit's own CMake, which may predate ccache support.
+    # The commit's own cmake/EncbenchCcache.cmake sets the launcher and the debug prefix map that
+    # the reference build compiled with; a commit that predates it gets the launcher from here.
+    if command -v ccache >/dev/null 2>&1 && [[ ! -f "$work/$side/cmake/EncbenchCcache.cmake" ]]; then
       l="$(command -v cmake);-E;env;CCACHE_BASEDIR=$work/$side;$(command -v ccache)"
       launcher=("-DCMAKE_C_COMPILER_LAUNCHER=$l" "-DCMAKE_CXX_COMPILER_LAUNCHER=$l" "-DCMAKE_CUDA_COMPILER_LAUNCHER=$l")
     fi
-    echo "ci-gate: building $side (${!sha_var:0:12}): ${configure_args[*]}"
-    read -r hits0 misses0 <<<"$(ccache_hits)"
+    echo "ci-gate: building $side (${!sha_var:0:12}) in $side_build_rel: ${configure_args[*]}"
     started=$SECONDS
-    cmake -S "$work/$side" -B "$work/$side/build" "${configure_args[@]}" "${launcher[@]}" \
+    cmake -S "$work/$side" -B "${build_dir[$side]}" "${configure_args[@]}" ${launcher[@]+"${launcher[@]}"} \
       >"$out/build-$side.log" 2>&1 || { echo "ci-gate: configure of $side failed, see $out/build-$side.log" >&2; exit 2; }
-    cmake --build "$work/$side/build" -j "$jobs" --target encbench encbench-micro >>"$out/build-$side.log" 2>&1 \
-      || { echo "ci-gate: build of $side failed, see $out/build-$side.log" >&2; exit 2; }
-    # Commits before encbench-instr have no such target: the instruction step is then skipped.
-    if ((instr)); then
-      cmake --build "$work/$side/build" -j "$jobs" --target encbench-instr >>"$out/build-$side.log" 2>&1 \
-        || echo "ci-gate: $side has no encbench-instr target"
+    same=$(same_commands "$work/$side" "${build_dir[$side]}")
+    [[ -n "$same" ]] && echo "ci-gate: $side: $same"
+    # Only what the gate runs. Commits before encbench-instr have no such target: the instruction
+    # step is then skipped; otherwise the three are built in one go, so their compiles overlap.
+    targets=(encbench encbench-micro)
+    if ((instr)) && grep -rqs --include=CMakeLists.txt 'encbench-instr' "$work/$side"; then
+      targets+=(encbench-instr)
+    elif ((instr)); then
+      echo "ci-gate: $side has no encbench-instr target"
     fi
-    read -r hits1 misses1 <<<"$(ccache_hits)"
-    echo "ci-gate: built $side in $((SECONDS - started)) s$( [[ -n "$hits1" ]] && echo ", ccache: $((hits1 - hits0)) hits, $((misses1 - misses0)) compiled")"
+    CCACHE_STATSLOG=$work/$side-ccache-stats.log \
+      cmake --build "${build_dir[$side]}" -j "$jobs" --target "${targets[@]}" >>"$out/build-$side.log" 2>&1 \
+      || { echo "ci-gate: build of $side failed, see $out/build-$side.log" >&2; exit 2; }
+    echo "ci-gate: built $side in $((SECONDS - started)) s$(ccache_side_stats "$work/$side-ccache-stats.log")"
   fi
   for exe in harness/cli/encbench harness/micro/encbench-micro; do
     [[ -x "${build_dir[$side]}/$exe" ]] || { echo "ci-gate: ${build_dir[$side]}/$exe is missing" >&2; exit 2; }
   done
 done
+stage_time gate-builds $((SECONDS - builds_started))
 bin() { echo "${build_dir[$1]}/harness/cli/encbench"; }
 micro() { echo "${build_dir[$1]}/harness/micro/encbench-micro"; }
 gate=${gate:-${src_dir[head]}/scenarios/gates/ci.json}
@@ -175,6 +263,7 @@ mkdir -p "$out/micro/base" "$out/micro/head" "$out/serving/base" "$out/serving/h
 # Deterministic step first: instruction counts under callgrind. Identical in every run of the same
 # code, so one run per side is enough and no rounds or interleaving are needed.
 instr_ran=0
+instr_started=$SECONDS
 if ((instr)); then
   instr_bin() { echo "${build_dir[$1]}/harness/micro/encbench-instr"; }
   if ! command -v valgrind >/dev/null 2>&1; then
@@ -195,6 +284,8 @@ if ((instr)); then
     instr_ran=1
   fi
 fi
+stage_time gate-instr $((SECONDS - instr_started))
+rounds_started=$SECONDS
 run_side() {  # run_side SIDE MICRO_JSON SERVING_JSON LOG_STEM REPS
   local side=$1 args
   args=(--benchmark_repetitions="$5" --benchmark_enable_random_interleaving=true
@@ -273,6 +364,7 @@ if ((${#reports[@]})) && grep -q '"run_name"\|"completed"' "${reports[@]}" 2>/de
     --title "ci-gate ${base_sha:0:12} vs ${head_sha:0:12}" \
     >/dev/null 2>&1 || echo "ci-gate: HTML report could not be written" >&2
 fi
+stage_time gate-rounds $((SECONDS - rounds_started))
 case $status in
   0) echo "ci-gate: PASS" ;;
   1) echo "ci-gate: FAIL: performance regression (see $out/*.md)" ;;

@@ -6,6 +6,8 @@
 #                                                          (regression), then BUDGET/targets seconds
 #                                                          of new fuzzing each (default 240)
 #   scripts/fuzz.sh --list                                 the targets
+#   scripts/fuzz.sh --build                                only build them (run-tests.sh times the
+#                                                          build and the runs as separate stages)
 # New inputs go to build-fuzz/corpus/TARGET (the committed seeds are read, never written); a crash
 # fails the run and its reproducer is printed (path, size, hexdump, base64). Reproduce one with
 #   build-fuzz/tests/fuzz/TARGET FILE
@@ -15,10 +17,10 @@ build=build-fuzz
 bin_dir=$build/tests/fuzz
 
 build_targets() {
-  # -O1: libFuzzer's recommended level, and the build is part of CI's time.
-  CC=clang CXX=clang++ cmake -S . -B "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+  # -O1: libFuzzer's recommended level, and the build is part of CI's time. Through build.sh, which
+  # also cleans up after a build that was stopped half-way.
+  CC=clang CXX=clang++ scripts/build.sh "$build" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     "-DCMAKE_CXX_FLAGS_RELWITHDEBINFO=-O1" "-DCMAKE_C_FLAGS_RELWITHDEBINFO=-O1" -DENCBENCH_FUZZ=ON >/dev/null
-  cmake --build "$build" -j "$(nproc)" >/dev/null
 }
 
 dict_for() {  # the dictionary that helps a target, if any
@@ -85,6 +87,8 @@ case "${1:-}" in
   --list)
     build_targets
     cat "$build/fuzz_targets.txt" ;;
+  --build)
+    build_targets ;;
   --ci)
     budget=${2:-${ENCBENCH_FUZZ_BUDGET_S:-240}}
     build_targets
@@ -100,9 +104,9 @@ case "${1:-}" in
     fi
     exit "$failed" ;;
   ""|-h|--help)
-    sed -n '2,12p' "$0"; exit 2 ;;
+    sed -n '2,14p' "$0"; exit 2 ;;
   *)
-    [[ $# -ge 2 ]] || { sed -n '2,12p' "$0"; exit 2; }
+    [[ $# -ge 2 ]] || { sed -n '2,14p' "$0"; exit 2; }
     target=$1 seconds=$2; shift 2
     build_targets
     grep -qx "$target" "$build/fuzz_targets.txt" || { echo "fuzz: unknown target $target (--list)"; exit 2; }
