@@ -396,7 +396,7 @@ nlohmann::json encode_json(const ResolvedRun& resolved, const RunOptions& o, con
   return result;
 }
 
-std::vector<SideMetric> compare_sides(const ConfigRun& a, const ConfigRun& b, double alpha) {
+std::vector<SideMetric> compare_sides(const ConfigRun& a, const ConfigRun& b, const judgement::Settings& settings) {
   // Comparison rows: metric, lower-is-better samples.
   struct ForwardMetricRow { const char *name, *key, *unit; double (*get)(const ForwardReport&); double scale; int precision; };
   const ForwardMetricRow rows[] = {{"Forward time", "forward_ms", "ms", forward_ms, 1.0, 3},
@@ -418,11 +418,19 @@ std::vector<SideMetric> compare_sides(const ConfigRun& a, const ConfigRun& b, do
     m.b_median = stats::median(xb);
     m.a = stats::summarize(xa);
     m.b = stats::summarize(xb);
-    const stats::MannWhitney mw = stats::mann_whitney_u(xa, xb);
     m.constant = m.a.min == m.a.max && m.b.min == m.b.max;
+    // The forwards are interleaved repetitions (ABAB...): each one a round of the judgement.
+    // Constant samples (syncs, byte counts, virtual-clock times) are deterministic.
+    judgement::Evidence ea, eb;
+    ea.value = m.a_median;
+    eb.value = m.b_median;
+    ea.rounds = xa;
+    eb.rounds = xb;
+    ea.deterministic = eb.deterministic = m.constant;
+    m.judgement = judgement::judge(ea, eb, {judgement::StatisticKind::Kind::median, 50}, false, settings);
     // Identical constant samples differ by nothing; different constants differ without noise.
-    m.significant = m.constant ? m.a_median != m.b_median : mw.p_value < alpha;
-    m.p_value = m.constant ? (m.a_median != m.b_median ? 0.0 : 1.0) : mw.p_value;
+    m.p_value = m.constant ? (m.a_median != m.b_median ? 0.0 : 1.0) : m.judgement.p_value.value_or(1.0);
+    m.significant = m.constant ? m.a_median != m.b_median : m.p_value < settings.alpha;
     m.change_pct = m.a_median != 0 ? (m.b_median - m.a_median) / std::fabs(m.a_median) * 100.0 : 0.0;
     out.push_back(m);
   }
@@ -432,11 +440,12 @@ std::vector<SideMetric> compare_sides(const ConfigRun& a, const ConfigRun& b, do
 namespace {
 
 // The A/B table (markdown): per metric the sides' medians [min-max] over the repetitions, the
-// change, the U test's p-value and whether the change is above noise.
+// change, and the judgement: its interval, p, MDE and verdict.
 std::string ab_table(const AbRecord& r) {
   std::ostringstream table;
-  table << "| Metric | Before (" << r.a.label << ") | After (" << r.b.label << ") | Change | p-value | Above noise |\n";
-  table << "|---|---|---|---|---|---|\n";
+  table << "| Metric | Before (" << r.a.label << ") | After (" << r.b.label
+        << ") | Change | Test's change [interval] | p-value | MDE | Verdict |\n";
+  table << "|---|---|---|---|---|---|---|---|\n";
   for (const SideMetric& m : r.metrics) {
     auto cell = [&](double med, const stats::Summary& s) {
       return fmt(med, m.precision) + (m.unit.empty() ? "" : " " + m.unit) + " [" + fmt(s.min, m.precision) + "-" +
@@ -445,10 +454,10 @@ std::string ab_table(const AbRecord& r) {
     table << "| " << m.name << " | " << cell(m.a_median, m.a) << " | " << cell(m.b_median, m.b) << " | "
           << (m.a_median != 0 ? std::string(m.change_pct >= 0 ? "+" : "").append(fmt(m.change_pct, 2)).append(" %")
                               : std::string("n/a"))
-          << " | " << (m.constant ? std::string("-") : fmt(m.p_value, 4)) << " | " << (m.significant ? "yes" : "no")
-          << " |\n";
+          << " | " << judgement::format_change(m.judgement) << " | " << (m.constant ? std::string("-") : fmt(m.p_value, 4))
+          << " | " << judgement::format_mde(m.judgement) << " | " << judgement::to_string(m.judgement.verdict) << " |\n";
   }
-  table << "| Accuracy | " << r.a.accuracy.verdict << " | " << r.b.accuracy.verdict << " | | | |\n";
+  table << "| Accuracy | " << r.a.accuracy.verdict << " | " << r.b.accuracy.verdict << " | | | | | |\n";
   return table.str();
 }
 
@@ -457,10 +466,18 @@ nlohmann::json comparison_json(const RunOptions& o, const AbRecord& r) {
   for (const SideMetric& m : r.metrics)
     comparison[m.key] = {{"a_median", m.a_median}, {"b_median", m.b_median},   {"a_min", m.a.min},
                          {"a_max", m.a.max},       {"b_min", m.b.min},         {"b_max", m.b.max},
-                         {"change_pct", m.change_pct}, {"p_value", m.p_value}, {"significant", m.significant}};
+                         {"change_pct", m.change_pct}, {"p_value", m.p_value}, {"significant", m.significant},
+                         {"verdict", judgement::to_string(m.judgement.verdict)}, {"test", m.judgement.test},
+                         {"change", m.judgement.change ? nlohmann::json(*m.judgement.change) : nlohmann::json()},
+                         {"change_interval", m.judgement.ci_low ? nlohmann::json({*m.judgement.ci_low, *m.judgement.ci_high})
+                                                                : nlohmann::json()},
+                         {"mde_relative", m.judgement.mde ? nlohmann::json(*m.judgement.mde) : nlohmann::json()},
+                         {"reason", m.judgement.reason}};
   comparison["accuracy"] = {{"a", r.a.accuracy.verdict}, {"b", r.b.accuracy.verdict}};
-  comparison["alpha"] = r.alpha;
-  comparison["test"] = "mann-whitney-u two-sided";
+  comparison["alpha"] = r.judging.alpha;
+  comparison["judged_at"] = {{"threshold_relative", r.judging.threshold}, {"alpha", r.judging.alpha},
+                             {"power", r.judging.power}, {"rule", judgement::describe(r.judging)}};
+  comparison["test"] = "t on the forwards' log values (each forward a repetition; judgement.hpp)";
   comparison["repetitions"] = o.forwards;
   comparison["clock"] = r.info.clock;
   if (!r.info.host_time.empty()) comparison["host_time"] = r.info.host_time;
@@ -487,8 +504,9 @@ void print_ab(std::ostream& out, const ResolvedRun& resolved, const RunOptions& 
   out << "A = " << r.a.label << " [" << describe(r.a.toggles) << "]\n";
   out << "B = " << r.b.label << " [" << describe(r.b.toggles) << "]\n\n";
   out << ab_table(r) << "\n";
-  out << "Values: median [min-max] over repetitions; 'Above noise' = two-sided Mann-Whitney U p < " << r.alpha
-      << ".\n";
+  out << "Values: median [min-max] over repetitions; verdicts by the project's one rule (docs/reports.md, Verdicts): "
+         "t on the forwards' log values, judged at "
+      << judgement::describe(r.judging) << "; constant samples by the threshold alone.\n";
   if (r.a.accuracy.verdict == "FAIL") out << "A accuracy FAIL: " << r.a.accuracy.reason << "\n";
   if (r.b.accuracy.verdict == "FAIL") out << "B accuracy FAIL: " << r.b.accuracy.reason << "\n";
 }

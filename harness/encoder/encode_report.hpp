@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/judgement/judgement.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/encoder/encode_run.hpp"
 
@@ -30,9 +31,10 @@ struct SideMetric {
   double a_median = 0, b_median = 0;
   stats::Summary a, b;
   double p_value = 1;           // 0 or 1 for constant samples (different or equal)
-  bool constant = false;        // both sides' samples constant: no test
-  bool significant = false;
-  double change_pct = 0;        // (B - A) / |A|, 0 when A's median is 0
+  bool constant = false;        // both sides' samples constant: judged by the threshold alone
+  bool significant = false;     // p < alpha, or constant and different
+  double change_pct = 0;        // (B - A) / |A| of the medians, 0 when A's median is 0
+  judgement::Judgement judgement;  // the verdict: forwards as repetitions (judgement.hpp)
 };
 
 // What `encbench ab` measured: both sides (forwards interleaved ABAB...), their accuracy, and the
@@ -41,12 +43,12 @@ struct AbRecord {
   device::DeviceInfo info;
   ConfigRun a, b;
   std::vector<SideMetric> metrics;
-  double alpha = 0.05;
+  judgement::Settings judging;
   std::string failure;
 };
 
 // The comparison of the two sides' forwards, one row per metric the A/B reports.
-std::vector<SideMetric> compare_sides(const ConfigRun& a, const ConfigRun& b, double alpha);
+std::vector<SideMetric> compare_sides(const ConfigRun& a, const ConfigRun& b, const judgement::Settings& settings);
 
 // The "encbench-encode"/1 body (without the envelope) of one configuration.
 nlohmann::json encode_body(const ResolvedRun& resolved, const RunOptions& options,

@@ -241,7 +241,7 @@ void run_sides(const ResolvedRun& resolved, const RunOptions& o, device::Device&
 
 int run_ab(const AbOptions& options, const std::vector<std::string>& argv, std::ostream& out) {
   const ResolvedRun resolved = resolve(options.run);
-  require(options.alpha > 0 && options.alpha < 1, "--alpha must be in (0, 1)");
+  judgement::validate(options.judging);
   const auto [label_a, toggles_a] = resolve_toggles(options.a, options.a_overrides);
   const auto [label_b, toggles_b] = resolve_toggles(options.b, options.b_overrides);
   auto device = make_run_device(resolved);
@@ -249,7 +249,7 @@ int run_ab(const AbOptions& options, const std::vector<std::string>& argv, std::
   const RunOptions& o = options.run;
   AbRecord record;
   record.info = device->info();
-  record.alpha = options.alpha;
+  record.judging = options.judging;
   record.a.label = label_a == options.a ? options.a : options.a + "+overrides";
   record.b.label = label_b == options.b ? options.b : options.b + "+overrides";
   record.a.toggles = toggles_a;
@@ -266,7 +266,7 @@ int run_ab(const AbOptions& options, const std::vector<std::string>& argv, std::
     side->accuracy = o.verify ? verify_config(verify_device ? *verify_device : *device, resolved, o,
                                               ab_encoder_config(resolved, o, side->toggles))
                               : skipped_accuracy("not verified (pass --verify)");
-  record.metrics = compare_sides(record.a, record.b, options.alpha);
+  record.metrics = compare_sides(record.a, record.b, options.judging);
   print_ab(out, resolved, o, record);
   if (!o.json_path.empty()) write_json_file(o.json_path, ab_json(resolved, o, record, argv));
   if (!o.trace_path.empty()) {

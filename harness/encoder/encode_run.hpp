@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/judgement/judgement.hpp"
 #include "harness/device/device.hpp"
 #include "harness/encoder/encoder.hpp"
 #include "harness/encoder/verify.hpp"
@@ -60,7 +61,7 @@ struct AbOptions {
   RunOptions run;  // forwards = repetitions per side
   std::string a = "baseline", b = "optimized";
   ToggleOverrides a_overrides, b_overrides;
-  double alpha = 0.05;
+  judgement::Settings judging;  // --threshold, --alpha, --power of the verdicts
 };
 
 // Everything measured for one configuration.

@@ -282,6 +282,8 @@ TEST(AbRun, InterleavedTableAndJson) {
   EXPECT_EQ(j["comparison"]["syncs_per_forward"]["a_median"], 4.0);
   EXPECT_EQ(j["comparison"]["syncs_per_forward"]["b_median"], 0.0);
   EXPECT_EQ(j["comparison"]["syncs_per_forward"]["significant"], true);
+  EXPECT_EQ(j["comparison"]["syncs_per_forward"]["verdict"], "FASTER");  // 4 -> 0, constant: by the threshold
+  EXPECT_EQ(j["comparison"]["syncs_per_forward"]["test"], "deterministic");
   EXPECT_EQ(j["a"]["launch_overhead_us"], 5.0);
   std::filesystem::remove(json_path);
 }
