@@ -179,16 +179,24 @@ class ModelBuilder {
     const auto key_of = [&](const LaunchLink& l, std::int64_t op) {
       return CallKey{l.api_start_ns, l.api_end_ns, l.api_name, device_.timeline.device_ops[op].host_thread};
     };
+    // Only the calls with an op their action does not carry (usually none: no map at all).
     std::map<CallKey, std::int64_t> action_of_call;
     for (const LaunchLink& l : device_.launches) {
       const std::int64_t op = op_of_id(l.op_id);
-      if (op != kNone && model_.ops[op].launch != kNone) action_of_call.try_emplace(key_of(l, op), model_.ops[op].launch);
+      if (op != kNone && model_.ops[op].launch == kNone) action_of_call.try_emplace(key_of(l, op), kNone);
+    }
+    if (action_of_call.empty()) return;
+    for (const LaunchLink& l : device_.launches) {
+      const std::int64_t op = op_of_id(l.op_id);
+      if (op == kNone || model_.ops[op].launch == kNone) continue;
+      const auto it = action_of_call.find(key_of(l, op));
+      if (it != action_of_call.end() && it->second == kNone) it->second = model_.ops[op].launch;
     }
     for (const LaunchLink& l : device_.launches) {
       const std::int64_t op = op_of_id(l.op_id);
       if (op == kNone || model_.ops[op].launch != kNone) continue;
       const auto it = action_of_call.find(key_of(l, op));
-      if (it == action_of_call.end()) continue;
+      if (it == action_of_call.end() || it->second == kNone) continue;
       model_.ops[op].launch = it->second;
       model_.actions[it->second].also_launches.push_back(op);
       ++model_.counts.graph_ops;
