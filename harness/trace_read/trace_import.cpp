@@ -306,7 +306,10 @@ class TraceImporter {
     return 0;
   }
   int stream_of(const RawEvent& e) const {
-    if (is_collective(e)) return kCollectiveStreamBase + static_cast<int>(numeric_or(e.tid, 0));
+    if (is_collective(e)) {  // any tid a file may hold: no int overflow, never a negative stream
+      const std::int64_t stream = kCollectiveStreamBase + numeric_or(e.tid, 0);
+      return static_cast<int>(std::clamp<std::int64_t>(stream, 0, std::numeric_limits<int>::max()));
+    }
     if (e.stream_arg >= 0) return static_cast<int>(e.stream_arg);
     if (e.tid < kStringIdTag) return static_cast<int>(e.tid);
     const std::int64_t n = trailing_integer(raw_.track_name(e.tid));

@@ -4,7 +4,7 @@
 // (timeline/gaps.hpp) runs on real traces exactly as on encbench's own recordings.
 //
 // Device ops: X events on device tracks (Kineto cat kernel/gpu_memcpy/gpu_memset/...,
-// torch_npu "Ascend Hardware" tasks, encbench device tracks). Each is linked to the host event
+// torch_npu "Ascend Hardware" tasks by npu_task_kind and HCCL collectives, encbench device tracks). Each is linked to the host event
 // that launched it by args.correlation (Kineto, as HTA does) or else by a flow (ac2g,
 // HostToDevice, torch_to_npu, encbench's own s/f pairs); the launch's start becomes submit_ns.
 // Host spans: runtime API events are `api` (synchronize calls and blocking copies `wait`), all
