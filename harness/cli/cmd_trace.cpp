@@ -33,7 +33,9 @@ void add_analyze(CLI::App* trace, CommandContext& ctx) {
   analyze->add_option("--stream", config->stream, "Analyse only this device stream (Kineto tid / NPU stream id)");
   analyze->add_option("--device", config->device, "Analyse only this device index");
   analyze->add_option("--window", config->window,
-                      "T0:T1 in microseconds on the trace's ts axis (as in the file); default: whole trace");
+                      "T0:T1 in microseconds on the trace's ts axis (as in the file), or 'whole'; default: each "
+                      "device's step window (torch_npu's Overlap Analysis extent, else the --forward-marker steps), "
+                      "else the whole trace; the whole trace's figure is printed beside a step window");
   analyze->add_option("--json", config->json_out, "Write the result JSON (schema encbench-trace-analysis/1)");
   analyze->add_option("--chrome-trace", config->chrome_out,
                       "Write a Chrome trace of the analysed device with the gaps annotated");

@@ -42,4 +42,10 @@ std::string grouped(double value) {
 
 std::string percent_of_fraction(double fraction, int digits) { return fixed(100.0 * fraction, digits) + "%"; }
 
+std::string exact_us(long long ns) {
+  // Magnitudes as unsigned, so that the most negative value has a magnitude too.
+  const unsigned long long magnitude = ns < 0 ? 0ULL - static_cast<unsigned long long>(ns) : static_cast<unsigned long long>(ns);
+  return printf_string("%s%llu.%03llu", ns < 0 ? "-" : "", magnitude / 1000, magnitude % 1000);
+}
+
 }  // namespace encbench::numbers

@@ -17,5 +17,8 @@ std::string significant(double value, int significant);
 std::string grouped(double value);
 // "12.5%" from a fraction 0.125, `digits` after the point.
 std::string percent_of_fraction(double fraction, int digits);
+// Integer nanoseconds as microseconds with all three decimals, exactly: 1736405443881410320 ->
+// "1736405443881410.320" (a double holds ~16 digits; absolute profiler times have 19).
+std::string exact_us(long long ns);
 
 }  // namespace encbench::numbers

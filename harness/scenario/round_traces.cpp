@@ -29,6 +29,7 @@ nlohmann::json device_summary(const trace::DeviceReport& d) {
   for (const auto& [cls, ns] : d.gaps.idle_ns_by_class) by_class[std::string(timeline::to_string(cls))] = ns_to_ms(ns);
   return {{"device", d.device},
           {"label", d.label},
+          {"window", d.window.source},  // trace analyze's default: the step window, else the whole trace
           {"busy_ms", ns_to_ms(d.gaps.busy_ns)},
           {"idle_ms", ns_to_ms(d.gaps.idle_ns)},
           {"idle_pct", 100.0 * d.gaps.idle_fraction},

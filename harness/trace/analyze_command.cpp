@@ -12,7 +12,8 @@ namespace encbench::trace {
 
 std::pair<Nanos, Nanos> parse_window_us(std::string_view text) {
   const auto colon = text.find(':');
-  require(colon != std::string_view::npos, "--window must be T0:T1 in microseconds, got '" + std::string(text) + "'");
+  require(colon != std::string_view::npos,
+          "--window must be T0:T1 in microseconds or 'whole', got '" + std::string(text) + "'");
   Nanos start = 0, end = 0;
   require(parse_us_to_ns(text.substr(0, colon), start) && parse_us_to_ns(text.substr(colon + 1), end),
           "--window must be T0:T1 with numbers in microseconds, got '" + std::string(text) + "'");
@@ -30,7 +31,9 @@ int run_analyze_command(const AnalyzeCommandConfig& config, const std::vector<st
   options.kernel_wait_threshold_ns = static_cast<Nanos>(std::llround(config.kernel_wait_threshold_us * 1e3));
   require(config.top >= 0, "--top must be >= 0");
   options.top_gaps = config.top;
-  if (!config.window.empty()) {
+  options.step_marker = config.forward_marker;
+  options.whole_trace = config.window == "whole";
+  if (!config.window.empty() && !options.whole_trace) {
     const auto [start, end] = parse_window_us(config.window);
     options.window_start_ns = start;
     options.window_end_ns = end;

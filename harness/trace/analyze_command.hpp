@@ -21,7 +21,7 @@ struct AnalyzeCommandConfig {
   std::filesystem::path trace_path;
   std::optional<int> stream;
   std::optional<int> device;
-  std::string window;                   // "T0:T1" in trace microseconds; empty = whole trace
+  std::string window;                   // "T0:T1" in trace microseconds, "whole"; empty = step window
   double kernel_wait_threshold_us = 30;
   int top = 10;
   std::filesystem::path json_out;       // empty: no JSON file

@@ -104,12 +104,12 @@ CriticalPath critical_path(const ReplayModel& model, const ReplayTimes& times, c
   std::int64_t end_node = static_cast<std::int64_t>(forward.end_action - 1);
   Nanos end_ns = times.action_end[forward.end_action - 1];
   for (std::size_t i = forward.first_action; i < forward.end_action; ++i) {
-    const HostAction& a = model.actions[i];
-    if (a.launches && times.op_end[a.op] > end_ns) {
-      end_ns = times.op_end[a.op];
-      end_node = a.op;
+    for_each_launched(model.actions[i], [&](std::int64_t op) {
+      if (times.op_end[op] <= end_ns) return;
+      end_ns = times.op_end[op];
+      end_node = op;
       end_is_op = true;
-    }
+    });
   }
   PathWalker walker(model, times, forward_start_ns);
   // Host work after the last call (inside a step marker) may be what ends the forward.

@@ -172,11 +172,13 @@ ForwardTimes forward_times(const ReplayModel& model, const ForwardRange& f, cons
     out.end_ns = std::max(out.end_ns, action_end[i]);
     if (a.waits) ++out.waits;
     if (!a.launches) continue;
-    out.end_ns = std::max(out.end_ns, op_end[a.op]);
-    // A synchronize marker (encbench's sync op) is neither device work nor a launch.
-    if (model.ops[a.op].category == timeline::OpCategory::sync) continue;
-    ++out.launches;
-    ++out.ops;
+    // A synchronize marker (encbench's sync op) is neither device work nor a launch; a graph
+    // launch is one launch of all its ops.
+    for_each_launched(a, [&](std::int64_t op) {
+      out.end_ns = std::max(out.end_ns, op_end[op]);
+      if (model.ops[op].category != timeline::OpCategory::sync) ++out.ops;
+    });
+    if (model.ops[a.op].category != timeline::OpCategory::sync) ++out.launches;
   }
   return out;
 }

@@ -27,11 +27,12 @@ DropPlan plan_drop(const ReplayModel& model, const std::string& pattern, EditRep
   for (std::size_t i = 0; i < model.ops.size(); ++i) plan.op_dropped[i] = name_matches[model.ops[i].name];
   for (std::size_t i = 0; i < model.actions.size(); ++i) {
     const HostAction& a = model.actions[i];
-    if (name_matches[a.name] && a.launches) plan.op_dropped[a.op] = true;
+    if (name_matches[a.name]) for_each_launched(a, [&](std::int64_t op) { plan.op_dropped[op] = true; });
   }
   for (std::size_t i = 0; i < model.actions.size(); ++i) {
     const HostAction& a = model.actions[i];
-    const bool launch_gone = a.launches && plan.op_dropped[a.op];
+    bool launch_gone = a.launches;  // every op it launched (a graph launch: all of them) dropped
+    for_each_launched(a, [&](std::int64_t op) { launch_gone = launch_gone && plan.op_dropped[op]; });
     const bool wait_gone = a.waits && a.awaited_op != kNone && plan.op_dropped[a.awaited_op] &&
                            (!a.launches || launch_gone);
     plan.action_dropped[i] = name_matches[a.name] || (launch_gone && (!a.waits || wait_gone)) ||
@@ -97,7 +98,7 @@ void relink_streams_and_threads(ReplayModel& model) {
     const auto [it, inserted] = last_of_thread.try_emplace(a.thread, kNone);
     a.thread_prev = it->second;
     it->second = static_cast<std::int64_t>(i);
-    if (a.launches) model.ops[a.op].launch = static_cast<std::int64_t>(i);
+    for_each_launched(a, [&](std::int64_t op) { model.ops[op].launch = static_cast<std::int64_t>(i); });
   }
 }
 
@@ -131,7 +132,15 @@ ReplayModel apply_drop(const ReplayModel& model, const DropPlan& plan, EditRepor
     }
     a.host_gap_ns = std::max<Nanos>(a.host_gap_ns + carry - removed[i], 0);
     carry = 0;
-    if (a.launches) a.op = new_op[a.op];
+    if (a.launches) {
+      std::vector<std::int64_t> kept;
+      for_each_launched(a, [&](std::int64_t op) {
+        if (new_op[op] != kNone) kept.push_back(new_op[op]);
+      });
+      a.launches = !kept.empty();
+      a.op = a.launches ? kept.front() : kNone;
+      a.also_launches.assign(kept.begin() + (a.launches ? 1 : 0), kept.end());
+    }
     if (a.waits && a.awaited_op != kNone) {
       const std::int64_t target = surviving_stream_predecessor(model, plan, a.awaited_op);
       a.awaited_op = target == kNone ? kNone : new_op[target];

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <limits>
 #include <map>
+#include <tuple>
 #include <unordered_map>
 
 #include "harness/core/error.hpp"
@@ -45,6 +46,7 @@ class ModelBuilder {
     add_ops();
     add_actions();
     fold_nested_calls();
+    attach_graph_ops();
     link_waits_without_op();
     measure_host_times();
     measure_start_latencies();
@@ -85,11 +87,11 @@ class ModelBuilder {
     for (const auto& [stream, last] : last_on_stream) model_.streams.push_back(stream);
   }
 
-  std::int64_t op_of(const HostSpan& span) const {
-    if (span.op_id == 0) return kNone;
-    const auto it = op_index_.find(span.op_id);
+  std::int64_t op_of_id(std::uint64_t id) const {
+    const auto it = op_index_.find(id);
     return it == op_index_.end() ? kNone : it->second;
   }
+  std::int64_t op_of(const HostSpan& span) const { return span.op_id == 0 ? kNone : op_of_id(span.op_id); }
 
   HostAction action_from(const HostSpan& span) {
     HostAction a;
@@ -166,6 +168,38 @@ class ModelBuilder {
       if (a.launches) model_.ops[a.op].launch = static_cast<std::int64_t>(i);
       model_.counts.launches += a.launches ? 1 : 0;
       model_.counts.waits += a.waits ? 1 : 0;
+    }
+  }
+
+  // A call that launched several ops (a CUDA graph launch: one correlation id on many kernels)
+  // carries the first as its op (the importer points the call at it); the others are launched
+  // by the same action: the same call, i.e. the same thread, times and name in the launch links.
+  void attach_graph_ops() {
+    using CallKey = std::tuple<Nanos, Nanos, std::uint32_t, std::uint32_t>;
+    const auto key_of = [&](const LaunchLink& l, std::int64_t op) {
+      return CallKey{l.api_start_ns, l.api_end_ns, l.api_name, device_.timeline.device_ops[op].host_thread};
+    };
+    // Only the calls with an op their action does not carry (usually none: no map at all).
+    std::map<CallKey, std::int64_t> action_of_call;
+    for (const LaunchLink& l : device_.launches) {
+      const std::int64_t op = op_of_id(l.op_id);
+      if (op != kNone && model_.ops[op].launch == kNone) action_of_call.try_emplace(key_of(l, op), kNone);
+    }
+    if (action_of_call.empty()) return;
+    for (const LaunchLink& l : device_.launches) {
+      const std::int64_t op = op_of_id(l.op_id);
+      if (op == kNone || model_.ops[op].launch == kNone) continue;
+      const auto it = action_of_call.find(key_of(l, op));
+      if (it != action_of_call.end() && it->second == kNone) it->second = model_.ops[op].launch;
+    }
+    for (const LaunchLink& l : device_.launches) {
+      const std::int64_t op = op_of_id(l.op_id);
+      if (op == kNone || model_.ops[op].launch != kNone) continue;
+      const auto it = action_of_call.find(key_of(l, op));
+      if (it == action_of_call.end() || it->second == kNone) continue;
+      model_.ops[op].launch = it->second;
+      model_.actions[it->second].also_launches.push_back(op);
+      ++model_.counts.graph_ops;
     }
   }
 
@@ -288,7 +322,7 @@ void ModelBuilder::close_forward(ForwardRange& f, Nanos host_end) {
   for (std::size_t i = f.first_action; i < f.end_action; ++i) {
     const HostAction& a = model_.actions[i];
     end = std::max(end, a.trace_end_ns);
-    if (a.launches) end = std::max(end, model_.ops[a.op].trace_end_ns);
+    for_each_launched(a, [&](std::int64_t op) { end = std::max(end, model_.ops[op].trace_end_ns); });
   }
   if (f.end_action > f.first_action) {
     f.lead_ns = std::max<Nanos>(model_.actions[f.first_action].trace_start_ns - f.trace_start_ns, 0);

@@ -33,6 +33,9 @@ struct HostAction {
   std::uint32_t name = 0;           // index into ReplayModel::names
   int layer = -1;
   std::int64_t op = kNone;          // launched op
+  // A call that launched more ops than `op` (a CUDA graph launch: one correlation id on many
+  // kernels): the others, each also with `launch` = this action.
+  std::vector<std::int64_t> also_launches;
   std::int64_t awaited_op = kNone;  // op the wait blocks on (kNone: nothing, the call just costs time)
   std::int64_t thread_prev = kNone; // previous action of the same thread
   Nanos trace_start_ns = 0, trace_end_ns = 0;
@@ -41,6 +44,14 @@ struct HostAction {
   Nanos submit_offset_ns = 0;       // launch: the op is submitted this long after the call starts
   Nanos wakeup_ns = 0;              // wait: the host resumes this long after the awaited op ends
 };
+
+// Calls f(op) for every op an action launched: its op, then a graph launch's others.
+template <class F>
+void for_each_launched(const HostAction& a, F&& f) {
+  if (!a.launches) return;
+  f(a.op);
+  for (const std::int64_t op : a.also_launches) f(op);
+}
 
 struct ReplayOp {
   std::uint32_t name = 0;
@@ -82,6 +93,7 @@ struct ModelCounts {
   std::size_t launches = 0, waits = 0;
   std::size_t waits_without_target = 0;   // synchronize with no op submitted before it
   std::size_t ops_without_launch = 0;     // no correlation/flow: queued at the trace start
+  std::size_t graph_ops = 0;              // launched by a call that launched another op first (graphs)
   std::size_t nested_calls_folded = 0;    // runtime calls inside another call (driver under runtime)
 };
 

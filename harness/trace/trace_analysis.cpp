@@ -9,6 +9,8 @@
 #include <unordered_map>
 
 #include "harness/core/error.hpp"
+#include "harness/core/glob.hpp"
+#include "harness/core/number_format.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/timeline/chrome_trace.hpp"
 
@@ -94,6 +96,11 @@ QueueLengthStats queue_length(int stream, const std::vector<const LaunchLink*>& 
   std::vector<std::pair<Nanos, int>> deltas;
   deltas.reserve(links.size() * 2);
   for (const LaunchLink* link : links) {
+    // Each +1 strictly before its own -1, so the running sum never drops below zero.
+    if (link->op_start_ns <= link->api_start_ns) {
+      if (in_window(o, link->op_start_ns)) ++q.left_out;
+      continue;
+    }
     deltas.emplace_back(link->api_start_ns, +1);
     deltas.emplace_back(link->op_start_ns, -1);
   }
@@ -173,6 +180,37 @@ std::vector<HostEventRef> host_events_around(const timeline::Timeline& tl, Nanos
 double us_on_axis(Nanos ns) { return static_cast<double>(ns) / 1e3; }
 
 }  // namespace
+
+std::optional<AnalysisWindow> framework_step_window(const DeviceTrace& device, std::string_view step_marker) {
+  if (device.profiler_extent && device.profiler_extent->end_ns > device.profiler_extent->start_ns) {
+    return AnalysisWindow{device.profiler_extent->start_ns, device.profiler_extent->end_ns, device.profiler_extent->source};
+  }
+  if (step_marker.empty()) return std::nullopt;
+  std::optional<AnalysisWindow> window;
+  std::size_t steps = 0;
+  for (const timeline::HostSpan& step : device.timeline.host_spans) {
+    if (step.end_ns <= step.start_ns || !glob_any(step_marker, step.name)) continue;
+    // Launches are sorted by their call's start: those inside the step are one run of them.
+    const auto first = std::lower_bound(device.launches.begin(), device.launches.end(), step.start_ns,
+                                        [](const LaunchLink& l, Nanos t) { return l.api_start_ns < t; });
+    Nanos start = step.start_ns, end = step.end_ns;
+    bool launched = false;
+    for (auto it = first; it != device.launches.end() && it->api_start_ns <= step.end_ns; ++it) {
+      start = launched ? std::min(start, it->op_start_ns) : it->op_start_ns;
+      end = std::max(end, it->op_end_ns);
+      launched = true;
+    }
+    ++steps;
+    if (!window) window = AnalysisWindow{start, end, ""};
+    window->start_ns = std::min(window->start_ns, start);
+    window->end_ns = std::max(window->end_ns, end);
+  }
+  if (window) {
+    window->source = std::string(step_marker) + " (" + std::to_string(steps) + (steps == 1 ? " step" : " steps") +
+                     ", from the first op launched in a step to the later of its end and its ops' end)";
+  }
+  return window;
+}
 
 timeline::Timeline selected_timeline(const DeviceTrace& device, const AnalyzeOptions& options) {
   timeline::Timeline tl = device.timeline;
@@ -268,14 +306,40 @@ std::vector<GapDetail> largest_gaps(const ImportedTrace& trace, const timeline::
   return details;
 }
 
+bool any_op_in(const timeline::Timeline& tl, Nanos start, Nanos end) {
+  return std::any_of(tl.device_ops.begin(), tl.device_ops.end(),
+                     [&](const auto& op) { return end <= start || (op.end_ns > start && op.start_ns < end); });
+}
+
+// --window, else the device's step window when it holds an op of the selection, else all.
+AnalysisWindow window_of_device(const DeviceTrace& device, const timeline::Timeline& tl, const AnalyzeOptions& options) {
+  if (windowed(options)) return {options.window_start_ns, options.window_end_ns, "--window"};
+  if (!options.whole_trace) {
+    const auto step = framework_step_window(device, options.step_marker);
+    if (step && any_op_in(tl, step->start_ns, step->end_ns)) return *step;
+  }
+  return {0, 0, "whole trace"};
+}
+
 DeviceReport device_report(const ImportedTrace& trace, const DeviceTrace& device, const timeline::Timeline& tl,
-                           const AnalyzeOptions& options) {
-  const timeline::GapOptions gap_options = gap_options_of(options);
+                           const AnalyzeOptions& trace_options) {
   DeviceReport dev;
+  dev.window = window_of_device(device, tl, trace_options);
+  AnalyzeOptions options = trace_options;
+  options.window_start_ns = dev.window.start_ns;
+  options.window_end_ns = dev.window.end_ns;
+  const timeline::GapOptions gap_options = gap_options_of(options);
   dev.device = device.device;
   dev.label = device.label;
   dev.ops_without_launch = device.ops_without_launch;
+  dev.skewed_ops = device.skewed_ops;
+  dev.max_skew_ns = device.max_skew_ns;
   dev.gaps = timeline::analyze_gaps(tl, gap_options);
+  if (!dev.window.whole() && !windowed(trace_options)) {
+    timeline::GapOptions whole = gap_options;
+    whole.window_start_ns = whole.window_end_ns = 0;
+    dev.whole_trace = timeline::analyze_gaps(tl, whole);
+  }
   LaunchIndex launches = index_launches(device, options);
   dev.launch = launch_stats(launches.runtime_in_window, options);
   dev.streams = stream_reports(tl, launches, options, gap_options);
@@ -289,8 +353,8 @@ std::string no_match_message(const AnalyzeOptions& options, const std::vector<st
   if (options.device) message += " (device " + std::to_string(*options.device) + ")";
   if (options.stream) message += " (stream " + std::to_string(*options.stream) + ")";
   if (windowed(options)) {
-    message += " (window " + std::to_string(us_on_axis(options.window_start_ns)) + ":" +
-               std::to_string(us_on_axis(options.window_end_ns)) + " us)";
+    message += " (window " + numbers::exact_us(options.window_start_ns) + ":" +
+               numbers::exact_us(options.window_end_ns) + " us)";
   }
   message += "; the trace has:";
   for (const auto& a : available) message += " [" + a + "]";
@@ -316,10 +380,7 @@ TraceReport analyze_trace(const ImportedTrace& trace, const AnalyzeOptions& opti
     timeline::Timeline filtered;
     if (options.stream) filtered = selected_timeline(device, options);
     const timeline::Timeline& tl = options.stream ? filtered : device.timeline;
-    const bool any_in_window = std::any_of(tl.device_ops.begin(), tl.device_ops.end(), [&](const auto& op) {
-      return !windowed(options) || (op.end_ns > options.window_start_ns && op.start_ns < options.window_end_ns);
-    });
-    if (tl.device_ops.empty() || !any_in_window) continue;
+    if (tl.device_ops.empty() || !any_op_in(tl, options.window_start_ns, options.window_end_ns)) continue;
     report.devices.push_back(device_report(trace, device, tl, options));
   }
   if (report.devices.empty()) throw InvalidInput(no_match_message(options, available));
@@ -352,7 +413,7 @@ nlohmann::json launch_json(const LaunchStats& s, const AnalyzeOptions& o) {
 }
 
 nlohmann::json queue_json(const QueueLengthStats& q, const AnalyzeOptions& o) {
-  nlohmann::json t_us = nlohmann::json::array(), length = nlohmann::json::array();
+  nlohmann::json t_us = nlohmann::json::array(), t_ns = nlohmann::json::array(), length = nlohmann::json::array();
   const std::size_t n = q.series.size();
   const std::size_t cap = std::max<std::size_t>(1, o.queue_series_max_points);
   // Thin long series by keeping every k-th change point plus the maximum's neighbourhood is not
@@ -360,13 +421,16 @@ nlohmann::json queue_json(const QueueLengthStats& q, const AnalyzeOptions& o) {
   const std::size_t stride = n > cap ? (n + cap - 1) / cap : 1;
   for (std::size_t i = 0; i < n; i += stride) {
     t_us.push_back(us_on_axis(q.series[i].t_ns));
+    t_ns.push_back(q.series[i].t_ns);
     length.push_back(q.series[i].length);
   }
   if (n > 0 && (n - 1) % stride != 0) {
     t_us.push_back(us_on_axis(q.series.back().t_ns));
+    t_ns.push_back(q.series.back().t_ns);
     length.push_back(q.series.back().length);
   }
   return {{"samples", to_json(q.samples)},
+          {"left_out", q.left_out},
           {"time_weighted_mean", q.time_weighted_mean},
           {"max", q.max},
           {"max_gauge", o.max_queue_gauge},
@@ -375,6 +439,7 @@ nlohmann::json queue_json(const QueueLengthStats& q, const AnalyzeOptions& o) {
           {"series_points", n},
           {"series_stride", stride},
           {"series_t_us", std::move(t_us)},
+          {"series_t_ns", std::move(t_ns)},
           {"series_length", std::move(length)}};
 }
 
@@ -385,9 +450,11 @@ nlohmann::json gap_detail_json(const GapDetail& d) {
                     {"kind", timeline::to_string(h.kind)},
                     {"thread", h.thread},
                     {"start_us", us_on_axis(h.start_ns)},
+                    {"start_ns", h.start_ns},
                     {"dur_us", ns_to_us(h.end_ns - h.start_ns)}});
   }
   nlohmann::json j = {{"start_us", us_on_axis(d.gap.start_ns)},
+                      {"start_ns", d.gap.start_ns},
                       {"dur_us", ns_to_us(d.gap.duration_ns())},
                       {"class", timeline::to_string(d.gap.gap_class)},
                       {"prev_op", d.prev_op},
@@ -398,8 +465,21 @@ nlohmann::json gap_detail_json(const GapDetail& d) {
   if (d.next_submit_ns) {
     j["next_launch_api"] = d.next_launch_api;
     j["next_launch_start_us"] = us_on_axis(*d.next_submit_ns);
+    j["next_launch_start_ns"] = *d.next_submit_ns;
   }
   return j;
+}
+
+// Instants as microseconds (a double: ~16 digits) and exactly as integer nanoseconds.
+nlohmann::json window_json(const AnalysisWindow& w) {
+  if (w.whole()) {
+    return {{"source", w.source}, {"start_us", nullptr}, {"end_us", nullptr}, {"start_ns", nullptr}, {"end_ns", nullptr}};
+  }
+  return {{"source", w.source},
+          {"start_us", us_on_axis(w.start_ns)},
+          {"end_us", us_on_axis(w.end_ns)},
+          {"start_ns", w.start_ns},
+          {"end_ns", w.end_ns}};
 }
 
 }  // namespace
@@ -428,12 +508,19 @@ nlohmann::json to_json(const ImportedTrace& trace, const TraceReport& report) {
                            {"recorded_submit", c.recorded_submit},
                            {"unlinked_ops", c.unlinked_ops},
                            {"skipped_device_sync", c.skipped_device_sync},
-                           {"skipped_device_annotations", c.skipped_device_annotations}};
+                           {"skipped_device_annotations", c.skipped_device_annotations},
+                           {"collectives", c.collectives},
+                           {"skewed_ops", c.skewed_ops},
+                           {"max_skew_us", ns_to_us(c.max_skew_ns)}};
   nlohmann::json options = {
       {"stream", o.stream ? nlohmann::json(*o.stream) : nlohmann::json(nullptr)},
       {"device", o.device ? nlohmann::json(*o.device) : nlohmann::json(nullptr)},
       {"window_start_us", o.window_end_ns > 0 ? nlohmann::json(us_on_axis(o.window_start_ns)) : nlohmann::json(nullptr)},
       {"window_end_us", o.window_end_ns > 0 ? nlohmann::json(us_on_axis(o.window_end_ns)) : nlohmann::json(nullptr)},
+      {"window_start_ns", o.window_end_ns > 0 ? nlohmann::json(o.window_start_ns) : nlohmann::json(nullptr)},
+      {"window_end_ns", o.window_end_ns > 0 ? nlohmann::json(o.window_end_ns) : nlohmann::json(nullptr)},
+      {"whole_trace", o.whole_trace},
+      {"step_marker", o.step_marker},
       {"kernel_wait_threshold_us", ns_to_us(o.kernel_wait_threshold_ns)},
       {"top", o.top_gaps}};
   nlohmann::json devices = nlohmann::json::array();
@@ -452,8 +539,12 @@ nlohmann::json to_json(const ImportedTrace& trace, const TraceReport& report) {
     for (const GapDetail& g : d.largest_gaps) largest.push_back(gap_detail_json(g));
     devices.push_back({{"device", d.device},
                        {"label", d.label},
+                       {"window", window_json(d.window)},
                        {"ops_without_launch", d.ops_without_launch},
+                       {"skewed_ops", d.skewed_ops},
+                       {"max_skew_us", ns_to_us(d.max_skew_ns)},
                        {"idle", timeline::to_json(d.gaps, o.top_gaps)},
+                       {"idle_whole_trace", d.whole_trace ? timeline::to_json(*d.whole_trace, 0) : nlohmann::json(nullptr)},
                        {"hta_classes", hta_json(d.gaps)},
                        {"launch", launch_json(d.launch, o)},
                        {"streams", std::move(streams)},
@@ -463,7 +554,7 @@ nlohmann::json to_json(const ImportedTrace& trace, const TraceReport& report) {
           {"import", std::move(import)},
           {"options", std::move(options)},
           {"analysis_s", ns_to_s(report.analysis_ns)},
-          {"time_axis", "trace ts in microseconds (as in the input file)"},
+          {"time_axis", "trace ts in microseconds (as in the input file); *_ns instants: the same, exactly, in integer ns"},
           {"devices", std::move(devices)}};
 }
 
@@ -506,18 +597,31 @@ void print_summary(std::ostream& out, const ImportedTrace& trace, const TraceRep
   out << "import: " << c.device_ops << " device ops (" << c.linked_by_correlation << " linked by correlation, "
       << c.linked_by_flow << " by flow, " << c.unlinked_ops << " without launch), " << c.host_spans
       << " host spans; skipped " << c.skipped_device_sync << " device sync and "
-      << c.skipped_device_annotations << " annotation events\n";
+      << c.skipped_device_annotations << " annotation events";
+  if (c.collectives > 0) out << "; " << c.collectives << " collectives (HCCL lane) counted as busy";
+  out << "\n";
+  if (c.skewed_ops > 0) {
+    out << "clock skew: " << c.skewed_ops << " ops start before their launch (max "
+        << fmt_us(ns_to_us(c.max_skew_ns), 3) << " us); taken as launched at their start\n";
+  }
   out << "kernel_wait threshold: " << fmt_us(ns_to_us(o.kernel_wait_threshold_ns), 3)
       << " us (queued gaps shorter than this are kernel_wait, longer are other)\n";
-  if (o.window_end_ns > 0) {
-    out << "window: " << fmt_us(us_on_axis(o.window_start_ns), 3) << " .. "
-        << fmt_us(us_on_axis(o.window_end_ns), 3) << " us (trace ts axis)\n";
-  }
   for (const DeviceReport& d : report.devices) {
     const GapAnalysis& g = d.gaps;
-    out << "\n" << d.label << ": span " << fmt_ms(g.span_end_ns - g.span_start_ns) << ", busy "
-        << fmt_ms(g.busy_ns) << ", idle " << fmt_ms(g.idle_ns) << " (" << fmt_us(100.0 * g.idle_fraction, 1)
-        << " %), " << g.op_count << " ops, " << g.gaps.size() << " gaps\n";
+    out << "\n" << d.label << ": " << (d.window.whole() ? "whole trace" : "window") << ": span "
+        << fmt_ms(g.span_end_ns - g.span_start_ns) << ", busy " << fmt_ms(g.busy_ns) << ", idle "
+        << fmt_ms(g.idle_ns) << " (" << fmt_us(100.0 * g.idle_fraction, 1) << " %), " << g.op_count << " ops, "
+        << g.gaps.size() << " gaps\n";
+    if (!d.window.whole()) {
+      out << "  window " << numbers::exact_us(d.window.start_ns) << " .. " << numbers::exact_us(d.window.end_ns)
+          << " us: " << d.window.source << "\n";
+    }
+    if (d.whole_trace) {
+      const GapAnalysis& w = *d.whole_trace;
+      out << "  whole trace: span " << fmt_ms(w.span_end_ns - w.span_start_ns) << ", busy " << fmt_ms(w.busy_ns)
+          << ", idle " << fmt_ms(w.idle_ns) << " (" << fmt_us(100.0 * w.idle_fraction, 1) << " %), " << w.op_count
+          << " ops (--window whole analyses it all)\n";
+    }
     out << "  idle by class:";
     for (const GapClass cls : timeline::kAllGapClasses) {
       out << "  " << timeline::to_string(cls) << " " << fmt_ms(class_ns(g, cls)) << " (n=" << class_count(g, cls)
@@ -555,16 +659,15 @@ void print_summary(std::ostream& out, const ImportedTrace& trace, const TraceRep
     int rank = 1;
     for (const GapDetail& gd : d.largest_gaps) {
       out << "  " << std::setw(3) << rank++ << ". " << fmt_us(ns_to_us(gd.gap.duration_ns())) << " us at "
-          << fmt_us(us_on_axis(gd.gap.start_ns), 3) << " us, " << timeline::to_string(gd.gap.gap_class)
+          << numbers::exact_us(gd.gap.start_ns) << " us, " << timeline::to_string(gd.gap.gap_class)
           << ", before '" << gd.next_op << "' (stream " << gd.next_stream << ")";
       if (gd.next_submit_ns) {
-        out << ", launched by " << gd.next_launch_api << " at " << fmt_us(us_on_axis(*gd.next_submit_ns), 3) << " us";
+        out << ", launched by " << gd.next_launch_api << " at " << numbers::exact_us(*gd.next_submit_ns) << " us";
       }
       out << "\n";
       for (const HostEventRef& h : gd.host_events) {
         out << "         host: " << h.name << " (" << timeline::to_string(h.kind) << ", "
-            << fmt_us(ns_to_us(h.end_ns - h.start_ns)) << " us from " << fmt_us(us_on_axis(h.start_ns), 3)
-            << ")\n";
+            << fmt_us(ns_to_us(h.end_ns - h.start_ns)) << " us from " << numbers::exact_us(h.start_ns) << ")\n";
       }
     }
   }

@@ -14,6 +14,7 @@
 #include <iosfwd>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -27,8 +28,12 @@ namespace encbench::trace {
 struct AnalyzeOptions {
   std::optional<int> stream;              // analyse only this device stream
   std::optional<int> device;              // analyse only this device
-  Nanos window_start_ns = 0;              // on the trace's own time axis (ts * 1000); 0/0 = all
+  // --window T0:T1 on the trace's own time axis (ts * 1000). 0/0: each device's step window
+  // (framework_step_window), or the whole trace when it has none or whole_trace is set.
+  Nanos window_start_ns = 0;
   Nanos window_end_ns = 0;
+  bool whole_trace = false;               // --window whole
+  std::string step_marker = "ProfilerStep#*";  // host spans that are the framework's steps
   // Queued gaps shorter than this are kernel_wait (HTA's consecutive_kernel_delay). HTA documents
   // its default 30 as nanoseconds but compares it with microsecond gaps, so it acts as 30 us;
   // we keep that effective value and state the unit.
@@ -65,6 +70,9 @@ struct QueuePoint {
 
 struct QueueLengthStats {
   int stream = 0;
+  // Launches left out: their op started at or before the launch call began (host/device clock
+  // skew; it spent no measurable time queued). Counting them would take the length below zero.
+  std::size_t left_out = 0;
   Distribution samples;                   // HTA describe(): one sample per change point
   double time_weighted_mean = 0;          // over the analysed span
   int max = 0;
@@ -104,9 +112,30 @@ struct StreamReport {
   QueueLengthStats queue;
 };
 
+// The time range a device's figures cover, and where it came from.
+struct AnalysisWindow {
+  Nanos start_ns = 0, end_ns = 0;      // trace ts axis; 0/0 = the whole trace
+  std::string source;                  // "--window", "whole trace", "torch_npu Overlap Analysis ...", "ProfilerStep#* ..."
+  bool whole() const { return end_ns <= start_ns; }
+};
+
+// The framework's own step window of a device, as the framework measures it:
+//   1. torch_npu: the Overlap Analysis lane's extent (its Computing and Communication slices:
+//      step_trace_time.csv's Stage, whose Free is the idle inside it);
+//   2. host spans matching `step_marker` (ProfilerStep#N), mapped onto the device as torch_npu's
+//      step_trace_time does (FwkCANNRelationParser.get_step_range): from the first op launched
+//      inside a step to the later of the step's end and the end of the last op launched inside it;
+//      several steps: from the first one's start to the last one's end;
+//   nullopt when the trace has neither.
+std::optional<AnalysisWindow> framework_step_window(const DeviceTrace& device, std::string_view step_marker);
+
 struct DeviceReport {
   int device = 0;
   std::string label;
+  AnalysisWindow window;               // what every figure below covers
+  std::optional<timeline::GapAnalysis> whole_trace;  // beside a step window: the whole trace
+  std::size_t skewed_ops = 0;          // ops starting before their launch (DeviceTrace::skewed_ops)
+  Nanos max_skew_ns = 0;
   timeline::GapAnalysis gaps;          // union of the selected streams
   std::vector<StreamReport> streams;
   LaunchStats launch;                  // all selected streams

@@ -159,7 +159,9 @@ void print_whatif(std::ostream& out, const ReplayModel& model, const EditReport&
   out << "trace: " << model.source << " (" << to_string(model.layout) << ", " << model.device_label << "): "
       << model.ops.size() << " device ops, " << model.counts.launches << " launches, " << model.counts.waits
       << " blocking waits, " << model.forwards.size() << " forwards; " << model.counts.ops_without_launch
-      << " ops without launch (queued at start)\n";
+      << " ops without launch (queued at start)";
+  if (model.counts.graph_ops > 0) out << "; " << model.counts.graph_ops << " more ops launched by a graph launch";
+  out << "\n";
   out << "edits: dropped " << edits.dropped_ops << " ops, " << edits.dropped_launches << " launches, "
       << edits.dropped_waits << " waits; host work only they needed: " << ms(edits.dropped_host_work_ns) << " ms\n";
   out << "replay: " << base.nodes << " nodes in " << std::setprecision(3) << base.replay_s * 1e3 << " ms ("
@@ -209,6 +211,7 @@ nlohmann::json whatif_json(const WhatifCommandConfig& c, const ReplayModel& mode
   return {{"input", {{"path", model.source}, {"layout", to_string(model.layout)}, {"device", model.device_label},
                      {"device_ops", model.ops.size()}, {"launches", model.counts.launches},
                      {"waits", model.counts.waits}, {"ops_without_launch", model.counts.ops_without_launch},
+                     {"graph_ops", model.counts.graph_ops},
                      {"waits_without_target", model.counts.waits_without_target},
                      {"nested_calls_folded", model.counts.nested_calls_folded}}},
           {"edits", {{"drop", c.drop}, {"host_scale", c.host_scale},

@@ -50,8 +50,9 @@ ForwardSummary summarize_forward(const ReplayModel& model, const ForwardRange& r
   f.launches = times.launches;
   f.syncs = times.waits - (range.closed_by_wait && times.waits > 0 ? 1 : 0);
   for (std::size_t i = range.first_action; i < range.end_action; ++i) {
-    const HostAction& a = model.actions[i];
-    if (a.launches && model.ops[a.op].category == timeline::OpCategory::memcpy_d2h) ++f.d2h_copies;
+    for_each_launched(model.actions[i], [&](std::int64_t op) {
+      if (model.ops[op].category == timeline::OpCategory::memcpy_d2h) ++f.d2h_copies;
+    });
   }
   timeline::GapOptions options;
   options.kernel_wait_threshold_ns = threshold;

@@ -34,6 +34,26 @@ bool is_blocking_api_name(std::string_view name) {
 
 namespace {
 
+bool contains_ignoring_case(std::string_view text, std::string_view part) {
+  const auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+  return std::search(text.begin(), text.end(), part.begin(), part.end(),
+                     [&](char a, char b) { return lower(a) == lower(b); }) != text.end();
+}
+
+}  // namespace
+
+NpuTaskKind npu_task_kind(std::string_view task_type) {
+  if (contains_ignoring_case(task_type, "place_holder")) return NpuTaskKind::placeholder;
+  if (contains_ignoring_case(task_type, "wait") || contains_ignoring_case(task_type, "record")) return NpuTaskKind::sync;
+  return NpuTaskKind::op;
+}
+
+bool is_npu_collective_thread(std::string_view thread_name) {
+  return contains_ignoring_case(thread_name, "communication");
+}
+
+namespace {
+
 using timeline::DeviceOp;
 using timeline::HostSpan;
 using timeline::HostSpanKind;
@@ -183,6 +203,14 @@ class TraceImporter {
     const auto it = raw_.process_names.find(pid);
     return it == raw_.process_names.end() ? std::string_view{} : std::string_view{it->second};
   }
+  std::string_view thread_name(TrackKey pid, TrackKey tid) const {
+    const auto it = raw_.thread_names.find({pid, tid});
+    return it == raw_.thread_names.end() ? std::string_view{} : std::string_view{it->second};
+  }
+  bool is_collective(const RawEvent& e) const {
+    return out_.layout == TraceLayout::torch_npu && process_name(e.pid) == "HCCL" &&
+           is_npu_collective_thread(thread_name(e.pid, e.tid));
+  }
   std::string_view process_label(TrackKey pid) const {
     const auto it = raw_.process_labels.find(pid);
     return it == raw_.process_labels.end() ? std::string_view{} : std::string_view{it->second};
@@ -217,11 +245,18 @@ class TraceImporter {
       case TraceLayout::torch_npu: {
         const std::string_view pname = process_name(e.pid);
         if (pname == "Ascend Hardware") {
-          const std::string_view task = raw_.str(e.task_type);
-          // Event/notify record and wait tasks hold the stream for cross-stream sync; like
-          // Kineto's cuda_sync (excluded by HTA) they are not busy time.
-          return (contains(task, "WAIT") || contains(task, "RECORD")) ? Role::device_sync : Role::device_op;
+          // Event/notify waits and records only hold the stream for another stream or rank; like
+          // Kineto's cuda_sync (excluded by HTA) they are not busy time. The profiler's own
+          // placeholder tasks are not work at all.
+          switch (npu_task_kind(raw_.str(e.task_type))) {
+            case NpuTaskKind::op: return Role::device_op;
+            case NpuTaskKind::sync: return Role::device_sync;
+            case NpuTaskKind::placeholder: return Role::device_annotation;
+          }
         }
+        // A collective is busy from its start to its end, its waits for other ranks included
+        // (torch_npu's Communication), on a stream of its own.
+        if (is_collective(e)) return Role::device_op;
         return is_npu_device_side_lane(pname, process_label(e.pid)) ? Role::device_annotation : Role::host;
       }
       case TraceLayout::encbench: {
@@ -271,6 +306,10 @@ class TraceImporter {
     return 0;
   }
   int stream_of(const RawEvent& e) const {
+    if (is_collective(e)) {  // any tid a file may hold: no int overflow, never a negative stream
+      const std::int64_t stream = kCollectiveStreamBase + numeric_or(e.tid, 0);
+      return static_cast<int>(std::clamp<std::int64_t>(stream, 0, std::numeric_limits<int>::max()));
+    }
     if (e.stream_arg >= 0) return static_cast<int>(e.stream_arg);
     if (e.tid < kStringIdTag) return static_cast<int>(e.tid);
     const std::int64_t n = trailing_integer(raw_.track_name(e.tid));
@@ -287,9 +326,13 @@ class TraceImporter {
           op_track_[i] = {device_of(e), stream_of(e)};
           device_tracks_[{e.pid, e.tid}].push_back({e.ts_ns, e.ts_ns + e.dur_ns, i});
           ++out_.counts.device_ops;
+          if (is_collective(e)) ++out_.counts.collectives;
           break;
         case Role::device_sync: ++out_.counts.skipped_device_sync; break;
-        case Role::device_annotation: ++out_.counts.skipped_device_annotations; break;
+        case Role::device_annotation:
+          ++out_.counts.skipped_device_annotations;
+          note_profiler_extent(e);
+          break;
         case Role::host:
           host_tracks_[{e.pid, e.tid}].push_back({e.ts_ns, e.ts_ns + e.dur_ns, i});
           host_thread_ids_.try_emplace(thread_key(e), 0);
@@ -314,6 +357,18 @@ class TraceImporter {
     }
     for (auto& [key, slices] : device_tracks_) sort_track(slices);
     for (auto& [key, slices] : host_tracks_) sort_track(slices);
+  }
+
+  // torch_npu's Overlap Analysis lane: its Computing and Communication slices span the device's
+  // step as torch_npu measures it (step_trace_time.csv: Stage = their extent, Free = the rest).
+  void note_profiler_extent(const RawEvent& e) {
+    if (out_.layout != TraceLayout::torch_npu || process_name(e.pid) != "Overlap Analysis") return;
+    const std::string_view name = raw_.str(e.name);
+    if (name != "Computing" && name != "Communication") return;
+    const auto [it, inserted] = profiler_extents_.try_emplace(device_of(e), e.ts_ns, e.ts_ns + e.dur_ns);
+    if (inserted) return;
+    it->second.first = std::min(it->second.first, e.ts_ns);
+    it->second.second = std::max(it->second.second, e.ts_ns + e.dur_ns);
   }
 
   // --- links: correlation first (as HTA), then flows -----------------------------------------------
@@ -483,6 +538,13 @@ class TraceImporter {
   }
 
   void count_link(std::size_t i, DeviceTrace& dt) {
+    if (has_submit_[i] && submit_of_[i] > raw_.events[i].ts_ns) {
+      const Nanos skew = submit_of_[i] - raw_.events[i].ts_ns;
+      ++dt.skewed_ops;
+      dt.max_skew_ns = std::max(dt.max_skew_ns, skew);
+      ++out_.counts.skewed_ops;
+      out_.counts.max_skew_ns = std::max(out_.counts.max_skew_ns, skew);
+    }
     if (!has_submit_[i]) {
       ++dt.ops_without_launch;
       ++out_.counts.unlinked_ops;
@@ -495,7 +557,9 @@ class TraceImporter {
     }
   }
 
-  void record_launch(std::size_t i, DeviceOp& op, DeviceTrace& dt) {
+  // A call that launches several ops (a CUDA graph launch: one correlation id on many kernels)
+  // points at the first of them; every op keeps its own LaunchLink.
+  void record_launch(std::size_t i, DeviceOp& op, DeviceTrace& dt, std::vector<bool>& span_linked) {
     const RawEvent& host = raw_.events[launch_of_[i]];
     op.host_thread = host_thread_ids_.at(thread_key(host));
     LaunchLink link;
@@ -509,7 +573,10 @@ class TraceImporter {
     link.api_is_runtime = host_kind_[launch_of_[i]] != HostSpanKind::work;
     dt.launches.push_back(link);
     // The launch span points at its op, as encbench's recorder does for its own API spans.
-    dt.timeline.host_spans[span_of_event_[launch_of_[i]]].op_id = op.id;
+    const std::size_t span = span_of_event_[launch_of_[i]];
+    if (span_linked[span]) return;
+    span_linked[span] = true;
+    dt.timeline.host_spans[span].op_id = op.id;
   }
 
   DeviceTrace build_device(int device, std::vector<std::size_t>& events, bool only_device) {
@@ -524,12 +591,17 @@ class TraceImporter {
     dt.timeline.host_threads = host_threads_;
     // Every device sees all host spans; the common single-device case takes them without a copy.
     dt.timeline.host_spans = only_device ? std::move(host_spans_) : host_spans_;
+    if (const auto extent = profiler_extents_.find(device); extent != profiler_extents_.end()) {
+      dt.profiler_extent = ProfilerStepExtent{extent->second.first, extent->second.second,
+                                              "torch_npu Overlap Analysis (Computing, Communication)"};
+    }
+    std::vector<bool> span_linked(dt.timeline.host_spans.size(), false);
     std::map<int, std::string> stream_names;
     for (std::size_t k = 0; k < events.size(); ++k) {
       const std::size_t i = events[k];
       DeviceOp op = make_op(i, k + 1);
       count_link(i, dt);
-      if (launch_of_[i] != kNpos) record_launch(i, op, dt);
+      if (launch_of_[i] != kNpos) record_launch(i, op, dt, span_linked);
       if (!stream_names.count(op.stream)) {
         const RawEvent& e = raw_.events[i];
         const auto named = raw_.thread_names.find({e.pid, e.tid});
@@ -574,6 +646,7 @@ class TraceImporter {
   std::vector<timeline::HostThreadTrack> host_threads_;
   std::vector<HostSpan> host_spans_;
   std::unordered_map<std::uint32_t, std::uint32_t> name_index_;  // raw string -> out.names
+  std::map<int, std::pair<Nanos, Nanos>> profiler_extents_;     // device -> Overlap Analysis extent
 };
 
 }  // namespace

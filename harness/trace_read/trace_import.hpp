@@ -4,7 +4,7 @@
 // (timeline/gaps.hpp) runs on real traces exactly as on encbench's own recordings.
 //
 // Device ops: X events on device tracks (Kineto cat kernel/gpu_memcpy/gpu_memset/...,
-// torch_npu "Ascend Hardware" tasks, encbench device tracks). Each is linked to the host event
+// torch_npu "Ascend Hardware" tasks by npu_task_kind and HCCL collectives, encbench device tracks). Each is linked to the host event
 // that launched it by args.correlation (Kineto, as HTA does) or else by a flow (ac2g,
 // HostToDevice, torch_to_npu, encbench's own s/f pairs); the launch's start becomes submit_ns.
 // Host spans: runtime API events are `api` (synchronize calls and blocking copies `wait`), all
@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,12 +35,25 @@ struct LaunchLink {
   bool api_is_runtime = false;       // the launch is a runtime/driver API call (not a framework op)
 };
 
+// The profiler's own extent of a device's step, when the trace carries one: torch_npu's
+// "Overlap Analysis" lane (its Computing and Communication slices; step_trace_time.csv's Stage).
+struct ProfilerStepExtent {
+  Nanos start_ns = 0, end_ns = 0;
+  std::string source;  // "torch_npu Overlap Analysis (Computing, Communication)"
+};
+
 struct DeviceTrace {
   int device = 0;
   std::string label;                  // "GPU 0", "NPU 1", "cuda:0"
   timeline::Timeline timeline;        // device ops of this device, all host spans of the trace
-  std::vector<LaunchLink> launches;   // sorted by api_start_ns
+  std::vector<LaunchLink> launches;   // sorted by api_start_ns; several per call for a graph launch
   std::size_t ops_without_launch = 0; // no correlation/flow partner: treated as queued (as HTA)
+  // Clock skew between host and device: ops that start before the host launched them (the
+  // launch point a correlation or flow gives is later than the op's start). Their submit time is
+  // taken as their start (never host_wait); counted and the largest shown.
+  std::size_t skewed_ops = 0;
+  Nanos max_skew_ns = 0;
+  std::optional<ProfilerStepExtent> profiler_extent;
 };
 
 struct ImportCounts {
@@ -49,8 +63,11 @@ struct ImportCounts {
   std::size_t linked_by_flow = 0;
   std::size_t recorded_submit = 0;            // encbench traces: submit time in the op's args
   std::size_t unlinked_ops = 0;
-  std::size_t skipped_device_sync = 0;        // cuda_sync, EVENT_WAIT/RECORD tasks: not busy time
-  std::size_t skipped_device_annotations = 0; // gpu_user_annotation, derived lanes
+  std::size_t skipped_device_sync = 0;        // cuda_sync; torch_npu wait/record tasks: not busy time
+  std::size_t skipped_device_annotations = 0; // gpu_user_annotation, placeholder tasks, derived lanes
+  std::size_t collectives = 0;                // torch_npu HCCL "Group N Communication" ops (busy)
+  std::size_t skewed_ops = 0;                 // ops starting before their launch (all devices)
+  Nanos max_skew_ns = 0;
 };
 
 struct ImportedTrace {
@@ -74,5 +91,21 @@ ImportedTrace import_trace_text(std::string_view json_text, const std::string& s
 bool is_launch_api_name(std::string_view name);
 // True for host API calls that block until the device is done (synchronize, blocking copies).
 bool is_blocking_api_name(std::string_view name);
+
+// torch_npu "Ascend Hardware" tasks, by args."Task Type", case-insensitively (one rule; docs/trace.md):
+//   placeholder  Task Type contains "place_holder" (PLACE_HOLDER_SQE: PROFILING_ENABLE/DISABLE and
+//                the profiler's own EVENT_RECORD markers): an annotation, not an op;
+//   sync         Task Type contains "wait" or "record" (EVENT_WAIT_SQE, EVENT_RECORD_SQE, Notify
+//                Wait, Notify Record): the stream only waits for another stream or rank; not busy.
+//                A collective's waiting is busy through the collective itself (HCCL lane below);
+//   op           everything else (AI_CORE, AI_VECTOR_CORE, MIX_AIV, AI_CPU, SDMA, PCIE_DMA, Write Value).
+enum class NpuTaskKind : std::uint8_t { op, sync, placeholder };
+NpuTaskKind npu_task_kind(std::string_view task_type);
+// torch_npu's HCCL lane: "Group N Communication" threads hold the collectives (hcom_allReduce_...),
+// busy time as step_trace_time.csv's Communication; "Plane N" threads repeat their tasks.
+bool is_npu_collective_thread(std::string_view thread_name);
+// Collectives get a stream of their own: this + the HCCL lane's thread id (no physical stream id
+// is in the trace for them, and their tasks' stream would overlap them).
+inline constexpr int kCollectiveStreamBase = 10000;
 
 }  // namespace encbench::trace

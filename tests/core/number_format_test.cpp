@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "harness/core/number_format.hpp"
@@ -35,6 +36,16 @@ TEST(NumberFormat, FixedSignedSignificantAndPercent) {
   EXPECT_EQ(numbers::significant(0.5, 4), "0.5");
   EXPECT_EQ(numbers::percent_of_fraction(0.125, 1), "12.5%");
   EXPECT_EQ(numbers::percent_of_fraction(-0.02, 0), "-2%");
+}
+
+TEST(NumberFormat, ExactMicrosecondsFromNanoseconds) {
+  // An absolute torch_npu time has 19 significant digits: a double would print ...410.250.
+  EXPECT_EQ(numbers::exact_us(1736405443881410320LL), "1736405443881410.320");
+  EXPECT_EQ(numbers::exact_us(1700000000000020500LL), "1700000000000020.500");
+  EXPECT_EQ(numbers::exact_us(0), "0.000");
+  EXPECT_EQ(numbers::exact_us(7), "0.007");
+  EXPECT_EQ(numbers::exact_us(-1500), "-1.500");
+  EXPECT_EQ(numbers::exact_us(INT64_MIN), "-9223372036854775.808");
 }
 
 }  // namespace

@@ -253,6 +253,60 @@ TEST(TraceDiff, SyncsLaunchesAndGatesOnHandBuiltSteps) {
   EXPECT_THROW(evaluate_gates(same, {parse_gate("no_metric<1")}), InvalidInput);
 }
 
+// A CUDA graph launch: one cudaGraphLaunch (correlation 5) replays three kernels, g1 g2 g3;
+// then one plain launch. Step [0, 200]:
+//   cudaGraphLaunch  [0, 10]    g1 [20, 40]  g2 [45, 60]  g3 [62, 80]   (stream 7)
+//   cudaLaunchKernel [100, 105] k  [110, 130]
+std::string graph_step_trace() {
+  return R"json({"traceEvents": [
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":100,"tid":100,"ts":0,"dur":200},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaGraphLaunch","pid":100,"tid":100,"ts":0,"dur":10,"args":{"correlation":5}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":100,"tid":100,"ts":100,"dur":5,"args":{"correlation":6}},
+  {"ph":"X","cat":"kernel","name":"g1","pid":0,"tid":7,"ts":20,"dur":20,"args":{"correlation":5,"stream":7,"device":0}},
+  {"ph":"X","cat":"kernel","name":"g2","pid":0,"tid":7,"ts":45,"dur":15,"args":{"correlation":5,"stream":7,"device":0}},
+  {"ph":"X","cat":"kernel","name":"g3","pid":0,"tid":7,"ts":62,"dur":18,"args":{"correlation":5,"stream":7,"device":0}},
+  {"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":110,"dur":20,"args":{"correlation":6,"stream":7,"device":0}}]})json";
+}
+
+TEST(TraceReplay, GraphLaunchedOpsAreLaunchedOpsNotQueuedOnes) {
+  const ImportedTrace trace = import_trace_text(graph_step_trace(), "graph.json");
+  EXPECT_EQ(trace.devices[0].ops_without_launch, 0u);
+  const ReplayModel m = build_replay_model(trace, -1);
+  EXPECT_EQ(m.counts.ops_without_launch, 0u);
+  EXPECT_EQ(m.counts.graph_ops, 2u);
+  EXPECT_EQ(m.counts.launches, 2u);
+  for (const ReplayOp& op : m.ops) EXPECT_NE(op.launch, kNone) << m.names[op.name];
+  // The three graph kernels and the plain one are the step's ops; two launches.
+  const auto times = trace_forward_times(m);
+  ASSERT_EQ(times.size(), 1u);
+  EXPECT_EQ(times[0].ops, 4u);
+  EXPECT_EQ(times[0].launches, 2u);
+  const TraceSummary s = summarize_trace(trace, m, us(30));
+  EXPECT_DOUBLE_EQ(s.metrics.at("ops_per_forward"), 4.0);
+  EXPECT_DOUBLE_EQ(s.metrics.at("launches_per_forward"), 2.0);
+  // Unedited, every op replays where the trace has it.
+  const ReplayTimes t = replay(m);
+  for (std::size_t i = 0; i < m.ops.size(); ++i) {
+    EXPECT_EQ(t.op_start[i] + m.origin_ns, m.ops[i].trace_start_ns) << m.names[m.ops[i].name];
+    EXPECT_EQ(t.op_end[i] + m.origin_ns, m.ops[i].trace_end_ns) << m.names[m.ops[i].name];
+  }
+  // Dropping the graph launch drops its three kernels; dropping one kernel keeps the launch.
+  EditReport dropped_graph;
+  const ReplayModel without_graph = apply_edits(m, ReplayEdits{.drop = "cudaGraphLaunch"}, dropped_graph);
+  EXPECT_EQ(dropped_graph.dropped_ops, 3u);
+  EXPECT_EQ(dropped_graph.dropped_launches, 1u);
+  EXPECT_EQ(without_graph.ops.size(), 1u);
+  EditReport dropped_one;
+  const ReplayModel without_g1 = apply_edits(m, ReplayEdits{.drop = "g1"}, dropped_one);
+  EXPECT_EQ(dropped_one.dropped_ops, 1u);
+  EXPECT_EQ(dropped_one.dropped_launches, 0u);
+  ASSERT_EQ(without_g1.ops.size(), 3u);
+  for (const ReplayOp& op : without_g1.ops) EXPECT_NE(op.launch, kNone) << without_g1.names[op.name];
+  const auto edited = trace_forward_times(without_g1);
+  EXPECT_EQ(edited[0].ops, 3u);
+  EXPECT_NO_THROW(replay(without_g1));
+}
+
 TEST(TraceDiff, DifferentWorkloadsAreRefused) {
   const ImportedTrace a_trace = import_trace_text(one_step_trace(), "a.json");
   const ImportedTrace b_trace = import_trace_file(fixture("torch_npu_two_streams.json"));

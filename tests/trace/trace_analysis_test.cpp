@@ -273,3 +273,80 @@ TEST(TorchNpuTrace, ClassesLaunchesAndQueue) {
   EXPECT_EQ(q2.series.size(), 4u);
   EXPECT_NEAR(q2.time_weighted_mean, 125.0 / 120.5, 1e-12);
 }
+
+// A step of 100 us with two kernels launched inside it, the second one starting 5 us before its
+// launch call (host/device clock skew), and a third kernel launched after the step:
+//   cudaLaunchKernel corr 1 [10, 15]   k1 [20, 50]
+//   cudaLaunchKernel corr 2 [60, 65]   k2 [55, 75]   (starts 5 us before its launch)
+//   cudaLaunchKernel corr 3 [200, 205] k3 [300, 310] (outside the step)
+// Step window (torch_npu's rule): from k1's start 20 to max(step end 100, k2's end 75) = 100.
+std::string skewed_step_trace() {
+  return R"json({"traceEvents": [
+  {"ph":"X","cat":"user_annotation","name":"ProfilerStep#1","pid":100,"tid":100,"ts":0,"dur":100},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":100,"tid":100,"ts":10,"dur":5,"args":{"correlation":1}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":100,"tid":100,"ts":60,"dur":5,"args":{"correlation":2}},
+  {"ph":"X","cat":"cuda_runtime","name":"cudaLaunchKernel","pid":100,"tid":100,"ts":200,"dur":5,"args":{"correlation":3}},
+  {"ph":"X","cat":"kernel","name":"k1","pid":0,"tid":7,"ts":20,"dur":30,"args":{"correlation":1,"stream":7,"device":0}},
+  {"ph":"X","cat":"kernel","name":"k2","pid":0,"tid":7,"ts":55,"dur":20,"args":{"correlation":2,"stream":7,"device":0}},
+  {"ph":"X","cat":"kernel","name":"k3","pid":0,"tid":7,"ts":300,"dur":10,"args":{"correlation":3,"stream":7,"device":0}}]})json";
+}
+
+TEST(StepWindow, DefaultIsTheProfilerStepWithTheWholeTraceBeside) {
+  const ImportedTrace t = import_trace_text(skewed_step_trace(), "step.json");
+  const TraceReport r = analyze_trace(t, {});
+  const DeviceReport& d = r.devices[0];
+  EXPECT_EQ(d.window.start_ns, us(20));
+  EXPECT_EQ(d.window.end_ns, us(100));
+  EXPECT_NE(d.window.source.find("ProfilerStep#*"), std::string::npos) << d.window.source;
+  EXPECT_EQ(d.gaps.op_count, 2u);
+  EXPECT_EQ(d.gaps.busy_ns, us(50));
+  EXPECT_EQ(d.gaps.idle_ns, us(5));
+  ASSERT_TRUE(d.whole_trace.has_value());
+  EXPECT_EQ(d.whole_trace->op_count, 3u);
+  EXPECT_EQ(d.whole_trace->idle_ns, us(230));  // 20..310 minus 60 busy
+  EXPECT_EQ(d.launch.pairs, 2u);               // k3 starts outside the window
+
+  AnalyzeOptions whole;
+  whole.whole_trace = true;
+  const TraceReport w = analyze_trace(t, whole);
+  EXPECT_TRUE(w.devices[0].window.whole());
+  EXPECT_EQ(w.devices[0].gaps.idle_ns, us(230));
+  AnalyzeOptions explicit_window;
+  explicit_window.window_start_ns = us(290);
+  explicit_window.window_end_ns = us(400);
+  const TraceReport e = analyze_trace(t, explicit_window);
+  EXPECT_EQ(e.devices[0].window.source, "--window");
+  EXPECT_EQ(e.devices[0].gaps.op_count, 1u);
+  EXPECT_FALSE(e.devices[0].whole_trace.has_value());  // asked for: no second figure
+
+  std::ostringstream text;
+  print_summary(text, t, r);
+  EXPECT_NE(text.str().find("window 20.000 .. 100.000 us: ProfilerStep#*"), std::string::npos) << text.str();
+  EXPECT_NE(text.str().find("whole trace: span 0.290 ms"), std::string::npos) << text.str();
+}
+
+TEST(ClockSkew, CountedAndQueueLengthNeverNegative) {
+  const ImportedTrace t = import_trace_text(skewed_step_trace(), "step.json");
+  EXPECT_EQ(t.counts.skewed_ops, 1u);
+  EXPECT_EQ(t.counts.max_skew_ns, us(5));
+  EXPECT_EQ(t.devices[0].skewed_ops, 1u);
+  AnalyzeOptions whole;
+  whole.whole_trace = true;
+  const TraceReport r = analyze_trace(t, whole);
+  const QueueLengthStats& q = stream(r.devices[0], 7).queue;
+  // k2 (start 55 before its call at 60) is left out: +1 at 10, 200; -1 at 20, 300.
+  EXPECT_EQ(q.left_out, 1u);
+  ASSERT_EQ(q.series.size(), 4u);
+  for (const QueuePoint& p : q.series) EXPECT_GE(p.length, 0) << p.t_ns;
+  EXPECT_EQ(q.max, 1);
+  // Its gap is still classed by its submit taken at its start: host_wait (launched after 50).
+  EXPECT_EQ(class_ns(r.devices[0].gaps, GapClass::host_wait), us(5 + 225));
+  const nlohmann::json j = to_json(t, r);
+  EXPECT_EQ(j["import"]["skewed_ops"], 1);
+  EXPECT_DOUBLE_EQ(j["import"]["max_skew_us"].get<double>(), 5.0);
+  EXPECT_EQ(j["devices"][0]["streams"][0]["queue_length"]["left_out"], 1);
+  std::ostringstream text;
+  print_summary(text, t, r);
+  EXPECT_NE(text.str().find("clock skew: 1 ops start before their launch (max 5.000 us)"), std::string::npos)
+      << text.str();
+}

@@ -147,6 +147,46 @@ TEST(ImportTorchNpu, AscendHardwareTasksFlowsAndExactAbsoluteTimes) {
   EXPECT_EQ(runtime_links, 3u);
 }
 
+// One rule for every Ascend Hardware task type, whatever its case (issue 56): waits and records
+// only hold a stream, placeholders are the profiler's own markers.
+TEST(ImportTorchNpu, TaskTypesByOneCaseInsensitiveRule) {
+  for (const char* sync : {"EVENT_WAIT_SQE", "EVENT_RECORD_SQE", "Notify Wait", "notify_record", "EVENT_WAIT"}) {
+    EXPECT_EQ(npu_task_kind(sync), NpuTaskKind::sync) << sync;
+  }
+  for (const char* placeholder : {"PLACE_HOLDER_SQE", "place_holder"}) {
+    EXPECT_EQ(npu_task_kind(placeholder), NpuTaskKind::placeholder) << placeholder;
+  }
+  for (const char* op : {"AI_CORE", "AI_VECTOR_CORE", "MIX_AIV", "SDMA", "PCIE_DMA_SQE", "Write Value", ""}) {
+    EXPECT_EQ(npu_task_kind(op), NpuTaskKind::op) << op;
+  }
+  EXPECT_TRUE(is_npu_collective_thread("Group 0 Communication"));
+  EXPECT_FALSE(is_npu_collective_thread("Plane 0"));
+
+  // A placeholder, a notify wait, a kernel and a collective with its per-task plane lane.
+  const std::string text = R"json([
+  {"ph":"M","name":"process_name","pid":1263872,"tid":0,"args":{"name":"Ascend Hardware"}},
+  {"ph":"M","name":"process_labels","pid":1263872,"tid":0,"args":{"labels":"NPU"}},
+  {"ph":"M","name":"process_name","pid":1263904,"tid":0,"args":{"name":"HCCL"}},
+  {"ph":"M","name":"thread_name","pid":1263904,"tid":0,"args":{"name":"Group 0 Communication"}},
+  {"ph":"M","name":"thread_name","pid":1263904,"tid":1,"args":{"name":"Plane 0"}},
+  {"ph":"X","name":"PROFILING_ENABLE","pid":1263872,"tid":0,"ts":"1700000000000000.000","dur":0.02,"args":{"Task Type":"PLACE_HOLDER_SQE","Physic Stream Id":0}},
+  {"ph":"X","name":"MatMul","pid":1263872,"tid":2,"ts":"1700000000000500.000","dur":10,"args":{"Task Type":"AI_CORE","Physic Stream Id":2}},
+  {"ph":"X","name":"Notify Wait","pid":1263872,"tid":4,"ts":"1700000000000520.000","dur":50,"args":{"Task Type":"Notify Wait","Physic Stream Id":4}},
+  {"ph":"X","name":"hcom_allReduce_","pid":1263904,"tid":0,"ts":"1700000000000515.000","dur":60},
+  {"ph":"X","name":"Notify_Wait","pid":1263904,"tid":1,"ts":"1700000000000520.000","dur":50}
+])json";
+  const ImportedTrace t = import_trace_text(text, "hccl.json");
+  ASSERT_EQ(t.devices.size(), 1u);
+  const auto& ops = t.devices[0].timeline.device_ops;
+  ASSERT_EQ(ops.size(), 2u);  // not the placeholder (it would open the span 500 us early), not the wait
+  EXPECT_EQ(ops[0].name, "MatMul");
+  EXPECT_EQ(ops[1].name, "hcom_allReduce_");
+  EXPECT_EQ(ops[1].stream, kCollectiveStreamBase);
+  EXPECT_EQ(t.counts.collectives, 1u);
+  EXPECT_EQ(t.counts.skipped_device_sync, 1u);
+  EXPECT_EQ(t.counts.skipped_device_annotations, 2u);  // the placeholder, the plane task
+}
+
 TEST(ImportGzip, SameResultAsPlain) {
   const auto dir = support::scratch_dir("gzip");
   const auto gz = dir / "trace.json.gz";

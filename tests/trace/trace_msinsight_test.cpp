@@ -1,0 +1,199 @@
+// Real torch_npu profiles (Ascend/msinsight's test data, tests/trace/fixtures/msinsight/README.md)
+// against the figures expected_figures.py computes from the raw files without encbench's code,
+// and, through that script, against torch_npu's own step_trace_time.csv and kernel_details.csv.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "harness/core/number_format.hpp"
+#include "harness/core/result_json.hpp"
+#include "harness/trace/replay.hpp"
+#include "harness/trace/trace_analysis.hpp"
+#include "tests/support/process.hpp"
+#include "tests/trace/trace_test_support.hpp"
+
+namespace encbench::trace {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path msinsight_dir() { return support::fixture("msinsight"); }
+
+const nlohmann::json& expected() {
+  static const nlohmann::json j = read_json_file(msinsight_dir() / "expected.json");
+  return j;
+}
+
+fs::path trace_path(const nlohmann::json& e) { return msinsight_dir() / e["trace"].get<std::string>(); }
+
+// kernel_details.csv rows: name, start and duration (the csv writes "1736405443881410.320\t").
+struct KernelRow {
+  std::string name;
+  Nanos start_ns = 0, dur_ns = 0;
+};
+std::vector<KernelRow> kernel_rows(const fs::path& csv) {
+  std::ifstream in(csv);
+  std::string line;
+  std::getline(in, line);
+  std::vector<std::string> header;
+  for (std::stringstream h(line); std::getline(h, line, ',');) header.push_back(line);
+  const auto column = [&](const std::string& name) {
+    return static_cast<std::size_t>(std::find(header.begin(), header.end(), name) - header.begin());
+  };
+  const std::size_t name_at = column("Name"), start_at = column("Start Time(us)"), dur_at = column("Duration(us)");
+  std::vector<KernelRow> rows;
+  while (std::getline(in, line)) {
+    std::vector<std::string> cells;
+    std::string cell;
+    bool quoted = false;
+    for (const char c : line) {  // quoted cells hold commas ("32,3,224,224")
+      if (c == '"') quoted = !quoted;
+      else if (c == ',' && !quoted) cells.push_back(std::exchange(cell, {}));
+      else cell += c;
+    }
+    cells.push_back(cell);
+    KernelRow row;
+    row.name = cells.at(name_at);
+    EXPECT_TRUE(parse_us_to_ns(cells.at(start_at), row.start_ns)) << line;
+    EXPECT_TRUE(parse_us_to_ns(cells.at(dur_at), row.dur_ns)) << line;
+    rows.push_back(row);
+  }
+  return rows;
+}
+
+void expect_figures(const timeline::GapAnalysis& g, const nlohmann::json& e, const std::string& what) {
+  SCOPED_TRACE(what);
+  EXPECT_EQ(g.op_count, e["op_count"].get<std::size_t>());
+  EXPECT_EQ(g.span_start_ns, e["span_start_ns"].get<Nanos>());
+  EXPECT_EQ(g.span_end_ns, e["span_end_ns"].get<Nanos>());
+  EXPECT_EQ(g.busy_ns, e["busy_ns"].get<Nanos>());
+  EXPECT_EQ(g.idle_ns, e["idle_ns"].get<Nanos>());
+  EXPECT_EQ(g.gaps.size(), e["gaps"].get<std::size_t>());
+}
+
+TEST(TraceMsinsight, ImportCountsTasksCollectivesAndSkewAsTheScript) {
+  for (const auto& e : expected()["traces"]) {
+    SCOPED_TRACE(e["trace"].get<std::string>());
+    const ImportedTrace t = import_trace_file(trace_path(e));
+    EXPECT_EQ(t.layout, TraceLayout::torch_npu);
+    ASSERT_EQ(t.devices.size(), 1u);
+    EXPECT_EQ(t.counts.device_ops, e["device_ops"].get<std::size_t>());
+    EXPECT_EQ(t.counts.collectives, e["collectives"].get<std::size_t>());
+    EXPECT_EQ(t.counts.skipped_device_sync, e["sync_tasks"].get<std::size_t>());  // EVENT_*, Notify Wait
+    EXPECT_EQ(t.devices[0].skewed_ops, e["skewed_ops"].get<std::size_t>());
+    EXPECT_EQ(t.devices[0].max_skew_ns, e["max_skew_ns"].get<Nanos>());
+    const auto& ops = t.devices[0].timeline.device_ops;
+    for (const auto& op : ops) {
+      EXPECT_NE(op.name, "PROFILING_ENABLE");
+      EXPECT_NE(op.name, "Notify Wait");
+    }
+    // The collectives run on a stream of their own, named after their HCCL lane.
+    const auto streams = t.devices[0].timeline.streams;
+    EXPECT_TRUE(std::any_of(streams.begin(), streams.end(), [](const auto& s) {
+      return s.stream == kCollectiveStreamBase && s.name == "Group 0 Communication";
+    }));
+    // torch_npu's kernel list (kernels and hcom collectives) are all device ops, exactly.
+    const auto rows = kernel_rows(trace_path(e).parent_path() / "kernel_details.csv");
+    ASSERT_EQ(rows.size(), e["kernel_details_rows"].get<std::size_t>());
+    for (const KernelRow& row : rows) {
+      const bool found = std::any_of(ops.begin(), ops.end(), [&](const auto& op) {
+        return op.name == row.name && std::abs(op.start_ns - row.start_ns) <= 1 &&
+               std::abs((op.end_ns - op.start_ns) - row.dur_ns) <= 1;
+      });
+      EXPECT_TRUE(found) << row.name << " at " << numbers::exact_us(row.start_ns);
+    }
+  }
+}
+
+TEST(TraceMsinsight, StepWindowIsTorchNpusExtentWithTheWholeTraceBeside) {
+  for (const auto& e : expected()["traces"]) {
+    SCOPED_TRACE(e["trace"].get<std::string>());
+    const ImportedTrace t = import_trace_file(trace_path(e));
+    const TraceReport r = analyze_trace(t, {});
+    ASSERT_EQ(r.devices.size(), 1u);
+    const DeviceReport& d = r.devices[0];
+    EXPECT_EQ(d.window.start_ns, e["window_start_ns"].get<Nanos>());
+    EXPECT_EQ(d.window.end_ns, e["window_end_ns"].get<Nanos>());
+    EXPECT_NE(d.window.source.find("Overlap Analysis"), std::string::npos) << d.window.source;
+    expect_figures(d.gaps, e["window"], "step window");
+    ASSERT_TRUE(d.whole_trace.has_value());
+    expect_figures(*d.whole_trace, e["whole_trace"], "whole trace");
+    ASSERT_FALSE(d.largest_gaps.empty());
+    EXPECT_EQ(d.largest_gaps[0].gap.start_ns, e["window"]["largest_gap_start_ns"].get<Nanos>());
+    EXPECT_EQ(d.largest_gaps[0].gap.duration_ns(), e["window"]["largest_gap_ns"].get<Nanos>());
+
+    // Queue lengths never go below zero; skewed launches are left out, as the script counts.
+    std::size_t left_out = 0;
+    for (const StreamReport& s : d.streams) {
+      left_out += s.queue.left_out;
+      for (const QueuePoint& p : s.queue.series) EXPECT_GE(p.length, 0) << "stream " << s.stream;
+    }
+    EXPECT_EQ(left_out, e["queue_left_out"].get<std::size_t>());
+
+    AnalyzeOptions whole;
+    whole.whole_trace = true;
+    const TraceReport w = analyze_trace(t, whole);
+    EXPECT_TRUE(w.devices[0].window.whole());
+    EXPECT_FALSE(w.devices[0].whole_trace.has_value());
+    expect_figures(w.devices[0].gaps, e["whole_trace"], "--window whole");
+  }
+}
+
+TEST(TraceMsinsight, CliPrintsAbsoluteTimesExactly) {
+  const auto dir = support::scratch_dir("msinsight_cli");
+  for (const auto& e : expected()["traces"]) {
+    SCOPED_TRACE(e["trace"].get<std::string>());
+    const fs::path json_out = dir / "analysis.json", log = dir / "log.txt";
+    const std::string command = testing::shell_quote(ENCBENCH_CLI_PATH) + " trace analyze " +
+                                testing::shell_quote(trace_path(e)) + " --top 1 --json " +
+                                testing::shell_quote(json_out) + " > " + testing::shell_quote(log) + " 2>&1";
+    const int status = std::system(command.c_str());
+    const std::string text = testing::read_text_file(log);
+    ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << text;
+    // 19 significant digits, as in the file: a double would print ...410.250 for ...410.320.
+    const std::string window = numbers::exact_us(e["window_start_ns"].get<Nanos>()) + " .. " +
+                               numbers::exact_us(e["window_end_ns"].get<Nanos>()) + " us";
+    EXPECT_NE(text.find(window), std::string::npos) << text;
+    EXPECT_NE(text.find("at " + numbers::exact_us(e["window"]["largest_gap_start_ns"].get<Nanos>()) + " us"),
+              std::string::npos)
+        << text;
+    EXPECT_NE(text.find("whole trace: span"), std::string::npos) << text;
+    const nlohmann::json j = read_json_file(json_out);
+    const auto& d = j["devices"][0];
+    EXPECT_EQ(d["window"]["start_ns"].get<Nanos>(), e["window_start_ns"].get<Nanos>());
+    EXPECT_EQ(d["largest_gaps"][0]["start_ns"].get<Nanos>(), e["window"]["largest_gap_start_ns"].get<Nanos>());
+    EXPECT_EQ(d["idle_whole_trace"]["span_start_ns"].get<Nanos>(), e["whole_trace"]["span_start_ns"].get<Nanos>());
+    EXPECT_DOUBLE_EQ(d["idle_whole_trace"]["idle_us"].get<double>(), ns_to_us(e["whole_trace"]["idle_ns"].get<Nanos>()));
+    EXPECT_EQ(j["import"]["skewed_ops"].get<std::size_t>(), e["skewed_ops"].get<std::size_t>());
+  }
+}
+
+TEST(TraceMsinsight, ReplayOfTheStepReproducesIt) {
+  // level1 links launches to CANN calls; its one ProfilerStep is the forward.
+  const auto& e = expected()["traces"][1];
+  const ReplayModel m = build_replay_model(import_trace_file(trace_path(e)), -1);
+  EXPECT_EQ(m.ops.size(), e["device_ops"].get<std::size_t>());
+  ASSERT_EQ(m.forwards.size(), 1u);
+  EXPECT_EQ(m.forwards[0].name, "ProfilerStep#50");
+  const std::vector<ForwardTimes> trace_times = trace_forward_times(m);
+  const ReplayMetrics replayed = measure_replay(m, replay(m), support::us(30));
+  const double trace_ms = ns_to_ms(trace_times[0].duration_ns());
+  EXPECT_NEAR(ns_to_ms(replayed.forwards[0].duration_ns()), trace_ms, 0.02 * trace_ms);
+}
+
+TEST(TraceMsinsight, ExpectedFiguresAreCurrent) {
+  if (std::system("python3 -c 'import json' > /dev/null 2>&1") != 0) GTEST_SKIP() << "no python3";
+  const std::string command =
+      "python3 " + testing::shell_quote(msinsight_dir() / "expected_figures.py") + " --check";
+  EXPECT_EQ(std::system(command.c_str()), 0) << "run " << command.substr(0, command.size() - 8) << " --write";
+}
+
+}  // namespace
+}  // namespace encbench::trace
