@@ -80,7 +80,7 @@ static int run_compare_impl(const CompareOptions& o, std::ostream& out) {
   require(!(o.base.empty() && o.baseline.empty()), "compare needs BASE and NEW, or --baseline SPEC and NEW");
   require(o.base.empty() || o.baseline.empty(), "give either BASE or --baseline, not both");
   require(!o.next.empty(), "compare needs NEW");
-  Gate gate = o.gate_file.empty() ? default_gate() : load_gate(o.gate_file);
+  Gate gate = gate_from_arguments(o.gates);
   if (o.settings) apply_settings(gate, *o.settings);
   const RunResult next = load_results_merged(o.next);
   const std::string baseline = o.baseline.empty() ? o.base : o.baseline;
@@ -92,6 +92,7 @@ static int run_compare_impl(const CompareOptions& o, std::ostream& out) {
   } else {
     c = compare_runs(load_results_merged(baseline), next, gate);
   }
+  apply_gate_conditions(c, gate.conditions);
   std::vector<AcceptedChange> accepted;
   for (const auto& spec : o.accept) accepted.push_back(parse_accepted_change(spec, "--accept"));
   apply_accepted_changes(c, accepted);

@@ -15,7 +15,9 @@ struct CompareOptions {
   std::string base;       // file, directory or comma list; empty with --baseline history:N
   std::string next;       // same forms
   std::string baseline;   // "history:N" or a path (alternative to the BASE positional)
-  std::string gate_file;  // empty: built-in default gate
+  // --gate: gate files (at most one) and gate-language conditions (gate_from_arguments); empty:
+  // the built-in default gate.
+  std::vector<std::string> gates;
   std::string junit_file, markdown_file, json_file;
   std::string history_file;  // where history lives (default_history_path() when empty)
   bool record = false;       // record NEW into the history after comparing

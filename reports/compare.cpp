@@ -54,6 +54,21 @@ void apply_overrides(MetricRule& rule, const json& o, const std::string& source)
   }
 }
 
+// A gate file's "conditions": a list of expressions in the one gate language, each error naming
+// its entry ("gate.json: conditions[1]").
+std::vector<GateExpression> parse_gate_conditions(const json& doc, const std::string& source) {
+  std::vector<GateExpression> conditions;
+  if (!doc.contains("conditions")) return conditions;
+  require(doc["conditions"].is_array(), source + ": 'conditions' must be a list of expressions like \"mean_ttft_ms<+5%\"");
+  for (std::size_t i = 0; i < doc["conditions"].size(); ++i) {
+    const json& c = doc["conditions"][i];
+    const std::string where = source + ": conditions[" + std::to_string(i) + "]";
+    require(c.is_string(), where + " must be a string like \"mean_ttft_ms<+5%\"");
+    conditions.push_back(parse_gate_expression(c.get<std::string>(), where));
+  }
+  return conditions;
+}
+
 }  // namespace
 
 MetricRule Gate::rule_for(const Metric& metric) const { return rule_for(metric, deterministic_by_name(metric.name)); }
@@ -99,14 +114,14 @@ Gate default_gate() {
   return gate;
 }
 
-Gate parse_gate(const json& doc, const std::string& source) {
+Gate parse_gate_file(const json& doc, const std::string& source) {
   require(doc.is_object(), source + ": a gate file is a JSON object");
   if (doc.contains("schema"))
     require(doc["schema"] == "encbench-gate", source + ": schema must be \"encbench-gate\"");
   if (doc.contains("schema_version"))
     require(doc["schema_version"] == 1, source + ": only gate schema_version 1 is supported");
   static const char* kKeys[] = {"schema", "schema_version", "description", "alpha", "power", "defaults",
-                                "deterministic", "metrics", "exact", "warn_below_samples"};
+                                "deterministic", "metrics", "exact", "warn_below_samples", "conditions"};
   for (const auto& [key, value] : doc.items()) {
     (void)value;
     require(std::find(std::begin(kKeys), std::end(kKeys), key) != std::end(kKeys),
@@ -175,10 +190,11 @@ Gate parse_gate(const json& doc, const std::string& source) {
       gate.exact.push_back(std::move(rule));
     }
   }
+  gate.conditions = parse_gate_conditions(doc, source);
   return gate;
 }
 
-Gate load_gate(const std::string& path) { return parse_gate(read_json_file(path), path); }
+Gate load_gate(const std::string& path) { return parse_gate_file(read_json_file(path), path); }
 
 // ---------------------------------------------------------------------------------------------
 // verdicts: every row is judged by judgement::judge (docs/reports.md, "Verdicts")
@@ -557,6 +573,7 @@ json to_json(const Comparison& c) {
                   {"after", e.after},         {"expectation", e.expectation},
                   {"applicable", e.applicable}, {"passed", e.passed}, {"reason", e.reason}};
     if (!e.accepted.empty()) check["accepted"] = e.accepted;
+    if (!e.condition.empty()) check["condition"] = e.condition;
     exact.push_back(std::move(check));
   }
   return {{"kind", to_string(c.kind)},

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/judgement/judgement.hpp"
+#include "harness/core/gate_expression.hpp"
 #include "reports/result.hpp"
 
 namespace encbench::reports {
@@ -51,6 +52,10 @@ struct Gate {
   std::vector<PatternRule> metric_rules;  // later entries win
   std::vector<ExactRule> exact;
   std::size_t warn_below_samples = 9;     // compare.py's UTEST_OPTIMAL_REPETITIONS
+  // Conditions in the one gate language (harness/core/gate_expression.hpp): a gate file's
+  // "conditions" and `compare --gate EXPR`; each is judged on BASE's and NEW's values beside the
+  // exact checks (apply_gate_conditions).
+  std::vector<GateExpression> conditions;
 
   MetricRule rule_for(const Metric& metric) const;  // deterministic by name
   // `deterministic` false: the wall-clock rule even for a name that says deterministic (its own
@@ -64,8 +69,12 @@ Gate default_gate(const judgement::Settings& settings);
 // --threshold / --alpha given on the command line override a gate file's defaults.
 void apply_settings(Gate& gate, const judgement::Settings& settings);
 // Parses a gate file ({"schema":"encbench-gate", ...}, see docs/reports.md). Throws InvalidInput.
-Gate parse_gate(const nlohmann::json& doc, const std::string& source);
+Gate parse_gate_file(const nlohmann::json& doc, const std::string& source);
 Gate load_gate(const std::string& path);
+// The gate for `compare --gate ARG...`: each ARG that names a file (names_gate_file: it exists or
+// ends in .json) is a gate file, at most one; every other ARG is a condition in the gate language
+// added to that file's conditions (or to the built-in default gate's). Throws InvalidInput.
+Gate gate_from_arguments(const std::vector<std::string>& arguments);
 bool glob_match(const std::string& pattern, const std::string& text);
 
 struct MetricComparison {
@@ -101,7 +110,8 @@ struct ExactCheck {
   bool applicable = true;
   bool passed = true;
   std::string reason;
-  std::string accepted;  // as MetricComparison::accepted
+  std::string accepted;   // as MetricComparison::accepted
+  std::string condition;  // a gate-language condition's text; its metric's own row stays in the table
 };
 
 struct Comparison {
@@ -140,6 +150,10 @@ AcceptedChange parse_accepted_change(const std::string& spec, const std::string&
 std::size_t apply_accepted_changes(Comparison& comparison, const std::vector<AcceptedChange>& accepted);
 
 Comparison compare_runs(const RunResult& base, const RunResult& next, const Gate& gate);
+// Judges each of the gate's conditions on its metric's BASE and NEW values (the compared rows)
+// and adds it to the exact checks: a failed one is a regression. Throws InvalidInput listing the
+// compared metrics when a condition names none of them.
+void apply_gate_conditions(Comparison& comparison, const std::vector<GateExpression>& conditions);
 // `history` holds earlier runs (oldest first) of the same series; each metric's baseline is the
 // prediction interval of their values.
 Comparison compare_with_history(const std::vector<RunResult>& history, const RunResult& next,

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "harness/core/error.hpp"
+#include "reports/capacity_bracket.hpp"
 #include "reports/html.hpp"
 #include "reports/html_sections.hpp"
 #include "reports/svg.hpp"
@@ -109,24 +110,82 @@ double slo_limit(const nlohmann::json& doc, const std::string& metric) {
   return le == std::string::npos ? 0 : std::atof(slo.c_str() + le + 3);
 }
 
+// The h1's class for a capacity: bracketed is a verdict, a bound or a non-monotone result is not.
+const char* bracket_class(BracketKind kind) {
+  return kind == BracketKind::bracketed ? "pass" : kind == BracketKind::below_lowest ? "fail" : "invalid";
+}
+
+// Each arm's search capacity as its seeds bracket it (virtual), for the line under the headline;
+// `bounded` is set when one of them is a bound.
+std::string search_brackets(const nlohmann::json& doc, bool& bounded) {
+  std::string text;
+  for (const auto& arm : doc["capacity"].value("arms", nlohmann::json::array())) {
+    if (!arm.contains("capacity_bracket")) continue;
+    const CapacityBracket b = bracket_from_json(arm["capacity_bracket"]);
+    bounded = bounded || b.kind != BracketKind::bracketed;
+    text += (text.empty() ? "" : "; ") + arm.value("preset", std::string()) + ": " +
+            (b.kind == BracketKind::bracketed ? "every seed bracketed, all " + describe_bracket(b, "req/s")
+                                              : "a BOUND (" + describe_bracket(b, "req/s", "the search stops there") + ")");
+  }
+  return text;
+}
+
+std::string gain_header(const nlohmann::json& doc) {
+  std::ostringstream o;
+  const auto& presets = doc["presets"];
+  const auto& g = doc["capacity"]["gain_pct"];
+  bool bounded = false;
+  const std::string brackets = search_brackets(doc, bounded);
+  const bool better = g["ci95_low"].get<double>() > 0, worse = g["ci95_high"].get<double>() < 0;
+  o << "<h1 class=\"" << (bounded ? "invalid" : worse ? "fail" : better ? "pass" : "invalid") << "\">"
+    << svg::esc(presets[1].get<std::string>()) << ": " << (g["mean"].get<double>() >= 0 ? "+" : "")
+    << svg::num(g["mean"].get<double>()) << " % capacity at " << svg::esc(doc["slo"].get<std::string>())
+    << " <small>CI [" << svg::num(g["ci95_low"].get<double>()) << ", " << svg::num(g["ci95_high"].get<double>())
+    << "] vs " << svg::esc(presets[0].get<std::string>())
+    << (bounded ? "; a bound, not a bracketed capacity" : brackets.empty() ? "" : "; bracketed per seed") << "</small></h1>\n";
+  if (!brackets.empty()) o << "<p class=\"sub\"><b>Capacity:</b> " << svg::esc(brackets) << "</p>\n";
+  return o.str();
+}
+
+// A live sweep's capacity: bracketed or a bound (older results without the bracket: the highest
+// passing load, said to be unbracketed).
+std::string live_header(const nlohmann::json& doc) {
+  std::ostringstream o;
+  const auto& c = doc["capacity"];
+  const std::string arm = doc["presets"][0].get<std::string>(), slo = doc["slo"].get<std::string>();
+  if (!c.contains("capacity_bracket")) {
+    o << "<h1 class=\"invalid\">" << svg::esc(arm) << ": highest load meeting " << svg::esc(slo) << ": "
+      << svg::num(c["highest_passing"].get<double>()) << " <small>(not bracketed: this result predates brackets)</small></h1>\n";
+    return o.str();
+  }
+  const CapacityBracket b = bracket_from_json(c["capacity_bracket"]);
+  const std::string variable = doc["points"].empty() ? "request-rate" : doc["points"][0].value("variable", std::string());
+  o << "<h1 class=\"" << bracket_class(b.kind) << "\">" << svg::esc(arm) << ": capacity at " << svg::esc(slo) << ": "
+    << svg::esc(describe_bracket(b, load_unit(variable),
+                                 doc.contains("stopped_early") ? "the sweep stopped early (over-saturated)" : "extend --sweep"))
+    << "</h1>\n";
+  return o.str();
+}
+
 std::string verdict_header(const nlohmann::json& doc) {
   std::ostringstream o;
   const auto& presets = doc["presets"];
   if (doc.contains("capacity") && doc["capacity"].contains("gain_pct")) {
-    const auto& g = doc["capacity"]["gain_pct"];
-    const bool better = g["ci95_low"].get<double>() > 0, worse = g["ci95_high"].get<double>() < 0;
-    o << "<h1 class=\"" << (worse ? "fail" : better ? "pass" : "invalid") << "\">" << svg::esc(presets[1].get<std::string>())
-      << ": " << (g["mean"].get<double>() >= 0 ? "+" : "") << svg::num(g["mean"].get<double>()) << " % capacity at "
-      << svg::esc(doc["slo"].get<std::string>()) << " <small>CI [" << svg::num(g["ci95_low"].get<double>()) << ", "
-      << svg::num(g["ci95_high"].get<double>()) << "] vs " << svg::esc(presets[0].get<std::string>()) << "</small></h1>\n";
+    o << gain_header(doc);
   } else if (doc.contains("capacity") && doc["capacity"].contains("highest_passing")) {
-    o << "<h1 class=\"" << (doc["capacity"]["highest_passing"].get<double>() > 0 ? "pass" : "fail") << "\">"
-      << svg::esc(presets[0].get<std::string>()) << ": highest load meeting " << svg::esc(doc["slo"].get<std::string>())
-      << ": " << svg::num(doc["capacity"]["highest_passing"].get<double>()) << "</h1>\n";
+    o << live_header(doc);
   } else {
     std::string arms;
     for (const auto& p : presets) arms += (arms.empty() ? "" : " vs ") + p.get<std::string>();
     o << "<h1 class=\"invalid\">Sweep: " << svg::esc(arms) << " <small>(no SLO given: no capacity verdict)</small></h1>\n";
+  }
+  if (doc.contains("points_capacity")) {
+    std::string points;
+    for (const auto& arm : doc["points_capacity"])
+      points += (points.empty() ? "" : "; ") + arm.value("preset", std::string()) + ": " +
+                describe_bracket(bracket_from_json(arm["capacity_bracket"]),
+                                 load_unit(doc["points"].empty() ? "" : doc["points"][0].value("variable", std::string())));
+    o << "<p class=\"sub\"><b>As the sweep's points bracket it:</b> " << svg::esc(points) << "</p>\n";
   }
   if (doc.contains("stopped_early"))
     o << "<p class=\"sub\"><b>Stopped early:</b> " << svg::esc(doc["stopped_early"].get<std::string>()) << "</p>\n";

@@ -78,9 +78,9 @@ std::vector<MetricRow> table_rows(const Comparison& c, bool markdown) {
     std::vector<MetricRow> group;
     for (const auto& r : c.rows) {
       if (r.group != g) continue;
-      // A metric with an exact check is shown once, as its check.
+      // A metric with an exact check is shown once, as its check (a condition shows beside it).
       const bool checked = std::any_of(c.exact.begin(), c.exact.end(), [&](const ExactCheck& e) {
-        return e.applicable && e.metric == r.name;
+        return e.applicable && e.condition.empty() && e.metric == r.name;
       });
       if (checked) continue;
       const bool judged = r.judgement.change.has_value();
@@ -230,7 +230,7 @@ std::string render_markdown(const Comparison& c) {
     if (r.verdict == Verdict::noisy) ++noisy;
     if (r.verdict != Verdict::faster && r.verdict != Verdict::slower) continue;
     const bool exact = std::any_of(c.exact.begin(), c.exact.end(), [&](const ExactCheck& e) {
-      return e.applicable && e.metric == r.name;
+      return e.applicable && e.condition.empty() && e.metric == r.name;
     });
     if (exact) continue;
     moved.push_back({markdown_text(r.label), format_number(r.before), format_number(r.after), judgement::format_change(r.judgement),

@@ -1,4 +1,4 @@
-// encbench compare BASE NEW [--gate FILE]: flags only; the work is reports::run_compare.
+// encbench compare BASE NEW [--gate FILE|EXPR]: flags only; the work is reports::run_compare.
 #include <iostream>
 
 #include "harness/cli/command.hpp"
@@ -18,10 +18,13 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--baseline", opts->baseline,
                   "baseline instead of BASE: a result path, or history:N (last N recorded runs of the "
                   "same series, judged with a prediction interval)");
-  sub->add_option("--gate", opts->gate_file,
-                  "gate file (JSON, see scenarios/gates/); default: latency/throughput judged SLOWER "
-                  "(significant at --alpha and beyond --threshold; docs/reports.md, Verdicts) is a regression")
-      ->check(CLI::ExistingFile);
+  sub->add_option("--gate", opts->gates,
+                  "gate file (JSON, see scenarios/gates/: an existing path or one ending in .json), or a "
+                  "condition METRIC OP VALUE on BASE and NEW (docs/gates.md), e.g. 'mean_ttft_ms<+5%' or "
+                  "'failed<=0'; repeatable (one file at most, conditions added to it); default: "
+                  "latency/throughput judged SLOWER (significant at --alpha and beyond --threshold; docs/reports.md, "
+                  "Verdicts) is a regression")
+      ->allow_extra_args(false);  // one value per --gate: BASE and NEW may follow it
   sub->add_option("--junit", opts->junit_file, "write a JUnit XML report to FILE");
   sub->add_option("--markdown", opts->markdown_file, "write the Performance Metrics table as Markdown to FILE");
   sub->add_option("--json", opts->json_file, "write the comparison as encbench-compare JSON to FILE");

@@ -74,8 +74,10 @@ void add_diff(CLI::App* trace, CommandContext& ctx) {
   diff->add_option("b", config->b, "Trace B (after)")->required();
   add_forward_options(diff, config->forwards);
   diff->add_option("--gate", config->gates,
-                   "Condition on B, e.g. 'syncs_per_forward<=0'; a signed value compares B - A ('idle_pct<+1'), "
-                   "'+5%' the relative change; repeatable; exit 1 when one fails");
+                   "Condition METRIC OP VALUE (docs/gates.md), e.g. 'syncs_per_forward<=0' on B; a signed value "
+                   "compares B - A ('idle_pct<+1'), '+5%' the relative change; repeatable; exit 1 when one fails, "
+                   "2 when one does not parse (its column and the grammar are printed)")
+      ->allow_extra_args(false);  // one value per --gate: the traces may follow it
   diff->add_option("--format", config->format, "stdout format: text or markdown")->capture_default_str();
   diff->add_option("--json", config->json_out, "Write the result JSON (schema encbench-trace-diff/1)");
   diff->add_option("--markdown", config->markdown_out, "Write the Markdown report to this file");

@@ -26,6 +26,8 @@ namespace {
 
 constexpr const char* kStatistics[] = {"mean", "median", "p50", "p90", "p95", "p99"};
 constexpr const char* kMetrics[] = {"ttft", "tpot", "itl", "e2el"};
+// The virtual capacity search's highest rate (req/s): passing there, the capacity is a bound.
+constexpr double kCapacityCeiling = 1024;
 
 // Load points and capacities (an offered rate may be inf, never -inf).
 std::string number(double v, int digits = 2) { return numbers::fixed(v, digits); }
@@ -84,6 +86,19 @@ bool meets_slo(const std::vector<SloTerm>& slo, const SweepArmPoint& arm) {
   bool all_meet = true;
   for (const ArmSeed& s : arm.seeds) all_meet = all_meet && meets_slo(slo, serving_json(s));
   return all_meet;
+}
+
+// Each arm's capacity as the load points bracket it (a live sweep's probes are points too).
+std::vector<reports::CapacityBracket> points_brackets(const SweepRecord& record) {
+  std::vector<reports::CapacityBracket> out(record.presets.size());
+  if (record.slo.empty()) return out;
+  for (std::size_t a = 0; a < record.presets.size(); ++a) {
+    std::vector<reports::SloOutcome> outcomes;
+    for (const SweepPoint& p : record.points) outcomes.push_back({p.value, meets_slo(record.slo, p.arms[a])});
+    for (const CapacityProbe& p : record.probes) outcomes.push_back({p.value, p.meets_slo});
+    out[a] = reports::bracket_capacity(std::move(outcomes));
+  }
+  return out;
 }
 
 PresetAbOptions at_load(const PresetAbOptions& o, const std::string& variable, double value) {
@@ -175,35 +190,42 @@ std::string describe(const std::vector<SloTerm>& slo) {
 
 namespace {
 
-// The highest request rate at which `arm` meets the SLO at `seed`: double from 0.25 req/s until
-// it fails (or 1024 req/s), then bisect. 0 when even the lowest rate fails.
-double capacity(VirtualExperiment& experiment, std::size_t arm, const PresetAbOptions& o,
-                const std::vector<SloTerm>& slo, std::uint64_t seed, int bisections) {
+// Where `arm` meets the SLO at `seed`, as the search brackets it: double the request rate from
+// 0.25 req/s until it fails (at 1024 req/s passing, a bound: at least that), then bisect between
+// the last passing and the first failing rate. Every rate tried is an outcome of the bracket.
+reports::CapacityBracket capacity(VirtualExperiment& experiment, std::size_t arm, const PresetAbOptions& o,
+                                  const std::vector<SloTerm>& slo, std::uint64_t seed, int bisections) {
+  std::vector<reports::SloOutcome> tried;
   const auto passes = [&](double rate) {
-    return meets_slo(slo, serving_json(experiment.run(arm, at_load(o, "request-rate", rate), seed)));
+    const bool pass = meets_slo(slo, serving_json(experiment.run(arm, at_load(o, "request-rate", rate), seed)));
+    tried.push_back({rate, pass});
+    return pass;
   };
   double good = 0, bad = 0.25;
   while (passes(bad)) {
     good = bad;
     bad *= 2;
-    if (bad > 1024) return good;
+    if (bad > kCapacityCeiling) return reports::bracket_capacity(tried);
   }
-  if (good == 0) return 0;
+  if (good == 0) return reports::bracket_capacity(tried);
   for (int i = 0; i < bisections; ++i) {
     const double mid = 0.5 * (good + bad);
     (passes(mid) ? good : bad) = mid;
   }
-  return good;
+  return reports::bracket_capacity(tried);
 }
 
 CapacityRecord capacity_search(VirtualExperiment& experiment, const PresetAbOptions& o, const SweepOptions& w,
                                std::ostream& progress) {
   CapacityRecord c;
   c.per_arm.resize(o.presets.size());
+  c.brackets.resize(o.presets.size());
   for (int s = 0; s < o.seeds; ++s) {
     const std::uint64_t seed = o.seed + static_cast<std::uint64_t>(s);
-    for (std::size_t a = 0; a < o.presets.size(); ++a)
-      c.per_arm[a].push_back(capacity(experiment, a, o, w.slo, seed, w.capacity_bisections));
+    for (std::size_t a = 0; a < o.presets.size(); ++a) {
+      c.brackets[a].push_back(capacity(experiment, a, o, w.slo, seed, w.capacity_bisections));
+      c.per_arm[a].push_back(c.brackets[a].back().low.value_or(0.0));
+    }
     progress << "[sweep] capacity at seed " << seed << ": " << o.presets[0] << " " << number(c.per_arm[0].back())
              << " req/s, " << o.presets[1] << " " << number(c.per_arm[1].back()) << " req/s" << std::endl;
     if (c.per_arm[0].back() > 0) c.gains_pct.push_back(100.0 * (c.per_arm[1].back() / c.per_arm[0].back() - 1.0));
@@ -260,6 +282,8 @@ PresetAbRun run_virtual_sweep(const PresetAbOptions& o, const SweepOptions& w, c
       record.points.push_back(std::move(point));
     }
   }
+  record.brackets = points_brackets(record);
+  if (!w.slo.empty() && !record.points.empty()) print_points_capacity(out, o.presets, record);
   if (!w.slo.empty() && !record.interrupted) {
     record.capacity = capacity_search(experiment, o, w, progress);
     print_capacity(out, o, w.slo, *record.capacity);
@@ -395,6 +419,7 @@ PresetAbRun run_live_sweep(const client::BenchConfig& base, const SweepOptions& 
   if (!record.interrupted && !w.slo.empty() && w.sweep.variable == "request-rate" && record.highest_passing > 0 &&
       record.lowest_failing > record.highest_passing && std::isfinite(record.lowest_failing))
     bisect_capacity(base, w, record, out, progress);
+  record.brackets = points_brackets(record);
   print_live_summary(out, label, w.sweep.variable, record);
   const auto html = std::filesystem::path(result_path).replace_extension(".html");
   PresetAbRun run = write_sweep(result_path, html, live_sweep_json(client::base_url(base), record, argv));

@@ -99,10 +99,15 @@ nlohmann::json verdicts_json(const std::vector<PointVerdict>& verdicts) {
 nlohmann::json capacity_json(const std::vector<std::string>& presets, const std::vector<SloTerm>& slo,
                              const CapacityRecord& capacity) {
   nlohmann::json j = {{"slo", describe(slo)}, {"arms", nlohmann::json::array()}};
-  for (std::size_t a = 0; a < presets.size(); ++a)
+  for (std::size_t a = 0; a < presets.size(); ++a) {
+    nlohmann::json per_seed_bracket = nlohmann::json::array();
+    for (const reports::CapacityBracket& b : capacity.brackets[a]) per_seed_bracket.push_back(reports::to_json(b));
     j["arms"].push_back({{"preset", presets[a]},
                          {"per_seed", capacity.per_arm[a]},
-                         {"capacity_req_s", to_json(mean_ci(capacity.per_arm[a]))}});
+                         {"capacity_req_s", to_json(mean_ci(capacity.per_arm[a]))},
+                         {"capacity_bracket", reports::to_json(reports::merge_brackets(capacity.brackets[a]))},
+                         {"per_seed_bracket", per_seed_bracket}});
+  }
   if (!capacity.gains_pct.empty()) j["gain_pct"] = to_json(mean_ci(capacity.gains_pct));
   return j;
 }
@@ -169,18 +174,40 @@ void print_point_row(std::ostream& out, const SweepPoint& point) {
 
 void print_capacity(std::ostream& out, const PresetAbOptions& o, const std::vector<SloTerm>& slo,
                     const CapacityRecord& capacity) {
-  out << "\nCapacity at " << describe(slo) << " (highest request rate meeting it; " << o.seeds
-      << " seed(s), 95 % CI over seeds)\n";
+  out << "\nCapacity at " << describe(slo) << " (highest request rate meeting it, bracketed per seed by the search; "
+      << o.seeds << " seed(s), 95 % CI over seeds)\n";
+  bool bounded = false;
   for (std::size_t a = 0; a < o.presets.size(); ++a) {
     const Interval ci = mean_ci(capacity.per_arm[a]);
+    const reports::CapacityBracket all = reports::merge_brackets(capacity.brackets[a]);
     out << "  " << std::left << std::setw(36) << o.presets[a] << number(ci.mean) << " req/s  [" << number(ci.low)
-        << ", " << number(ci.high) << "]\n";
+        << ", " << number(ci.high) << "]" << std::right;
+    if (all.kind == reports::BracketKind::bracketed) {
+      out << "  every seed bracketed, all " << reports::describe_bracket(all, "req/s") << "\n";
+      continue;
+    }
+    bounded = true;
+    out << "  a BOUND, not a capacity:\n";
+    for (std::size_t s = 0; s < capacity.brackets[a].size(); ++s)
+      if (capacity.brackets[a][s].kind != reports::BracketKind::bracketed)
+        out << "    seed " << o.seed + s << ": "
+            << reports::describe_bracket(capacity.brackets[a][s], "req/s", "the search stops there") << "\n";
   }
   if (!capacity.gains_pct.empty()) {
     const Interval g = mean_ci(capacity.gains_pct);
     out << "  " << o.presets[1] << ": " << (g.mean >= 0 ? "+" : "") << number(g.mean, 1) << " % capacity at "
-        << describe(slo) << ", CI [" << number(g.low, 1) << ", " << number(g.high, 1) << "] (paired by seed)\n";
+        << describe(slo) << ", CI [" << number(g.low, 1) << ", " << number(g.high, 1) << "] (paired by seed"
+        << (bounded ? "; a bound enters it, so it is not a measured gain" : "") << ")\n";
   }
+}
+
+void print_points_capacity(std::ostream& out, const std::vector<std::string>& presets, const SweepRecord& record) {
+  if (record.points.empty() || record.slo.empty()) return;
+  const std::string unit = reports::load_unit(record.points.front().variable);
+  out << "\nCapacity at " << describe(record.slo) << " as the sweep's points bracket it:\n";
+  for (std::size_t a = 0; a < presets.size() && a < record.brackets.size(); ++a)
+    out << "  " << std::left << std::setw(36) << presets[a] << std::right
+        << reports::describe_bracket(record.brackets[a], unit) << "\n";
 }
 
 void print_live_summary(std::ostream& out, const std::string& label, const std::string& variable,
@@ -195,9 +222,12 @@ void print_live_summary(std::ostream& out, const std::string& label, const std::
         << number(a["p99_ttft_ms"]["mean"].get<double>(), 1) << " ms"
         << (a.contains("meets_slo") ? (a["meets_slo"].get<bool>() ? "  meets SLO" : "  misses SLO") : "") << "\n";
   }
-  if (!record.slo.empty())
-    out << "Highest " << variable << " meeting " << describe(record.slo) << ": " << number(record.highest_passing)
-        << (record.lowest_failing > 0 ? " (first failing: " + number(record.lowest_failing) + ")" : "") << "\n";
+  if (!record.slo.empty() && !record.brackets.empty())
+    out << "Capacity at " << describe(record.slo) << ": "
+        << reports::describe_bracket(record.brackets[0], reports::load_unit(variable),
+                                     record.stopped_early.empty() ? "extend --sweep"
+                                                                  : "the sweep stopped early (over-saturated)")
+        << "\n";
 }
 
 nlohmann::json virtual_sweep_json(const PresetAbOptions& o, const SweepRecord& record,
@@ -211,6 +241,11 @@ nlohmann::json virtual_sweep_json(const PresetAbOptions& o, const SweepRecord& r
   doc["points"] = points_json(record.points, record.slo);
   doc["interrupted"] = record.interrupted;
   if (record.capacity) doc["capacity"] = capacity_json(o.presets, record.slo, *record.capacity);
+  if (!record.slo.empty() && !record.points.empty()) {
+    doc["points_capacity"] = nlohmann::json::array();
+    for (std::size_t a = 0; a < o.presets.size() && a < record.brackets.size(); ++a)
+      doc["points_capacity"].push_back({{"preset", o.presets[a]}, {"capacity_bracket", reports::to_json(record.brackets[a])}});
+  }
   return doc;
 }
 
@@ -230,6 +265,8 @@ nlohmann::json live_sweep_json(const std::string& target, const SweepRecord& rec
     for (const CapacityProbe& p : record.probes)
       probes.push_back({{"value", p.value}, {"meets_slo", p.meets_slo}, {"point", point_json(p.point, record.slo)}});
     doc["capacity"] = {{"slo", describe(record.slo)},
+                       {"capacity_bracket", reports::to_json(record.brackets.empty() ? reports::CapacityBracket{}
+                                                                                     : record.brackets[0])},
                        {"highest_passing", record.highest_passing},
                        {"lowest_failing", record.lowest_failing > 0 ? nlohmann::json(record.lowest_failing)
                                                                     : nlohmann::json(nullptr)},

@@ -13,6 +13,7 @@
 
 #include "harness/scenario/sweep.hpp"
 #include "harness/scenario/virtual_experiment.hpp"
+#include "reports/capacity_bracket.hpp"
 
 namespace encbench::scenario {
 
@@ -43,9 +44,12 @@ struct SweepPoint {
   std::string over_saturated;          // live: why the point is over-saturated ("" when it is not)
 };
 
-// Capacity at an SLO (virtual): per arm, each seed's highest passing request rate, in seed order.
+// Capacity at an SLO (virtual): per arm, each seed's highest passing request rate, in seed order
+// (0 when even the lowest rate tried failed; the search's ceiling when none failed), and the
+// bracket its search ended with (brackets[arm][seed]: bracketed, or a bound at either end).
 struct CapacityRecord {
   std::vector<std::vector<double>> per_arm;
+  std::vector<std::vector<reports::CapacityBracket>> brackets;
   std::vector<double> gains_pct;  // B over A per seed where A's capacity > 0 (paired by seed)
 };
 
@@ -65,7 +69,11 @@ struct SweepRecord {
   // Live only.
   std::string stopped_early;               // "over-saturated at ...: why"
   std::vector<CapacityProbe> probes;
-  double highest_passing = 0, lowest_failing = 0;  // 0: none
+  // The highest passing load below the first failing point of the sweep (after the bisection:
+  // the highest passing probe) and that failing load; 0: none. The bisection runs between them.
+  double highest_passing = 0, lowest_failing = 0;
+  // With an SLO, per arm: the capacity as the points (and a live sweep's probes) bracket it.
+  std::vector<reports::CapacityBracket> brackets;
 };
 
 // Drops a seed's per-request samples (what grows with requests), keeping vLLM's summaries.
@@ -77,7 +85,9 @@ void print_sweep_head(std::ostream& out, const PresetAbOptions& options, const S
 void print_point_row(std::ostream& out, const SweepPoint& point);
 void print_capacity(std::ostream& out, const PresetAbOptions& options, const std::vector<SloTerm>& slo,
                     const CapacityRecord& capacity);
-// The live sweep's summary: one line per point, and the highest passing load.
+// Each arm's capacity as the sweep's points bracket it (virtual, with --sweep and --slo).
+void print_points_capacity(std::ostream& out, const std::vector<std::string>& presets, const SweepRecord& record);
+// The live sweep's summary: one line per point, and the capacity bracketed or bounded.
 void print_live_summary(std::ostream& out, const std::string& label, const std::string& variable,
                         const SweepRecord& record);
 

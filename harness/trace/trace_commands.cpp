@@ -57,8 +57,8 @@ double change_pct(Nanos from, Nanos to) { return from > 0 ? 100.0 * static_cast<
 
 int run_diff_command(const DiffCommandConfig& config, const std::vector<std::string>& argv, std::ostream& out) {
   require(config.format == "text" || config.format == "markdown", "--format must be text or markdown");
-  std::vector<GateCondition> gates;
-  for (const std::string& g : config.gates) gates.push_back(parse_gate(g));
+  std::vector<GateExpression> gates;
+  for (const std::string& g : config.gates) gates.push_back(parse_gate_expression(g, "--gate"));
   const Nanos threshold = threshold_ns(config.forwards);
   auto summarize = [&](const std::filesystem::path& path) {
     const ImportedTrace trace = import_trace_file(path);

@@ -177,46 +177,16 @@ TraceDiff diff_traces(TraceSummary a, TraceSummary b, bool allow_different_workl
   return d;
 }
 
-GateCondition parse_gate(std::string_view text) {
-  GateCondition g;
-  g.text = std::string(text);
-  const std::size_t op_at = text.find_first_of("<>=!");
-  require(op_at != std::string_view::npos && op_at > 0,
-          "--gate must be METRIC OP VALUE, e.g. 'syncs_per_forward<=0' or 'idle_pct<+1', got '" + g.text + "'");
-  g.metric = std::string(text.substr(0, op_at));
-  std::size_t value_at = op_at + 1;
-  if (value_at < text.size() && text[value_at] == '=') ++value_at;
-  g.op = std::string(text.substr(op_at, value_at - op_at));
-  require(g.op == "<" || g.op == "<=" || g.op == ">" || g.op == ">=" || g.op == "==" || g.op == "!=",
-          "--gate '" + g.text + "': operator must be one of < <= > >= == !=");
-  std::string_view value = text.substr(value_at);
-  g.on_change = !value.empty() && (value.front() == '+' || value.front() == '-');
-  if (!value.empty() && value.front() == '+') value.remove_prefix(1);
-  g.percent = !value.empty() && value.back() == '%';
-  if (g.percent) value.remove_suffix(1);
-  require(!g.percent || g.on_change, "--gate '" + g.text + "': a percentage is a change: write it signed (+5%)");
-  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), g.value);
-  require(ec == std::errc() && end == value.data() + value.size() && std::isfinite(g.value),
-          "--gate '" + g.text + "': expected a number after the operator");
-  return g;
-}
-
-std::vector<GateResult> evaluate_gates(const TraceDiff& diff, const std::vector<GateCondition>& gates) {
+std::vector<GateResult> evaluate_gates(const TraceDiff& diff, const std::vector<GateExpression>& gates) {
+  std::vector<std::string> known;
+  for (const MetricChange& m : diff.metrics) known.push_back(m.name);
   std::vector<GateResult> out;
-  for (const GateCondition& g : gates) {
+  for (const GateExpression& g : gates) {
+    require_known_gate_metric(g, known, "--gate");
     const auto it = std::find_if(diff.metrics.begin(), diff.metrics.end(),
                                  [&](const MetricChange& m) { return m.name == g.metric; });
-    if (it == diff.metrics.end()) {
-      std::string known;
-      for (const MetricChange& m : diff.metrics) known += (known.empty() ? "" : ", ") + m.name;
-      throw InvalidInput("--gate '" + g.text + "': unknown metric '" + g.metric + "' (known: " + known + ")");
-    }
-    GateResult r{g, it->b, false};
-    if (g.on_change) r.observed = g.percent ? (it->a != 0 ? 100.0 * it->delta() / it->a : 0.0) : it->delta();
-    const double x = r.observed, v = g.value;
-    r.passed = g.op == "<" ? x < v : g.op == "<=" ? x <= v : g.op == ">" ? x > v : g.op == ">=" ? x >= v
-               : g.op == "==" ? x == v : x != v;
-    out.push_back(r);
+    const GateObservation seen = evaluate_gate_expression(g, it->a, it->b);
+    out.push_back({g, seen.observed, seen.passed});
   }
   return out;
 }

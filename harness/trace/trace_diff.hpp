@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "harness/core/gate_expression.hpp"
 #include "harness/timeline/gaps.hpp"
 #include "harness/trace/replay.hpp"
 #include "harness/trace/replay_model.hpp"
@@ -74,21 +75,15 @@ struct TraceDiff {
 // differ, or a different number of layers) unless allow_different_workloads.
 TraceDiff diff_traces(TraceSummary a, TraceSummary b, bool allow_different_workloads);
 
-// --gate: "syncs_per_forward<=0" compares B's value; "idle_pct<+1" (a signed number) compares
-// B minus A; "forward_ms<+5%" compares the relative change in percent.
-struct GateCondition {
-  std::string text, metric, op;
-  double value = 0;
-  bool on_change = false, percent = false;
-};
-GateCondition parse_gate(std::string_view text);
-
+// --gate conditions (harness/core/gate_expression.hpp, docs/gates.md) judged on the traces'
+// per-forward metrics: A is the first trace, B the second.
 struct GateResult {
-  GateCondition condition;
+  GateExpression condition;
   double observed = 0;
   bool passed = false;
 };
-std::vector<GateResult> evaluate_gates(const TraceDiff& diff, const std::vector<GateCondition>& gates);
+// Throws InvalidInput naming the valid metrics when a condition's metric is not one of the diff's.
+std::vector<GateResult> evaluate_gates(const TraceDiff& diff, const std::vector<GateExpression>& gates);
 
 void print_diff_text(std::ostream& out, const TraceDiff& diff, const std::vector<GateResult>& gates);
 void print_diff_markdown(std::ostream& out, const TraceDiff& diff, const std::vector<GateResult>& gates);

@@ -117,9 +117,10 @@ std::vector<Table> all_tables(const TraceDiff& d) {
 }
 
 std::string gate_line(const GateResult& g) {
+  const bool on_change = g.condition.target != GateTarget::after;
   return std::string(g.passed ? "PASS" : "FAIL") + "  " + g.condition.text + "  (observed " +
-         (g.condition.on_change ? signed_num(g.observed) : num(g.observed)) + (g.condition.percent ? " %" : "") +
-         (g.condition.on_change ? ", B - A" : ", B") + ")";
+         (on_change ? signed_num(g.observed) : num(g.observed)) +
+         (g.condition.target == GateTarget::change_pct ? " %" : "") + (on_change ? ", B - A" : ", B") + ")";
 }
 
 }  // namespace
@@ -185,7 +186,9 @@ nlohmann::json to_json(const TraceDiff& d, const std::vector<GateResult>& gates)
   }
   for (const GateResult& g : gates) {
     gate_json.push_back({{"condition", g.condition.text}, {"metric", g.condition.metric},
-                         {"compares", g.condition.on_change ? (g.condition.percent ? "change_pct" : "change") : "b"},
+                         {"compares", g.condition.target == GateTarget::after    ? "b"
+                                     : g.condition.target == GateTarget::change ? "change"
+                                                                                : "change_pct"},
                          {"observed", g.observed}, {"passed", g.passed}});
   }
   return {{"a", summary_json(d.a)}, {"b", summary_json(d.b)}, {"metrics", metrics}, {"op_changes", changes},

@@ -109,6 +109,52 @@ TEST_F(Cli, GateFilesFromTheRepositoryParse) {
   }
 }
 
+// compare --gate EXPR: the one gate language (docs/gates.md) beside or instead of a gate file.
+TEST_F(Cli, GateExpressionsDecideAndBadOnesExitTwo) {
+  const std::string same = q(dir / "base.json") + " " + q(dir / "same.json");
+  const CliRun pass = encbench("compare " + same + " --gate 'mean_ttft_ms<+5%' --json " + q(dir / "c.json"), dir);
+  EXPECT_EQ(pass.code, 0) << pass.output;
+  EXPECT_NE(pass.output.find("Gate (built-in default + mean_ttft_ms<+5%): PASS"), std::string::npos) << pass.output;
+  EXPECT_EQ(read_json_file(dir / "c.json")["exact_checks"].back()["condition"], "mean_ttft_ms<+5%");
+  // One value per --gate: BASE and NEW may follow it.
+  const CliRun before = encbench("compare --gate 'mean_ttft_ms<+5%' " + same, dir);
+  EXPECT_EQ(before.code, 0) << before.output;
+  // Same distribution: the change is near 0, never below -5 %.
+  const CliRun fail = encbench("compare " + same + " --gate 'mean_ttft_ms < -5%'", dir);
+  EXPECT_EQ(fail.code, 1) << fail.output;
+  EXPECT_NE(fail.output.find("condition mean_ttft_ms < -5%: NEW vs BASE is"), std::string::npos) << fail.output;
+  // A gate file's conditions and an expression beside it.
+  test::write_json(dir / "cond.json", {{"schema", "encbench-gate"}, {"conditions", {"completed>=300"}}});
+  const CliRun both = encbench("compare " + same + " --gate " + q(dir / "cond.json") + " --gate 'completed>=301'", dir);
+  EXPECT_EQ(both.code, 1) << both.output;  // 300 requests completed: the second condition fails
+  // The file's condition passes, the argument's fails: one regression, named with what was seen.
+  EXPECT_NE(both.output.find("+ completed>=301): FAIL, 1 regression:\n  - Successful requests: condition "
+                             "completed>=301: NEW is 300, violated"),
+            std::string::npos)
+      << both.output;
+
+  const CliRun syntax = encbench("compare " + same + " --gate 'mean_ttft_ms<5%'", dir);
+  EXPECT_EQ(syntax.code, 2) << syntax.output;
+  EXPECT_NE(syntax.output.find("--gate 'mean_ttft_ms<5%': a percentage is a change"), std::string::npos)
+      << syntax.output;
+  EXPECT_NE(syntax.output.find("at column 15"), std::string::npos) << syntax.output;
+  EXPECT_NE(syntax.output.find("accepted: METRIC OP VALUE"), std::string::npos) << syntax.output;
+  const CliRun range = encbench("compare " + same + " --gate 'mean_ttft_ms<-150%'", dir);
+  EXPECT_EQ(range.code, 2) << range.output;
+  EXPECT_NE(range.output.find("--gate 'mean_ttft_ms<-150%': the threshold -150 % is out of range (a change in "
+                              "percent is >= -100 %)"),
+            std::string::npos)
+      << range.output;
+  const CliRun unknown = encbench("compare " + same + " --gate 'mean_tfft_ms<+5%'", dir);
+  EXPECT_EQ(unknown.code, 2) << unknown.output;
+  EXPECT_NE(unknown.output.find("unknown metric 'mean_tfft_ms' at column 1; valid metrics: "), std::string::npos)
+      << unknown.output;
+  EXPECT_NE(unknown.output.find("p99_ttft_ms"), std::string::npos) << unknown.output;
+  const CliRun missing = encbench("compare " + same + " --gate " + q(dir / "nowhere.json"), dir);
+  EXPECT_EQ(missing.code, 2) << missing.output;  // ends in .json: a missing file, not an expression
+  EXPECT_EQ(missing.output.find("accepted: METRIC OP VALUE"), std::string::npos) << missing.output;
+}
+
 TEST_F(Cli, VllmFixtureAgainstItselfPasses) {
   const CliRun r = encbench("compare " + q(test::fixture("vllm_serve_detailed.json")) + " " +
                              q(test::fixture("vllm_serve_detailed.json")),

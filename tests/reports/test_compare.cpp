@@ -169,7 +169,7 @@ TEST(Compare, EncodeImprovementAndExactSyncs) {
   for (const auto& n : c.notes) toggles_noted = toggles_noted || n.find("toggles differ") != std::string::npos;
   EXPECT_TRUE(toggles_noted);
   // A gate that locks syncs per forward fails on the change 24 -> 0.
-  const Gate locked = parse_gate({{"schema", "encbench-gate"}, {"exact", {"syncs_per_forward"}}}, "g");
+  const Gate locked = parse_gate_file({{"schema", "encbench-gate"}, {"exact", {"syncs_per_forward"}}}, "g");
   EXPECT_EQ(compare_runs(base, next, locked).exit_code(), 1);
   EXPECT_EQ(compare_runs(base, base, locked).exit_code(), 0);
 }
@@ -185,7 +185,7 @@ TEST(Gate, ParsesRulesAndAppliesThem) {
         {{"match", "duration"}, {"gate", false}},
         {{"match", "mean_ttft_ms"}, {"absolute", 500.0}}}},
       {"exact", {{{"metric", "failed"}, {"equals", 0}}, {{"metric", "accuracy.verdict"}, {"one_of", {"PASS"}}}}}};
-  const Gate gate = parse_gate(doc, "g.json");
+  const Gate gate = parse_gate_file(doc, "g.json");
   Metric p99;
   p99.name = "p99_ttft_ms";
   p99.group = MetricGroup::latency;
@@ -204,9 +204,75 @@ TEST(Gate, ParsesRulesAndAppliesThem) {
   const Comparison c = compare_runs(serving(1, 1.0), serving(2, 1.10), gate);
   EXPECT_FALSE(row(c, "mean_ttft_ms").regression);
   EXPECT_TRUE(row(c, "median_ttft_ms").regression);
-  EXPECT_THROW(parse_gate({{"thresholds", 1}}, "bad.json"), InvalidInput);
-  EXPECT_THROW(parse_gate({{"alpha", 2}}, "bad.json"), InvalidInput);
-  EXPECT_THROW(parse_gate({{"metrics", {{{"relative", 0.1}}}}}, "bad.json"), InvalidInput);
+  EXPECT_THROW(parse_gate_file({{"thresholds", 1}}, "bad.json"), InvalidInput);
+  EXPECT_THROW(parse_gate_file({{"alpha", 2}}, "bad.json"), InvalidInput);
+  EXPECT_THROW(parse_gate_file({{"metrics", {{{"relative", 0.1}}}}}, "bad.json"), InvalidInput);
+}
+
+// Conditions in the one gate language, from a gate file and from --gate arguments: judged on the
+// compared values (the reference here is the two results' own values), a failed one a regression.
+TEST(Gate, ConditionsAreJudgedOnBaseAndNew) {
+  const RunResult base = serving(1, 1.0), next = serving(2, 1.10);
+  const double pct = 100.0 * (next.find("mean_ttft_ms")->value / base.find("mean_ttft_ms")->value - 1.0);
+  ASSERT_GT(pct, 5.0);  // the crafted change must sit between the two thresholds below
+  ASSERT_LT(pct, 20.0);
+  // No metric gated by the statistics: the conditions alone decide.
+  const nlohmann::json doc = {{"defaults", {{"groups", nlohmann::json::array()}}},
+                              {"exact", nlohmann::json::array()},
+                              {"conditions", {"mean_ttft_ms < +20%"}}};
+  const Gate loose = parse_gate_file(doc, "g.json");
+  ASSERT_EQ(loose.conditions.size(), 1u);
+  Comparison c = compare_runs(base, next, loose);
+  apply_gate_conditions(c, loose.conditions);
+  ASSERT_EQ(c.exact.size(), 1u);
+  EXPECT_TRUE(c.exact[0].passed) << c.exact[0].reason;
+  EXPECT_EQ(c.exact[0].condition, "mean_ttft_ms < +20%");
+  EXPECT_EQ(c.exit_code(), 0);
+  Gate tight = loose;
+  tight.conditions = {parse_gate_expression("mean_ttft_ms<+5%", "--gate")};
+  c = compare_runs(base, next, tight);
+  apply_gate_conditions(c, tight.conditions);
+  EXPECT_FALSE(c.exact[0].passed);
+  EXPECT_EQ(c.exit_code(), 1);
+  // The row keeps its own verdict beside the condition; the JSON names the condition.
+  EXPECT_EQ(to_json(c)["exact_checks"][0]["condition"], "mean_ttft_ms<+5%");
+  try {
+    apply_gate_conditions(c, {parse_gate_expression("mean_tfft_ms<1", "--gate")});
+    ADD_FAILURE() << "an unknown metric was accepted";
+  } catch (const InvalidInput& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("unknown metric 'mean_tfft_ms' at column 1; valid metrics: "), std::string::npos) << message;
+    EXPECT_NE(message.find("mean_ttft_ms"), std::string::npos) << message;
+  }
+}
+
+TEST(Gate, ConditionErrorsNameTheirEntryAndColumn) {
+  EXPECT_THROW(parse_gate_file({{"conditions", "mean_ttft_ms<1"}}, "g.json"), InvalidInput);
+  EXPECT_THROW(parse_gate_file({{"conditions", {1}}}, "g.json"), InvalidInput);
+  try {
+    parse_gate_file({{"conditions", {"failed<=0", "p99_ttft_ms<5%"}}}, "g.json");
+    ADD_FAILURE() << "a percentage without a sign was accepted";
+  } catch (const InvalidInput& e) {
+    const std::string message = e.what();
+    EXPECT_EQ(message.rfind("g.json: conditions[1] 'p99_ttft_ms<5%': a percentage is a change", 0), 0u) << message;
+    EXPECT_NE(message.find("at column 14"), std::string::npos) << message;
+    EXPECT_NE(message.find("accepted: METRIC OP VALUE"), std::string::npos) << message;
+  }
+}
+
+TEST(Gate, ArgumentsAreAFileOrExpressions) {
+  const Gate plain = gate_from_arguments({"mean_ttft_ms<+5%", "failed<=0"});
+  ASSERT_EQ(plain.conditions.size(), 2u);
+  EXPECT_EQ(plain.conditions[1].metric, "failed");
+  EXPECT_EQ(plain.name, "built-in default + mean_ttft_ms<+5%, failed<=0");
+  EXPECT_EQ(plain.exact.size(), default_gate().exact.size());  // the default gate's checks stay
+  const auto dir = test::temp_dir("gate-arguments");
+  test::write_json(dir / "g", {{"conditions", {"p99_ttft_ms<+10%"}}});  // a file without .json: it exists
+  const Gate with_file = gate_from_arguments({(dir / "g").string(), "mean_ttft_ms<+5%"});
+  ASSERT_EQ(with_file.conditions.size(), 2u);
+  EXPECT_EQ(with_file.conditions[0].metric, "p99_ttft_ms");
+  EXPECT_THROW(gate_from_arguments({(dir / "g").string(), (dir / "g").string()}), InvalidInput);
+  EXPECT_THROW(gate_from_arguments({(dir / "missing.json").string()}), InvalidInput);  // a missing file
 }
 
 TEST(Gate, GlobMatching) {

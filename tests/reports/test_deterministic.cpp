@@ -140,20 +140,20 @@ TEST(DeterministicCompare, ScatteredRunsOfADeterministicNameGetTheWallClockRule)
 TEST(DeterministicCompare, GateFileSetsTheThreshold) {
   json g = {{"schema", "encbench-gate"}, {"schema_version", 1},
             {"deterministic", {{"relative", 0.05}}}};
-  Gate gate = parse_gate(g, "gate.json");
+  Gate gate = parse_gate_file(g, "gate.json");
   EXPECT_EQ(compare_runs(instr(1000000), instr(1030000), gate).exit_code(), 0);
   EXPECT_EQ(compare_runs(instr(1000000), instr(1060000), gate).exit_code(), 1);
   // A pattern still overrides, e.g. not gating one case.
   g["metrics"] = json::array({{{"match", "instr/kernels/*"}, {"gate", false}}});
-  gate = parse_gate(g, "gate.json");
+  gate = parse_gate_file(g, "gate.json");
   const Comparison c = compare_runs(instr(1000000), instr(1060000), gate);
   EXPECT_FALSE(row(c, kKernel).rule.gated);
   EXPECT_EQ(c.exit_code(), 0);
   // Typos are errors, not silently ignored thresholds.
   g["deterministic"] = {{"relativ", 0.05}};
-  EXPECT_THROW(parse_gate(g, "gate.json"), InvalidInput);
+  EXPECT_THROW(parse_gate_file(g, "gate.json"), InvalidInput);
   g["deterministic"] = 0.05;
-  EXPECT_THROW(parse_gate(g, "gate.json"), InvalidInput);
+  EXPECT_THROW(parse_gate_file(g, "gate.json"), InvalidInput);
 }
 
 // An encode result; `host_time` "model" repeats exactly (identical samples), "measured" (host

@@ -68,12 +68,24 @@ TEST(LiveSweep, ScriptedServerTimingsAndTheSloVerdictPerPoint) {
     EXPECT_NEAR(arm["goodput"]["mean"].get<double>() / arm["request_throughput"]["mean"].get<double>(), 1.0, 1e-9);
   }
   EXPECT_DOUBLE_EQ(run.result["capacity"]["highest_passing"].get<double>(), 20.0);
+  // Every point met the SLO: the capacity is not bracketed, only bounded below.
+  EXPECT_EQ(run.result["capacity"]["capacity_bracket"]["kind"], "at_least");
+  EXPECT_EQ(run.result["capacity"]["capacity_bracket"]["low"], 20.0);
+  EXPECT_TRUE(run.result["capacity"]["capacity_bracket"]["high"].is_null());
+  EXPECT_NE(out.str().find("\nCapacity at ttft p99 <= 1000 ms: >= 20 req/s: no point failed; extend --sweep\n"),
+            std::string::npos)
+      << out.str();
+  EXPECT_EQ(out.str().find("Highest request-rate meeting"), std::string::npos) << out.str();
   EXPECT_TRUE(std::filesystem::exists(dir / "s.html"));
   // Below the script's TTFT no load can meet the SLO.
   w.slo = scenario::parse_slo("ttft_median<=30");
   const auto never = scenario::run_live_sweep(random_config(server.port(), "test-model", 10, 4), w, dir / "n.json",
                                               {"t"}, out, progress);
   EXPECT_DOUBLE_EQ(never.result["capacity"]["highest_passing"].get<double>(), 0.0);
+  EXPECT_EQ(never.result["capacity"]["capacity_bracket"]["kind"], "below_lowest");
+  EXPECT_EQ(never.result["capacity"]["capacity_bracket"]["high"], 5.0);
+  EXPECT_NE(out.str().find("\nCapacity at ttft median <= 30 ms: < 5 req/s: every point failed\n"), std::string::npos)
+      << out.str();
   EXPECT_FALSE(never.result["points"][0]["arms"][0]["meets_slo"].get<bool>());
   EXPECT_FALSE(never.result["points"][0]["arms"][0].contains("detailed"));
   // --save-detailed: each point keeps its requests, and each TTFT is the script's 40 ms and more.

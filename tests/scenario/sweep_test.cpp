@@ -186,8 +186,42 @@ TEST(Sweep, CapacityMeetsTheSloAndTwiceItDoesNot) {
     EXPECT_TRUE(scenario::meets_slo(w.slo, scenario::serving_json(experiment.run(arm, at, o.seed)))) << capacity;
     at.request_rate = 2 * capacity;
     EXPECT_FALSE(scenario::meets_slo(w.slo, scenario::serving_json(experiment.run(arm, at, o.seed)))) << capacity;
+    // The search's bracket: its low is the capacity, its high a failing rate within the
+    // doubling step (at most the capacity) halved 5 times.
+    const auto& bracket = run.result["capacity"]["arms"][arm]["capacity_bracket"];
+    EXPECT_EQ(bracket["kind"], "bracketed");
+    EXPECT_EQ(bracket["low"].get<double>(), capacity);
+    const double high = bracket["high"].get<double>();
+    EXPECT_GT(high, capacity);
+    EXPECT_LE(high - capacity, capacity / 32 + 1e-12);
+    at.request_rate = high;
+    EXPECT_FALSE(scenario::meets_slo(w.slo, scenario::serving_json(experiment.run(arm, at, o.seed)))) << high;
   }
   EXPECT_NE(out.str().find("capacity at ttft p99 <= 400 ms"), std::string::npos) << out.str();
+  EXPECT_NE(out.str().find("every seed bracketed, all between "), std::string::npos) << out.str();
+}
+
+// The live summary's capacity line for a bracket and for a pass above a fail (the scripted
+// server of live_sweep_test.cpp covers the two bounds end to end).
+TEST(Sweep, LiveSummarySaysBracketedOrNotMonotone) {
+  scenario::SweepRecord record;
+  record.presets = {"server"};
+  record.slo = scenario::parse_slo("ttft_p99<=2000");
+  record.brackets = {reports::bracket_capacity({{5, true}, {10, true}, {20, true}, {40, false}})};
+  std::ostringstream bracketed;
+  scenario::print_live_summary(bracketed, "server", "request-rate", record);
+  EXPECT_NE(bracketed.str().find("\nCapacity at ttft p99 <= 2000 ms: between 20 and 40 req/s\n"), std::string::npos)
+      << bracketed.str();
+  record.brackets = {reports::bracket_capacity({{5, true}, {10, false}, {20, true}, {40, false}})};
+  std::ostringstream odd;
+  scenario::print_live_summary(odd, "server", "request-rate", record);
+  EXPECT_NE(odd.str().find("\nCapacity at ttft p99 <= 2000 ms: not monotone: 20 req/s met the SLO above a failure at "
+                           "10 req/s; below that failure: between 5 and 10 req/s\n"),
+            std::string::npos)
+      << odd.str();
+  const nlohmann::json doc = scenario::live_sweep_json("http://x", record, {"t"});
+  EXPECT_EQ(doc["capacity"]["capacity_bracket"]["kind"], "not_monotone");
+  EXPECT_EQ(doc["capacity"]["capacity_bracket"]["passes_above"], nlohmann::json::array({20.0}));
 }
 
 TEST(Sweep, InterruptedSweepWritesWhatFinished) {

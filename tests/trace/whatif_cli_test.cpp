@@ -115,7 +115,8 @@ TEST_F(SimTraces, DroppingSeqLensSyncsPredictsHostPrecomputed) {
 TEST_F(SimTraces, DiffShowsSyncsPerForward27To0AndGates) {
   const fs::path out = dir() / "diff.json";
   const std::string pair = quote(trace("baseline")) + " " + quote(trace("optimized"));
-  ASSERT_EQ(encbench("trace diff " + pair + " --gate 'syncs_per_forward<=0' --json " + quote(out) + " --markdown " +
+  ASSERT_EQ(encbench("trace diff " + pair + " --gate 'syncs_per_forward<=0' --gate 'forward_ms < -1%' --json " +
+                         quote(out) + " --markdown " +
                          quote(dir() / "diff.md"),
                      dir() / "d.log"),
             0)
@@ -125,6 +126,11 @@ TEST_F(SimTraces, DiffShowsSyncsPerForward27To0AndGates) {
   EXPECT_DOUBLE_EQ(j["a"]["per_forward"]["syncs_per_forward"].get<double>(), 27.0);
   EXPECT_DOUBLE_EQ(j["b"]["per_forward"]["syncs_per_forward"].get<double>(), 0.0);
   EXPECT_TRUE(j["gates"][0]["passed"].get<bool>());
+  // The relative change, from the two traces' own forward times (the optimized preset is faster).
+  const double a_ms = j["a"]["per_forward"]["forward_ms"].get<double>(), b_ms = j["b"]["per_forward"]["forward_ms"].get<double>();
+  EXPECT_EQ(j["gates"][1]["compares"], "change_pct");
+  EXPECT_NEAR(j["gates"][1]["observed"].get<double>(), 100.0 * (b_ms - a_ms) / a_ms, 1e-9);
+  EXPECT_TRUE(j["gates"][1]["passed"].get<bool>());
   EXPECT_NE(slurp(dir() / "diff.md").find("| syncs_per_forward |"), std::string::npos);
   // The other way round the sync "reappears": the gate fails with exit 1.
   const std::string reversed = quote(trace("optimized")) + " " + quote(trace("baseline"));
@@ -189,9 +195,23 @@ TEST_F(SimTraces, BadInputExitsTwoWithAMessage) {
   EXPECT_EQ(encbench("trace whatif " + quote(host_only), dir() / "b4.log"), 2);
   EXPECT_NE(slurp(dir() / "b4.log").find("no device events"), std::string::npos);
   EXPECT_EQ(encbench("trace diff " + quote(host_only) + " " + quote(trace("baseline")), dir() / "b5.log"), 2);
-  EXPECT_EQ(encbench("trace diff " + quote(trace("baseline")) + " " + quote(trace("optimized")) + " --gate 'x<'",
-                     dir() / "b6.log"),
-            2);
+  const std::string pair = quote(trace("baseline")) + " " + quote(trace("optimized"));
+  EXPECT_EQ(encbench("trace diff " + pair + " --gate 'x<'", dir() / "b6.log"), 2);
+  // The one gate language's errors: the column, the grammar; an unknown metric's valid names; a
+  // threshold out of range names the flag and the range.
+  EXPECT_NE(slurp(dir() / "b6.log").find("--gate 'x<': expected a number at column 3"), std::string::npos)
+      << slurp(dir() / "b6.log");
+  EXPECT_NE(slurp(dir() / "b6.log").find("accepted: METRIC OP VALUE"), std::string::npos);
+  EXPECT_EQ(encbench("trace diff " + pair + " --gate 'syncs_per_fwd<=0'", dir() / "b8.log"), 2);
+  EXPECT_NE(slurp(dir() / "b8.log").find("unknown metric 'syncs_per_fwd' at column 1; valid metrics: "),
+            std::string::npos)
+      << slurp(dir() / "b8.log");
+  EXPECT_NE(slurp(dir() / "b8.log").find("syncs_per_forward"), std::string::npos);
+  EXPECT_EQ(encbench("trace diff " + pair + " --gate 'forward_ms<-200%'", dir() / "b9.log"), 2);
+  EXPECT_NE(slurp(dir() / "b9.log").find("--gate 'forward_ms<-200%': the threshold -200 % is out of range (a change "
+                                         "in percent is >= -100 %) at column 12"),
+            std::string::npos)
+      << slurp(dir() / "b9.log");
   EXPECT_EQ(encbench("encode --device trace:" + quote(dir() / "missing.json") + " --image 448x448", dir() / "b7.log"),
             2);
 }
