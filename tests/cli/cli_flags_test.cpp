@@ -1,12 +1,17 @@
 // Flag wiring of the real binaries. Bad flags and values must give a clear one-line reason and exit
 // status 2 (before any work starts); good flags must reach the result JSON. encbench-instr: exit
 // codes, and under valgrind instruction counts that are identical from run to run.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -39,6 +44,56 @@ Proc run(const std::string& binary, const std::string& args, int limit_s = 60) {
 }
 
 Proc encbench(const std::string& args) { return run(ENCBENCH_BINARY, args); }
+
+// stdout and stderr apart: an error must be the only thing said, with nothing on stdout before it.
+struct SplitProc {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+SplitProc encbench_split(const std::string& args, int limit_s = 60) {
+  const fs::path err = fs::temp_directory_path() / ("encbench-cli-stderr-" + std::to_string(::getpid()));
+  const std::string cmd = "timeout " + std::to_string(limit_s) + " " + ENCBENCH_BINARY + " " + args + " 2>" + err.string();
+  SplitProc s;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return s;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) s.out.append(buf, n);
+  const int rc = ::pclose(p);
+  s.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  s.err = read_all(err);
+  fs::remove(err);
+  return s;
+}
+
+std::size_t lines_in(const std::string& text) {
+  std::size_t n = 0;
+  for (char c : text) n += c == '\n' ? 1 : 0;
+  return n + (!text.empty() && text.back() != '\n' ? 1 : 0);
+}
+
+// A socket listening on loopback at a port the kernel picks (held until close): a port taken.
+struct HeldPort {
+  int fd = -1;
+  int port = 0;
+  HeldPort() {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(fd, 4) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+      port = ntohs(addr.sin_port);
+  }
+  ~HeldPort() { ::close(fd); }
+};
 
 fs::path temp_dir(const std::string& tag) {
   const fs::path d = fs::temp_directory_path() / ("encbench-cli-" + tag + "-" + std::to_string(::getpid()));
@@ -185,6 +240,24 @@ TEST(CliServe, BadFlagsExit2WithTheReason) {
       {"serve --max-api-server-queue 0 --port 0", "--max-api-server-queue must be in [1, 1048576]"},
       {"run --live-encoder-clock sideways", "--live-encoder-clock"},
   });
+}
+
+// A port another process holds, or an address this host does not have: the OS's reason in one
+// line (the error code used to be read after close() had reset it: "Success"), exit 2.
+TEST(CliServe, CannotListenSaysTheOsReason) {
+  const HeldPort held;
+  ASSERT_GT(held.port, 0);
+  const SplitProc taken = encbench_split("serve --null --port " + std::to_string(held.port));
+  EXPECT_EQ(taken.status, 2) << taken.err;
+  EXPECT_NE(taken.err.find("cannot listen on 127.0.0.1:" + std::to_string(held.port) + ": Address already in use"),
+            std::string::npos) << taken.err;
+  EXPECT_EQ(lines_in(taken.err), 1u) << taken.err;
+  // 192.0.2.1 is TEST-NET-1 (RFC 5737): no host has it.
+  const SplitProc foreign = encbench_split("serve --null --host 192.0.2.1 --port 0");
+  EXPECT_EQ(foreign.status, 2) << foreign.err;
+  EXPECT_NE(foreign.err.find("Cannot assign requested address"), std::string::npos) << foreign.err;
+  EXPECT_EQ(foreign.err.find("Success"), std::string::npos) << foreign.err;
+  EXPECT_EQ(lines_in(foreign.err), 1u) << foreign.err;
 }
 
 TEST(CliBenchServe, ConnectionLimitsBeyondTheFileLimitExit2BeforeContactingTheServer) {
