@@ -195,6 +195,8 @@ TEST(CliRun, BadFlagsExit2WithTheReason) {
       {"run --clock virtual --workload w.json --num-prompts 10 --sample-output-tokens 5",
        "at least one token for each of the 10 requests"},
       {"run --sample-text-tokens -3", "--sample-text-tokens"},
+      {"run --presets baseline,nosuch", "--presets: unknown preset 'nosuch'"},
+      {"run --clock virtual --sweep request-rate=1,2 --plot-timeline t.html", "--plot-timeline draws one run, not a sweep"},
   });
 }
 
@@ -239,6 +241,9 @@ TEST(CliServe, BadFlagsExit2WithTheReason) {
       {"serve --encoder-clock virtual --encoder cost-model --port 0", "--encoder-clock virtual needs"},
       {"serve --max-api-server-queue 0 --port 0", "--max-api-server-queue must be in [1, 1048576]"},
       {"run --live-encoder-clock sideways", "--live-encoder-clock"},
+      // The device library's message, as encode's: the known profiles listed.
+      {"serve --device sim:nope --port 0", "known profiles: "},
+      {"serve --device sim:nope --port 0", "ascend-910b"},
   });
 }
 
