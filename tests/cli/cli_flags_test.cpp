@@ -95,6 +95,12 @@ struct HeldPort {
   ~HeldPort() { ::close(fd); }
 };
 
+// A loopback port where nothing listens (taken by the kernel, then let go).
+int free_port() {
+  const HeldPort held;
+  return held.port;
+}
+
 fs::path temp_dir(const std::string& tag) {
   const fs::path d = fs::temp_directory_path() / ("encbench-cli-" + tag + "-" + std::to_string(::getpid()));
   fs::remove_all(d);
@@ -276,6 +282,61 @@ TEST(CliBenchServe, ConnectionLimitsBeyondTheFileLimitExit2BeforeContactingTheSe
   });
 }
 
+// A dataset path that does not exist, whatever --dataset-name: one line, exit 2, nothing on stdout.
+// Only an owner/name id adds the way to a local export (a pointer to the docs, not a script).
+TEST(CliBenchServe, MissingDatasetFileIsOneLine) {
+  const std::string base = "bench serve --backend openai-chat --base-url http://127.0.0.1:" +
+                           std::to_string(free_port()) + " --model m --num-prompts 2 ";
+  for (const std::string name : {"hf", "custom", "sharegpt", "burstgpt"}) {
+    const SplitProc r = encbench_split(base + "--dataset-name " + name + " --dataset-path out/nope.jsonl");
+    EXPECT_EQ(r.status, 2) << name << "\n" << r.err;
+    EXPECT_NE(r.err.find("--dataset-path 'out/nope.jsonl': no such file or directory"), std::string::npos)
+        << name << "\n" << r.err;
+    EXPECT_EQ(lines_in(r.err), 1u) << name << "\n" << r.err;
+    EXPECT_EQ(r.out, "") << name;
+  }
+  const SplitProc id = encbench_split(base + "--dataset-name hf --dataset-path lmarena-ai/no-such-dataset-xyz");
+  EXPECT_EQ(id.status, 2) << id.err;
+  EXPECT_NE(id.err.find("no such file"), std::string::npos) << id.err;
+  EXPECT_NE(id.err.find("Hugging Face"), std::string::npos) << id.err;
+  EXPECT_NE(id.err.find("docs/client.md"), std::string::npos) << id.err;
+  EXPECT_LE(lines_in(id.err), 3u) << id.err;
+  EXPECT_EQ(id.out, "");
+}
+
+// Nothing listens at the server's address: bench serve (with or without --model) and bench sweep
+// say so in one line on stderr, print nothing on stdout, and exit 1 (docs/client.md).
+TEST(CliBenchServe, UnreachableServerIsOneLineExit1) {
+  const std::string url = "http://127.0.0.1:" + std::to_string(free_port());
+  const std::string workload = " --backend openai-chat --dataset-name random --num-prompts 2 --base-url " + url;
+  for (const std::string& args : {"bench serve --model m" + workload, "bench serve" + workload,
+                                 "bench sweep --sweep request-rate=1,2 --model m" + workload}) {
+    const SplitProc r = encbench_split(args);
+    EXPECT_EQ(r.status, 1) << args << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find("cannot reach " + url), std::string::npos) << args << "\n" << r.err;
+    EXPECT_EQ(lines_in(r.err), 1u) << args << "\n" << r.err;
+    EXPECT_EQ(r.out, "") << args;
+  }
+}
+
+// An arm's port taken before anything started: said once, exit 2, and no ./ab-a-vs-b/ left.
+TEST(CliBenchAb, TakenArmPortLeavesNothingBehind) {
+  const fs::path dir = temp_dir("bench-ab-port");
+  const HeldPort held;
+  const std::string serve = std::string(ENCBENCH_BINARY) + " serve --null --port {port}";
+  const SplitProc r = encbench_split("bench ab --arm 'a=" + serve + "' --arm 'b=" + serve + "' --arm-port a:" +
+                                     std::to_string(held.port) + " --rounds 1 --dataset-name random --num-prompts 4 "
+                                     "--result-dir " + dir.string());
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  const std::string said = "port " + std::to_string(held.port) + " is already in use";
+  std::size_t times = 0;
+  const std::string all = r.out + r.err;
+  for (auto pos = all.find(said); pos != std::string::npos; pos = all.find(said, pos + 1)) ++times;
+  EXPECT_EQ(times, 1u) << all;
+  EXPECT_FALSE(fs::exists(dir / "ab-a-vs-b"));
+  fs::remove_all(dir);
+}
+
 TEST(CliBenchAb, BadFlagsExit2WithTheReason) {
   const std::string arms = "bench ab --arm 'a=srv --port {port}' --arm 'b=srv --port {port}' ";
   expect_refused({
@@ -315,6 +376,11 @@ TEST(CliBenchAb, TwoStartedServersOneRound) {
   }
   EXPECT_TRUE(fs::exists(dir / "ab.html"));
   EXPECT_NE(r.output.find("Minimum detectable effect"), std::string::npos);
+  // No tokenizer: said once for the process, not per warm-up and measured run of each arm.
+  std::size_t notes = 0;
+  for (auto pos = r.output.find("no tokenizer"); pos != std::string::npos; pos = r.output.find("no tokenizer", pos + 1))
+    ++notes;
+  EXPECT_EQ(notes, 1u) << r.output;
   fs::remove_all(dir);
 }
 
