@@ -81,6 +81,9 @@ struct BenchFlags {
 // `bench serve`'s exit code when not one request succeeded (and the run was not interrupted):
 // the result is still printed and saved, but a script must not take it for a measurement.
 constexpr int kExitAllRequestsFailed = 4;
+// Nothing answers at the server's address: the run never started (docs/client.md, the same for
+// bench serve and bench sweep).
+constexpr int kExitServerUnreachable = 1;
 
 double parse_number(const std::string& flag, const std::string& text) {
   try {
@@ -316,6 +319,29 @@ void raise_fd_limit() {
   }
 }
 
+// vLLM's lines before the run (rate, burstiness, concurrency) and ours beside them, printed once
+// the run is prepared and about to send.
+void print_traffic_header(std::ostream& out, const BenchFlags& flags, const client::BenchConfig& config,
+                          const client::Coordinator* coordinator) {
+  for (const auto& note : accepted_flag_notes(flags)) out << "note: " << note << "\n";
+  const std::string rate = client::python_float(config.request_rate);
+  if (config.ramp_up != client::RampUp::none) {
+    out << "Traffic ramp-up strategy: " << flags.ramp_up_strategy << ".\n";
+    out << "Will increase RPS from " << config.ramp_up_start_rps << " to " << config.ramp_up_end_rps
+        << " RPS over the duration of the benchmark.\n";
+  } else {
+    out << "Traffic request rate: " << (std::isinf(config.request_rate) ? std::string("inf") : rate) << "\n";
+  }
+  out << "Burstiness factor: " << client::python_float(config.burstiness) << (config.burstiness == 1.0 ? " (Poisson process)" : " (Gamma distribution)") << "\n";
+  out << "Maximum request concurrency: " << (config.max_concurrency > 0 ? std::to_string(config.max_concurrency) : "None") << "\n";
+  if (config.probe_request_rate > 0) {
+    out << "Probe request rate: " << client::python_float(config.probe_request_rate) << " req/s\n";
+  }
+  if (coordinator)
+    out << "Sharded load generation: " << coordinator->size() << " MPI ranks (round-robin by request index)\n";
+  out.flush();
+}
+
 int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
   client::BenchConfig config = to_config(flags, argv);
   client::validate(config);
@@ -336,41 +362,30 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
 #endif
   config.coordinator = coordinator.get();
   const bool root = !coordinator || coordinator->rank() == 0;
-  std::ostringstream discard;
-  std::ostream& out = root ? std::cout : discard;
-  for (const auto& note : accepted_flag_notes(flags)) out << "note: " << note << "\n";
   const int stop_fd = signalfd(-1, &mask, SFD_NONBLOCK | SFD_CLOEXEC);
   signal(SIGPIPE, SIG_IGN);
   config.stop_fd = stop_fd;
   config.progress = root && !flags.disable_tqdm && isatty(STDERR_FILENO);
   client::global_curl_init();
-
-  const std::string rate = client::python_float(config.request_rate);
-  if (config.ramp_up != client::RampUp::none) {
-    out << "Traffic ramp-up strategy: " << flags.ramp_up_strategy << ".\n";
-    out << "Will increase RPS from " << config.ramp_up_start_rps << " to " << config.ramp_up_end_rps
-        << " RPS over the duration of the benchmark.\n";
-  } else {
-    out << "Traffic request rate: " << (std::isinf(config.request_rate) ? std::string("inf") : rate) << "\n";
-  }
-  out << "Burstiness factor: " << client::python_float(config.burstiness) << (config.burstiness == 1.0 ? " (Poisson process)" : " (Gamma distribution)") << "\n";
-  out << "Maximum request concurrency: " << (config.max_concurrency > 0 ? std::to_string(config.max_concurrency) : "None") << "\n";
-  if (config.probe_request_rate > 0) {
-    out << "Probe request rate: " << client::python_float(config.probe_request_rate) << " req/s\n";
-  }
-  if (coordinator && root)
-    out << "Sharded load generation: " << coordinator->size() << " MPI ranks (round-robin by request index)\n";
-  out.flush();
+  // The dataset, the model and the server's address first: a missing file or a server that does
+  // not answer is one line on stderr with nothing on stdout before it (docs/client.md, exit codes).
   client::BenchResult result;
   try {
-    result = client::run_benchmark(config);
+    client::PreparedBenchmark prepared = client::prepare_benchmark(config);
+    if (root) std::cerr << "bench serve: " << prepared.result.tokenizer_note << "\n";
+    std::ostringstream discard;
+    print_traffic_header(root ? std::cout : discard, flags, config, coordinator.get());
+    result = client::run_prepared_benchmark(config, std::move(prepared));
   } catch (const client::ServerUnreachable& e) {
     std::cerr << "encbench: error: " << e.what() << "\n";
     close(stop_fd);
-    return 1;
+    return kExitServerUnreachable;
   } catch (const client::PeerStopped&) {
     close(stop_fd);  // rank 0 prints the reason
     return 2;
+  } catch (...) {
+    close(stop_fd);
+    throw;
   }
   close(stop_fd);
   if (!result.root) return result.run.interrupted ? 130 : 0;
@@ -420,11 +435,12 @@ int run_sweep(const BenchFlags& flags, const SweepFlags& sf, const std::vector<s
   if (!sf.slo.empty()) w.slo = scenario::parse_slo(sf.slo);
   w.capacity_bisections = sf.bisections;
   w.save_detailed = flags.save_detailed;  // per point; each point's run keeps its arrays while it runs
-  // Refuse a server that does not answer before sending any load.
+  // Refuse a server that does not answer before sending any load: one line, bench serve's exit code.
   try {
     client::check_reachable(client::base_url(config), 10);
   } catch (const client::ServerUnreachable& e) {
-    throw InvalidInput("bench sweep: the server at " + client::base_url(config) + " does not answer (" + e.what() + ")");
+    std::cerr << "encbench: error: " << e.what() << "\n";
+    return kExitServerUnreachable;
   }
   config.stop_fd = stop_signal_fd();
   signal(SIGPIPE, SIG_IGN);

@@ -221,6 +221,9 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   o.start_server = start_preset_server;  // --clock real / both: encbench serve in this process
   signal(SIGPIPE, SIG_IGN);
   if (!f.sweep.empty() || !f.slo.empty()) {
+    // A timeline draws one run; a sweep is many, and none of them would be drawn.
+    require(f.plot_timeline.empty(), "--plot-timeline draws one run, not a sweep: drop --sweep/--slo and run the "
+                                     "load point to draw on its own (--request-rate R or --max-concurrency N)");
     scenario::SweepOptions w;
     if (!f.sweep.empty()) w.sweep = scenario::parse_sweep(f.sweep);
     if (!f.slo.empty()) w.slo = scenario::parse_slo(f.slo);

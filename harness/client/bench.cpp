@@ -287,11 +287,12 @@ void prepare_run(const BenchConfig& config, int ranks, const std::string& prefix
           "--max-concurrency " + std::to_string(config.max_concurrency) + " is split across the " + std::to_string(ranks) +
               " MPI ranks: give at least one slot per rank");
   // Dataset first: a bad file is the user's error (exit 2) whether or not a server is up.
-  // Tokenized here, before the run (harness/client/datasets_tokens.hpp); said once on stderr.
+  // Tokenized here, before the run (harness/client/datasets_tokens.hpp); the note is the caller's
+  // to say, once per process however many runs it makes (a sweep's points, an A/B's rounds).
   TokenizedDataset loaded = load_tokenized_dataset(config.dataset, config.tokenizer, config.model, config.skip_tokenizer_init);
   Dataset& dataset = loaded.dataset;
   const DatasetTokens& tokens = loaded.tokens;
-  std::fprintf(stderr, "bench serve: %s\n", tokens.note.c_str());
+  result.tokenizer_note = tokens.note;
   result.tokenizer_file = tokens.tokenizer_file;
   result.dataset_layout = dataset.layout;
   result.dataset_rows = dataset.source_rows;
@@ -370,31 +371,27 @@ std::string fingerprint(const BenchConfig& c, const std::string& model, const st
 
 }  // namespace
 
-BenchResult run_benchmark(const BenchConfig& config) {
+PreparedBenchmark prepare_benchmark(const BenchConfig& config) {
   validate(config);
   Coordinator* const co = config.coordinator;
-  BenchResult result;
-  result.api_url = api_url(config);
+  PreparedBenchmark p;
+  p.result.api_url = api_url(config);
   const Nanos prep_start = now_ns();
   // Sharded: everything up to the agreement may fail on one rank only (a missing dataset file on
   // one host, an unreachable server); the failure becomes that rank's fingerprint, so every rank
   // stops together with the reason instead of waiting for a rank that left.
   std::exception_ptr local_error;
-  std::string model_name;
-  std::vector<PreparedRequest> requests;
-  std::vector<Nanos> offsets;
-  std::vector<double> ramp_rates;
-  PreparedRequest probe;
   const std::string prefix = !config.request_id_prefix.empty() ? config.request_id_prefix
                              : co ? co->broadcast(random_prefix(), 300)  // one prefix: ids stay unique across ranks
                                   : random_prefix();
   try {
-    prepare_run(config, co ? co->size() : 1, prefix, result, model_name, requests, offsets, ramp_rates, probe);
+    prepare_run(config, co ? co->size() : 1, prefix, p.result, p.model_name, p.requests, p.offsets, p.ramp_rates,
+                p.probe);
   } catch (...) {
     if (!co) throw;
     local_error = std::current_exception();
   }
-  result.prepare_ns = now_ns() - prep_start;
+  p.result.prepare_ns = now_ns() - prep_start;
   if (co) {
     std::string mine;
     if (local_error) {
@@ -404,7 +401,7 @@ BenchResult run_benchmark(const BenchConfig& config) {
         mine = std::string("prepared=failed on ") + co->host() + ": " + e.what() + "\n";
       }
     } else {
-      mine = fingerprint(config, model_name.empty() ? result.model_id : model_name, requests, offsets);
+      mine = fingerprint(config, p.model_name.empty() ? p.result.model_id : p.model_name, p.requests, p.offsets);
     }
     // Preparing a large image dataset can take minutes on a slow host: generous bounds.
     const auto all = co->gather(mine, 3600);
@@ -418,12 +415,22 @@ BenchResult run_benchmark(const BenchConfig& config) {
       throw InvalidInput("the " + std::to_string(co->size()) + " ranks disagree, nothing was sent: " + verdict);
     }
   }
+  return p;
+}
+
+BenchResult run_prepared_benchmark(const BenchConfig& config, PreparedBenchmark prepared) {
+  Coordinator* const co = config.coordinator;
   try {
-    return run_prepared(config, co, std::move(result), requests, offsets, ramp_rates, probe);
+    return run_prepared(config, co, std::move(prepared.result), prepared.requests, prepared.offsets,
+                        prepared.ramp_rates, prepared.probe);
   } catch (const std::exception& e) {
     if (co) co->fail(e.what());  // the others may be waiting in a collective: stop the group
     throw;
   }
+}
+
+BenchResult run_benchmark(const BenchConfig& config) {
+  return run_prepared_benchmark(config, prepare_benchmark(config));
 }
 
 namespace {

@@ -104,6 +104,7 @@ struct BenchResult {
   std::string dataset_layout;
   std::size_t dataset_rows = 0, oversampled = 0, total_image_bytes = 0;
   std::string tokenizer_file;                 // the tokenizer.json used ("" : prompt lengths are words)
+  std::string tokenizer_note;                 // how prompts were made and counted: the caller says it once
   std::vector<std::int64_t> text_tokens, vision_tokens;  // per request index (-1: unknown)
   std::vector<std::size_t> image_counts, image_bytes;    // per request index (--plot-dataset-stats)
   bool ignore_eos = false;
@@ -152,6 +153,24 @@ std::string first_model_from_server(const std::string& base_url, double timeout_
 // Opens (and closes) one TCP connection to the URL's host; throws ServerUnreachable on failure.
 void check_reachable(const std::string& url, double timeout_s = 10);
 
+// Everything a run needs before its first request: the dataset read and tokenized, the model
+// asked of the server (or the server's port checked), the requests built and the schedule drawn.
+// Sharded, every rank has agreed on it. Plain data: a caller may print its header between the two.
+struct PreparedBenchmark {
+  BenchResult result;                   // the run's fields known before sending (model id, dataset)
+  std::string model_name;               // sent as "model" ("" = result.model_id)
+  std::vector<PreparedRequest> requests;
+  std::vector<Nanos> offsets;           // each request's send time from the run's start
+  std::vector<double> ramp_rates;       // --ramp-up-strategy: the rate at each send
+  PreparedRequest probe;                // --probe-request-rate's request
+};
+
+// Throws InvalidInput for the user's errors (a missing dataset file) and ServerUnreachable when
+// nothing answers at the server's address; nothing is sent in either case.
+PreparedBenchmark prepare_benchmark(const BenchConfig& config);
+// Sends the prepared requests (ready check and warm-ups first) and measures them.
+BenchResult run_prepared_benchmark(const BenchConfig& config, PreparedBenchmark prepared);
+// prepare_benchmark, then run_prepared_benchmark.
 BenchResult run_benchmark(const BenchConfig& config);
 
 // vllm's "Serving Benchmark Result" block, byte-for-byte the same layout.

@@ -97,27 +97,19 @@ std::vector<ImageBucket> parse_bucket_config(const std::string& text) {
 
 namespace {
 
-constexpr const char* kHfHelp =
-    "encbench reads Hugging Face datasets from a local export (the network is not assumed).\n"
-    "Export one with Python's `datasets` on a machine with network access:\n"
-    "  python3 - <<'EOF'\n"
-    "  import base64, io, json\n"
-    "  from datasets import load_dataset\n"
-    "  ds = load_dataset('%ID%', split='train')\n"
-    "  key = 'turns' if 'turns' in ds.column_names else 'conversation'\n"
-    "  with open('%FILE%.jsonl', 'w') as f:\n"
-    "      for row in ds:\n"
-    "          imgs = []\n"
-    "          for im in row['images'][:1]:\n"
-    "              buf = io.BytesIO(); im.save(buf, format='PNG')  # lossless: encbench converts and JPEG-encodes once\n"
-    "              imgs.append({'bytes': base64.b64encode(buf.getvalue()).decode()})\n"
-    "          f.write(json.dumps({key: row[key], 'images': imgs}) + '\\n')\n"
-    "  EOF\n"
-    "then pass --dataset-path %FILE%.jsonl (or the directory holding it).";
-
-std::string replace_all(std::string s, const std::string& from, const std::string& to) {
-  for (std::size_t pos = 0; (pos = s.find(from, pos)) != std::string::npos; pos += to.size()) s.replace(pos, from.size(), to);
-  return s;
+// A --dataset-path that is no local file but has the shape of a Hugging Face id, owner/name: one
+// slash, not a relative or absolute path, no local directory called owner, and a name that is
+// not a dataset file's (out/nope.jsonl is a missing file, not an id).
+bool looks_like_hf_id(const std::string& path) {
+  const auto slash = path.find('/');
+  if (slash == std::string::npos || slash == 0 || slash + 1 == path.size()) return false;
+  if (path.find('/', slash + 1) != std::string::npos || path.front() == '.' || path.front() == '~') return false;
+  std::error_code ec;
+  if (fs::exists(path.substr(0, slash), ec)) return false;
+  const std::string ext = fs::path(path).extension().string();
+  for (const char* file_ext : {".jsonl", ".json", ".gz", ".csv", ".txt", ".parquet", ".arrow"})
+    if (ext == file_ext) return false;
+  return true;
 }
 
 fs::path resolve_dataset_file(const std::string& path, const std::string& split) {
@@ -136,15 +128,8 @@ fs::path resolve_dataset_file(const std::string& path, const std::string& split)
       if (c.filename().string().find(split) != std::string::npos) return c;
     return candidates.front();
   }
-  // Not a local path: a Hugging Face id like "lmarena-ai/vision-arena-bench-v0.1"?
-  const auto slash = path.find('/');
-  if (slash != std::string::npos && path.find('/', slash + 1) == std::string::npos && path.front() != '.' &&
-      path.front() != '/') {
-    std::string file = path.substr(slash + 1);
-    throw InvalidInput("--dataset-path '" + path + "' is not a local file or directory; it looks like a Hugging Face id.\n" +
-                       replace_all(replace_all(kHfHelp, "%ID%", path), "%FILE%", file));
-  }
-  throw InvalidInput("--dataset-path '" + path + "' does not exist");
+  require_dataset_path_exists(path);
+  throw InvalidInput("--dataset-path '" + path + "' is neither a regular file nor a directory");
 }
 
 std::vector<json> read_rows(const fs::path& file) {
@@ -430,6 +415,18 @@ Dataset load_random_dataset(const DatasetConfig& config) {
 }
 
 }  // namespace
+
+void require_dataset_path_exists(const std::string& path) {
+  std::error_code ec;
+  if (fs::exists(path, ec)) return;
+  // A Hugging Face id like "lmarena-ai/vision-arena-bench-v0.1" gets the way to a local export
+  // (the recipe lives in the docs); anything else is a missing file.
+  if (looks_like_hf_id(path))
+    throw InvalidInput("--dataset-path '" + path + "': no such file or directory; as a Hugging Face id it needs a "
+                       "local export (encbench does not download):\n  docs/client.md, \"Exporting a Hugging Face "
+                       "dataset\", then --dataset-path FILE.jsonl");
+  throw InvalidInput("--dataset-path '" + path + "': no such file or directory");
+}
 
 Dataset load_dataset(const DatasetConfig& config) {
   require(config.num_prompts > 0, "--num-prompts must be > 0");

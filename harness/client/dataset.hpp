@@ -104,6 +104,10 @@ struct Dataset {
 
 Dataset load_dataset(const DatasetConfig& config);
 
+// Refuses a --dataset-path that does not exist, in one line ("no such file or directory"); a path
+// of the form owner/name also says how to export that Hugging Face dataset (docs/client.md).
+void require_dataset_path_exists(const std::string& path);
+
 // The known dataset names, for messages and --help.
 const std::vector<std::string>& known_dataset_names();
 // Parses vllm's "{(256, 256, 1): 0.5, (720, 1280, 1): 0.5}" (height, width, frames); frames must be 1.

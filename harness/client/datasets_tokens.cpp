@@ -294,10 +294,14 @@ DatasetTokens tokenize_dataset(Dataset& dataset, const DatasetConfig& config, co
   const auto file = resolve_tokenizer(name);
   if (!file) {
     apply_tokenizer(dataset, config, nullptr, model);
+    // What counting in words means for this dataset: random prompts are made of words, file
+    // prompts are sent as written and only their lengths are words.
+    const bool random = dataset.layout == "random" || dataset.layout == "random-mm";
     out.note = "no tokenizer" + (name.empty() ? std::string() : " found for '" + name + "' (a tokenizer.json, a directory "
                                                                 "holding one, or a hub id in the local hub cache)") +
-               ": prompt lengths are whitespace-separated words and random prompts have --random-input-len words, "
-               "not tokens";
+               (random ? ": random prompts have --random-input-len words, not tokens (--tokenizer makes them of tokens)"
+                       : ": prompt lengths (Total input tokens) are counted in whitespace-separated words, not tokens "
+                         "(--tokenizer counts tokens)");
     return out;
   }
   const Tokenizer tok = Tokenizer::load(*file);
@@ -316,6 +320,10 @@ namespace encbench::client {
 
 TokenizedDataset load_tokenized_dataset(const DatasetConfig& config, const std::string& tokenizer_flag,
                                         const std::string& model, bool skip_tokenizer) {
+  // A missing file is said first, in one line, whatever else the flags lack (a tokenizer, say);
+  // the generated datasets ignore --dataset-path, as vLLM's do.
+  const bool reads_path = config.name != "random" && config.name != "random-mm" && config.name != "prefix_repetition";
+  if (reads_path && !config.path.empty()) require_dataset_path_exists(config.path);
   TokenizedDataset out;
   if (config.name == "random-mm" && !skip_tokenizer) {
     // One pass: vLLM draws the items between the prompts, so they are made with the tokenizer.

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <thread>
 
+#include <unistd.h>
+
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
 #include "harness/core/stats.hpp"
@@ -32,6 +34,34 @@ class RoundInterrupted : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };
+// An arm's port is held by another process: thrown before the round's directory is made or any
+// server started, so a run whose first arm meets it has left nothing behind.
+class ArmPortTaken : public RoundFailure {
+ public:
+  using RoundFailure::RoundFailure;
+};
+
+// The port a command arm's server gets this round (--arm-port, else a free one); 0 for in-process
+// and URL arms, which bring their own.
+int choose_arm_port(const ArmRecipe& arm, const std::string& where) {
+  if (arm.in_process || !arm.started()) return 0;
+  const int port = arm.fixed_port ? arm.fixed_port : pick_free_port();
+  if (port_in_use(port))
+    throw ArmPortTaken(where + "port " + std::to_string(port) +
+                       " is already in use by another process; stop it or choose another --arm-port");
+  return port;
+}
+
+// The nearest existing folder on the way to `dir` must be a writable directory: a bad --ab-dir is
+// refused before any server starts, and nothing is created until a round has a server to log.
+void require_creatable_directory(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::path existing = std::filesystem::absolute(dir, ec);
+  while (!std::filesystem::exists(existing, ec) && existing.has_parent_path() && existing != existing.parent_path())
+    existing = existing.parent_path();
+  require(std::filesystem::is_directory(existing, ec) && ::access(existing.c_str(), W_OK) == 0,
+          "cannot create the result directory " + dir.string() + ": " + existing.string() + " is not a writable directory");
+}
 
 using numbers::fixed;
 
@@ -97,8 +127,9 @@ struct StartedServer {
   nlohmann::json info;
 };
 
-// Starts (command arms) and waits for readiness; throws RoundFailure / RoundInterrupted.
-StartedServer start_server(const ArmRecipe& arm, int round, const std::filesystem::path& round_dir,
+// Starts (command arms, on `port` from choose_arm_port) and waits for readiness; throws
+// RoundFailure / RoundInterrupted.
+StartedServer start_server(const ArmRecipe& arm, int round, int port, const std::filesystem::path& round_dir,
                            const LiveAbOptions& o) {
   const std::string where = "arm '" + arm.name + "', round " + std::to_string(round) + ": ";
   StartedServer s;
@@ -118,10 +149,7 @@ StartedServer start_server(const ArmRecipe& arm, int round, const std::filesyste
     s.port = s.in_process->port();
     s.info = {{"in_process", true}, {"port", s.port}};
   } else if (arm.started()) {
-    s.port = arm.fixed_port ? arm.fixed_port : pick_free_port();
-    if (port_in_use(s.port))
-      throw RoundFailure(where + "port " + std::to_string(s.port) +
-                         " is already in use by another process; stop it or choose another --arm-port");
+    s.port = port;
     ServerProcess::Launch launch;
     launch.command = expand_recipe(arm.command, s.port, round, arm.name, round_dir);
     for (const auto& [key, value] : arm.env)  // placeholders work in values too (profiler directories)
@@ -242,11 +270,12 @@ LiveArmRound run_arm_round(const client::BenchConfig& base, const ArmRecipe& arm
                            const LiveAbOptions& o, std::ostream& progress) {
   const std::string where = "arm '" + arm.name + "', round " + std::to_string(round) + ": ";
   const std::filesystem::path round_dir = o.out_dir / ("round-" + std::to_string(round) + "-" + arm.name);
+  const int port = choose_arm_port(arm, where);
   std::error_code ec;
   std::filesystem::create_directories(round_dir, ec);
   if (ec) throw RoundFailure(where + "cannot create " + round_dir.string() + ": " + ec.message());
   const auto t0 = std::chrono::steady_clock::now();
-  StartedServer server = start_server(arm, round, round_dir, o);
+  StartedServer server = start_server(arm, round, port, round_dir, o);
   progress << "[ab] round " << round << "/" << o.rounds << ", " << arm.name << ": ready on " << server.url << " after "
            << fixed(server.info["ready_ms"].get<double>(), 0) << " ms (" << server.info["ready_endpoint"].get<std::string>()
            << ")" << std::endl;
@@ -263,6 +292,9 @@ LiveArmRound run_arm_round(const client::BenchConfig& base, const ArmRecipe& arm
   bc.progress = false;
   std::string client_error;
   const client::BenchResult result = measure_round(base, bc, server, client_error);
+  // Every round sends the same dataset: how its prompts were counted is said once, by the first.
+  if (round == 1 && position == 0 && !result.tokenizer_note.empty())
+    progress << "[ab] " << result.tokenizer_note << std::endl;
   std::optional<std::string> died = server.process ? server.process->exited() : std::nullopt;
   // The client failed to reach a server that was ready: if it is dying, say so rather than
   // quote the connection error (its exit shows a moment after its sockets closed).
@@ -303,9 +335,7 @@ void validate(const LiveAbOptions& o) {
 
 LiveAbRounds run_live_ab_rounds(const client::BenchConfig& base, const LiveAbOptions& o, std::ostream& progress) {
   validate(o);
-  std::error_code ec;
-  std::filesystem::create_directories(o.out_dir, ec);
-  require(!ec, "cannot create the result directory " + o.out_dir.string() + ": " + ec.message());
+  require_creatable_directory(o.out_dir);
   LiveAbRounds rounds;
   rounds.by_arm.resize(2);
   LiveAbRun& run = rounds.run;
@@ -323,9 +353,13 @@ LiveAbRounds run_live_ab_rounds(const client::BenchConfig& base, const LiveAbOpt
         run.interrupted = true;
         progress << "[ab] " << e.what() << std::endl;
         break;
+      } catch (const ArmPortTaken& e) {
+        // The run never started: one error (exit 2, as `serve` on a taken port) and no directory.
+        if (round == 1 && position == 0) throw InvalidInput(e.what());
+        run.failure = e.what();  // the report says it, once
+        break;
       } catch (const RoundFailure& e) {
-        run.failure = e.what();
-        progress << "[ab] error: " << e.what() << std::endl;
+        run.failure = e.what();  // the report says it, once
         break;
       }
     }

@@ -19,6 +19,7 @@
 #include "harness/core/clock.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
+#include "harness/encoder/toggles.hpp"
 #include "harness/scenario/live_ab.hpp"
 #include "harness/scenario/op_time_report.hpp"
 #include "reports/compare.hpp"
@@ -328,6 +329,21 @@ std::filesystem::path preset_result_path(const PresetAbOptions& o) {
   return result_path;
 }
 
+// Each --presets entry (a preset, optionally +toggle=value overrides) must start with an encoder
+// preset, refused with the flag the user typed (the encoder's own message names encode's --preset).
+void require_known_presets(const std::vector<std::string>& presets) {
+  const std::vector<std::string> known = encoder::preset_names();
+  for (const std::string& spec : presets) {
+    const std::string name = spec.substr(0, spec.find('+'));
+    if (std::find(known.begin(), known.end(), name) == known.end()) {
+      std::string valid;
+      for (const auto& k : known) valid += (valid.empty() ? "" : ", ") + k;
+      throw InvalidInput("--presets: unknown preset '" + name + "'; valid presets: " + valid);
+    }
+    (void)encoder::parse_preset_spec(spec);  // the overrides, with their own messages
+  }
+}
+
 // --clock real: the live A/B of the two presets (live_ab.hpp), plus the server's encoder counters.
 PresetAbRun run_real_clock(const PresetAbOptions& o, const std::vector<std::string>& argv, std::ostream& out,
                              std::ostream& progress) {
@@ -373,6 +389,7 @@ PresetAbRun run_real_clock(const PresetAbOptions& o, const std::vector<std::stri
 PresetAbRun run_preset_ab(const PresetAbOptions& o, const std::vector<std::string>& argv, std::ostream& out,
                               std::ostream& progress) {
   validate(o);
+  require_known_presets(o.presets);
   if (o.clock == "virtual") return run_virtual_closed_loop(o, argv, out, progress);
   if (o.clock == "both") return run_both_clocks(o, argv, out, progress);
   return run_real_clock(o, argv, out, progress);

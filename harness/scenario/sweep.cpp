@@ -345,15 +345,17 @@ std::string over_saturation(const client::BenchConfig& c, const client::BenchRes
 namespace {
 
 // One load point of a live sweep: bench serve at `value`, its block printed; `interrupted` says
-// whether the run was cut short.
-SweepPoint live_point(const client::BenchConfig& base, const SweepOptions& w, double value, std::ostream& out,
-                      std::ostream& progress, bool& interrupted) {
+// whether the run was cut short. The first point also says how the prompts were counted (every
+// point sends the same dataset).
+SweepPoint live_point(const client::BenchConfig& base, const SweepOptions& w, double value, bool first_point,
+                      std::ostream& out, std::ostream& progress, bool& interrupted) {
   client::BenchConfig c = base;
   if (w.sweep.variable == "request-rate") c.request_rate = value;
   else c.max_concurrency = static_cast<int>(value);
   c.save_detailed = true;  // per-request arrays for goodput, kept only in this point's memory
   progress << "[sweep] " << w.sweep.variable << " " << number(value) << " against " << client::base_url(c) << std::endl;
   client::BenchResult r = client::run_benchmark(c);
+  if (first_point && !r.tokenizer_note.empty()) progress << "[sweep] " << r.tokenizer_note << std::endl;
   client::print_vllm_block(out, c, r);
   SweepPoint point{w.sweep.variable, value, {}, {}, over_saturation(c, r)};
   interrupted = r.run.interrupted;
@@ -373,7 +375,7 @@ void bisect_capacity(const client::BenchConfig& base, const SweepOptions& w, Swe
   for (int i = 0; i < w.capacity_bisections; ++i) {
     const double mid = 0.5 * (good + bad);
     bool was_interrupted = false;
-    SweepPoint point = live_point(base, w, mid, out, progress, was_interrupted);
+    SweepPoint point = live_point(base, w, mid, false, out, progress, was_interrupted);
     const bool pass = meets_slo(w.slo, point.arms[0]);
     record.probes.push_back({mid, pass, std::move(point)});
     (pass ? good : bad) = mid;
@@ -398,7 +400,7 @@ PresetAbRun run_live_sweep(const client::BenchConfig& base, const SweepOptions& 
   record.slo = w.slo;
   for (const double value : w.sweep.values) {
     bool was_interrupted = false;
-    SweepPoint point = live_point(base, w, value, out, progress, was_interrupted);
+    SweepPoint point = live_point(base, w, value, record.points.empty(), out, progress, was_interrupted);
     const bool pass = !w.slo.empty() && meets_slo(w.slo, point.arms[0]);
     if (!w.slo.empty() && record.lowest_failing == 0) {
       if (pass) record.highest_passing = value;

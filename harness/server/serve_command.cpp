@@ -183,13 +183,12 @@ void apply_engine_limits(const ServeOptions& o, ServerConfig& config) {
 // A sim device's profile file: the name in --profiles-dir (or the device library's lookup, so
 // any working directory works), or a path.
 std::filesystem::path sim_profile_file(const ServeOptions& o, const std::string& sim_profile) {
-  std::filesystem::path profile = sim_profile;
   const std::filesystem::path dir = !o.profiles_dir.empty() && std::filesystem::is_directory(o.profiles_dir)
                                         ? o.profiles_dir
                                         : device::default_profiles_dir();
-  if (profile.extension() != ".json") profile = dir / (profile.string() + ".json");
-  require(std::filesystem::exists(profile), "device profile not found: " + profile.string());
-  return profile;
+  // The device library's lookup: an unknown profile is refused with the known ones listed, as by
+  // encode and run.
+  return device::load_sim_profile(sim_profile, dir).path;
 }
 
 // The LM step's cost on a sim device: the profile's lm_cost_model, else a roofline of the model's

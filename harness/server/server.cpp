@@ -1003,9 +1003,10 @@ void Server::Impl::start() {
   if (!ec) acceptor_.bind(endpoint, ec);
   if (!ec) acceptor_.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
+    // The OS's reason is read before close(), which resets the error code to success.
+    const std::string reason = ec.message();
     acceptor_.close(ec);
-    throw InvalidInput("cannot listen on " + config_.host + ":" + std::to_string(config_.port) +
-                       ": " + ec.message());
+    throw InvalidInput("cannot listen on " + config_.host + ":" + std::to_string(config_.port) + ": " + reason);
   }
   bound_port_ = acceptor_.local_endpoint().port();
   decode_pool_ = std::make_unique<asio::thread_pool>(static_cast<std::size_t>(config_.decode_threads));

@@ -1,12 +1,17 @@
 // Flag wiring of the real binaries. Bad flags and values must give a clear one-line reason and exit
 // status 2 (before any work starts); good flags must reach the result JSON. encbench-instr: exit
 // codes, and under valgrind instruction counts that are identical from run to run.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -39,6 +44,62 @@ Proc run(const std::string& binary, const std::string& args, int limit_s = 60) {
 }
 
 Proc encbench(const std::string& args) { return run(ENCBENCH_BINARY, args); }
+
+// stdout and stderr apart: an error must be the only thing said, with nothing on stdout before it.
+struct SplitProc {
+  int status = -1;
+  std::string out, err;
+};
+
+std::string read_all(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+SplitProc encbench_split(const std::string& args, int limit_s = 60) {
+  const fs::path err = fs::temp_directory_path() / ("encbench-cli-stderr-" + std::to_string(::getpid()));
+  const std::string cmd = "timeout " + std::to_string(limit_s) + " " + ENCBENCH_BINARY + " " + args + " 2>" + err.string();
+  SplitProc s;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (!p) return s;
+  char buf[4096];
+  std::size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) s.out.append(buf, n);
+  const int rc = ::pclose(p);
+  s.status = WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  s.err = read_all(err);
+  fs::remove(err);
+  return s;
+}
+
+std::size_t lines_in(const std::string& text) {
+  std::size_t n = 0;
+  for (char c : text) n += c == '\n' ? 1 : 0;
+  return n + (!text.empty() && text.back() != '\n' ? 1 : 0);
+}
+
+// A socket listening on loopback at a port the kernel picks (held until close): a port taken.
+struct HeldPort {
+  int fd = -1;
+  int port = 0;
+  HeldPort() {
+    fd = ::socket(AF_INET, SOCK_STREAM, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof addr;
+    if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 && ::listen(fd, 4) == 0 &&
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0)
+      port = ntohs(addr.sin_port);
+  }
+  ~HeldPort() { ::close(fd); }
+};
+
+// A loopback port where nothing listens (taken by the kernel, then let go).
+int free_port() {
+  const HeldPort held;
+  return held.port;
+}
 
 fs::path temp_dir(const std::string& tag) {
   const fs::path d = fs::temp_directory_path() / ("encbench-cli-" + tag + "-" + std::to_string(::getpid()));
@@ -140,6 +201,8 @@ TEST(CliRun, BadFlagsExit2WithTheReason) {
       {"run --clock virtual --workload w.json --num-prompts 10 --sample-output-tokens 5",
        "at least one token for each of the 10 requests"},
       {"run --sample-text-tokens -3", "--sample-text-tokens"},
+      {"run --presets baseline,nosuch", "--presets: unknown preset 'nosuch'"},
+      {"run --clock virtual --sweep request-rate=1,2 --plot-timeline t.html", "--plot-timeline draws one run, not a sweep"},
   });
 }
 
@@ -184,7 +247,28 @@ TEST(CliServe, BadFlagsExit2WithTheReason) {
       {"serve --encoder-clock virtual --encoder cost-model --port 0", "--encoder-clock virtual needs"},
       {"serve --max-api-server-queue 0 --port 0", "--max-api-server-queue must be in [1, 1048576]"},
       {"run --live-encoder-clock sideways", "--live-encoder-clock"},
+      // The device library's message, as encode's: the known profiles listed.
+      {"serve --device sim:nope --port 0", "known profiles: "},
+      {"serve --device sim:nope --port 0", "ascend-910b"},
   });
+}
+
+// A port another process holds, or an address this host does not have: the OS's reason in one
+// line (the error code used to be read after close() had reset it: "Success"), exit 2.
+TEST(CliServe, CannotListenSaysTheOsReason) {
+  const HeldPort held;
+  ASSERT_GT(held.port, 0);
+  const SplitProc taken = encbench_split("serve --null --port " + std::to_string(held.port));
+  EXPECT_EQ(taken.status, 2) << taken.err;
+  EXPECT_NE(taken.err.find("cannot listen on 127.0.0.1:" + std::to_string(held.port) + ": Address already in use"),
+            std::string::npos) << taken.err;
+  EXPECT_EQ(lines_in(taken.err), 1u) << taken.err;
+  // 192.0.2.1 is TEST-NET-1 (RFC 5737): no host has it.
+  const SplitProc foreign = encbench_split("serve --null --host 192.0.2.1 --port 0");
+  EXPECT_EQ(foreign.status, 2) << foreign.err;
+  EXPECT_NE(foreign.err.find("Cannot assign requested address"), std::string::npos) << foreign.err;
+  EXPECT_EQ(foreign.err.find("Success"), std::string::npos) << foreign.err;
+  EXPECT_EQ(lines_in(foreign.err), 1u) << foreign.err;
 }
 
 TEST(CliBenchServe, ConnectionLimitsBeyondTheFileLimitExit2BeforeContactingTheServer) {
@@ -196,6 +280,61 @@ TEST(CliBenchServe, ConnectionLimitsBeyondTheFileLimitExit2BeforeContactingTheSe
       {base + "--max-connections 0", "--max-connections must be >= 1"},
       {base + "--max-connections -3", "--max-connections must be >= 1"},
   });
+}
+
+// A dataset path that does not exist, whatever --dataset-name: one line, exit 2, nothing on stdout.
+// Only an owner/name id adds the way to a local export (a pointer to the docs, not a script).
+TEST(CliBenchServe, MissingDatasetFileIsOneLine) {
+  const std::string base = "bench serve --backend openai-chat --base-url http://127.0.0.1:" +
+                           std::to_string(free_port()) + " --model m --num-prompts 2 ";
+  for (const std::string name : {"hf", "custom", "sharegpt", "burstgpt"}) {
+    const SplitProc r = encbench_split(base + "--dataset-name " + name + " --dataset-path out/nope.jsonl");
+    EXPECT_EQ(r.status, 2) << name << "\n" << r.err;
+    EXPECT_NE(r.err.find("--dataset-path 'out/nope.jsonl': no such file or directory"), std::string::npos)
+        << name << "\n" << r.err;
+    EXPECT_EQ(lines_in(r.err), 1u) << name << "\n" << r.err;
+    EXPECT_EQ(r.out, "") << name;
+  }
+  const SplitProc id = encbench_split(base + "--dataset-name hf --dataset-path lmarena-ai/no-such-dataset-xyz");
+  EXPECT_EQ(id.status, 2) << id.err;
+  EXPECT_NE(id.err.find("no such file"), std::string::npos) << id.err;
+  EXPECT_NE(id.err.find("Hugging Face"), std::string::npos) << id.err;
+  EXPECT_NE(id.err.find("docs/client.md"), std::string::npos) << id.err;
+  EXPECT_LE(lines_in(id.err), 3u) << id.err;
+  EXPECT_EQ(id.out, "");
+}
+
+// Nothing listens at the server's address: bench serve (with or without --model) and bench sweep
+// say so in one line on stderr, print nothing on stdout, and exit 1 (docs/client.md).
+TEST(CliBenchServe, UnreachableServerIsOneLineExit1) {
+  const std::string url = "http://127.0.0.1:" + std::to_string(free_port());
+  const std::string workload = " --backend openai-chat --dataset-name random --num-prompts 2 --base-url " + url;
+  for (const std::string& args : {"bench serve --model m" + workload, "bench serve" + workload,
+                                 "bench sweep --sweep request-rate=1,2 --model m" + workload}) {
+    const SplitProc r = encbench_split(args);
+    EXPECT_EQ(r.status, 1) << args << "\n" << r.out << r.err;
+    EXPECT_NE(r.err.find("cannot reach " + url), std::string::npos) << args << "\n" << r.err;
+    EXPECT_EQ(lines_in(r.err), 1u) << args << "\n" << r.err;
+    EXPECT_EQ(r.out, "") << args;
+  }
+}
+
+// An arm's port taken before anything started: said once, exit 2, and no ./ab-a-vs-b/ left.
+TEST(CliBenchAb, TakenArmPortLeavesNothingBehind) {
+  const fs::path dir = temp_dir("bench-ab-port");
+  const HeldPort held;
+  const std::string serve = std::string(ENCBENCH_BINARY) + " serve --null --port {port}";
+  const SplitProc r = encbench_split("bench ab --arm 'a=" + serve + "' --arm 'b=" + serve + "' --arm-port a:" +
+                                     std::to_string(held.port) + " --rounds 1 --dataset-name random --num-prompts 4 "
+                                     "--result-dir " + dir.string());
+  EXPECT_EQ(r.status, 2) << r.out << r.err;
+  const std::string said = "port " + std::to_string(held.port) + " is already in use";
+  std::size_t times = 0;
+  const std::string all = r.out + r.err;
+  for (auto pos = all.find(said); pos != std::string::npos; pos = all.find(said, pos + 1)) ++times;
+  EXPECT_EQ(times, 1u) << all;
+  EXPECT_FALSE(fs::exists(dir / "ab-a-vs-b"));
+  fs::remove_all(dir);
 }
 
 TEST(CliBenchAb, BadFlagsExit2WithTheReason) {
@@ -237,6 +376,11 @@ TEST(CliBenchAb, TwoStartedServersOneRound) {
   }
   EXPECT_TRUE(fs::exists(dir / "ab.html"));
   EXPECT_NE(r.output.find("Minimum detectable effect"), std::string::npos);
+  // No tokenizer: said once for the process, not per warm-up and measured run of each arm.
+  std::size_t notes = 0;
+  for (auto pos = r.output.find("no tokenizer"); pos != std::string::npos; pos = r.output.find("no tokenizer", pos + 1))
+    ++notes;
+  EXPECT_EQ(notes, 1u) << r.output;
   fs::remove_all(dir);
 }
 

@@ -2,6 +2,7 @@
 // random-mm, custom; images arrive as JPEG data URLs of the original size; errors are clear.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -320,9 +321,15 @@ TEST(Dataset, ClearErrors) {
   cfg.path = "lmarena-ai/vision-arena-bench-v0.1";
   const std::string hf = expect_invalid([&] { load_dataset(cfg); });
   EXPECT_NE(hf.find("Hugging Face"), std::string::npos);
-  EXPECT_NE(hf.find("load_dataset('lmarena-ai/vision-arena-bench-v0.1'"), std::string::npos);
+  EXPECT_NE(hf.find("docs/client.md"), std::string::npos);  // the export recipe lives there
+  EXPECT_LE(std::count(hf.begin(), hf.end(), '\n'), 2) << hf;
   cfg.path = "/nonexistent/dir/file.jsonl";
-  EXPECT_NE(expect_invalid([&] { load_dataset(cfg); }).find("does not exist"), std::string::npos);
+  EXPECT_NE(expect_invalid([&] { load_dataset(cfg); }).find("no such file or directory"), std::string::npos);
+  // One slash and a dataset file's name: a missing file, not a Hugging Face id.
+  cfg.path = "out/nope.jsonl";
+  const std::string missing = expect_invalid([&] { load_dataset(cfg); });
+  EXPECT_EQ(missing, "--dataset-path 'out/nope.jsonl': no such file or directory");
+  cfg.path = "/nonexistent/dir/file.jsonl";
   cfg.name = "sharegpt";
   EXPECT_NE(expect_invalid([&] { load_dataset(cfg); }).find("unknown --dataset-name 'sharegpt'"), std::string::npos);
   const auto dir = temp_dir("bad");

@@ -366,6 +366,15 @@ TEST(CompareRounds, ConsistentRegressionAcrossRoundsFails) {
   EXPECT_EQ(c.exit_code(), 1);
 }
 
+// Two rounds a side: the request counts are exact checks; no warning names them.
+TEST(CompareRounds, CountsGetNoAlphaWarning) {
+  const Comparison c = compare_runs(rounds(60, {1.0, 1.0}), rounds(70, {1.0, 1.0}), default_gate());
+  for (const char* count : {"failed", "completed"}) {
+    ASSERT_EQ(row(c, count).n_before, 2u) << count;  // the premise: two values a side
+    for (const auto& w : c.warnings) EXPECT_NE(w.rfind(std::string(count) + ":", 0), 0u) << w;
+  }
+}
+
 TEST(CompareRounds, SingleRunsAreJudgedOnTheirRequests) {
   const Comparison c = compare_runs(serving(1, 1.0), serving(2, 1.10), default_gate());
   EXPECT_EQ(row(c, "mean_ttft_ms").method, "t on the log ratio of means");

@@ -13,6 +13,7 @@
 
 #include <cerrno>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -215,6 +216,67 @@ TEST(LiveAbTest, FixedPortAlreadyTaken) {
   expect_failure(r, "arm 'opt', round 1", "port " + std::to_string(port) + " is already in use", 1);
   ASSERT_EQ(log.groups.size(), 1u);  // base's round-1 server, stopped with its group
   for (pid_t g : log.groups) EXPECT_TRUE(group_gone(g));
+}
+
+// Occurrences of `needle` in `text`.
+std::size_t count_of(const std::string& text, const std::string& needle) {
+  std::size_t n = 0;
+  for (auto pos = text.find(needle); pos != std::string::npos; pos = text.find(needle, pos + needle.size())) ++n;
+  return n;
+}
+
+// A listening socket on a port the kernel picks; closed by the caller.
+int listen_on_free_port(int& port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  EXPECT_EQ(::listen(fd, 4), 0);
+  EXPECT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len), 0);
+  port = ntohs(addr.sin_port);
+  return fd;
+}
+
+// The first arm's port taken: the run never starts. One error (InvalidInput: exit 2, as `serve`
+// on a taken port), nothing printed besides, and no result directory left behind.
+TEST(LiveAbTest, FirstArmPortTakenLeavesNoDirectory) {
+  int port = 0;
+  const int fd = listen_on_free_port(port);
+  LiveAbOptions o = two_arms(test_server(5), test_server(5), "first-port");
+  o.out_dir = o.out_dir / "ab-base-vs-opt";  // not there yet, as a default --ab-dir
+  apply_arm_port(o.arms, "base:" + std::to_string(port));
+  GroupLog log;
+  log.attach(o);
+  std::ostringstream out, progress;
+  std::string error;
+  try {
+    run_live_ab(small_workload(12), o, {"test"}, out, progress);
+  } catch (const InvalidInput& e) {
+    error = e.what();
+  }
+  ::close(fd);
+  EXPECT_NE(error.find("arm 'base', round 1: port " + std::to_string(port) + " is already in use"), std::string::npos)
+      << error;
+  EXPECT_EQ(out.str(), "");
+  EXPECT_EQ(progress.str(), "");
+  EXPECT_FALSE(std::filesystem::exists(o.out_dir));
+  EXPECT_TRUE(log.groups.empty());  // no server was started
+}
+
+// A failure after a round finished is reported once (the report's line), not also on progress.
+TEST(LiveAbTest, LaterFailureIsSaidOnce) {
+  int port = 0;
+  const int fd = listen_on_free_port(port);
+  LiveAbOptions o = two_arms(test_server(5), test_server(5), "said-once");
+  apply_arm_port(o.arms, "opt:" + std::to_string(port));
+  std::ostringstream out, progress;
+  const LiveAbRun r = run_live_ab(small_workload(12), o, {"test"}, out, progress);
+  ::close(fd);
+  const std::string said = "port " + std::to_string(port) + " is already in use";
+  EXPECT_EQ(count_of(out.str() + progress.str(), said), 1u) << out.str() << "\n---\n" << progress.str();
+  EXPECT_TRUE(std::filesystem::exists(r.json_path));  // the finished round is written
 }
 
 TEST(LiveAbTest, UrlThatRefusesConnections) {

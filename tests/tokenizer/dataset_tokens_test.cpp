@@ -133,7 +133,19 @@ TEST(DatasetTokens, ResolvesFilesDirectoriesAndRefusesEmptyDirectories) {
   EXPECT_THROW(tokenize_dataset(ds, config, dir.path().string(), ""), InvalidInput);
   const auto words = tokenize_dataset(ds, config, "", "no-such-org/no-such-model-xyz");
   EXPECT_TRUE(words.tokenizer_file.empty());
-  EXPECT_NE(words.note.find("whitespace-separated words"), std::string::npos);
+  // Random prompts are made of words: the note names --random-input-len, not file prompt lengths.
+  EXPECT_NE(words.note.find("--random-input-len words"), std::string::npos) << words.note;
+  EXPECT_EQ(words.note.find("whitespace-separated"), std::string::npos) << words.note;
+  // A file's prompts are sent as written: only their lengths are words, and --random-input-len has
+  // nothing to do with them.
+  DatasetConfig custom;
+  custom.name = "custom";
+  custom.num_prompts = 2;
+  custom.path = dir.write("rows.jsonl", "{\"prompt\": \"one two three\"}\n{\"prompt\": \"four five\"}\n").string();
+  Dataset rows = load_dataset(custom);
+  const auto file_words = tokenize_dataset(rows, custom, "", "no-such-org/no-such-model-xyz");
+  EXPECT_NE(file_words.note.find("counted in whitespace-separated words"), std::string::npos) << file_words.note;
+  EXPECT_EQ(file_words.note.find("--random-input-len"), std::string::npos) << file_words.note;
 }
 
 // The CLI: a bad tokenizer file stops `bench serve` with exit 2 and one line naming the file and
