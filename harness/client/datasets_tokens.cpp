@@ -11,7 +11,7 @@
 #include "harness/client/numpy_random.hpp"
 #include "harness/core/error.hpp"
 #include "harness/imaging/decode.hpp"
-#include "harness/serving/vision_geometry.hpp"
+#include "harness/vision/vision_geometry.hpp"
 #include "harness/tokenizer/unicode.hpp"
 
 namespace encbench::client {
@@ -58,7 +58,7 @@ std::optional<std::vector<std::pair<std::int64_t, std::int64_t>>> image_sizes(co
   return sizes;
 }
 
-std::int64_t vision_tokens_of(const SampleRequest& s, const serving::VisionGeometry* geometry) {
+std::int64_t vision_tokens_of(const SampleRequest& s, const vision::VisionGeometry* geometry) {
   if (s.image_urls.empty()) return 0;
   if (geometry == nullptr) return -1;
   const auto sizes = image_sizes(s);
@@ -66,7 +66,7 @@ std::int64_t vision_tokens_of(const SampleRequest& s, const serving::VisionGeome
   std::int64_t total = 0;
   for (const auto& [h, w] : *sizes) {
     try {
-      total += serving::image_token_count(*geometry, serving::image_grid(*geometry, h, w));
+      total += vision::image_token_count(*geometry, vision::image_grid(*geometry, h, w));
     } catch (const InvalidInput&) {
       return -1;  // an aspect ratio the processor refuses: the server will refuse it too
     }
@@ -230,7 +230,7 @@ std::string vision_model_key(const std::string& model) {
   for (const std::string suffix : {"-instruct", "-thinking"})
     if (m.size() > suffix.size() && m.compare(m.size() - suffix.size(), suffix.size(), suffix) == 0)
       m.resize(m.size() - suffix.size());
-  for (const auto& known : serving::known_vision_models())
+  for (const auto& known : vision::known_vision_models())
     if (m == known) return known;
   return "";
 }
@@ -239,8 +239,8 @@ namespace {
 // Each sample's text tokens (its prompt_len with a tokenizer, -1 without) and vision tokens.
 void label_tokens(Dataset& dataset, const Tokenizer* tok, const std::string& vision_model) {
   const std::string key = vision_model_key(vision_model);
-  std::optional<serving::VisionGeometry> geometry;
-  if (!key.empty()) geometry = serving::vision_geometry_for(key);
+  std::optional<vision::VisionGeometry> geometry;
+  if (!key.empty()) geometry = vision::vision_geometry_for(key);
   for (auto& s : dataset.samples) {
     s.text_tokens = tok != nullptr ? s.prompt_len : -1;
     s.vision_tokens = vision_tokens_of(s, geometry ? &*geometry : nullptr);
@@ -355,8 +355,8 @@ TokenizedDataset load_tokenized_dataset(const DatasetConfig& config, const std::
                 : config.name == "sonnet"            ? load_sonnet(config, tok)
                                                      : load_timed_trace(config, tok);
   const std::string key = vision_model_key(model);
-  std::optional<serving::VisionGeometry> geometry;
-  if (!key.empty()) geometry = serving::vision_geometry_for(key);
+  std::optional<vision::VisionGeometry> geometry;
+  if (!key.empty()) geometry = vision::vision_geometry_for(key);
   for (auto& s : out.dataset.samples) {
     s.text_tokens = s.prompt_len;
     s.vision_tokens = vision_tokens_of(s, geometry ? &*geometry : nullptr);

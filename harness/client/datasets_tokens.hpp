@@ -1,7 +1,7 @@
 #pragma once
 // Prompts and prompt lengths in the model's own tokens (`--tokenizer`, harness/tokenizer), as
 // vLLM's benchmark datasets make and count them, and the per-request split of text and vision
-// tokens (the Qwen-VL image-token rule of harness/serving/vision_geometry). Runs at dataset load,
+// tokens (the Qwen-VL image-token rule of harness/vision/vision_geometry). Runs at dataset load,
 // before any timing; the send loop never tokenizes.
 #include <cstdint>
 #include <filesystem>

@@ -80,7 +80,7 @@ struct ConfigRun {
 struct ResolvedRun {
   ModelConfig model;
   std::vector<MediaInput> media;
-  std::vector<GridTHW> grids;
+  std::vector<vision::GridTHW> grids;
   InputPlan plan;
   device::DeviceOptions device_options;
 };

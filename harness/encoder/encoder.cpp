@@ -953,12 +953,12 @@ struct EncoderRunner::Impl {
   // ---- the forward ------------------------------------------------------------------------
   // The host's input stage: the plan (cu_seqlens, window index, positions), the rotary
   // positions in window order, the index work before the blocks and the H2D copies.
-  InputPlan prepare_and_upload_inputs(std::span<const GridTHW> grids, ForwardState& fs) {
+  InputPlan prepare_and_upload_inputs(std::span<const vision::GridTHW> grids, ForwardState& fs) {
     const ModelConfig& m = cfg.model;
     InputPlan plan;
     {
       const HostStep span(dev, rec, "prepare_inputs", HostSpanKind::work, HostOpClass::input_prep);
-      plan = plan_inputs(std::vector<GridTHW>(grids.begin(), grids.end()), m);
+      plan = plan_inputs(std::vector<vision::GridTHW>(grids.begin(), grids.end()), m);
       if (cfg.faults.swap_window_index && m.has_windows() && plan.cu_window_seqlens.size() > 2)
         std::swap(plan.window_index[0],
                   plan.window_index[static_cast<std::size_t>(plan.cu_window_seqlens[1] / m.merge_unit())]);
@@ -1141,7 +1141,7 @@ struct EncoderRunner::Impl {
     }
   }
 
-  ForwardReport run(std::span<const GridTHW> grids, LayerSnapshots* snapshots) {
+  ForwardReport run(std::span<const vision::GridTHW> grids, LayerSnapshots* snapshots) {
     const ModelConfig& m = cfg.model;
     const std::size_t hidden = static_cast<std::size_t>(m.hidden_size);
     dev.synchronize();
@@ -1284,8 +1284,8 @@ EncoderRunner::EncoderRunner(const EncoderConfig& config, device::Device& device
     : impl_(std::make_unique<Impl>(config, device)) {}
 EncoderRunner::~EncoderRunner() = default;
 
-ForwardReport EncoderRunner::forward(std::span<const GridTHW> grids) { return impl_->run(grids, nullptr); }
-ForwardReport EncoderRunner::forward_with_snapshots(std::span<const GridTHW> grids, LayerSnapshots& snapshots) {
+ForwardReport EncoderRunner::forward(std::span<const vision::GridTHW> grids) { return impl_->run(grids, nullptr); }
+ForwardReport EncoderRunner::forward_with_snapshots(std::span<const vision::GridTHW> grids, LayerSnapshots& snapshots) {
   require(impl_->computes, "verification needs a device that computes results (sim: pass --verify)");
   require(impl_->host.layers.size() == static_cast<std::size_t>(impl_->cfg.model.depth),
           "verification needs EncoderConfig.keep_host_weights");

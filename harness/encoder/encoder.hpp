@@ -125,9 +125,9 @@ class EncoderRunner {
 
   // One forward over a batch of inputs; blocks until the device is done. The recording of this
   // forward is collected, analysed and (when keep_timeline) kept in last_timeline().
-  ForwardReport forward(std::span<const GridTHW> grids);
+  ForwardReport forward(std::span<const vision::GridTHW> grids);
   // Same, also capturing per-layer hidden states (extra device copies; used by --verify only).
-  ForwardReport forward_with_snapshots(std::span<const GridTHW> grids, LayerSnapshots& snapshots);
+  ForwardReport forward_with_snapshots(std::span<const vision::GridTHW> grids, LayerSnapshots& snapshots);
 
   void set_keep_timeline(bool keep) { keep_timeline_ = keep; }
   const timeline::Timeline& last_timeline() const;

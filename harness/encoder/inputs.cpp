@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "harness/core/error.hpp"
+#include "harness/vision/smart_resize.hpp"
 
 namespace encbench::encoder {
 
@@ -37,10 +38,10 @@ std::vector<long long> split_dims(const std::string& spec, const std::string& fl
 }
 
 void check_input_pixels(const MediaInput& in, const std::string& flag) {
-  if (in.width > kMaxInputPixels / in.height)
+  if (in.width > vision::kMaxInputPixels / in.height)
     throw InvalidInput(flag + " '" + in.spec + "': " + std::to_string(in.width) + "x" +
                        std::to_string(in.height) + " exceeds the input limit of " +
-                       std::to_string(kMaxInputPixels) + " pixels per frame (PIL decompression-bomb limit)");
+                       std::to_string(vision::kMaxInputPixels) + " pixels per frame (PIL decompression-bomb limit)");
 }
 
 }  // namespace
@@ -60,45 +61,13 @@ MediaInput parse_video_spec(const std::string& spec) {
   return in;
 }
 
-ResizedSize smart_resize(long long height, long long width, long long factor, long long min_pixels,
-                         long long max_pixels) {
-  // transformers' rules (models/qwen2_vl/image_processing_qwen2_vl.py): no minimum side (older
-  // releases refused sides below the factor), the aspect ratio at most 200, and one factor as the
-  // floor of a side only where scaling down could make it 0. Non-positive sizes and limits, which
-  // Python would answer with ZeroDivisionError or a zero side, are refused by name.
-  require(height > 0 && width > 0, "image size must be positive, got " + std::to_string(width) + "x" +
-                                       std::to_string(height) + " (width x height)");
-  require(factor > 0 && min_pixels > 0 && max_pixels >= min_pixels,
-          "smart_resize needs factor > 0 and 0 < min_pixels <= max_pixels");
-  const double ratio = static_cast<double>(std::max(height, width)) /
-                       static_cast<double>(std::min(height, width));
-  require(ratio <= kMaxAspectRatio, "image " + std::to_string(width) + "x" + std::to_string(height) +
-                                        ": absolute aspect ratio must be smaller than 200, got " +
-                                        std::to_string(ratio));
-  const double h = static_cast<double>(height), w = static_cast<double>(width),
-               f = static_cast<double>(factor);
-  // std::nearbyint in the default rounding mode rounds half to even, like Python's round().
-  long long h_bar = static_cast<long long>(std::nearbyint(h / f)) * factor;
-  long long w_bar = static_cast<long long>(std::nearbyint(w / f)) * factor;
-  if (h_bar * w_bar > max_pixels) {
-    const double beta = std::sqrt(h * w / static_cast<double>(max_pixels));
-    h_bar = std::max(factor, static_cast<long long>(std::floor(h / beta / f)) * factor);
-    w_bar = std::max(factor, static_cast<long long>(std::floor(w / beta / f)) * factor);
-  } else if (h_bar * w_bar < min_pixels) {
-    const double beta = std::sqrt(static_cast<double>(min_pixels) / (h * w));
-    h_bar = static_cast<long long>(std::ceil(h * beta / f)) * factor;
-    w_bar = static_cast<long long>(std::ceil(w * beta / f)) * factor;
-  }
-  return {h_bar, w_bar};
-}
-
-GridTHW grid_for(const MediaInput& input, const ModelConfig& model) {
+vision::GridTHW grid_for(const MediaInput& input, const ModelConfig& model) {
   const long long factor = model.resize_factor();
-  const ResizedSize size =
+  const vision::ResizedSize size =
       input.is_video
-          ? smart_resize(input.height, input.width, factor, model.video_min_pixels, model.video_max_pixels)
-          : smart_resize(input.height, input.width, factor, model.image_min_pixels, model.image_max_pixels);
-  GridTHW g;
+          ? vision::smart_resize(input.height, input.width, factor, model.video_min_pixels, model.video_max_pixels)
+          : vision::smart_resize(input.height, input.width, factor, model.image_min_pixels, model.image_max_pixels);
+  vision::GridTHW g;
   const long long tps = model.temporal_patch_size;
   g.t = input.is_video ? static_cast<int>((input.frames + tps - 1) / tps) : 1;
   g.h = static_cast<int>(size.height / model.patch_size);
@@ -106,7 +75,7 @@ GridTHW grid_for(const MediaInput& input, const ModelConfig& model) {
   return g;
 }
 
-std::vector<std::int32_t> build_cu_seqlens(const std::vector<GridTHW>& grids) {
+std::vector<std::int32_t> build_cu_seqlens(const std::vector<vision::GridTHW>& grids) {
   std::vector<std::int32_t> cu{0};
   long long total = 0;
   for (const auto& g : grids) {
@@ -119,7 +88,7 @@ std::vector<std::int32_t> build_cu_seqlens(const std::vector<GridTHW>& grids) {
   return cu;
 }
 
-WindowPlan build_window_plan(const std::vector<GridTHW>& grids, const ModelConfig& model) {
+WindowPlan build_window_plan(const std::vector<vision::GridTHW>& grids, const ModelConfig& model) {
   WindowPlan plan;
   plan.raw_cu_window_seqlens.push_back(0);
   const int merge = model.spatial_merge_size;
@@ -177,20 +146,13 @@ std::vector<std::int32_t> lengths_from_cumulative(const std::vector<std::int32_t
   return lengths;
 }
 
-long long output_tokens(const GridTHW& g, int merge) {
-  require(merge > 0 && g.t > 0 && g.h > 0 && g.w > 0 && g.h % merge == 0 && g.w % merge == 0,
-          "grid (" + std::to_string(g.t) + "," + std::to_string(g.h) + "," + std::to_string(g.w) +
-              ") must be positive with h, w multiples of spatial_merge_size " + std::to_string(merge));
-  return g.patches() / (static_cast<long long>(merge) * merge);
-}
-
-long long output_tokens(const std::vector<GridTHW>& grids, const ModelConfig& model) {
+long long output_tokens(const std::vector<vision::GridTHW>& grids, const ModelConfig& model) {
   long long tokens = 0;
-  for (const auto& g : grids) tokens += output_tokens(g, model.spatial_merge_size);
+  for (const auto& g : grids) tokens += vision::merged_tokens(g, model.spatial_merge_size);
   return tokens;
 }
 
-InputPlan plan_inputs(const std::vector<GridTHW>& grids, const ModelConfig& model) {
+InputPlan plan_inputs(const std::vector<vision::GridTHW>& grids, const ModelConfig& model) {
   require(!grids.empty(), "no inputs: pass at least one --image or --video");
   InputPlan plan;
   plan.grids = grids;
@@ -242,7 +204,7 @@ InputPlan plan_inputs(const std::vector<GridTHW>& grids, const ModelConfig& mode
   return plan;
 }
 
-nlohmann::json to_json(const std::vector<GridTHW>& grids) {
+nlohmann::json to_json(const std::vector<vision::GridTHW>& grids) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& g : grids) out.push_back({g.t, g.h, g.w});
   return out;

@@ -51,7 +51,7 @@ struct Geometry {
   std::vector<long long> pos_h, pos_w, full_segment, window_segment;
 };
 
-Geometry geometry(const std::vector<GridTHW>& grids, const ModelConfig& m) {
+Geometry geometry(const std::vector<vision::GridTHW>& grids, const ModelConfig& m) {
   Geometry g;
   const int s = m.spatial_merge_size;
   const int ws = m.window_size > 0 ? m.window_size / s / m.patch_size : 0;

@@ -31,7 +31,7 @@ void forward_case(benchmark::State& state, const std::string& model_name, const 
   cfg.toggles = encoder::preset(preset_name);
   cfg.keep_host_weights = false;
   encoder::EncoderRunner runner(cfg, *dev);
-  const std::vector<encoder::GridTHW> grids{encoder::grid_for(encoder::parse_image_spec(image), cfg.model)};
+  const std::vector<vision::GridTHW> grids{encoder::grid_for(encoder::parse_image_spec(image), cfg.model)};
   (void)runner.forward(grids);  // warm-up: workspaces, allocator cache
   double idle = 0, syncs = 0, host_layer = 0, busy_ms = 0, peak_memory = 0;
   // Integer ns: n identical forwards sum and divide back to the same double, whatever n is.

@@ -133,7 +133,7 @@ void encoder_case(const Case& c, const Options& o, const std::string& model, con
     (void)depth;
   };
   encoder::EncoderRunner runner(cfg, *dev);
-  const std::vector<encoder::GridTHW> grids{encoder::grid_for(encoder::parse_image_spec("448x448"), cfg.model)};
+  const std::vector<vision::GridTHW> grids{encoder::grid_for(encoder::parse_image_spec("448x448"), cfg.model)};
   (void)runner.forward(grids);  // warm-up: workspaces, allocator cache, value caches
   std::size_t syncs = 0;
   for (int f = 0; f < o.forwards; ++f) {

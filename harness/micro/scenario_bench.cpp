@@ -28,7 +28,7 @@ void hook_case(benchmark::State& state, const std::string& model, const std::str
   auto profiler = std::make_shared<server::EncoderProfiler>(std::filesystem::temp_directory_path(), 8);
   const serving::EncoderHook hook = serving::make_encoder_step(o, mode == "none" ? nullptr : profiler).hook;
   if (mode == "on") profiler->handle(server::ProfileAction::start);
-  const std::vector<encoder::GridTHW> grids{{1, 16, 16}};
+  const std::vector<vision::GridTHW> grids{{1, 16, 16}};
   (void)hook(grids);  // warm-up
   for (auto _ : state) benchmark::DoNotOptimize(hook(grids));
   state.counters["recorded_forwards"] = static_cast<double>(profiler->summary()["forwards"].get<std::int64_t>());

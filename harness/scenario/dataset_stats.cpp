@@ -16,7 +16,7 @@
 #include "harness/device/sim_profile.hpp"
 #include "harness/imaging/decode.hpp"
 #include "harness/server/openai_request.hpp"
-#include "harness/serving/vision_geometry.hpp"
+#include "harness/vision/vision_geometry.hpp"
 
 namespace encbench::scenario {
 namespace {
@@ -141,11 +141,11 @@ WorkloadModel dataset_stats(const DatasetStatsOptions& o, std::ostream& out) {
                                : "; text tokens per row; outputs and template from " + o.base_workload.string());
   m.derivation = d.str();
   // What the model would see of these images.
-  const serving::VisionGeometry g = serving::vision_geometry_for(o.model);
+  const vision::VisionGeometry g = vision::vision_geometry_for(o.model);
   std::vector<double> pixels, tokens;
   for (const auto& [w, h] : c.sizes) {
     pixels.push_back(static_cast<double>(w * h));
-    tokens.push_back(static_cast<double>(serving::image_token_count(g, serving::image_grid(g, h, w))));
+    tokens.push_back(static_cast<double>(vision::image_token_count(g, vision::image_grid(g, h, w))));
   }
   out << "rows/files: " << c.rows << ", images read: " << c.sizes.size() << ", skipped: " << c.skipped << "\n"
       << std::fixed << std::setprecision(0) << "pixels per image: mean " << stats::mean(pixels) << ", median "

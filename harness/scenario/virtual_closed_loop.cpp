@@ -34,7 +34,7 @@
 #include "harness/serving/encoder_step.hpp"
 #include "harness/serving/scheduler_counters_json.hpp"
 #include "harness/serving/serving_model.hpp"
-#include "harness/serving/vision_geometry.hpp"
+#include "harness/vision/vision_geometry.hpp"
 #include "reports/compare.hpp"
 #include "reports/result.hpp"
 #include "reports/tables.hpp"
@@ -46,7 +46,7 @@ using numbers::fixed;
 
 // Everything both arms share: the step cost, the scheduler's limits, the geometry.
 struct SharedModel {
-  serving::VisionGeometry geometry;
+  vision::VisionGeometry geometry;
   serving::ServingModel serving;
   serving::ApiServerModel api_server;  // vLLM's API-server stage, as the serving model names it
   serving::StepCostModel cost;
@@ -72,7 +72,7 @@ std::string run_noise_description(const serving::ServingModel& m) {
 
 SharedModel build_shared_model(const PresetAbOptions& o) {
   SharedModel m;
-  m.geometry = serving::vision_geometry_for(o.model);
+  m.geometry = vision::vision_geometry_for(o.model);
   if (!o.serving_model.empty()) m.serving = serving::load_serving_model(o.serving_model);
   serving::apply_overrides(m.serving, o.model_set);
   if (!o.modelled_run_noise) serving::clear_run_noise(m.serving);
@@ -94,7 +94,7 @@ SharedModel build_shared_model(const PresetAbOptions& o) {
   // vLLM: encoder compute budget = cache size = max(max_num_batched_tokens, the largest item).
   const auto side = static_cast<std::int64_t>(std::sqrt(static_cast<double>(m.geometry.max_pixels)));
   const std::int64_t largest =
-      serving::image_token_count(m.geometry, serving::image_grid(m.geometry, side, side));
+      vision::image_token_count(m.geometry, vision::image_grid(m.geometry, side, side));
   m.scheduler.encoder_budget_tokens = o.max_num_encoder_input_tokens > 0
                                           ? o.max_num_encoder_input_tokens
                                           : std::max(o.max_num_batched_tokens, largest);
@@ -179,8 +179,8 @@ std::vector<serving::VirtualRequest> request_shapes(const PresetAbOptions& o, co
     r.client_prompt_tokens = w.text_tokens;  // vLLM's client counts the question text only
     std::int64_t image_tokens = 0;
     if (w.image_width > 0) {
-      const encoder::GridTHW grid = serving::image_grid(m.geometry, w.image_height, w.image_width);
-      image_tokens = serving::image_token_count(m.geometry, grid);
+      const vision::GridTHW grid = vision::image_grid(m.geometry, w.image_height, w.image_width);
+      image_tokens = vision::image_token_count(m.geometry, grid);
       r.request.images.push_back({image_tokens, grid, w.image_hash});  // duplicates of a row share its image
       r.images_sent.push_back(sent_image(m, std::int64_t{w.image_width} * w.image_height, r.request.images.back()));
     }

@@ -17,7 +17,7 @@
 #include "harness/serving/virtual_loop.hpp"
 #include "harness/scenario/workload.hpp"
 #include "harness/serving/serving_model.hpp"
-#include "harness/serving/vision_geometry.hpp"
+#include "harness/vision/vision_geometry.hpp"
 
 namespace encbench::scenario {
 

@@ -47,16 +47,16 @@ std::string_view to_string(FinishReason reason) {
   return "unknown";
 }
 
-double EncoderCostModel::forward_ms(const encoder::GridTHW& grid) const {
+double EncoderCostModel::forward_ms(const vision::GridTHW& grid) const {
   const double patches = static_cast<double>(grid.patches());
   return per_forward_ms + per_patch_us * patches / 1e3 + per_patch_sq_ns * patches * patches / 1e6;
 }
 
 serving::EncoderHook make_cost_model_encoder(EncoderCostModel model) {
-  return [model](const std::vector<encoder::GridTHW>& grids) {
+  return [model](const std::vector<vision::GridTHW>& grids) {
     serving::EncoderStepResult result;
     double total_ms = 0;
-    for (const encoder::GridTHW& grid : grids) total_ms += model.forward_ms(grid);
+    for (const vision::GridTHW& grid : grids) total_ms += model.forward_ms(grid);
     const auto duration = std::chrono::nanoseconds(static_cast<Nanos>(total_ms * 1e6));
     std::this_thread::sleep_for(duration);
     result.forwards = static_cast<int>(grids.size());

@@ -39,7 +39,7 @@
 #include "harness/serving/encoder_step.hpp"
 #include "harness/serving/scheduler.hpp"
 #include "harness/server/engine_timeline.hpp"
-#include "harness/serving/vision_geometry.hpp"
+#include "harness/vision/vision_geometry.hpp"
 
 namespace encbench::server {
 
@@ -50,7 +50,7 @@ struct EncoderCostModel {
   double per_forward_ms = 1.0;
   double per_patch_us = 2.0;
   double per_patch_sq_ns = 0.5;
-  double forward_ms(const encoder::GridTHW& grid) const;
+  double forward_ms(const vision::GridTHW& grid) const;
 };
 serving::EncoderHook make_cost_model_encoder(EncoderCostModel model);
 

@@ -145,11 +145,11 @@ struct PromptCounter {
     image.width = width;
     image.height = height;
     try {
-      image.grid = serving::image_grid(options.geometry, height, width);
+      image.grid = vision::image_grid(options.geometry, height, width);
     } catch (const InvalidInput& e) {
       throw bad_request(std::string("image cannot be processed: ") + e.what(), "messages", "invalid_image");
     }
-    image.tokens = serving::image_token_count(options.geometry, image.grid);
+    image.tokens = vision::image_token_count(options.geometry, image.grid);
     const std::int64_t budget = options.max_num_encoder_input_tokens;
     if (budget > 0 && image.tokens > budget) {
       // vLLM's wording (vllm/v1/engine/processor.py, _validate_model_input); the remedy is ours.

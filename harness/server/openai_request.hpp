@@ -20,7 +20,7 @@
 
 #include "harness/core/clock.hpp"
 #include "harness/server/image_input.hpp"
-#include "harness/serving/vision_geometry.hpp"
+#include "harness/vision/vision_geometry.hpp"
 
 namespace encbench::server {
 
@@ -33,7 +33,7 @@ std::int64_t approx_text_tokens(std::string_view text);
 
 struct RequestParseOptions {
   std::string served_model_name;          // the only model this server answers to
-  serving::VisionGeometry geometry;
+  vision::VisionGeometry geometry;
   int limit_images_per_prompt = 16;
   std::int64_t max_model_len = 32768;
   // vLLM's encoder budget (--max-num-encoder-input-tokens): the most multimodal tokens one engine
@@ -46,7 +46,7 @@ struct RequestParseOptions {
 struct ImageInput {
   int width = 0;
   int height = 0;
-  encoder::GridTHW grid;
+  vision::GridTHW grid;
   std::int64_t tokens = 0;                // patches / merge^2
   std::uint64_t mm_hash = 0;              // its encoded bytes' identity (DecodedImage::mm_hash)
 };

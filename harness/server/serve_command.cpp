@@ -46,7 +46,7 @@ int parse_image_limit(const std::string& text) {
   return static_cast<int>(value.get<std::int64_t>());
 }
 
-void apply_mm_processor_kwargs(const std::string& text, serving::VisionGeometry& geometry) {
+void apply_mm_processor_kwargs(const std::string& text, vision::VisionGeometry& geometry) {
   if (text.empty()) return;
   nlohmann::json value;
   try {
@@ -76,11 +76,11 @@ namespace {
 
 // Server geometry: the built-in serving geometry when the model has one (it carries vLLM's serving
 // pixel cap), else the encoder model file's patch/merge/pixel limits (tiny test models, user files).
-serving::VisionGeometry geometry_for_model(const std::string& model) {
-  for (const auto& known : serving::known_vision_models())
-    if (known == model) return serving::vision_geometry_for(model);
+vision::VisionGeometry geometry_for_model(const std::string& model) {
+  for (const auto& known : vision::known_vision_models())
+    if (known == model) return vision::vision_geometry_for(model);
   const encoder::ModelConfig m = encoder::load_model(model);
-  serving::VisionGeometry g;
+  vision::VisionGeometry g;
   g.model = m.name;
   g.patch_size = m.patch_size;
   g.temporal_patch_size = m.temporal_patch_size;

@@ -105,7 +105,7 @@ int parse_image_limit(const std::string& text);
 
 // Applies --mm-processor-kwargs (vLLM's flag; here "min_pixels" and "max_pixels", integers with
 // 1 <= min_pixels <= max_pixels <= 2^31) to a model's geometry. Throws InvalidInput naming the key.
-void apply_mm_processor_kwargs(const std::string& json_text, serving::VisionGeometry& geometry);
+void apply_mm_processor_kwargs(const std::string& json_text, vision::VisionGeometry& geometry);
 
 // Starts, prints "encbench-serve listening url=http://H:P port=P" on `out`, serves until SIGINT or
 // SIGTERM, then writes the optional result JSON (schema encbench-serve / 1). Returns 0.

@@ -602,7 +602,7 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
   ApiServerInput api_server_input(const GenerationRequest& request) const {
     ApiServerInput input;
     input.prompt_tokens = request.prompt_tokens();
-    const serving::VisionGeometry& geometry = server_.config_.request.geometry;
+    const vision::VisionGeometry& geometry = server_.config_.request.geometry;
     for (const ImageInput& image : request.images)
       input.images.push_back({std::int64_t{image.width} * image.height, image.mm_hash,
                               serving::processor_item_bytes(image.grid.patches(), static_cast<int>(geometry.patch_size),

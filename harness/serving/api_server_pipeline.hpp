@@ -28,7 +28,7 @@
 #include <vector>
 
 #include "harness/core/clock.hpp"
-#include "harness/encoder/grid.hpp"
+#include "harness/vision/grid.hpp"
 #include "harness/serving/api_server_model.hpp"
 
 namespace encbench::serving {

@@ -62,7 +62,7 @@ std::unique_ptr<encoder::EncoderRunner> make_warm_runner(const EncoderStepOption
   };
   try {
     auto runner = std::make_unique<encoder::EncoderRunner>(cfg, device);
-    (void)runner->forward(std::vector<encoder::GridTHW>{{1, 32, 32}});
+    (void)runner->forward(std::vector<vision::GridTHW>{{1, 32, 32}});
     return runner;
   } catch (const encoder::OutOfDeviceMemoryAt& e) {
     throw too_small(e.what());
@@ -126,7 +126,7 @@ struct StepHostWork {
 
 // One step's forward. A failure fails the step's requests (the runner and the engine go on).
 EncoderStepResult run_forward(EncoderPath& path, ForwardObserver* observer, StepHostWork host, bool virtual_clock,
-                              const std::vector<encoder::GridTHW>& batch) {
+                              const std::vector<vision::GridTHW>& batch) {
   EncoderStepResult step;
   step.host_extra_ns = host.before_ns;
   step.host_post_ns = host.after_ns;
@@ -175,7 +175,7 @@ EncoderStep make_encoder_step(const EncoderStepOptions& o, std::shared_ptr<Forwa
   const double host_ms = std::max(0.0, o.host_ms_per_step);
   const Nanos after = static_cast<Nanos>(host_ms * o.host_post_forward_share * 1e6);
   const StepHostWork host{static_cast<Nanos>(host_ms * 1e6) - after, after};
-  step.hook = [path, observer, host, virtual_clock = o.virtual_clock](const std::vector<encoder::GridTHW>& grids) {
+  step.hook = [path, observer, host, virtual_clock = o.virtual_clock](const std::vector<vision::GridTHW>& grids) {
     return run_forward(*path, observer.get(), host, virtual_clock, grids);
   };
   return step;

@@ -14,7 +14,7 @@
 
 #include "harness/core/clock.hpp"
 #include "harness/device/measured_op_times.hpp"
-#include "harness/encoder/grid.hpp"
+#include "harness/vision/grid.hpp"
 #include "harness/timeline/gaps.hpp"
 #include "harness/timeline/trace_event.hpp"
 
@@ -53,7 +53,7 @@ struct EncoderStepResult {
 
 // Called by the engine's driver with the grids of the images one step encodes. The live engine
 // measures its wall time itself; the virtual loop reads virtual_forward_ns.
-using EncoderHook = std::function<EncoderStepResult(const std::vector<encoder::GridTHW>&)>;
+using EncoderHook = std::function<EncoderStepResult(const std::vector<vision::GridTHW>&)>;
 // Called each time the engine goes idle (no request waiting or running) after work: where the
 // encoder returns cached device memory above its high-water mark.
 using IdleHook = std::function<void()>;

@@ -42,7 +42,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "harness/encoder/grid.hpp"
+#include "harness/vision/grid.hpp"
 #include "harness/serving/encoder_output_cache.hpp"
 #include "harness/serving/prefix_block_pool.hpp"
 
@@ -64,7 +64,7 @@ struct SchedulerConfig {
 // One image of a prompt (vLLM's mm_feature): encoded, cached and consumed on its own.
 struct SchedImage {
   std::int64_t tokens = 1;   // its multimodal (post-merge) tokens: the encoder's output, the budget's unit
-  encoder::GridTHW grid{};   // what the encoder runs on
+  vision::GridTHW grid{};   // what the encoder runs on
   // Its identity (vLLM's mm_hash: the encoded image bytes, not the text around it). The encoder
   // cache keys on it, as vLLM's EncoderCacheManager keys on mm_feature.identifier, so the same
   // image in another prompt reuses its encoder output. 0 = unknown, never a hit.
@@ -94,7 +94,7 @@ struct ScheduledItem {
 struct StepPlan {
   std::vector<ScheduledItem> items;
   std::vector<RequestId> encoded;   // requests with at least one image through the encoder this step
-  std::vector<encoder::GridTHW> grids;       // the images encoded, request by request in that order
+  std::vector<vision::GridTHW> grids;       // the images encoded, request by request in that order
   std::vector<RequestId> admitted;  // left the waiting queue this step (first time or resumed)
   std::vector<RequestId> preempted; // sent back to the waiting queue this step
   std::int64_t prefill_tokens = 0;

@@ -30,7 +30,7 @@ namespace {
 namespace kc = kernels::cuda;
 using encoder::EncoderConfig;
 using encoder::EncoderRunner;
-using encoder::GridTHW;
+using vision::GridTHW;
 using encoder::LayerSnapshots;
 using encoder::Toggles;
 

@@ -32,7 +32,7 @@ struct Checked {
 };
 
 Checked run_and_verify(device::Device& dev, const ModelConfig& model, const Toggles& t,
-                       const std::vector<GridTHW>& grids, bool mlp = false,
+                       const std::vector<vision::GridTHW>& grids, bool mlp = false,
                        kernels::WorkerPool* shared_pool = nullptr) {
   EncoderConfig cfg;
   cfg.model = model;
@@ -62,9 +62,9 @@ TEST(EncoderForward, EveryToggleCombinationMatchesTheReferenceWithoutWindows) {
     // The two shapes get every combination; head_dim 64 (no padding) a stride of them.
     const bool every = name != "tiny-qwen3-vl-4b";
     const auto model = load_model(name);
-    const std::vector<GridTHW> grids = model.patch_size == 14
-                                           ? std::vector<GridTHW>{{1, 8, 8}, {1, 4, 6}}
-                                           : std::vector<GridTHW>{{2, 4, 4}, {1, 6, 4}};
+    const std::vector<vision::GridTHW> grids = model.patch_size == 14
+                                           ? std::vector<vision::GridTHW>{{1, 8, 8}, {1, 4, 6}}
+                                           : std::vector<vision::GridTHW>{{2, 4, 4}, {1, 6, 4}};
     const std::size_t step = sanitized() ? 11 : (every ? 1 : 7);
     for (std::size_t i = 0; i < combos.size(); i += step) {
       const auto c = run_and_verify(*dev, model, combos[i], grids, false, &pool);
@@ -77,7 +77,7 @@ TEST(EncoderForward, EveryToggleCombinationMatchesTheReferenceWithoutWindows) {
 TEST(EncoderForward, Layer0CacheFailsOnWindowModelNamingFullAttentionLayers) {
   auto dev = cpu_device();
   const auto model = load_model("tiny-qwen2.5-vl");
-  const std::vector<GridTHW> grids{{1, 16, 16}};  // 224x224: 4 windows of 64 patches
+  const std::vector<vision::GridTHW> grids{{1, 16, 16}};  // 224x224: 4 windows of 64 patches
   const auto bad = run_and_verify(*dev, model, preset("pr6448"), grids);
   EXPECT_EQ(bad.accuracy.verdict, "FAIL");
   EXPECT_EQ(bad.accuracy.failed_layers, (std::vector<int>{3, 7}));
@@ -109,7 +109,7 @@ TEST(EncoderForward, WindowModelEveryCombinationExceptLayer0CacheMatches) {
   auto dev = cpu_device();
   const auto model = load_model("tiny-qwen2.5-vl");
   // Sizes not multiple of the window, two items (one a 2-frame video).
-  const std::vector<GridTHW> grids{{1, 20, 12}, {2, 8, 8}};
+  const std::vector<vision::GridTHW> grids{{1, 20, 12}, {2, 8, 8}};
   const auto combos = all_valid_toggles();
   kernels::ThreadPool pool(2);
   // A stride coprime with the toggle counts still visits every value of every toggle.
@@ -125,7 +125,7 @@ TEST(EncoderForward, SyncsPerForward) {
   auto dev = cpu_device();
   for (const std::string name : {"tiny-qwen2-vl", "tiny-qwen2.5-vl"}) {
     const auto model = load_model(name);
-    const std::vector<GridTHW> grids{{1, 16, 16}};
+    const std::vector<vision::GridTHW> grids{{1, 16, 16}};
     auto syncs = [&](Toggles t) {
       EncoderConfig cfg;
       cfg.model = model;
@@ -162,7 +162,7 @@ TEST(EncoderForward, SimDeviceIsModelledAndBaselineStallsOnSyncs) {
   auto dev = device::make_device(o);
   ASSERT_TRUE(dev->info().modelled);
   const auto model = load_model("tiny-qwen2.5-vl");
-  const std::vector<GridTHW> grids{{1, 32, 32}};
+  const std::vector<vision::GridTHW> grids{{1, 32, 32}};
   EncoderConfig cfg;
   cfg.model = model;
   cfg.toggles = preset("baseline");

@@ -43,7 +43,7 @@ Forward run(device::Device& dev, const Toggles& toggles, const char* image, bool
   cfg.mlp = mlp;
   cfg.keep_host_weights = false;
   EncoderRunner runner(cfg, dev);
-  const std::vector<GridTHW> grids(static_cast<std::size_t>(images), grid_for(parse_image_spec(image), cfg.model));
+  const std::vector<vision::GridTHW> grids(static_cast<std::size_t>(images), grid_for(parse_image_spec(image), cfg.model));
   (void)runner.forward(grids);  // warm: workspaces allocated
   Forward f{runner.forward(grids), {}};
   f.timeline = runner.last_timeline();

@@ -7,6 +7,7 @@
 #include "harness/core/error.hpp"
 #include "harness/encoder/inputs.hpp"
 #include "harness/encoder/model_config.hpp"
+#include "harness/vision/smart_resize.hpp"
 
 using namespace encbench;
 using namespace encbench::encoder;
@@ -22,34 +23,34 @@ std::vector<std::int32_t> range_step(int start, int stop, int step) {
 
 TEST(SmartResize, MultiplesOfFactorWithPythonRounding) {
   // 448 / 28 = 16 exactly.
-  EXPECT_EQ(smart_resize(448, 448, 28, 3136, 12845056).height, 448);
+  EXPECT_EQ(vision::smart_resize(448, 448, 28, 3136, 12845056).height, 448);
   // 1080 / 28 = 38.57 -> 39 * 28 = 1092; 1920 / 28 = 68.57 -> 69 * 28 = 1932.
-  auto r = smart_resize(1080, 1920, 28, 3136, 12845056);
+  auto r = vision::smart_resize(1080, 1920, 28, 3136, 12845056);
   EXPECT_EQ(r.height, 1092);
   EXPECT_EQ(r.width, 1932);
   // Half to even: 42 / 28 = 1.5 -> 2 (even); 70 / 28 = 2.5 -> 2 (even).
-  EXPECT_EQ(smart_resize(42, 70, 28, 28 * 28, 12845056).height, 56);
-  EXPECT_EQ(smart_resize(42, 70, 28, 28 * 28, 12845056).width, 56);
+  EXPECT_EQ(vision::smart_resize(42, 70, 28, 28 * 28, 12845056).height, 56);
+  EXPECT_EQ(vision::smart_resize(42, 70, 28, 28 * 28, 12845056).width, 56);
 }
 
 TEST(SmartResize, ScalesDownAboveMaxAndUpBelowMin) {
   // 4000x3000 with max 1003520 (28*28*1280): beta = sqrt(12e6 / 1003520) = 3.4580...
   // h = floor(3000 / beta / 28) * 28 = floor(30.98) * 28 = 840; w = floor(41.31) * 28 = 1148.
-  auto down = smart_resize(3000, 4000, 28, 3136, 1003520);
+  auto down = vision::smart_resize(3000, 4000, 28, 3136, 1003520);
   EXPECT_EQ(down.height, 840);
   EXPECT_EQ(down.width, 1148);
   EXPECT_LE(down.height * down.width, 1003520);
   // 30x30 with min 3136: beta = sqrt(3136 / 900) = 1.8667; ceil(30 * 1.8667 / 28) = ceil(2.0) = 2 -> 56.
-  auto up = smart_resize(30, 30, 28, 3136, 1003520);
+  auto up = vision::smart_resize(30, 30, 28, 3136, 1003520);
   EXPECT_EQ(up.height, 56);
   EXPECT_EQ(up.width, 56);
 }
 
 TEST(SmartResize, RejectsBadSizes) {
-  EXPECT_THROW(smart_resize(0, 448, 28, 3136, 1003520), InvalidInput);
-  EXPECT_THROW(smart_resize(-5, 448, 28, 3136, 1003520), InvalidInput);
-  // A side below the factor is no longer refused (HF transformers today): tests/serving/vision_geometry_test.cpp.
-  EXPECT_THROW(smart_resize(28, 28 * 201, 28, 3136, 1003520), InvalidInput); // aspect > 200
+  EXPECT_THROW(vision::smart_resize(0, 448, 28, 3136, 1003520), InvalidInput);
+  EXPECT_THROW(vision::smart_resize(-5, 448, 28, 3136, 1003520), InvalidInput);
+  // A side below the factor is no longer refused (HF transformers today): tests/vision/vision_geometry_test.cpp.
+  EXPECT_THROW(vision::smart_resize(28, 28 * 201, 28, 3136, 1003520), InvalidInput); // aspect > 200
 }
 
 TEST(InputSpecs, ParseAndReject) {
@@ -76,14 +77,14 @@ TEST(InputSpecs, ParseAndReject) {
 
 TEST(Grid, ImageAndVideo) {
   const auto m = model("qwen2.5-vl-7b");
-  EXPECT_EQ(grid_for(parse_image_spec("448x448"), m), (GridTHW{1, 32, 32}));
+  EXPECT_EQ(grid_for(parse_image_spec("448x448"), m), (vision::GridTHW{1, 32, 32}));
   // Video: 8 frames / temporal 2 = 4; video max pixels 768*28*28 keeps 448x448 (256 tokens... 1024 patches).
-  EXPECT_EQ(grid_for(parse_video_spec("8x448x448"), m), (GridTHW{4, 32, 32}));
+  EXPECT_EQ(grid_for(parse_video_spec("8x448x448"), m), (vision::GridTHW{4, 32, 32}));
   // Odd frame counts are padded by repeating the last frame: 7 -> t = 4.
   EXPECT_EQ(grid_for(parse_video_spec("7x448x448"), m).t, 4);
   // Qwen3-VL: patch 16, factor 32: 448 / 32 = 14 -> 448 px = 28 patches; min pixels 65536 = 256^2.
   const auto q3 = model("qwen3-vl-8b");
-  EXPECT_EQ(grid_for(parse_image_spec("448x448"), q3), (GridTHW{1, 28, 28}));
+  EXPECT_EQ(grid_for(parse_image_spec("448x448"), q3), (vision::GridTHW{1, 28, 28}));
 }
 
 TEST(CuSeqlens, RepeatHWByT) {
@@ -141,7 +142,7 @@ TEST(WindowIndex, SeveralImagesAndVideoFrames) {
 
 TEST(InputPlan, SegmentIdsAgreeWithWindowFormula) {
   const auto m = model("tiny-qwen2.5-vl");
-  const std::vector<GridTHW> grids{{1, 20, 12}, {2, 8, 16}, {1, 32, 32}};
+  const std::vector<vision::GridTHW> grids{{1, 20, 12}, {2, 8, 16}, {1, 32, 32}};
   const auto plan = plan_inputs(grids, m);
   // Permuting the geometric window ids by window_index must give contiguous runs whose
   // lengths are exactly cu_window_seqlens.

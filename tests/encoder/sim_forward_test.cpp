@@ -32,8 +32,8 @@ std::unique_ptr<device::Device> virtual_sim(device::HostTime host_time = device:
   return encbench::testing::virtual_sim_device(host_time);
 }
 
-std::vector<GridTHW> images(const ModelConfig& model, int count, const char* spec) {
-  return std::vector<GridTHW>(static_cast<std::size_t>(count), grid_for(parse_image_spec(spec), model));
+std::vector<vision::GridTHW> images(const ModelConfig& model, int count, const char* spec) {
+  return std::vector<vision::GridTHW>(static_cast<std::size_t>(count), grid_for(parse_image_spec(spec), model));
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ struct Checked {
   AccuracyReport accuracy;
 };
 
-Checked run_checked(const std::string& model_name, const std::vector<GridTHW>& grids,
+Checked run_checked(const std::string& model_name, const std::vector<vision::GridTHW>& grids,
                     const DevicePathFaults& faults = {}, const Toggles& toggles = preset("optimized")) {
   auto dev = cpu_device();
   EncoderConfig cfg;
@@ -43,8 +43,8 @@ Checked run_checked(const std::string& model_name, const std::vector<GridTHW>& g
 }
 
 // Two images of different sizes: several segments, edge windows of several sizes.
-const std::vector<GridTHW> kQwen25Grids = {{1, 16, 12}, {1, 10, 18}};
-const std::vector<GridTHW> kQwen3Grids = {{1, 8, 6}, {2, 4, 4}};
+const std::vector<vision::GridTHW> kQwen25Grids = {{1, 16, 12}, {1, 10, 18}};
+const std::vector<vision::GridTHW> kQwen3Grids = {{1, 8, 6}, {2, 4, 4}};
 
 }  // namespace
 
@@ -117,7 +117,7 @@ TEST(EncoderTower, VerifyCatchesAWrongMergerWeightLayout) {
   for (const std::string model : {"tiny-qwen2.5-vl", "tiny-qwen2-vl"}) {
     DevicePathFaults f;
     f.transpose_merger_fc1 = true;
-    const auto c = run_checked(model, model == "tiny-qwen2-vl" ? std::vector<GridTHW>{{1, 8, 8}} : kQwen25Grids, f);
+    const auto c = run_checked(model, model == "tiny-qwen2-vl" ? std::vector<vision::GridTHW>{{1, 8, 8}} : kQwen25Grids, f);
     EXPECT_EQ(c.accuracy.verdict, "FAIL") << model;
     EXPECT_TRUE(c.accuracy.failed_layers.empty()) << model;  // the blocks are right
     EXPECT_GT(c.accuracy.merger_rel_error, 1e-2) << model;
@@ -136,7 +136,7 @@ TEST(EncoderTower, SimDeviceWithoutVerifyHoldsNoMergerWeightsOnTheHost) {
   EncoderRunner runner(cfg, *dev);
   EXPECT_TRUE(runner.weights().merger.fc1_w.empty());
   EXPECT_TRUE(runner.weights().deepstack.empty());
-  const std::vector<GridTHW> grids = {{1, 8, 8}};
+  const std::vector<vision::GridTHW> grids = {{1, 8, 8}};
   const ForwardReport r = runner.forward(grids);
   EXPECT_EQ(r.output_tokens, 16);
   EXPECT_GT(r.merger_busy_ns, 0);

@@ -17,7 +17,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view body(reinterpret_cast<const char*>(data + 1), size - 1);
   RequestParseOptions options;
   options.served_model_name = "qwen3-vl-8b";
-  options.geometry = encbench::serving::vision_geometry_for("qwen3-vl-8b");
+  options.geometry = encbench::vision::vision_geometry_for("qwen3-vl-8b");
   options.limit_images_per_prompt = 4;
   options.max_model_len = 32768;
   options.max_num_encoder_input_tokens = 16384;

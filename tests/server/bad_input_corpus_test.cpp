@@ -272,7 +272,7 @@ TEST(BadInputCorpus, EveryAnswerIsA4xxErrorObjectAndTheServerStaysUp) {
   ServerConfig config;
   config.port = 0;
   config.request.served_model_name = kModel;
-  config.request.geometry = serving::vision_geometry_for(kModel);
+  config.request.geometry = vision::vision_geometry_for(kModel);
   config.request.limit_images_per_prompt = 2;
   config.max_body_bytes = 4u << 20;
   config.engine.max_num_seqs = 8;

@@ -15,7 +15,7 @@
 #include "harness/server/content_identity.hpp"
 #include "harness/server/openai_request.hpp"
 #include "harness/serving/api_server_pipeline.hpp"
-#include "harness/serving/vision_geometry.hpp"
+#include "harness/vision/vision_geometry.hpp"
 #include "tests/server/test_images.hpp"
 
 namespace encbench::server {
@@ -53,7 +53,7 @@ TEST(ContentHash, DistinctInputsGiveDistinctHashesAndOneBitFlipsHalfTheOutput) {
 RequestParseOptions parse_options() {
   RequestParseOptions o;
   o.served_model_name = "m";
-  o.geometry = serving::vision_geometry_for("qwen2.5-vl-7b");
+  o.geometry = vision::vision_geometry_for("qwen2.5-vl-7b");
   return o;
 }
 
@@ -163,7 +163,7 @@ TEST(LiveApiServerStage, ADuplicatesCostIsTheVirtualPipelinesWithoutTheHfProcess
   ApiServerStage live(model, 100);
   serving::ApiServerPipeline virt(model);
   const std::int64_t pixels = 640 * 480, tokens = 300;
-  const std::int64_t bytes = serving::processor_item_bytes(encoder::GridTHW{1, 34, 46}.patches(), 14, 2, 2.0);
+  const std::int64_t bytes = serving::processor_item_bytes(vision::GridTHW{1, 34, 46}.patches(), 14, 2, 2.0);
   const std::uint64_t keys[] = {11, 11, 12, 11};
   Nanos modelled = 0;
   for (int i = 0; i < 4; ++i) {

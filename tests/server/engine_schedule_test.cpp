@@ -29,11 +29,11 @@ constexpr Nanos kMs = 1'000'000;
 // a one-image step ends with the host caught up (all 6 ms exposed); two images leave 8 ms queued,
 // which hides all of it (step_timing.hpp's max(0, post - end_wait)).
 serving::EncoderHook scripted_encoder() {
-  return [](const std::vector<encoder::GridTHW>& grids) {
+  return [](const std::vector<vision::GridTHW>& grids) {
     serving::EncoderStepResult r;
     r.forwards = 1;
     Nanos patches = 0;
-    for (const encoder::GridTHW& g : grids) patches += g.patches();
+    for (const vision::GridTHW& g : grids) patches += g.patches();
     r.virtual_forward_ns = 7 * kMs + patches * kMs / 64;
     r.host_lead_ns = 2 * kMs;
     r.host_extra_ns = 3 * kMs;
@@ -53,12 +53,12 @@ serving::StepCostModel cost() {
 struct ScriptedRequest {
   Nanos offset_ns;
   std::int64_t prompt_tokens;
-  std::vector<encoder::GridTHW> images;  // 16x16 patches = 64 tokens at merge 2
+  std::vector<vision::GridTHW> images;  // 16x16 patches = 64 tokens at merge 2
   std::int64_t output_tokens;
 };
 
 std::vector<ScriptedRequest> workload() {
-  const encoder::GridTHW image{1, 16, 16};
+  const vision::GridTHW image{1, 16, 16};
   return {{0, 300, {image}, 4},          {0, 120, {}, 3},         {5 * kMs, 200, {image, image}, 5},
           {30 * kMs, 90, {}, 6},         {150 * kMs, 400, {image}, 3}, {151 * kMs, 80, {image}, 2},
           {151 * kMs, 60, {}, 4}};
@@ -67,7 +67,7 @@ std::vector<ScriptedRequest> workload() {
 // 64 tokens an image; no identity (each image its own encoder cache entry).
 std::vector<serving::SchedImage> sched_images(const ScriptedRequest& r) {
   std::vector<serving::SchedImage> images;
-  for (const encoder::GridTHW& grid : r.images) images.push_back({64, grid});
+  for (const vision::GridTHW& grid : r.images) images.push_back({64, grid});
   return images;
 }
 

@@ -14,7 +14,8 @@
 #include "harness/server/openai_request.hpp"
 #include "harness/server/serve_command.hpp"
 #include "harness/server/server.hpp"
-#include "harness/serving/vision_geometry.hpp"
+#include "harness/vision/smart_resize.hpp"
+#include "harness/vision/vision_geometry.hpp"
 #include "tests/server/test_images.hpp"
 
 namespace encbench::server {
@@ -28,26 +29,26 @@ TEST(SmartResize, MatchesTransformersReference) {
                         {42, 70, 56, 56},       {480, 640, 476, 644},    {1, 150, 28, 700},
                         {14, 2800, 28, 812},    {2048, 2048, 980, 980},  {98, 126, 112, 112}};
   for (const Case& c : cases) {
-    const encoder::ResizedSize r = encoder::smart_resize(c.h, c.w, 28, 3136, 1003520);
+    const vision::ResizedSize r = vision::smart_resize(c.h, c.w, 28, 3136, 1003520);
     EXPECT_EQ(r.height, c.eh) << c.h << "x" << c.w;
     EXPECT_EQ(r.width, c.ew) << c.h << "x" << c.w;
   }
   // Qwen3-VL: factor 32, min 65536, max 16777216.
-  EXPECT_EQ(encoder::smart_resize(3000, 4000, 32, 65536, 16777216).height, 3008);
-  EXPECT_EQ(encoder::smart_resize(100, 100, 32, 65536, 16777216).width, 256);
+  EXPECT_EQ(vision::smart_resize(3000, 4000, 32, 65536, 16777216).height, 3008);
+  EXPECT_EQ(vision::smart_resize(100, 100, 32, 65536, 16777216).width, 256);
 }
 
 TEST(SmartResize, RejectsExtremeAspectAndEmpty) {
-  EXPECT_THROW(encoder::smart_resize(1, 201, 28, 3136, 1003520), InvalidInput);
-  EXPECT_THROW(encoder::smart_resize(0, 10, 28, 3136, 1003520), InvalidInput);
-  EXPECT_THROW(serving::vision_geometry_for("llava"), InvalidInput);
+  EXPECT_THROW(vision::smart_resize(1, 201, 28, 3136, 1003520), InvalidInput);
+  EXPECT_THROW(vision::smart_resize(0, 10, 28, 3136, 1003520), InvalidInput);
+  EXPECT_THROW(vision::vision_geometry_for("llava"), InvalidInput);
 }
 
 TEST(ImageGrid, TokensArePatchesOverMergeSquared) {
-  const serving::VisionGeometry g = serving::vision_geometry_for("qwen2.5-vl-7b");
-  const encoder::GridTHW grid = serving::image_grid(g, 480, 640);  // resized 476 x 644
-  EXPECT_EQ(grid, (encoder::GridTHW{1, 34, 46}));
-  EXPECT_EQ(serving::image_token_count(g, grid), 34 * 46 / 4);
+  const vision::VisionGeometry g = vision::vision_geometry_for("qwen2.5-vl-7b");
+  const vision::GridTHW grid = vision::image_grid(g, 480, 640);  // resized 476 x 644
+  EXPECT_EQ(grid, (vision::GridTHW{1, 34, 46}));
+  EXPECT_EQ(vision::image_token_count(g, grid), 34 * 46 / 4);
 }
 
 TEST(ImageInput, DecodesPngAndJpegDataUrls) {
@@ -67,7 +68,7 @@ TEST(TextTokens, DocumentedApproximation) {
   EXPECT_EQ(approx_text_tokens("abcde"), 2);
   RequestParseOptions options;
   options.served_model_name = "m";
-  options.geometry = serving::vision_geometry_for("qwen2.5-vl-7b");
+  options.geometry = vision::vision_geometry_for("qwen2.5-vl-7b");
   const GenerationRequest r = parse_generation_request(
       Endpoint::chat_completions,
       R"({"model":"m","messages":[{"role":"system","content":"abcdefgh"},{"role":"user","content":"abc"}]})",
@@ -100,13 +101,13 @@ struct Collected {
 };
 
 TEST(Engine, RespectsSeatAndTokenBudgets) {
-  std::vector<encoder::GridTHW> encoded;
+  std::vector<vision::GridTHW> encoded;
   std::mutex encoded_mutex;
   EngineCoreConfig config;
   config.max_num_seqs = 3;
   config.max_num_batched_tokens = 150;
   config.lm = serving::StepCostModel{0.05, 0.0, 0.0};
-  config.encoder = [&](const std::vector<encoder::GridTHW>& grids) {
+  config.encoder = [&](const std::vector<vision::GridTHW>& grids) {
     std::lock_guard lock(encoded_mutex);
     encoded.insert(encoded.end(), grids.begin(), grids.end());
     serving::EncoderStepResult r;
@@ -123,7 +124,7 @@ TEST(Engine, RespectsSeatAndTokenBudgets) {
   for (int i = 0; i < kRequests; ++i) {
     EngineRequest r;
     r.prompt_tokens = 100 + i;  // two steps of prefill each when budget is shared
-    r.images = {serving::SchedImage{.grid = encoder::GridTHW{1, 2, static_cast<int>(i + 1)}}};
+    r.images = {serving::SchedImage{.grid = vision::GridTHW{1, 2, static_cast<int>(i + 1)}}};
     r.plan = OutputPlan{4 + i % 3, FinishReason::length};
     engine.submit(r, [&c, i](EngineEvent e) {
       std::lock_guard lock(c.mutex);
@@ -164,7 +165,7 @@ TEST(Engine, RespectsSeatAndTokenBudgets) {
 TEST(Engine, EncoderFailureFailsOnlyRequestsWithImages) {
   EngineCoreConfig config;
   config.lm = serving::StepCostModel{0.01, 0, 0};
-  config.encoder = [](const std::vector<encoder::GridTHW>&) -> serving::EncoderStepResult { throw std::runtime_error("device lost"); };
+  config.encoder = [](const std::vector<vision::GridTHW>&) -> serving::EncoderStepResult { throw std::runtime_error("device lost"); };
   EngineCoreThread engine(config);
   engine.start();
   Collected c;
@@ -172,7 +173,7 @@ TEST(Engine, EncoderFailureFailsOnlyRequestsWithImages) {
   for (int i = 0; i < 2; ++i) {
     EngineRequest r;
     r.prompt_tokens = 10;
-    if (i == 0) r.images = {serving::SchedImage{.grid = encoder::GridTHW{1, 4, 4}}};
+    if (i == 0) r.images = {serving::SchedImage{.grid = vision::GridTHW{1, 4, 4}}};
     r.plan = OutputPlan{3, FinishReason::length};
     engine.submit(r, [&c, i](EngineEvent e) {
       std::lock_guard lock(c.mutex);
@@ -194,7 +195,7 @@ TEST(Engine, CancelledRequestsLeaveTheBatch) {
   EngineCoreConfig config;
   config.max_num_seqs = 1;
   config.lm = serving::StepCostModel{1.0, 0, 0};
-  config.encoder = [](const std::vector<encoder::GridTHW>&) { return serving::EncoderStepResult{}; };
+  config.encoder = [](const std::vector<vision::GridTHW>&) { return serving::EncoderStepResult{}; };
   EngineCoreThread engine(config);
   engine.start();
   std::atomic<int> events{0};
@@ -220,7 +221,7 @@ TEST(Engine, CancelledRequestsLeaveTheBatch) {
 RequestParseOptions qwen3_options() {
   RequestParseOptions o;
   o.served_model_name = "qwen3-vl-8b";
-  o.geometry = serving::vision_geometry_for("qwen3-vl-8b");
+  o.geometry = vision::vision_geometry_for("qwen3-vl-8b");
   o.max_model_len = 32768;
   o.max_num_encoder_input_tokens = 8192;
   return o;
@@ -325,20 +326,20 @@ TEST(RequestLimits, ExtremeAspectRatioIsA400) {
 }
 
 TEST(RequestLimits, MmProcessorKwargsOverrideThePixelLimits) {
-  serving::VisionGeometry g = serving::vision_geometry_for("qwen3-vl-8b");
+  vision::VisionGeometry g = vision::vision_geometry_for("qwen3-vl-8b");
   apply_mm_processor_kwargs(R"({"max_pixels": 262144, "min_pixels": 4096})", g);
   EXPECT_EQ(g.max_pixels, 262144);
   EXPECT_EQ(g.min_pixels, 4096);
   // 4096x4096 now resizes to 512x512 -> 32x32 patches -> 256 tokens (16384 with the preset's cap).
-  const encoder::GridTHW grid = serving::image_grid(g, 4096, 4096);
-  EXPECT_EQ(grid, (encoder::GridTHW{1, 32, 32}));
-  EXPECT_EQ(serving::image_token_count(g, grid), 256);
-  EXPECT_EQ(serving::image_token_count(serving::vision_geometry_for("qwen3-vl-8b"), serving::image_grid(serving::vision_geometry_for("qwen3-vl-8b"), 4096, 4096)),
+  const vision::GridTHW grid = vision::image_grid(g, 4096, 4096);
+  EXPECT_EQ(grid, (vision::GridTHW{1, 32, 32}));
+  EXPECT_EQ(vision::image_token_count(g, grid), 256);
+  EXPECT_EQ(vision::image_token_count(vision::vision_geometry_for("qwen3-vl-8b"), vision::image_grid(vision::vision_geometry_for("qwen3-vl-8b"), 4096, 4096)),
             16384);
   for (const char* bad : {"{", "[1]", R"({"max_pixels": -1})", R"({"max_pixels": "big"})",
                           R"({"do_resize": false})", R"({"min_pixels": 20000000})",
                           R"({"max_pixels": 99999999999999})"}) {
-    serving::VisionGeometry copy = serving::vision_geometry_for("qwen3-vl-8b");
+    vision::VisionGeometry copy = vision::vision_geometry_for("qwen3-vl-8b");
     EXPECT_THROW(apply_mm_processor_kwargs(bad, copy), InvalidInput) << bad;
   }
 }
@@ -387,10 +388,10 @@ BudgetRun run_with_encoder_budget(std::int64_t budget, const std::vector<EngineR
   config.max_num_batched_tokens = 100000;
   config.max_num_encoder_input_tokens = budget;
   config.lm = serving::StepCostModel{0.05, 0.0, 0.0};
-  config.encoder = [&](const std::vector<encoder::GridTHW>& grids) {
+  config.encoder = [&](const std::vector<vision::GridTHW>& grids) {
     std::lock_guard lock(mutex);
     std::int64_t tokens = 0;
-    for (const encoder::GridTHW& g : grids) tokens += g.patches() / 4;
+    for (const vision::GridTHW& g : grids) tokens += g.patches() / 4;
     out.step_tokens.push_back(tokens);
     return serving::EncoderStepResult{};
   };
@@ -416,7 +417,7 @@ TEST(Engine, EncoderBudgetBoundsEveryStep) {
   constexpr int kRequests = 12;
   EngineRequest r;
   r.prompt_tokens = 320;
-  r.images = {serving::SchedImage{300, encoder::GridTHW{1, 40, 30}}};  // 1200 patches = 300 tokens
+  r.images = {serving::SchedImage{300, vision::GridTHW{1, 40, 30}}};  // 1200 patches = 300 tokens
   r.plan = OutputPlan{2, FinishReason::length};
   const BudgetRun run = run_with_encoder_budget(1000, std::vector<EngineRequest>(kRequests, r));
   // 3 requests (900 tokens) per step, never 4 (1200): 4 encoder calls of 900, 900, 900, 900.
@@ -431,7 +432,7 @@ TEST(Engine, ARequestsImagesBeyondOneStepsBudgetAreEncodedOverSeveralSteps) {
   // the engine encodes one image a step and the request completes.
   EngineRequest r;
   r.prompt_tokens = 620;
-  const encoder::GridTHW grid{1, 20, 40};  // 800 patches = 200 tokens
+  const vision::GridTHW grid{1, 20, 40};  // 800 patches = 200 tokens
   r.images = {serving::SchedImage{200, grid, 1}, serving::SchedImage{200, grid, 2}, serving::SchedImage{200, grid, 3}};
   r.plan = OutputPlan{2, FinishReason::length};
   const BudgetRun run = run_with_encoder_budget(300, {r});
@@ -446,7 +447,7 @@ TEST(Engine, WaitingQueueIsBoundedAndIdleHookRuns) {
   config.lm = serving::StepCostModel{0.01, 0, 0};
   std::atomic<int> idle_calls{0};
   config.on_idle = [&] { ++idle_calls; };
-  config.encoder = [](const std::vector<encoder::GridTHW>&) { return serving::EncoderStepResult{}; };
+  config.encoder = [](const std::vector<vision::GridTHW>&) { return serving::EncoderStepResult{}; };
   EngineCoreThread engine(config);
   std::atomic<int> finished{0};
   EngineRequest r;
@@ -471,7 +472,7 @@ TEST(Engine, OutOfMemoryIsMarkedOnTheFailedRequestsOnly) {
   EngineCoreConfig config;
   config.lm = serving::StepCostModel{0.01, 0, 0};
   std::atomic<int> calls{0};
-  config.encoder = [&](const std::vector<encoder::GridTHW>&) {
+  config.encoder = [&](const std::vector<vision::GridTHW>&) {
     serving::EncoderStepResult r;
     if (calls++ == 0) {
       r.ok = false;
@@ -485,7 +486,7 @@ TEST(Engine, OutOfMemoryIsMarkedOnTheFailedRequestsOnly) {
   c.events.resize(2);
   EngineRequest r;
   r.prompt_tokens = 10;
-  r.images = {serving::SchedImage{4, encoder::GridTHW{1, 4, 4}}};
+  r.images = {serving::SchedImage{4, vision::GridTHW{1, 4, 4}}};
   r.plan = OutputPlan{2, FinishReason::length};
   for (int i = 0; i < 2; ++i) {
     engine.submit(r, [&c, i](EngineEvent e) {

@@ -49,7 +49,7 @@ ServerConfig test_config() {
   ServerConfig config;
   config.port = 0;
   config.request.served_model_name = kModel;
-  config.request.geometry = serving::vision_geometry_for(kModel);
+  config.request.geometry = vision::vision_geometry_for(kModel);
   config.engine.lm = serving::StepCostModel{0.2, 0.0, 0.0};
   config.engine.encoder = make_cost_model_encoder(EncoderCostModel{0.1, 0.0, 0.0});
   return config;

@@ -18,7 +18,7 @@
 #include "harness/server/server.hpp"
 #include "harness/serving/api_server_pipeline.hpp"
 #include "harness/serving/virtual_loop.hpp"
-#include "harness/serving/vision_geometry.hpp"
+#include "harness/vision/vision_geometry.hpp"
 #include "tests/server/raw_http.hpp"
 #include "tests/server/test_images.hpp"
 
@@ -35,7 +35,7 @@ ServerConfig test_config() {
   ServerConfig config;
   config.port = 0;
   config.request.served_model_name = kModel;
-  config.request.geometry = serving::vision_geometry_for(kModel);
+  config.request.geometry = vision::vision_geometry_for(kModel);
   config.request.limit_images_per_prompt = 2;
   config.max_body_bytes = 512 * 1024;
   config.header_timeout_ns = 400'000'000;  // short, so the slowloris test is quick
@@ -509,7 +509,7 @@ TEST_F(ServerTest, StopWithOpenStreamsDoesNotHang) {
 TEST_F(ServerTest, OutOfDeviceMemoryIs503AndTheServerKeepsServing) {
   ServerConfig config = test_config();
   auto calls = std::make_shared<std::atomic<int>>(0);
-  config.engine.encoder = [calls](const std::vector<encoder::GridTHW>&) {
+  config.engine.encoder = [calls](const std::vector<vision::GridTHW>&) {
     serving::EncoderStepResult r;
     if ((*calls)++ == 0) {  // the first step's device allocation fails; later ones fit
       r.ok = false;
@@ -876,19 +876,19 @@ TEST_F(ServerTest, PlannedScheduleWithADuplicateIsTheVirtualLoops) {
   const json recorded = timeline->stop_and_take_json();
   const std::vector<json> live = requests_by_arrival(recorded);
   ASSERT_EQ(live.size(), 3u);
-  const serving::VisionGeometry& geometry = config.request.geometry;
+  const vision::VisionGeometry& geometry = config.request.geometry;
   std::vector<serving::VirtualRequest> requests(3);
   for (std::size_t i = 0; i < 3; ++i) {
     serving::VirtualRequest& v = requests[i];
     v.arrival_ns = live[i]["arrival_ns"].get<Nanos>() - live[0]["arrival_ns"].get<Nanos>();
-    const encoder::GridTHW grid = serving::image_grid(geometry, heights[i], 64);
+    const vision::GridTHW grid = vision::image_grid(geometry, heights[i], 64);
     // One image a request: its identity as the timeline records it serves as its mm hash.
     const std::uint64_t image_hash = std::stoull(live[i]["image_hash"].get<std::string>(), nullptr, 16);
     v.images_sent = {{64 * heights[i], image_hash,
                       serving::processor_item_bytes(grid.patches(), static_cast<int>(geometry.patch_size),
                                                     static_cast<int>(geometry.temporal_patch_size), 2.0)}};
     v.request.prompt_tokens = prompt_tokens[i];
-    v.request.images = {{serving::image_token_count(geometry, grid), grid, image_hash}};
+    v.request.images = {{vision::image_token_count(geometry, grid), grid, image_hash}};
     v.request.image_offset = v.request.prompt_tokens - v.request.image_tokens();
     v.request.output_tokens = 20;
     v.request.content_hash = std::stoull(live[i]["content_hash"].get<std::string>(), nullptr, 16);

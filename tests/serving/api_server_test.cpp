@@ -388,12 +388,12 @@ TEST(VirtualApiServer, TheSameImageUnderAnotherTextHitsBothImageCachesButNoPrefi
     r.images_sent = {{1'000'000, image[i], 100}};
     r.request.prompt_tokens = 300;
     r.request.image_offset = 40;
-    r.request.images = {{200, encoder::GridTHW{1, 20, 40}, image[i]}};
+    r.request.images = {{200, vision::GridTHW{1, 20, 40}, image[i]}};
     r.request.output_tokens = 2;
     r.request.content_hash = content[i];
   }
   int encoded_images = 0;
-  const EncoderHook encoder = [&](const std::vector<encoder::GridTHW>& grids) {
+  const EncoderHook encoder = [&](const std::vector<vision::GridTHW>& grids) {
     encoded_images += static_cast<int>(grids.size());
     EncoderStepResult r;
     r.forwards = 1;

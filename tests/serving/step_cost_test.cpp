@@ -91,7 +91,7 @@ TEST(EngineHostParts, TheVirtualClockChargesEachStepByTheRule) {
     requests.push_back(r);
   }
   const SchedulerConfig config{.max_num_seqs = 8, .max_num_batched_tokens = 64};
-  const EncoderHook no_encoder = [](const std::vector<encoder::GridTHW>&) -> EncoderStepResult {
+  const EncoderHook no_encoder = [](const std::vector<vision::GridTHW>&) -> EncoderStepResult {
     throw std::logic_error("text-only requests need no encoder");
   };
   VirtualArmOptions keep;
@@ -133,12 +133,12 @@ TEST(EngineHostParts, AsyncSchedulingOverlapsTheEncodersHostLeadWithTheDeviceSte
     r.client_prompt_tokens = 14;
     r.request.prompt_tokens = 30;
     r.request.image_offset = 5;
-    r.request.images = {{16, encoder::GridTHW{1, 8, 8}}};  // a 1x8x8 grid merged 2x2
+    r.request.images = {{16, vision::GridTHW{1, 8, 8}}};  // a 1x8x8 grid merged 2x2
     r.request.output_tokens = 4;
     requests.push_back(r);
   }
   const SchedulerConfig config{.max_num_seqs = 4, .max_num_batched_tokens = 64, .encoder_budget_tokens = 32};
-  const EncoderHook encoder = [](const std::vector<encoder::GridTHW>&) {
+  const EncoderHook encoder = [](const std::vector<vision::GridTHW>&) {
     EncoderStepResult r;
     r.forwards = 1;
     r.virtual_forward_ns = 8'000'000;

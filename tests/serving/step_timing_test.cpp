@@ -85,7 +85,7 @@ TEST(StepTiming, TheJitterFactorScalesBothParts) {
 // A virtual-clock encoder of fixed cost: 40 ms forward per image, 6 ms of it host lead, 5 ms extra.
 // With post: 4 ms of post-forward host work of which the forward's 1 ms end wait covers 1.
 EncoderHook scripted_encoder(bool post = false) {
-  return [post](const std::vector<encoder::GridTHW>& grids) {
+  return [post](const std::vector<vision::GridTHW>& grids) {
     EncoderStepResult r;
     r.forwards = 1;
     r.virtual_forward_ns = 40 * kMs * static_cast<Nanos>(grids.size());

@@ -21,7 +21,7 @@ inline StepCostModel ten_ms_steps() {
 
 // An encoder hook that fails the test if a text-only request reaches it.
 inline EncoderHook no_encoder() {
-  return [](const std::vector<encoder::GridTHW>&) -> EncoderStepResult {
+  return [](const std::vector<vision::GridTHW>&) -> EncoderStepResult {
     ADD_FAILURE() << "text-only requests ran the encoder";
     return {};
   };

@@ -1,4 +1,4 @@
-// The one smart_resize (encoder::smart_resize, which the server's geometry uses) pinned where the
+// The one smart_resize (vision::smart_resize, which the encoder and the server's geometry use) pinned where the
 // two copies this project had disagreed: encoder/inputs.cpp refused a side below the factor and
 // clamped every branch to one factor after the fact; server/vision_geometry.cpp followed HF
 // transformers' current rules (models/qwen2_vl/image_processing_qwen2_vl.py):
@@ -13,8 +13,8 @@
 #include <gtest/gtest.h>
 
 #include "harness/core/error.hpp"
-#include "harness/encoder/inputs.hpp"
-#include "harness/serving/vision_geometry.hpp"
+#include "harness/vision/smart_resize.hpp"
+#include "harness/vision/vision_geometry.hpp"
 
 namespace encbench {
 namespace {
@@ -22,7 +22,7 @@ namespace {
 constexpr long long kMin = 3136, kMax = 1003520;  // 56*56 and vLLM's serving cap for Qwen2.5-VL
 
 void expect_resized(long long h, long long w, long long f, long long min, long long max, long long eh, long long ew) {
-  const encoder::ResizedSize r = encoder::smart_resize(h, w, f, min, max);
+  const vision::ResizedSize r = vision::smart_resize(h, w, f, min, max);
   EXPECT_EQ(r.height, eh) << h << "x" << w << " factor " << f;
   EXPECT_EQ(r.width, ew) << h << "x" << w << " factor " << f;
 }
@@ -53,14 +53,14 @@ TEST(SmartResizeHf, ThinSideFloorsToOneFactorWhenScalingDown) {
 }
 
 TEST(SmartResizeHf, RefusesWhatPythonCannotAnswer) {
-  EXPECT_THROW(encoder::smart_resize(1, 201, 28, kMin, kMax), InvalidInput);   // aspect ratio 201 > 200
-  EXPECT_THROW(encoder::smart_resize(0, 448, 28, kMin, kMax), InvalidInput);   // ZeroDivisionError in Python
-  EXPECT_THROW(encoder::smart_resize(448, -1, 28, kMin, kMax), InvalidInput);
-  EXPECT_THROW(encoder::smart_resize(448, 448, 0, kMin, kMax), InvalidInput);  // no factor
-  EXPECT_THROW(encoder::smart_resize(448, 448, 28, 0, kMax), InvalidInput);    // min_pixels 0
-  EXPECT_THROW(encoder::smart_resize(448, 448, 28, kMax, kMin), InvalidInput); // min above max
+  EXPECT_THROW(vision::smart_resize(1, 201, 28, kMin, kMax), InvalidInput);   // aspect ratio 201 > 200
+  EXPECT_THROW(vision::smart_resize(0, 448, 28, kMin, kMax), InvalidInput);   // ZeroDivisionError in Python
+  EXPECT_THROW(vision::smart_resize(448, -1, 28, kMin, kMax), InvalidInput);
+  EXPECT_THROW(vision::smart_resize(448, 448, 0, kMin, kMax), InvalidInput);  // no factor
+  EXPECT_THROW(vision::smart_resize(448, 448, 28, 0, kMax), InvalidInput);    // min_pixels 0
+  EXPECT_THROW(vision::smart_resize(448, 448, 28, kMax, kMin), InvalidInput); // min above max
   try {
-    (void)encoder::smart_resize(1, 201, 28, kMin, kMax);
+    (void)vision::smart_resize(1, 201, 28, kMin, kMax);
   } catch (const InvalidInput& e) {
     EXPECT_NE(std::string(e.what()).find("aspect ratio must be smaller than 200"), std::string::npos) << e.what();
   }
@@ -69,10 +69,10 @@ TEST(SmartResizeHf, RefusesWhatPythonCannotAnswer) {
 // The server's geometry goes through the same function: a 20 x 24 image on Qwen3-VL is the
 // 256 x 288 above, 16 x 18 patches of 16, and 16*18/2^2 = 72 LM tokens.
 TEST(SmartResizeHf, ServerGeometryUsesTheOneResize) {
-  const serving::VisionGeometry g = serving::vision_geometry_for("qwen3-vl-8b");
-  const encoder::GridTHW grid = serving::image_grid(g, 20, 24);
-  EXPECT_EQ(grid, (encoder::GridTHW{1, 16, 18}));
-  EXPECT_EQ(serving::image_token_count(g, grid), 72);
+  const vision::VisionGeometry g = vision::vision_geometry_for("qwen3-vl-8b");
+  const vision::GridTHW grid = vision::image_grid(g, 20, 24);
+  EXPECT_EQ(grid, (vision::GridTHW{1, 16, 18}));
+  EXPECT_EQ(vision::image_token_count(g, grid), 72);
 }
 
 }  // namespace

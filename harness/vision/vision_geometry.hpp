@@ -1,15 +1,15 @@
 #pragma once
 // Image geometry of the Qwen-VL family as a server applies it: how an image's size becomes a patch
 // grid and a number of language-model tokens, with the serving pixel caps of each model.
-// The resize itself is the encoder's encoder::smart_resize (HF transformers' rules).
+// The resize itself is smart_resize (smart_resize.hpp: HF transformers' rules), the one the
+// encoder's inputs use too.
 #include <cstdint>
 #include <string>
-
-#include "harness/encoder/grid.hpp"
-#include "harness/encoder/inputs.hpp"
 #include <vector>
 
-namespace encbench::serving {
+#include "harness/vision/grid.hpp"
+
+namespace encbench::vision {
 
 
 // What the vision tower's preprocessor needs to know.
@@ -28,10 +28,10 @@ struct VisionGeometry {
 VisionGeometry vision_geometry_for(const std::string& model);
 std::vector<std::string> known_vision_models();
 
-// height x width pixels -> resized (encoder::smart_resize) -> grid (t=1 for a still image).
-encoder::GridTHW image_grid(const VisionGeometry& geometry, std::int64_t height, std::int64_t width);
+// height x width pixels -> resized (smart_resize) -> grid (t=1 for a still image).
+GridTHW image_grid(const VisionGeometry& geometry, std::int64_t height, std::int64_t width);
 
-// Language-model tokens an image contributes: encoder::output_tokens (patches / merge^2).
-std::int64_t image_token_count(const VisionGeometry& geometry, const encoder::GridTHW& grid);
+// Language-model tokens an image contributes: merged_tokens (patches / merge^2).
+std::int64_t image_token_count(const VisionGeometry& geometry, const GridTHW& grid);
 
-}  // namespace encbench::serving
+}  // namespace encbench::vision

@@ -1,13 +1,13 @@
-#include "harness/serving/vision_geometry.hpp"
+#include "harness/vision/vision_geometry.hpp"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "harness/core/error.hpp"
-#include "harness/encoder/inputs.hpp"
+#include "harness/vision/smart_resize.hpp"
 
-namespace encbench::serving {
+namespace encbench::vision {
 
 std::vector<std::string> known_vision_models() {
   return {"qwen2-vl-7b", "qwen2.5-vl-7b", "qwen3-vl-8b"};
@@ -36,8 +36,8 @@ VisionGeometry vision_geometry_for(const std::string& model) {
   throw InvalidInput("unknown model '" + model + "' (known: " + known + ")");
 }
 
-encoder::GridTHW image_grid(const VisionGeometry& geometry, std::int64_t height, std::int64_t width) {
-  const encoder::ResizedSize resized = encoder::smart_resize(height, width, geometry.factor(), geometry.min_pixels,
+GridTHW image_grid(const VisionGeometry& geometry, std::int64_t height, std::int64_t width) {
+  const ResizedSize resized = smart_resize(height, width, geometry.factor(), geometry.min_pixels,
                                            geometry.max_pixels);
   const std::int64_t h = resized.height / geometry.patch_size, w = resized.width / geometry.patch_size;
   // max_pixels is at most 2^31 (--mm-processor-kwargs) and the aspect ratio at most 200, so a side
@@ -47,9 +47,9 @@ encoder::GridTHW image_grid(const VisionGeometry& geometry, std::int64_t height,
   return {1, static_cast<int>(h), static_cast<int>(w)};
 }
 
-std::int64_t image_token_count(const VisionGeometry& geometry, const encoder::GridTHW& grid) {
-  // The encoder's patch merger decides how many tokens the LM receives (one rule for both).
-  return encoder::output_tokens(grid, static_cast<int>(geometry.merge_size));
+std::int64_t image_token_count(const VisionGeometry& geometry, const GridTHW& grid) {
+  // The patch merger decides how many tokens the LM receives (one rule for the encoder and serving).
+  return merged_tokens(grid, static_cast<int>(geometry.merge_size));
 }
 
-}  // namespace encbench::serving
+}  // namespace encbench::vision
