@@ -240,7 +240,10 @@ judgement::Evidence evidence_of(const Metric& m, bool deterministic) {
   judgement::Evidence e;
   e.value = m.value;
   e.deterministic = deterministic;
-  if (m.run_values.size() >= 2) e.rounds = m.run_values;
+  if (m.run_values.size() >= 2) {
+    e.rounds = m.run_values;
+    e.requests_per_round = m.samples.size() / m.run_values.size();
+  }
   else if (m.sample_kind == "runs" || m.sample_kind == "repetitions") e.rounds = m.samples;
   else if (m.statistic != Statistic::point) e.requests = m.samples;
   return e;

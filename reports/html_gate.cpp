@@ -205,10 +205,26 @@ std::set<std::string> exact_metrics(const json& doc) {
   return out;
 }
 
-// "p<0.001, n=80/80; rounds ±6.1%" and similar: what the verdict rests on.
+// "t on log round values, 3/3 rounds, p=0.012, MDE 8.1 %" and similar: what the verdict rests on.
 std::string evidence_text(const json& m) {
   std::ostringstream o;
   const std::string method = get_s(m, "method");
+  if (m.contains("test") && m["test"].is_string()) {
+    const auto& rounds = m.value("rounds", json::array());
+    const auto& requests = m.value("requests", json::array());
+    const bool by_rounds = rounds.size() == 2 && (rounds[0].get<std::size_t>() > 1 || rounds[1].get<std::size_t>() > 1);
+    o << m["test"].get<std::string>();
+    if (by_rounds) o << ", " << rounds[0].get<std::size_t>() << "/" << rounds[1].get<std::size_t>() << " rounds";
+    else if (requests.size() == 2 && requests[0].get<std::size_t>() > 0)
+      o << ", " << requests[0].get<std::size_t>() << "/" << requests[1].get<std::size_t>() << " requests";
+    if (m.contains("p_value") && m["p_value"].is_number()) {
+      const double p = m["p_value"].get<double>();
+      o << ", " << (p < 0.001 ? "p<0.001" : "p=" + numbers::fixed(p, 3));
+    }
+    if (m.contains("mde_relative") && m["mde_relative"].is_number()) o << ", MDE " << pct(get_d(m, "mde_relative"));
+    if (m.contains("to_settle") && m["to_settle"].is_string()) o << "; to settle: " << m["to_settle"].get<std::string>();
+    return o.str();
+  }
   const std::string n = std::to_string(m.value("n_before", 0)) + "/" + std::to_string(m.value("n_after", 0));
   if (m.contains("p_value") && m["p_value"].is_number()) {
     const double p = m["p_value"].get<double>();

@@ -269,8 +269,8 @@ std::string render_markdown(const Comparison& c) {
              << " | " << r.change << " | " << r.verdict << " |\n";
   }
   out << "\n</details>\n\n";
-  out << "BASE: " << markdown_code(c.base_source) << ", NEW: " << markdown_code(c.new_source) << ", alpha " << c.alpha
-      << ", U test two-sided (scipy-compatible).\n";
+  out << "BASE: " << markdown_code(c.base_source) << ", NEW: " << markdown_code(c.new_source) << "; judged at "
+      << judgement::describe(c.settings) << " (docs/reports.md, Verdicts).\n";
   return out.str();
 }
 

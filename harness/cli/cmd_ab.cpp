@@ -27,8 +27,10 @@ void add_ab_command(CLI::App& app, CommandContext& ctx) {
   add_toggle_flags(sub, options->a_overrides, "a-", "A's ");
   add_toggle_flags(sub, options->b_overrides, "b-", "B's ");
   sub->callback([&ctx, options, judgement_flags] {
-    options->judging = judgement_settings(*judgement_flags);
-    ctx.action = [&ctx, options] { return encoder::run_ab(*options, ctx.argv, std::cout); };
+    ctx.action = [&ctx, options, judgement_flags] {
+      options->judging = judgement_settings(*judgement_flags);  // InvalidInput here: exit 2
+      return encoder::run_ab(*options, ctx.argv, std::cout);
+    };
   });
 }
 

@@ -42,10 +42,14 @@ void add_compare_command(CLI::App& app, CommandContext& ctx) {
   add_judgement_flags(sub, *judgement_flags);
   sub->callback([&ctx, opts, judgement_flags, sub] {
     opts->argv = ctx.argv;
-    if (any_judgement_flag_given(*sub)) opts->settings = judgement_settings(*judgement_flags);
+    const bool judgement_given = any_judgement_flag_given(*sub);
     // With --baseline, the single positional is NEW.
     if (!opts->baseline.empty() && opts->next.empty()) std::swap(opts->base, opts->next);
-    ctx.action = [opts] { return reports::run_compare(*opts, std::cout); };
+    // Validated in the action, where bad input is an InvalidInput (exit 2), not a parse-time throw.
+    ctx.action = [opts, judgement_flags, judgement_given] {
+      if (judgement_given) opts->settings = judgement_settings(*judgement_flags);
+      return reports::run_compare(*opts, std::cout);
+    };
   });
 }
 }  // namespace encbench::cli

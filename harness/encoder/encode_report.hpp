@@ -24,7 +24,7 @@ struct EncodeRecord {
 };
 
 // One metric of the A/B: each side's per-forward samples, their medians and range, and the
-// two-sided Mann-Whitney U test.
+// judgement's verdict with the forwards as repetitions.
 struct SideMetric {
   std::string name, key, unit;  // "Forward time", "forward_ms", "ms"
   int precision = 3;            // digits the table shows

@@ -81,12 +81,49 @@ struct Estimate {
   // change of the printed size is detected at the stated power on average, not only when the
   // sample happened to show its spread exactly (s underestimates sigma at few degrees of freedom).
   double sd_bias = 1;
+  double df = 0;  // degrees of freedom behind `se` (0: known, as for a normal test)
   double critical = 0, power_quantile = 0;  // two-sided critical value and power quantile of the test
   bool log_scale = true;
   double p_value = 1;
 };
 
 double to_relative(const Estimate& e, double d) { return e.log_scale ? std::expm1(d) : d; }
+
+// The smallest true change (on the test's scale) that the rule detects with probability `power`:
+// detection needs the estimate beyond both the practical threshold and the critical value times
+// the *estimated* standard error, which is itself random (s = sigma sqrt(chi2_df / df)). So
+//   power(delta) = E_chi [ Phi((delta - max(c * sigma * r, practical)) / sigma) ],
+// averaged over 64 quantiles of r (Wilson-Hilferty for chi2), with sigma = se / c4 (the unbiased
+// standard error); solved for delta by bisection. With df = 0 (a known standard error) r = 1 and
+// it is max(c sigma, practical) + z_power sigma. Where c sigma and the threshold are close, this
+// is larger than that sum: both hurdles must be passed.
+double minimum_detectable(const Estimate& e, double practical, double power) {
+  const double sigma = e.se / e.sd_bias;
+  constexpr int kPoints = 64;
+  std::vector<double> hurdles;
+  hurdles.reserve(kPoints);
+  for (int i = 0; i < kPoints; ++i) {
+    double r = 1;
+    if (e.df > 0) {
+      const double z = normal_quantile((i + 0.5) / kPoints);
+      const double h = 2 / (9 * e.df);
+      const double cube = 1 - h + z * std::sqrt(h);
+      r = std::sqrt(std::max(0.0, cube * cube * cube));
+    }
+    hurdles.push_back(std::max(e.critical * sigma * r, practical));
+  }
+  auto power_at = [&](double delta) {
+    double sum = 0;
+    for (double hurdle : hurdles) sum += normal_cdf((delta - hurdle) / sigma);
+    return sum / kPoints;
+  };
+  double lo = 0, hi = practical + (e.critical + 10) * sigma * 4;
+  for (int i = 0; i < 80; ++i) {
+    const double mid = 0.5 * (lo + hi);
+    (power_at(mid) < power ? lo : hi) = mid;
+  }
+  return hi;
+}
 
 // Fills change, interval, p and MDE from the estimate, then decides.
 void conclude(Judgement& j, const Estimate& e, bool higher_is_better) {
@@ -97,14 +134,15 @@ void conclude(Judgement& j, const Estimate& e, bool higher_is_better) {
     j.ci_low = to_relative(e, e.d - e.critical * e.se);
     j.ci_high = to_relative(e, e.d + e.critical * e.se);
     const double practical = e.log_scale ? std::log1p(threshold) : threshold;
-    const double se_unbiased = e.se / e.sd_bias;
-    j.mde = to_relative(e, std::max(e.critical * se_unbiased, practical) + e.power_quantile * se_unbiased);
+    j.mde = to_relative(e, minimum_detectable(e, practical, j.settings.power));
   } else {
     j.ci_low = j.ci_high = j.change;
     j.mde = threshold;
   }
   const bool significant = e.p_value < j.settings.alpha;
-  const bool practical = std::fabs(*j.change) > threshold &&
+  // On the log scale the threshold is a ratio either way (above 1.05 or below 1/1.05 at 5 %), so
+  // that the MDE, a distance in logs, means the same for a rise and a fall.
+  const bool practical = (e.log_scale ? std::fabs(e.d) > std::log1p(threshold) : std::fabs(*j.change) > threshold) &&
                          (j.settings.absolute <= 0 || std::fabs(j.value_b - j.value_a) > j.settings.absolute);
   const std::string p_text = "p=" + numbers::significant(e.p_value, 3);
   const std::string limit = numbers::significant(100 * threshold, 3) + " % threshold";
@@ -152,6 +190,7 @@ void judge_rounds(Judgement& j, std::vector<double> ra, std::vector<double> rb, 
   e.d = mb - ma;
   e.se = std::sqrt(ss / df) * std::sqrt(1 / ka + 1 / kb);
   e.sd_bias = sd_bias_of(df);
+  e.df = df;
   e.critical = student_t_quantile(1 - j.settings.alpha / 2, df);
   e.power_quantile = student_t_quantile(j.settings.power, df);
   e.p_value = e.se > 0 ? 2 * (1 - student_t_cdf(std::fabs(e.d) / e.se, df)) : (e.d == 0 ? 1.0 : 0.0);
@@ -292,11 +331,21 @@ Judgement judge(const Evidence& a, const Evidence& b, const StatisticKind& stati
     judge_deterministic(j, higher_is_better);
     return j;
   }
+  const std::size_t need = min_requests(statistic);
   if (ra.size() + rb.size() >= 3) {
+    // A round's percentile is only as good as the requests beyond it in that round.
+    const std::size_t per_round = std::min(a.requests_per_round, b.requests_per_round);
+    if (statistic.kind == StatisticKind::Kind::percentile && per_round > 0 && per_round < need) {
+      j.test = "not testable";
+      j.verdict = Verdict::noisy;
+      if (a.value != 0) j.change = (b.value - a.value) / std::fabs(a.value);
+      j.reason = std::to_string(per_round) + " requests a round: too few beyond the " + statistic_name(statistic);
+      j.settle = "at least " + std::to_string(need) + " requests a round (--num-prompts)";
+      return j;
+    }
     judge_rounds(j, std::move(ra), std::move(rb), higher_is_better);
     return j;
   }
-  const std::size_t need = min_requests(statistic);
   if (statistic.kind != StatisticKind::Kind::value && a.requests.size() >= need && b.requests.size() >= need) {
     if (statistic.kind == StatisticKind::Kind::mean) judge_request_means(j, a, b, higher_is_better);
     else judge_requests(j, a, b, statistic, higher_is_better);
@@ -348,6 +397,7 @@ Judgement judge_against_history(std::span<const double> history, double value, b
   e.d = next - mean;
   e.se = stats::stdev_sample(xs) * std::sqrt(1 + 1 / n);
   e.sd_bias = sd_bias_of(n - 1);
+  e.df = n - 1;
   e.critical = student_t_quantile(1 - settings.alpha / 2, n - 1);
   e.power_quantile = student_t_quantile(settings.power, n - 1);
   e.p_value = e.se > 0 ? 2 * (1 - student_t_cdf(std::fabs(e.d) / e.se, n - 1)) : (e.d == 0 ? 1.0 : 0.0);

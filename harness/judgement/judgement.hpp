@@ -16,6 +16,7 @@
 //    p-value, the interval and the MDE alike. A percentile is testable only when each side holds
 //    at least kMinTailRequests requests beyond it (a P99 of 30 requests is one request).
 //    Blind to drift between the two runs, which the verdict says.
+//    With rounds, a percentile needs as many requests beyond it in each round (else NOISY).
 //  * one value a side: not testable. The verdict is NOISY with what would make it testable; it
 //    is never FASTER, SLOWER or a regression.
 //  * deterministic metrics (instruction counts, virtual-clock times): any change is real, the
@@ -24,8 +25,8 @@
 // 0) AND beyond the practical threshold; SAME otherwise, with the reason (not significant, or
 // significant but within the threshold). The MDE printed is that of this very rule: the
 // smallest true change it detects with probability `power`,
-//   MDE = exp(max(c * SE, log(1 + threshold)) + q_power * SE) - 1   (log scale),
-// where c is the test's two-sided critical value and q_power its power quantile.
+//   power = E_r[Phi((d - max(c sigma r, log(1 + threshold))) / sigma)],  MDE = exp(d) - 1,
+// c the test's critical value, sigma its unbiased standard error, r = s / sigma (chi, df).
 #include <cstddef>
 #include <optional>
 #include <span>
@@ -67,6 +68,7 @@ struct Evidence {
   double value = 0;               // the arm's reported (pooled) value
   std::vector<double> rounds;     // the statistic's own value in each round (run, seed, repetition)
   std::vector<double> requests;   // per-request samples, used when there is a single round
+  std::size_t requests_per_round = 0;  // with rounds: requests behind each round's value (0: unknown)
   bool deterministic = false;     // repeated measurements agree exactly (see header comment)
 };
 

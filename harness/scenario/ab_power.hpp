@@ -3,8 +3,8 @@
 // given size needs (--plan).
 //
 // The MDE shown is the one of the test each verdict used (judgement.hpp: with rounds, the t test
-// on the rounds' log values, MDE = exp(max(t(1-alpha/2) SE, log(1 + threshold)) + t(power) SE) - 1),
-// so a change beyond it is significant by construction. The plan asks the same two-sample bound
+// on the rounds' log values, and the smallest change that rule detects at the stated power), so a
+// change beyond it is significant by construction. The plan asks the same two-sample bound
 // how many rounds per arm bring it down to the planned change.
 #include <optional>
 #include <string>

@@ -284,7 +284,7 @@ LiveArmRound run_arm_round(const client::BenchConfig& base, const ArmRecipe& arm
   client::BenchConfig bc = base;
   bc.base_url = server.url;
   bc.label = arm.name;
-  bc.save_detailed = true;   // per-request samples for the U test
+  bc.save_detailed = true;   // per-request samples: each round's own statistics (the judgement's rounds)
   bc.save_result = false;
   bc.append_result = false;
   bc.scrape_metrics = true;  // what a server lacks is noted in metrics_message

@@ -9,8 +9,8 @@
 // free). A URL arm is a server already running: it is only checked ready and measured.
 //
 // Then: per-round values of the headline metrics, the seeds' Before/After/Comparison table over
-// the pooled rounds (reports: U test on per-request samples; a change must also clear the
-// round-to-round spread, else NOISY), the minimum detectable effect of each headline metric
+// the pooled rounds (the judgement: the rounds are the unit, each verdict with its change, interval
+// and the MDE of its own test; judgement.hpp), the minimum detectable effect of each headline metric
 // (ab_power.hpp), the --plan answer, versioned JSON (encbench-live-ab/1) of every round and a
 // self-contained HTML page.
 //

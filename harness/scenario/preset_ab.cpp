@@ -174,7 +174,7 @@ client::BenchConfig arm_bench_config(const PresetAbOptions& o, const std::string
   // The fixed sample sends the same output length on both arms (only the encoder differs); a
   // workload draws each request's length, ended by EOS as vision-arena's are.
   bc.ignore_eos = o.workload.empty();
-  bc.save_detailed = true;  // per-request samples for the comparison's U test
+  bc.save_detailed = true;  // per-request samples: each round's own statistics (the judgement's rounds)
   bc.argv = argv;
   return bc;
 }

@@ -171,7 +171,7 @@ TEST(CliAb, BadFlagsExit2WithTheReason) {
   expect_refused({
       {"ab --bogus", "--bogus"},
       {"ab " + kTiny + " --a nope", "unknown preset 'nope'"},
-      {"ab " + kTiny + " --alpha 2", "--alpha must be in (0, 1)"},
+      {"ab " + kTiny + " --alpha 2", "--alpha must be in (0, 0.5)"},
       {"ab " + kTiny + " --b-kernel sloppy", "--kernel: unknown value 'sloppy'"},
   });
 }

@@ -11,7 +11,6 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   using namespace encbench::server;
-  using namespace encbench::serving;
   if (size == 0) return 0;
   const Endpoint endpoint = (data[0] & 1) ? Endpoint::completions : Endpoint::chat_completions;
   const std::string_view body(reinterpret_cast<const char*>(data + 1), size - 1);

@@ -43,6 +43,7 @@ Evidence arm_evidence(Stream& rng, const PathShape& path, const StatisticCase& s
       continue;
     }
     auto xs = round_requests(rng, path.requests, shift);
+    e.requests_per_round = path.requests;
     e.rounds.push_back(compute(stat.statistic, xs));
     pooled.insert(pooled.end(), xs.begin(), xs.end());
   }
@@ -66,7 +67,7 @@ Judgement one(Stream& rng, const PathShape& path, const StatisticCase& stat, con
 
 std::vector<PathShape> command_paths() {
   return {{"live rounds (bench ab, run --clock real)", 3, 100, 0.03, 0.005},
-          {"virtual seeds (run)", 5, 200, 0.0, 0.0},
+          {"virtual seeds (run)", 5, 500, 0.0, 0.0},
           {"single results (compare --save-detailed)", 1, 600, 0.0, 0.0}};
 }
 

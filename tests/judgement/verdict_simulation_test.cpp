@@ -26,7 +26,12 @@ TEST(VerdictSimulation, AaRateAndPowerAtTheMdeHoldForEveryStatisticAndPath) {
   for (const auto& path : command_paths())
     for (const auto& stat : statistic_cases()) {
       const Rates r = simulate(path, stat, settings, n, seed++);
-      if (r.not_testable == r.simulations) continue;  // single results' throughput: one value a side
+      // One value a side (single results' throughput) and a P99 of 100 requests a round are not
+      // testable: NOISY every time, and said so.
+      if (r.not_testable == r.simulations) {
+        EXPECT_TRUE(stat.name == "throughput" || stat.name == "P99") << path.name << " / " << stat.name;
+        continue;
+      }
       ++cells;
       SCOPED_TRACE(path.name + " / " + stat.name);
       EXPECT_EQ(r.not_testable, 0u);
@@ -35,7 +40,7 @@ TEST(VerdictSimulation, AaRateAndPowerAtTheMdeHoldForEveryStatisticAndPath) {
       EXPECT_LE(r.detected_at_mde, 0.85 + 2 * se_power);
       EXPECT_GT(r.median_mde, 0.0);
     }
-  EXPECT_EQ(cells, 14);
+  EXPECT_EQ(cells, 13);
 }
 
 }  // namespace

@@ -186,3 +186,44 @@ TEST_F(Cli, HistoryRoundTrip) {
 
 }  // namespace
 }  // namespace encbench::reports
+
+namespace encbench::reports {
+namespace {
+
+class CliJudgement : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir = test::temp_dir("cli-judgement");
+    test::write_json(dir / "base.json", test::crafted_serving(1, 300, 1.0));
+    test::write_json(dir / "slow.json", test::crafted_serving(2, 300, 1.10));
+  }
+  std::filesystem::path dir;
+};
+
+TEST_F(CliJudgement, SettingsOutOfRangeExitTwoNamingTheFlagAndRange) {
+  const std::string files = q(dir / "base.json") + " " + q(dir / "slow.json");
+  const CliRun alpha = encbench("compare " + files + " --alpha 0.7", dir);
+  EXPECT_EQ(alpha.code, 2);
+  EXPECT_NE(alpha.output.find("--alpha must be in (0, 0.5)"), std::string::npos) << alpha.output;
+  const CliRun threshold = encbench("compare " + files + " --threshold 150%", dir);
+  EXPECT_EQ(threshold.code, 2);
+  EXPECT_NE(threshold.output.find("--threshold expects a percentage in [0, 100)"), std::string::npos) << threshold.output;
+  const CliRun power = encbench("compare " + files + " --power 0.3", dir);
+  EXPECT_EQ(power.code, 2);
+  EXPECT_NE(power.output.find("--power must be in (0.5, 1)"), std::string::npos) << power.output;
+}
+
+TEST_F(CliJudgement, TheRuleIsPrintedAndTheFlagsMoveIt) {
+  const std::string files = q(dir / "base.json") + " " + q(dir / "slow.json");
+  const CliRun by_default = encbench("compare " + files, dir);
+  EXPECT_NE(by_default.output.find("Judged at threshold 5 %, alpha 0.05, power 0.80"), std::string::npos)
+      << by_default.output;
+  EXPECT_EQ(by_default.code, 1) << by_default.output;  // +10 % TTFT over 300 requests a side
+  // A 20 % threshold turns the +10 % into SAME: the gate passes, and the rule printed says why.
+  const CliRun wide = encbench("compare " + files + " --threshold 20%", dir);
+  EXPECT_EQ(wide.code, 0) << wide.output;
+  EXPECT_NE(wide.output.find("Judged at threshold 20 %"), std::string::npos) << wide.output;
+}
+
+}  // namespace
+}  // namespace encbench::reports

@@ -86,19 +86,19 @@ Settings two_percent_threshold() {
   return s;
 }
 
-TEST(AbPowerTest, FivePercentFasterIsFoundWhereTheMdeSaysItCanBe) {
+TEST(AbPowerTest, SevenPercentFasterIsFoundWhereTheMdeSaysItCanBe) {
   const Truth t;
   int detectable = 0, faster_when_detectable = 0;
   for (std::uint64_t seed = 1; seed <= 10; ++seed) {
-    const Outcome o = run_ab(t.base_ms, 0.95 * t.base_ms, t, seed, two_percent_threshold());
+    const Outcome o = run_ab(t.base_ms, 0.93 * t.base_ms, t, seed, two_percent_threshold());
     ASSERT_TRUE(o.mde.has_value());
-    if (*o.mde > 0.05) continue;
+    if (*o.mde > 0.07) continue;
     ++detectable;
     faster_when_detectable += o.verdict == reports::Verdict::faster ? 1 : 0;
   }
   RecordProperty("detectable", detectable);
   RecordProperty("faster_when_detectable", faster_when_detectable);
-  EXPECT_GE(detectable, 8);  // round sd 2 %, 6 rounds: the MDE is about 3.6 %
+  EXPECT_GE(detectable, 8);  // round sd 2.4 %, 6 rounds a side: the MDE is about 5 %
   EXPECT_GE(faster_when_detectable, (8 * detectable + 9) / 10);
 }
 
