@@ -374,11 +374,14 @@ void ModelBuilder::forwards_from_closing_waits() {
 }
 
 void ModelBuilder::find_forwards() {
-  std::vector<const HostSpan*> markers;
-  for (const HostSpan& s : device_.timeline.host_spans) {
-    if (glob_match(options_.forward_marker, s.name)) markers.push_back(&s);
+  for (const std::string& marker : step_marker_candidates(options_.forward_marker)) {
+    std::vector<const HostSpan*> markers;
+    for (const HostSpan& s : device_.timeline.host_spans) {
+      if (glob_match(marker, s.name)) markers.push_back(&s);
+    }
+    if (!markers.empty()) forwards_from_markers(markers);
+    if (!model_.forwards.empty()) break;
   }
-  if (!markers.empty()) forwards_from_markers(markers);
   if (model_.forwards.empty()) forwards_from_closing_waits();
   if (model_.forwards.empty() && !model_.actions.empty()) {
     ForwardRange f;
@@ -393,6 +396,12 @@ void ModelBuilder::find_forwards() {
 }  // namespace
 
 bool glob_match(std::string_view pattern, std::string_view text) { return glob_any(pattern, text); }
+
+std::vector<std::string> step_marker_candidates(std::string_view marker) {
+  if (marker != kDefaultStepMarker) return {std::string(marker)};
+  return {std::string(kDefaultStepMarker), "execute_new_*_cached_*|execute_context_*_generation_*",
+          "gpu_model_runner: forward"};
+}
 
 ReplayModel build_replay_model(const ImportedTrace& trace, int device, const ModelOptions& options) {
   require(!trace.devices.empty(), trace.source + ": no device ops in the trace");

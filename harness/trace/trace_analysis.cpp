@@ -10,6 +10,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/glob.hpp"
+#include "harness/trace/replay_model.hpp"
 #include "harness/core/number_format.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/timeline/chrome_trace.hpp"
@@ -179,13 +180,8 @@ std::vector<HostEventRef> host_events_around(const timeline::Timeline& tl, Nanos
 
 double us_on_axis(Nanos ns) { return static_cast<double>(ns) / 1e3; }
 
-}  // namespace
-
-std::optional<AnalysisWindow> framework_step_window(const DeviceTrace& device, std::string_view step_marker) {
-  if (device.profiler_extent && device.profiler_extent->end_ns > device.profiler_extent->start_ns) {
-    return AnalysisWindow{device.profiler_extent->start_ns, device.profiler_extent->end_ns, device.profiler_extent->source};
-  }
-  if (step_marker.empty()) return std::nullopt;
+// The window of the host spans matching one step marker glob (nullopt when none matches).
+std::optional<AnalysisWindow> marker_step_window(const DeviceTrace& device, std::string_view step_marker) {
   std::optional<AnalysisWindow> window;
   std::size_t steps = 0;
   for (const timeline::HostSpan& step : device.timeline.host_spans) {
@@ -210,6 +206,19 @@ std::optional<AnalysisWindow> framework_step_window(const DeviceTrace& device, s
                      ", from the first op launched in a step to the later of its end and its ops' end)";
   }
   return window;
+}
+
+}  // namespace
+
+std::optional<AnalysisWindow> framework_step_window(const DeviceTrace& device, std::string_view step_marker) {
+  if (device.profiler_extent && device.profiler_extent->end_ns > device.profiler_extent->start_ns) {
+    return AnalysisWindow{device.profiler_extent->start_ns, device.profiler_extent->end_ns, device.profiler_extent->source};
+  }
+  if (step_marker.empty()) return std::nullopt;
+  for (const std::string& marker : step_marker_candidates(step_marker)) {
+    if (auto window = marker_step_window(device, marker)) return window;
+  }
+  return std::nullopt;
 }
 
 timeline::Timeline selected_timeline(const DeviceTrace& device, const AnalyzeOptions& options) {
@@ -510,6 +519,8 @@ nlohmann::json to_json(const ImportedTrace& trace, const TraceReport& report) {
                            {"skipped_device_sync", c.skipped_device_sync},
                            {"skipped_device_annotations", c.skipped_device_annotations},
                            {"collectives", c.collectives},
+                           {"skipped_profiler_spans", c.skipped_profiler_spans},
+                           {"blocking_copy_calls", c.blocking_copy_calls},
                            {"skewed_ops", c.skewed_ops},
                            {"max_skew_us", ns_to_us(c.max_skew_ns)}};
   nlohmann::json options = {
@@ -599,6 +610,8 @@ void print_summary(std::ostream& out, const ImportedTrace& trace, const TraceRep
       << " host spans; skipped " << c.skipped_device_sync << " device sync and "
       << c.skipped_device_annotations << " annotation events";
   if (c.collectives > 0) out << "; " << c.collectives << " collectives (HCCL lane) counted as busy";
+  if (c.skipped_profiler_spans > 0) out << "; " << c.skipped_profiler_spans << " profiler span (not host work)";
+  if (c.blocking_copy_calls > 0) out << "; " << c.blocking_copy_calls << " copy calls blocked until their copy ended (waits)";
   out << "\n";
   if (c.skewed_ops > 0) {
     out << "clock skew: " << c.skewed_ops << " ops start before their launch (max "

@@ -59,7 +59,7 @@ using timeline::HostSpan;
 using timeline::HostSpanKind;
 using timeline::OpCategory;
 
-enum class Role : std::uint8_t { host, device_op, device_sync, device_annotation, flow, other };
+enum class Role : std::uint8_t { host, device_op, device_sync, device_annotation, profiler_span, flow, other };
 
 bool is_kineto_device_cat(std::string_view cat) {
   return cat == "kernel" || cat == "Kernel" || cat == "gpu_memcpy" || cat == "Memcpy" ||
@@ -241,6 +241,10 @@ class TraceImporter {
         if (is_kineto_device_cat(cat)) return Role::device_op;
         if (cat == "cuda_sync") return Role::device_sync;
         if (cat == "gpu_user_annotation") return Role::device_annotation;
+        // Kineto's span of the profiling session itself ("PyTorch Profiler (0)", cat "Trace"):
+        // it covers the whole file, so as host work it would open every range at the profiler's
+        // start.
+        if (cat == "Trace") return Role::profiler_span;
         return Role::host;
       case TraceLayout::torch_npu: {
         const std::string_view pname = process_name(e.pid);
@@ -329,6 +333,7 @@ class TraceImporter {
           if (is_collective(e)) ++out_.counts.collectives;
           break;
         case Role::device_sync: ++out_.counts.skipped_device_sync; break;
+        case Role::profiler_span: ++out_.counts.skipped_profiler_spans; break;
         case Role::device_annotation:
           ++out_.counts.skipped_device_annotations;
           note_profiler_extent(e);
@@ -576,7 +581,21 @@ class TraceImporter {
     const std::size_t span = span_of_event_[launch_of_[i]];
     if (span_linked[span]) return;
     span_linked[span] = true;
-    dt.timeline.host_spans[span].op_id = op.id;
+    HostSpan& call = dt.timeline.host_spans[span];
+    call.op_id = op.id;
+    if (is_blocking_copy(call, op)) {
+      call.kind = HostSpanKind::wait;
+      ++out_.counts.blocking_copy_calls;
+    }
+  }
+
+  // A copy call that returned only after its copy ended blocked the host on it (and on the
+  // stream's work before it): cudaMemcpyAsync to or from pageable memory is synchronous. Booked
+  // as a launch it would hide the device time the host waited for.
+  static bool is_blocking_copy(const HostSpan& call, const DeviceOp& op) {
+    const bool copy = op.category == OpCategory::memcpy_d2h || op.category == OpCategory::memcpy_h2d ||
+                      op.category == OpCategory::memset;
+    return copy && call.kind == HostSpanKind::api && call.end_ns >= op.end_ns && op.start_ns >= call.start_ns;
   }
 
   DeviceTrace build_device(int device, std::vector<std::size_t>& events, bool only_device) {
