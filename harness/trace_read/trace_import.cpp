@@ -291,6 +291,16 @@ class TraceImporter {
     }
   }
 
+  // A torch_npu event wait task holds its stream until another stream records the event (the
+  // compute stream waiting for a collective's stream): kept so that the gap it holds is classed
+  // cross_stream_wait. Notify waits (another rank) and records are not cross-stream waits.
+  void note_stream_wait(const RawEvent& e) {
+    if (out_.layout != TraceLayout::torch_npu || e.dur_ns <= 0) return;
+    if (!contains_ignoring_case(raw_.str(e.task_type), "event_wait")) return;
+    stream_waits_[device_of(e)].push_back({stream_of(e), e.ts_ns, e.ts_ns + e.dur_ns});
+    ++out_.counts.stream_wait_tasks;
+  }
+
   // --- tracks: device index and stream of each op, host threads -------------------------------------
   int device_of(const RawEvent& e) const {
     switch (out_.layout) {
@@ -332,7 +342,10 @@ class TraceImporter {
           ++out_.counts.device_ops;
           if (is_collective(e)) ++out_.counts.collectives;
           break;
-        case Role::device_sync: ++out_.counts.skipped_device_sync; break;
+        case Role::device_sync:
+          ++out_.counts.skipped_device_sync;
+          note_stream_wait(e);
+          break;
         case Role::profiler_span: ++out_.counts.skipped_profiler_spans; break;
         case Role::device_annotation:
           ++out_.counts.skipped_device_annotations;
@@ -614,6 +627,13 @@ class TraceImporter {
       dt.profiler_extent = ProfilerStepExtent{extent->second.first, extent->second.second,
                                               "torch_npu Overlap Analysis (Computing, Communication)"};
     }
+    if (auto waits = stream_waits_.find(device); waits != stream_waits_.end()) {
+      dt.timeline.stream_waits = std::move(waits->second);
+      std::sort(dt.timeline.stream_waits.begin(), dt.timeline.stream_waits.end(),
+                [](const timeline::StreamWait& a, const timeline::StreamWait& b) {
+                  return std::pair{a.stream, a.start_ns} < std::pair{b.stream, b.start_ns};
+                });
+    }
     std::vector<bool> span_linked(dt.timeline.host_spans.size(), false);
     std::map<int, std::string> stream_names;
     for (std::size_t k = 0; k < events.size(); ++k) {
@@ -666,6 +686,7 @@ class TraceImporter {
   std::vector<HostSpan> host_spans_;
   std::unordered_map<std::uint32_t, std::uint32_t> name_index_;  // raw string -> out.names
   std::map<int, std::pair<Nanos, Nanos>> profiler_extents_;     // device -> Overlap Analysis extent
+  std::map<int, std::vector<timeline::StreamWait>> stream_waits_;  // device -> event wait tasks
 };
 
 }  // namespace

@@ -69,6 +69,7 @@ struct ImportCounts {
   std::size_t skipped_device_annotations = 0; // gpu_user_annotation, placeholder tasks, derived lanes
   std::size_t collectives = 0;                // torch_npu HCCL "Group N Communication" ops (busy)
   std::size_t skipped_profiler_spans = 0;     // Kineto's own "PyTorch Profiler (N)" span (cat Trace)
+  std::size_t stream_wait_tasks = 0;          // torch_npu EVENT_WAIT tasks kept as Timeline::stream_waits
   std::size_t blocking_copy_calls = 0;        // copy calls that returned after their copy ended: waits
   std::size_t skewed_ops = 0;                 // ops starting before their launch (all devices)
   Nanos max_skew_ns = 0;
