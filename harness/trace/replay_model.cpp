@@ -50,6 +50,7 @@ class ModelBuilder {
     link_waits_without_op();
     measure_host_times();
     measure_start_latencies();
+    find_stream_releases();
     find_forwards();
   }
 
@@ -78,6 +79,7 @@ class ModelBuilder {
       r.duration_ns = r.trace_end_ns - r.trace_start_ns;
       r.flops = op.flops;
       r.bytes = op.bytes;
+      r.collective = is_collective_op(op.name, op.stream);
       const auto [it, inserted] = last_on_stream.try_emplace(op.stream, kNone);
       r.stream_prev = it->second;
       it->second = static_cast<std::int64_t>(model_.ops.size());
@@ -298,6 +300,41 @@ class ModelBuilder {
     }
   }
 
+  // An op queued behind a device-side event wait (torch_npu EVENT_WAIT on its stream for at least
+  // half of its queue gap) was released by the other stream: the op there that ended last before
+  // the wait did. Its queue gap is then labelled by that op (an allreduce), not by itself.
+  void find_stream_releases() {
+    const auto& waits = device_.timeline.stream_waits;  // sorted by stream, then start
+    if (waits.empty()) return;
+    std::vector<std::int64_t> by_end(model_.ops.size());
+    for (std::size_t i = 0; i < by_end.size(); ++i) by_end[i] = static_cast<std::int64_t>(i);
+    std::sort(by_end.begin(), by_end.end(),
+              [&](std::int64_t a, std::int64_t b) { return model_.ops[a].trace_end_ns < model_.ops[b].trace_end_ns; });
+    for (ReplayOp& op : model_.ops) {
+      if (op.stream_prev == kNone || op.queue_gap_ns <= 0) continue;
+      const Nanos from = model_.ops[op.stream_prev].trace_end_ns, to = op.trace_start_ns;
+      auto w = std::upper_bound(waits.begin(), waits.end(), std::pair{op.stream, from},
+                                [](const std::pair<int, Nanos>& key, const timeline::StreamWait& x) {
+                                  return key < std::pair{x.stream, x.end_ns};
+                                });
+      Nanos held = 0, released_at = 0;
+      for (; w != waits.end() && w->stream == op.stream && w->start_ns < to; ++w) {
+        held += std::min(w->end_ns, to) - std::max(w->start_ns, from);
+        released_at = w->end_ns;
+      }
+      if (held <= 0 || 2 * held < to - from) continue;
+      // The last op of another stream to end at or before the release (a few streams' worth back).
+      auto it = std::upper_bound(by_end.begin(), by_end.end(), released_at,
+                                 [&](Nanos t, std::int64_t i) { return t < model_.ops[i].trace_end_ns; });
+      for (int scanned = 0; it != by_end.begin() && scanned < 64; ++scanned) {
+        const ReplayOp& other = model_.ops[*--it];
+        if (other.stream == op.stream) continue;
+        op.released_by = other.name;
+        break;
+      }
+    }
+  }
+
   static Nanos median(std::vector<Nanos>& values) {
     if (values.empty()) return 0;
     std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
@@ -396,6 +433,13 @@ void ModelBuilder::find_forwards() {
 }  // namespace
 
 bool glob_match(std::string_view pattern, std::string_view text) { return glob_any(pattern, text); }
+
+bool is_collective_op(std::string_view name, int stream) {
+  if (stream >= kCollectiveStreamBase) return true;  // torch_npu's HCCL lane
+  const auto starts = [&](std::string_view prefix) { return name.substr(0, prefix.size()) == prefix; };
+  return starts("nccl") || starts("hcom_") || name.find("ncclDevKernel") != std::string_view::npos ||
+         name.find("ncclKernel") != std::string_view::npos;
+}
 
 std::vector<std::string> step_marker_candidates(std::string_view marker) {
   if (marker != kDefaultStepMarker) return {std::string(marker)};

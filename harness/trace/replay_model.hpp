@@ -70,7 +70,15 @@ struct ReplayOp {
   Nanos launch_latency_ns = 0;
   Nanos queue_gap_ns = 0;
   double flops = 0, bytes = 0;
+  bool collective = false;          // HCCL/NCCL collective (its own label on the critical path)
+  // The queue gap before this op was its stream waiting for another stream (a device-side event
+  // wait covering it): the op on another stream that released it, by name (kNoReleaser: none).
+  std::uint32_t released_by = kNoReleaser;
+  static constexpr std::uint32_t kNoReleaser = 0xffffffffu;
 };
+
+// A collective by name (NCCL kernels, HCCL's hcom_* ops) or by torch_npu's HCCL lane stream.
+bool is_collective_op(std::string_view name, int stream);
 
 // Host work span (framework op, user annotation) kept to know which host work only dropped
 // calls need: a span that encloses dropped calls and no kept one goes with them.
