@@ -228,6 +228,7 @@ class TraceImporter {
   void detect_layout() {
     bool has_ascend_hardware = false;
     for (const auto& [pid, name] : raw_.process_names) has_ascend_hardware |= name == "Ascend Hardware";
+    for (const auto& [pid, name] : raw_.process_names) kineto_npu_ |= name == "NPU";
     out_.layout = raw_.encbench_format == "encbench-chrome-trace" ? TraceLayout::encbench
                   : has_ascend_hardware                          ? TraceLayout::torch_npu
                                                                  : TraceLayout::kineto;
@@ -462,7 +463,9 @@ class TraceImporter {
       parse_encbench_span_kind(raw_.str(e.category_arg), kind);
       return kind;
     }
+    // privateuse1_runtime: PyTorch's out-of-tree backend runtime (torch_npu's MSPTI export).
     const bool runtime = cat == "cuda_runtime" || cat == "cuda_driver" || cat == "runtime" || cat == "driver" ||
+                         cat == "privateuse1_runtime" || cat == "privateuse1_driver" ||
                          name.rfind("aclrt", 0) == 0 ||
                          (out_.layout == TraceLayout::torch_npu && process_name(e.pid) == "CANN");
     if (!runtime) return HostSpanKind::work;
@@ -510,8 +513,9 @@ class TraceImporter {
   void label_device(DeviceTrace& dt) const {
     switch (out_.layout) {
       case TraceLayout::kineto:
-        dt.label = "GPU " + std::to_string(dt.device);
-        dt.timeline.device_kind = "cuda:" + std::to_string(dt.device);
+        // torch_npu's MSPTI export is Kineto's layout with an "NPU" device process.
+        dt.label = (kineto_npu_ ? "NPU " : "GPU ") + std::to_string(dt.device);
+        dt.timeline.device_kind = (kineto_npu_ ? "npu:" : "cuda:") + std::to_string(dt.device);
         break;
       case TraceLayout::torch_npu:
         dt.label = "NPU " + std::to_string(dt.device);
@@ -687,6 +691,7 @@ class TraceImporter {
   std::unordered_map<std::uint32_t, std::uint32_t> name_index_;  // raw string -> out.names
   std::map<int, std::pair<Nanos, Nanos>> profiler_extents_;     // device -> Overlap Analysis extent
   std::map<int, std::vector<timeline::StreamWait>> stream_waits_;  // device -> event wait tasks
+  bool kineto_npu_ = false;  // a Kineto-layout trace whose device process is "NPU" (MSPTI export)
 };
 
 }  // namespace

@@ -216,3 +216,36 @@ TEST(TraceMsinsight, ExpectedFiguresAreCurrent) {
 
 }  // namespace
 }  // namespace encbench::trace
+
+namespace encbench::trace {
+namespace {
+
+// torch_npu's MSPTI export is Kineto's layout: process "NPU" (pid 0), kernels on tid 47 with
+// args.streamId, launches as privateuse1_runtime calls with ac2g flows. An excerpt of msinsight's
+// sample (mspti/excerpt_mspti_trace.py, whose --expected computes these figures from the excerpt).
+TEST(TraceMsinsight, MsptiExportIsReadAsNpuDeviceLanes) {
+  const ImportedTrace t = import_trace_file(msinsight_dir() / "mspti" / "npu_mspti_excerpt.pt.trace.json");
+  EXPECT_EQ(t.layout, TraceLayout::kineto);
+  ASSERT_EQ(t.devices.size(), 1u);
+  EXPECT_EQ(t.devices[0].label, "NPU 0");
+  EXPECT_EQ(t.devices[0].timeline.device_kind, "npu:0");
+  ASSERT_EQ(t.devices[0].timeline.streams.size(), 1u);
+  EXPECT_EQ(t.devices[0].timeline.streams[0].stream, 47);
+  EXPECT_EQ(t.counts.device_ops, 23u);
+  EXPECT_EQ(t.counts.linked_by_flow, 11u);
+  EXPECT_EQ(t.counts.skipped_profiler_spans, 1u);
+  std::size_t runtime_calls = 0;
+  for (const timeline::HostSpan& s : t.devices[0].timeline.host_spans) {
+    runtime_calls += s.kind == timeline::HostSpanKind::api ? 1 : 0;
+  }
+  EXPECT_EQ(runtime_calls, 11u);  // privateuse1_runtime: launch calls, not host work
+  AnalyzeOptions whole;
+  whole.whole_trace = true;
+  const TraceReport r = analyze_trace(t, whole);
+  EXPECT_EQ(r.devices[0].gaps.busy_ns, 185'304);
+  EXPECT_EQ(r.devices[0].gaps.span_end_ns - r.devices[0].gaps.span_start_ns, 1'953'799);
+  EXPECT_EQ(r.devices[0].gaps.idle_ns, 1'768'495);
+}
+
+}  // namespace
+}  // namespace encbench::trace
