@@ -14,6 +14,7 @@
 
 #include "harness/core/number_format.hpp"
 #include "harness/core/result_json.hpp"
+#include "harness/trace/ascend_profile_dir.hpp"
 #include "harness/trace/replay.hpp"
 #include "harness/trace/trace_analysis.hpp"
 #include "tests/support/process.hpp"
@@ -245,6 +246,70 @@ TEST(TraceMsinsight, MsptiExportIsReadAsNpuDeviceLanes) {
   EXPECT_EQ(r.devices[0].gaps.busy_ns, 185'304);
   EXPECT_EQ(r.devices[0].gaps.span_end_ns - r.devices[0].gaps.span_start_ns, 1'953'799);
   EXPECT_EQ(r.devices[0].gaps.idle_ns, 1'768'495);
+}
+
+}  // namespace
+}  // namespace encbench::trace
+
+namespace encbench::trace {
+namespace {
+
+fs::path profile_dir(const nlohmann::json& e) { return trace_path(e).parent_path().parent_path(); }
+
+// Runs `trace analyze DIR`; returns the exit code and the output.
+std::pair<int, std::string> analyze_dir(const fs::path& dir, const fs::path& log) {
+  const std::string command = testing::shell_quote(ENCBENCH_CLI_PATH) + " trace analyze " + testing::shell_quote(dir) +
+                              " --top 1 > " + testing::shell_quote(log) + " 2>&1";
+  const int status = std::system(command.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, testing::read_text_file(log)};
+}
+
+// Every row of torch_npu's kernel_details.csv is an op of the trace (expected_figures.py finds each
+// within 1 ns of its duration): the cross-check matches them all and disagrees by at most 1 ns.
+TEST(TraceMsinsight, ProfileDirectoryCrossChecksKernelDetails) {
+  for (const auto& e : expected()["traces"]) {
+    SCOPED_TRACE(e["trace"].get<std::string>());
+    const AscendProfileFiles files = find_ascend_profile_files(profile_dir(e));
+    EXPECT_EQ(files.trace, trace_path(e));
+    const KernelTableCheck check = check_kernel_details(files.kernel_details, import_trace_file(files.trace));
+    EXPECT_TRUE(check.problems.empty());
+    EXPECT_EQ(check.rows, e["kernel_details_rows"].get<std::size_t>());
+    EXPECT_EQ(check.matched, check.rows);
+    EXPECT_LE(check.largest_disagreement_ns, 1);
+  }
+  const auto [code, text] = analyze_dir(profile_dir(expected()["traces"][1]), support::scratch_dir("dir_ok") / "log");
+  EXPECT_EQ(code, 0) << text;
+  EXPECT_NE(text.find("kernel_details.csv: 191 rows, 191 found as ops"), std::string::npos) << text;
+}
+
+// A missing or cut kernel table: one line naming the file and what was expected; the trace is
+// still analysed. No trace at all: exit 2 naming the file expected.
+TEST(TraceMsinsight, ProfileDirectoryWithMissingOrCutFiles) {
+  const fs::path scratch = support::scratch_dir("ascend_dir");
+  const fs::path copy = scratch / "rank0_ascend_pt", out = copy / "ASCEND_PROFILER_OUTPUT";
+  fs::remove_all(copy);
+  fs::create_directories(copy);
+  fs::copy(profile_dir(expected()["traces"][1]), copy, fs::copy_options::recursive);
+  const std::string table = testing::read_text_file(out / "kernel_details.csv");
+  // Cut in the middle of the 11th row (line 12): 10 complete rows before it.
+  std::size_t cut = 0;
+  for (int line = 0; line < 11; ++line) cut = table.find('\n', cut) + 1;
+  std::ofstream(out / "kernel_details.csv", std::ios::trunc) << table.substr(0, cut + 40);
+  auto [code, text] = analyze_dir(copy, scratch / "cut.log");
+  EXPECT_EQ(code, 0) << text;
+  EXPECT_NE(text.find("kernel_details.csv: truncated or malformed at line 12"), std::string::npos) << text;
+  EXPECT_NE(text.find("cross-checked the 10 rows before it"), std::string::npos) << text;
+  EXPECT_NE(text.find("NPU 0: window"), std::string::npos) << text;  // the rest analysed
+  fs::remove(out / "kernel_details.csv");
+  std::tie(code, text) = analyze_dir(copy, scratch / "missing.log");
+  EXPECT_EQ(code, 0) << text;
+  EXPECT_NE(text.find("kernel_details.csv: missing; expected torch_npu's per-kernel table"), std::string::npos) << text;
+  EXPECT_NE(text.find("NPU 0: window"), std::string::npos) << text;
+  fs::remove(out / "trace_view.json.gz");
+  std::tie(code, text) = analyze_dir(copy, scratch / "no_trace.log");
+  EXPECT_EQ(code, 2) << text;
+  EXPECT_NE(text.find("trace_view.json: missing; expected torch_npu's trace"), std::string::npos) << text;
+  fs::remove_all(scratch);
 }
 
 }  // namespace
