@@ -235,8 +235,10 @@ void explain_gaps(const Timeline& timeline, const std::vector<const DeviceOp*>& 
   for (std::size_t g = 0; g < result.gaps.size(); ++g) {
     Gap& gap = result.gaps[g];
     gap.gap_class = classify_gap(timeline, gap, *next_ops[g], touching[g], options.kernel_wait_threshold_ns);
-    gap.causes = rank_causes(gap, *next_ops[g], touching[g]);
-    gap.cause = gap.causes.empty() ? std::string("no host span recorded") : describe_cause(gap.causes.front());
+    if (options.attribute_causes) {
+      gap.causes = rank_causes(gap, *next_ops[g], touching[g]);
+      gap.cause = gap.causes.empty() ? std::string("no host span recorded") : describe_cause(gap.causes.front());
+    }
     result.idle_ns_by_class[gap.gap_class] += gap.duration_ns();
     ++result.count_by_class[gap.gap_class];
     durations_us.push_back(ns_to_us(gap.duration_ns()));

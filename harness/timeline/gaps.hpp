@@ -52,6 +52,8 @@ struct GapOptions {
   Nanos window_end_ns = 0;
   // Gaps shorter than this are ignored entirely (clock granularity). Unit: nanoseconds.
   Nanos min_gap_ns = 0;
+  // Name each gap's host causes (Gap::causes, Gap::cause). Off where only totals are wanted.
+  bool attribute_causes = true;
 };
 
 // One host span that overlapped a gap.

@@ -350,12 +350,15 @@ DeviceReport device_report(const ImportedTrace& trace, const DeviceTrace& device
   dev.ops_without_launch = device.ops_without_launch;
   dev.skewed_ops = device.skewed_ops;
   dev.max_skew_ns = device.max_skew_ns;
-  dev.gaps = timeline::analyze_gaps(tl, gap_options);
   if (!dev.window.whole() && !windowed(trace_options)) {
+    // Only the whole trace's totals are reported beside the window: no host causes (a string
+    // per gap) for its gaps.
     timeline::GapOptions whole = gap_options;
     whole.window_start_ns = whole.window_end_ns = 0;
+    whole.attribute_causes = false;
     dev.whole_trace = timeline::analyze_gaps(tl, whole);
   }
+  dev.gaps = timeline::analyze_gaps(tl, gap_options);
   LaunchIndex launches = index_launches(device, options);
   dev.launch = launch_stats(launches.runtime_in_window, options);
   dev.streams = stream_reports(tl, launches, options, gap_options);
