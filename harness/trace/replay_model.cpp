@@ -50,7 +50,6 @@ class ModelBuilder {
     link_waits_without_op();
     measure_host_times();
     measure_start_latencies();
-    find_stream_releases();
     find_forwards();
   }
 
@@ -300,41 +299,6 @@ class ModelBuilder {
     }
   }
 
-  // An op queued behind a device-side event wait (torch_npu EVENT_WAIT on its stream for at least
-  // half of its queue gap) was released by the other stream: the op there that ended last before
-  // the wait did. Its queue gap is then labelled by that op (an allreduce), not by itself.
-  void find_stream_releases() {
-    const auto& waits = device_.timeline.stream_waits;  // sorted by stream, then start
-    if (waits.empty()) return;
-    std::vector<std::int64_t> by_end(model_.ops.size());
-    for (std::size_t i = 0; i < by_end.size(); ++i) by_end[i] = static_cast<std::int64_t>(i);
-    std::sort(by_end.begin(), by_end.end(),
-              [&](std::int64_t a, std::int64_t b) { return model_.ops[a].trace_end_ns < model_.ops[b].trace_end_ns; });
-    for (ReplayOp& op : model_.ops) {
-      if (op.stream_prev == kNone || op.queue_gap_ns <= 0) continue;
-      const Nanos from = model_.ops[op.stream_prev].trace_end_ns, to = op.trace_start_ns;
-      auto w = std::upper_bound(waits.begin(), waits.end(), std::pair{op.stream, from},
-                                [](const std::pair<int, Nanos>& key, const timeline::StreamWait& x) {
-                                  return key < std::pair{x.stream, x.end_ns};
-                                });
-      Nanos held = 0, released_at = 0;
-      for (; w != waits.end() && w->stream == op.stream && w->start_ns < to; ++w) {
-        held += std::min(w->end_ns, to) - std::max(w->start_ns, from);
-        released_at = w->end_ns;
-      }
-      if (held <= 0 || 2 * held < to - from) continue;
-      // The last op of another stream to end at or before the release (a few streams' worth back).
-      auto it = std::upper_bound(by_end.begin(), by_end.end(), released_at,
-                                 [&](Nanos t, std::int64_t i) { return t < model_.ops[i].trace_end_ns; });
-      for (int scanned = 0; it != by_end.begin() && scanned < 64; ++scanned) {
-        const ReplayOp& other = model_.ops[*--it];
-        if (other.stream == op.stream) continue;
-        op.released_by = other.name;
-        break;
-      }
-    }
-  }
-
   static Nanos median(std::vector<Nanos>& values) {
     if (values.empty()) return 0;
     std::nth_element(values.begin(), values.begin() + values.size() / 2, values.end());
@@ -430,6 +394,42 @@ void ModelBuilder::find_forwards() {
   }
 }
 
+// An op queued behind a device-side event wait (torch_npu EVENT_WAIT on its stream for at least
+// half of its queue gap) was released by the other stream: the op there that ended last before
+// the wait did. Its queue gap is then labelled by that op (an allreduce), not by itself.
+void label_stream_releases(const timeline::Timeline& timeline, ReplayModel& model) {
+  const auto& waits = timeline.stream_waits;  // sorted by stream, then start
+  if (waits.empty()) return;
+  std::vector<std::int64_t> by_end(model.ops.size());
+  for (std::size_t i = 0; i < by_end.size(); ++i) by_end[i] = static_cast<std::int64_t>(i);
+  std::sort(by_end.begin(), by_end.end(),
+            [&](std::int64_t a, std::int64_t b) { return model.ops[a].trace_end_ns < model.ops[b].trace_end_ns; });
+  for (ReplayOp& op : model.ops) {
+    if (op.stream_prev == kNone || op.queue_gap_ns <= 0) continue;
+    const Nanos from = model.ops[op.stream_prev].trace_end_ns, to = op.trace_start_ns;
+    auto w = std::upper_bound(waits.begin(), waits.end(), std::pair{op.stream, from},
+                              [](const std::pair<int, Nanos>& key, const timeline::StreamWait& x) {
+                                return key < std::pair{x.stream, x.end_ns};
+                              });
+    Nanos held = 0, released_at = 0;
+    for (; w != waits.end() && w->stream == op.stream && w->start_ns < to; ++w) {
+      held += std::min(w->end_ns, to) - std::max(w->start_ns, from);
+      released_at = w->end_ns;
+    }
+    if (held <= 0 || 2 * held < to - from) continue;
+    // The last op of another stream to end at or before the release (a few streams' worth back).
+    auto it = std::upper_bound(by_end.begin(), by_end.end(), released_at,
+                               [&](Nanos t, std::int64_t i) { return t < model.ops[i].trace_end_ns; });
+    for (int scanned = 0; it != by_end.begin() && scanned < 64; ++scanned) {
+      const ReplayOp& other = model.ops[*--it];
+      if (other.stream == op.stream) continue;
+      op.released_by = other.name;
+      break;
+    }
+  }
+}
+
+
 }  // namespace
 
 bool glob_match(std::string_view pattern, std::string_view text) { return glob_any(pattern, text); }
@@ -456,6 +456,7 @@ ReplayModel build_replay_model(const ImportedTrace& trace, int device, const Mod
   model.layout = trace.layout;
   require(!chosen.timeline.device_ops.empty(), trace.source + ": device " + chosen.label + " has no device ops");
   ModelBuilder(chosen, options, model).build();
+  label_stream_releases(chosen.timeline, model);
   require(model.counts.ops_without_launch < model.ops.size(),
           trace.source + ": none of the " + std::to_string(model.ops.size()) +
               " device ops is tied to a host launch (no correlation ids or flow events): a replay needs "

@@ -114,6 +114,15 @@ OpCategory category_from_npu(std::string_view task_type, std::string_view name) 
   return OpCategory::kernel;
 }
 
+// A copy call that returned only after its copy ended blocked the host on it (and on the
+// stream's work before it): cudaMemcpyAsync to or from pageable memory is synchronous. Booked
+// as a launch it would hide the device time the host waited for.
+bool is_blocking_copy(const HostSpan& call, const DeviceOp& op) {
+  const bool copy = op.category == OpCategory::memcpy_d2h || op.category == OpCategory::memcpy_h2d ||
+                    op.category == OpCategory::memset;
+  return copy && call.kind == HostSpanKind::api && call.end_ns >= op.end_ns && op.start_ns >= call.start_ns;
+}
+
 bool parse_encbench_category(std::string_view text, OpCategory& out) {
   const auto parsed = timeline::op_category_from_string(text);
   if (parsed) out = *parsed;
@@ -604,15 +613,6 @@ class TraceImporter {
       call.kind = HostSpanKind::wait;
       ++out_.counts.blocking_copy_calls;
     }
-  }
-
-  // A copy call that returned only after its copy ended blocked the host on it (and on the
-  // stream's work before it): cudaMemcpyAsync to or from pageable memory is synchronous. Booked
-  // as a launch it would hide the device time the host waited for.
-  static bool is_blocking_copy(const HostSpan& call, const DeviceOp& op) {
-    const bool copy = op.category == OpCategory::memcpy_d2h || op.category == OpCategory::memcpy_h2d ||
-                      op.category == OpCategory::memset;
-    return copy && call.kind == HostSpanKind::api && call.end_ns >= op.end_ns && op.start_ns >= call.start_ns;
   }
 
   DeviceTrace build_device(int device, std::vector<std::size_t>& events, bool only_device) {
