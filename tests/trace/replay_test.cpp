@@ -388,7 +388,10 @@ std::string allreduce_wait_trace() {
 }
 
 TEST(TraceReplay, QueueGapHeldByAnAllreduceIsLabelledByIt) {
-  const ReplayModel m = build_replay_model(import_trace_text(allreduce_wait_trace(), "allreduce.json"), -1);
+  const ImportedTrace imported = import_trace_text(allreduce_wait_trace(), "allreduce.json");
+  const ReplayModel m = build_replay_model(imported, -1);
+  // trace diff has the class as a metric (0 here: the device stays busy with the allreduce).
+  EXPECT_EQ(summarize_trace(imported, m, us(30)).metrics.count("cross_stream_wait_ms"), 1u);
   std::size_t collectives = 0;
   for (const ReplayOp& op : m.ops) collectives += op.collective ? 1 : 0;
   EXPECT_EQ(collectives, 1u);
