@@ -38,6 +38,18 @@ void print_kernel_table_check(std::ostream& out, const KernelTableCheck& check) 
   out << "\n";
 }
 
+void print_op_statistic_check(std::ostream& out, const OpStatisticCheck& check) {
+  for (const std::string& problem : check.problems) out << problem << "\n";
+  if (!check.read) return;
+  out << "op_statistic.csv: " << check.types << " op types, " << check.compared
+      << " compared with the trace's ops of that type (kernel_details.csv's Type)";
+  if (check.compared > 0) {
+    out << "; largest total disagreement " << numbers::exact_us(check.largest_disagreement_ns) << " us ('"
+        << check.largest_type << "')";
+  }
+  out << "\n";
+}
+
 }  // namespace
 
 int run_analyze_command(const AnalyzeCommandConfig& config, const std::vector<std::string>& argv,
@@ -65,9 +77,12 @@ int run_analyze_command(const AnalyzeCommandConfig& config, const std::vector<st
   const TraceReport report = analyze_trace(trace, options);
   print_summary(out, trace, report);
   std::optional<KernelTableCheck> kernel_check;
+  std::optional<OpStatisticCheck> type_check;
   if (profile_dir) {
     kernel_check = check_kernel_details(files.kernel_details, trace);
     print_kernel_table_check(out, *kernel_check);
+    type_check = check_op_statistic(files.op_statistic, *kernel_check);
+    print_op_statistic_check(out, *type_check);
   }
   nlohmann::json critical_paths;
   if (config.critical_path) {
@@ -85,6 +100,7 @@ int run_analyze_command(const AnalyzeCommandConfig& config, const std::vector<st
     result.update(to_json(trace, report));
     if (config.critical_path) result["critical_paths"] = critical_paths;
     if (kernel_check) result["kernel_details_check"] = to_json(*kernel_check);
+    if (type_check) result["op_statistic_check"] = to_json(*type_check);
     write_json_file(config.json_out, result);
     out << "\nwrote " << config.json_out.string() << "\n";
   }

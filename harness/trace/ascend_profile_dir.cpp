@@ -24,6 +24,7 @@ AscendProfileFiles find_ascend_profile_files(const fs::path& dir) {
                                     ": missing; expected torch_npu's trace (trace_view.json or trace_view.json.gz) in "
                                     "this profile directory");
   files.kernel_details = output / "kernel_details.csv";
+  files.op_statistic = output / "op_statistic.csv";
   return files;
 }
 
@@ -115,7 +116,7 @@ KernelTableCheck check_kernel_details(const fs::path& table, const ImportedTrace
   std::getline(in, line);
   split_csv_line(line, header);
   const auto name_col = column(header, "Name"), start_col = column(header, "Start Time(us)"),
-             dur_col = column(header, "Duration(us)");
+             dur_col = column(header, "Duration(us)"), type_col = column(header, "Type");
   if (name_col < 0 || start_col < 0 || dur_col < 0) {
     check.problems.push_back(table.string() + ": no Name, Start Time(us) and Duration(us) columns in its header; "
                              "expected torch_npu's kernel_details.csv; no cross-check done");
@@ -137,6 +138,7 @@ KernelTableCheck check_kernel_details(const fs::path& table, const ImportedTrace
     const OpTimes* op = ops == by_name.end() ? nullptr : nearest_op(ops->second, start);
     if (op == nullptr) continue;
     ++check.matched;
+    if (type_col >= 0) check.op_time_by_type[fields[type_col]] += op->duration_ns;
     const Nanos disagreement = std::abs(op->duration_ns - duration);
     if (check.matched == 1 || disagreement > check.largest_disagreement_ns) {
       check.largest_disagreement_ns = disagreement;
@@ -155,6 +157,60 @@ nlohmann::json to_json(const KernelTableCheck& check) {
           {"largest_disagreement_us", static_cast<double>(check.largest_disagreement_ns) / 1e3},
           {"largest_disagreement_op", check.largest_name},
           {"largest_disagreement_start_ns", check.largest_start_ns},
+          {"problems", check.problems}};
+}
+
+OpStatisticCheck check_op_statistic(const fs::path& table, const KernelTableCheck& kernels) {
+  OpStatisticCheck check;
+  check.table = table;
+  std::ifstream in(table);
+  if (!in) {
+    check.problems.push_back(table.string() + ": missing; expected torch_npu's per-type table (OP Type, Total "
+                             "Time(us)) to cross-check op time per type; none done");
+    return check;
+  }
+  std::string line;
+  std::vector<std::string> header, fields;
+  std::getline(in, line);
+  split_csv_line(line, header);
+  const auto type_col = column(header, "OP Type"), total_col = column(header, "Total Time(us)");
+  if (type_col < 0 || total_col < 0) {
+    check.problems.push_back(table.string() + ": no OP Type and Total Time(us) columns in its header; expected "
+                             "torch_npu's op_statistic.csv; no cross-check done");
+    return check;
+  }
+  check.read = true;
+  std::map<std::string, Nanos> table_total;  // a type can have a row per core type
+  for (std::size_t line_no = 2; std::getline(in, line); ++line_no) {
+    Nanos total = 0;
+    if (!split_csv_line(line, fields) || fields.size() != header.size() ||
+        !parse_us_to_ns(trimmed(fields[total_col]), total)) {
+      check.problems.push_back(table.string() + ": truncated or malformed at line " + std::to_string(line_no) +
+                               "; cross-checked the rows before it");
+      break;
+    }
+    table_total[fields[type_col]] += total;
+  }
+  check.types = table_total.size();
+  for (const auto& [type, total] : table_total) {
+    const auto ops = kernels.op_time_by_type.find(type);
+    if (ops == kernels.op_time_by_type.end()) continue;
+    const Nanos disagreement = std::abs(ops->second - total);
+    if (++check.compared == 1 || disagreement > check.largest_disagreement_ns) {
+      check.largest_disagreement_ns = disagreement;
+      check.largest_type = type;
+    }
+  }
+  return check;
+}
+
+nlohmann::json to_json(const OpStatisticCheck& check) {
+  return {{"table", check.table.string()},
+          {"read", check.read},
+          {"types", check.types},
+          {"compared", check.compared},
+          {"largest_disagreement_us", static_cast<double>(check.largest_disagreement_ns) / 1e3},
+          {"largest_disagreement_type", check.largest_type},
           {"problems", check.problems}};
 }
 

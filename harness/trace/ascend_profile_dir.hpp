@@ -5,6 +5,7 @@
 // trace is still analysed.
 #include <cstddef>
 #include <filesystem>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,7 @@ namespace encbench::trace {
 struct AscendProfileFiles {
   std::filesystem::path trace;           // ASCEND_PROFILER_OUTPUT/trace_view.json or .json.gz
   std::filesystem::path kernel_details;  // ASCEND_PROFILER_OUTPUT/kernel_details.csv (may be absent)
+  std::filesystem::path op_statistic;    // ASCEND_PROFILER_OUTPUT/op_statistic.csv (level 0 has none)
 };
 
 // The files of a torch_npu profile directory (the `*_ascend_pt` directory or its
@@ -32,11 +34,28 @@ struct KernelTableCheck {
   std::string largest_name;
   Nanos largest_start_ns = 0;
   std::vector<std::string> problems;   // one line per missing, malformed or truncated part
+  std::map<std::string, Nanos> op_time_by_type;  // matched ops' trace durations by the row's Type
 };
 
 // Matches each row of kernel_details.csv (Name, Start Time(us), Duration(us)) to a device op.
 KernelTableCheck check_kernel_details(const std::filesystem::path& table, const ImportedTrace& trace);
 
 nlohmann::json to_json(const KernelTableCheck& check);
+
+struct OpStatisticCheck {
+  std::filesystem::path table;
+  bool read = false;
+  std::size_t types = 0;               // op types in the table
+  std::size_t compared = 0;            // of them with ops matched through kernel_details.csv
+  Nanos largest_disagreement_ns = 0;   // |table Total Time - the trace's ops of that type|
+  std::string largest_type;
+  std::vector<std::string> problems;
+};
+
+// Compares op_statistic.csv's Total Time(us) per OP Type with the trace's durations of the ops
+// kernel_details.csv gives that Type.
+OpStatisticCheck check_op_statistic(const std::filesystem::path& table, const KernelTableCheck& kernels);
+
+nlohmann::json to_json(const OpStatisticCheck& check);
 
 }  // namespace encbench::trace

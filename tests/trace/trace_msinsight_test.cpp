@@ -276,10 +276,23 @@ TEST(TraceMsinsight, ProfileDirectoryCrossChecksKernelDetails) {
     EXPECT_EQ(check.rows, e["kernel_details_rows"].get<std::size_t>());
     EXPECT_EQ(check.matched, check.rows);
     EXPECT_LE(check.largest_disagreement_ns, 1);
+    // op_statistic.csv (level 1 only): per-type totals against the trace's ops of that type.
+    const OpStatisticCheck types = check_op_statistic(files.op_statistic, check);
+    if (e["op_statistic"].is_null()) {
+      ASSERT_EQ(types.problems.size(), 1u);
+      EXPECT_NE(types.problems[0].find("op_statistic.csv: missing"), std::string::npos) << types.problems[0];
+    } else {
+      EXPECT_TRUE(types.problems.empty());
+      EXPECT_EQ(types.types, e["op_statistic"]["types"].get<std::size_t>());
+      EXPECT_EQ(types.compared, types.types);
+      EXPECT_EQ(types.largest_disagreement_ns, e["op_statistic"]["largest_disagreement_ns"].get<Nanos>());
+      EXPECT_EQ(types.largest_type, e["op_statistic"]["largest_type"].get<std::string>());
+    }
   }
   const auto [code, text] = analyze_dir(profile_dir(expected()["traces"][1]), support::scratch_dir("dir_ok") / "log");
   EXPECT_EQ(code, 0) << text;
   EXPECT_NE(text.find("kernel_details.csv: 191 rows, 191 found as ops"), std::string::npos) << text;
+  EXPECT_NE(text.find("op_statistic.csv: 33 op types, 33 compared"), std::string::npos) << text;
 }
 
 // A missing or cut kernel table: one line naming the file and what was expected; the trace is
