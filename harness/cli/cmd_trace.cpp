@@ -28,7 +28,9 @@ void add_analyze(CLI::App* trace, CommandContext& ctx) {
       "analyze", "Device idle gaps of a Chrome-trace JSON (plain or .gz): busy/idle per stream and device, "
                  "HTA-style classes, launch delay, queue length, largest gaps");
   auto config = std::make_shared<trace::AnalyzeCommandConfig>();
-  analyze->add_option("trace", config->trace_path, "Trace file: Kineto / torch_npu / encbench JSON, optionally gzip")
+  analyze->add_option("trace", config->trace_path,
+                      "Trace file: Kineto / torch_npu / encbench JSON, optionally gzip; or a torch_npu profile "
+                      "directory (*_ascend_pt): its trace_view.json, cross-checked against its kernel_details.csv")
       ->required();
   analyze->add_option("--stream", config->stream, "Analyse only this device stream (Kineto tid / NPU stream id)");
   analyze->add_option("--device", config->device, "Analyse only this device index");

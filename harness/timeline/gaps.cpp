@@ -17,6 +17,7 @@ std::string_view to_string(GapClass gap_class) {
     case GapClass::sync_stall: return "sync_stall";
     case GapClass::kernel_wait: return "kernel_wait";
     case GapClass::other: return "other";
+    case GapClass::cross_stream_wait: return "cross_stream_wait";
   }
   return "unknown";
 }
@@ -171,8 +172,27 @@ std::vector<std::vector<const HostSpan*>> spans_touching(const Timeline& timelin
 
 // Submitted late: the host was waiting (a sync of the submitting thread when idle began or ended
 // in the gap) or busy elsewhere; submitted in time: the device waited on the kernel itself.
-GapClass classify_gap(const Gap& gap, const DeviceOp& next, const std::vector<const HostSpan*>& touching,
-                      Nanos kernel_wait_threshold_ns) {
+// The next op's stream was held by device-side waits for at least half of the gap, and the last
+// of them ended at or after the op was submitted: the other stream, not the host, released it.
+// Waits are sorted by stream, then start; one stream runs one task at a time, so their ends are
+// sorted too.
+bool held_by_stream_wait(const Timeline& timeline, const Gap& gap, const DeviceOp& next) {
+  const auto& waits = timeline.stream_waits;
+  auto it = std::upper_bound(waits.begin(), waits.end(), std::pair{next.stream, gap.start_ns},
+                             [](const std::pair<int, Nanos>& key, const StreamWait& w) {
+                               return key < std::pair{w.stream, w.end_ns};
+                             });
+  Nanos held = 0, last_end = 0;
+  for (; it != waits.end() && it->stream == next.stream && it->start_ns < gap.end_ns; ++it) {
+    held += std::min(it->end_ns, gap.end_ns) - std::max(it->start_ns, gap.start_ns);
+    last_end = it->end_ns;
+  }
+  return held > 0 && 2 * held >= gap.duration_ns() && last_end >= next.submit_ns;
+}
+
+GapClass classify_gap(const Timeline& timeline, const Gap& gap, const DeviceOp& next,
+                      const std::vector<const HostSpan*>& touching, Nanos kernel_wait_threshold_ns) {
+  if (!timeline.stream_waits.empty() && held_by_stream_wait(timeline, gap, next)) return GapClass::cross_stream_wait;
   if (next.submit_ns <= gap.start_ns)
     return gap.duration_ns() < kernel_wait_threshold_ns ? GapClass::kernel_wait : GapClass::other;
   for (const HostSpan* span : touching) {
@@ -214,9 +234,11 @@ void explain_gaps(const Timeline& timeline, const std::vector<const DeviceOp*>& 
   durations_us.reserve(result.gaps.size());
   for (std::size_t g = 0; g < result.gaps.size(); ++g) {
     Gap& gap = result.gaps[g];
-    gap.gap_class = classify_gap(gap, *next_ops[g], touching[g], options.kernel_wait_threshold_ns);
-    gap.causes = rank_causes(gap, *next_ops[g], touching[g]);
-    gap.cause = gap.causes.empty() ? std::string("no host span recorded") : describe_cause(gap.causes.front());
+    gap.gap_class = classify_gap(timeline, gap, *next_ops[g], touching[g], options.kernel_wait_threshold_ns);
+    if (options.attribute_causes) {
+      gap.causes = rank_causes(gap, *next_ops[g], touching[g]);
+      gap.cause = gap.causes.empty() ? std::string("no host span recorded") : describe_cause(gap.causes.front());
+    }
     result.idle_ns_by_class[gap.gap_class] += gap.duration_ns();
     ++result.count_by_class[gap.gap_class];
     durations_us.push_back(ns_to_us(gap.duration_ns()));

@@ -7,12 +7,18 @@
 //               device went idle, so the gap is the cost of that sync (wake-up + host work after);
 //   kernel_wait the next op was already queued; a short device-side delay (launch latency) below
 //               kernel_wait_threshold_ns;
-//   other       queued but idle for longer than the threshold (cross-stream waits, unexplained).
+//   other       queued but idle for longer than the threshold (unexplained);
+//   cross_stream_wait  the next op's stream was held by a device-side wait for another stream
+//               (Timeline::stream_waits, torch_npu EVENT_WAIT_SQE) for at least half of the gap.
 //
 // Exact rules (docs/device.md repeats them). Busy = union of the device ops' [start, end) within
 // the window (sync markers and zero-length ops do not occupy the device). A gap is the time
 // between two consecutive busy intervals; prev = the op whose end closes the earlier interval,
 // next = the op that opens the later one (earliest start, then earliest submit).
+//   first: cross_stream_wait if StreamWaits on next.stream overlap the gap for at least half
+//                                 its duration and the last of them ends at or after
+//                                 next.submit_ns (the other stream released the op after the
+//                                 host had submitted it: the wait, not the host, was last);
 //   next.submit_ns >  gap start:  sync_stall if the submitting host thread (next.host_thread) has
 //                                 a HostSpan kind=wait with start <= gap start <= end (active when
 //                                 the device went idle) or with gap start <= end <= next.submit_ns
@@ -33,10 +39,10 @@
 
 namespace encbench::timeline {
 
-enum class GapClass : std::uint8_t { host_wait, sync_stall, kernel_wait, other };
+enum class GapClass : std::uint8_t { host_wait, sync_stall, kernel_wait, other, cross_stream_wait };
 std::string_view to_string(GapClass gap_class);
-inline constexpr GapClass kAllGapClasses[] = {GapClass::host_wait, GapClass::sync_stall,
-                                              GapClass::kernel_wait, GapClass::other};
+inline constexpr GapClass kAllGapClasses[] = {GapClass::host_wait, GapClass::sync_stall, GapClass::kernel_wait,
+                                              GapClass::other, GapClass::cross_stream_wait};
 
 struct GapOptions {
   // Queued gaps shorter than this are kernel_wait, longer ones other. Unit: nanoseconds.
@@ -46,6 +52,8 @@ struct GapOptions {
   Nanos window_end_ns = 0;
   // Gaps shorter than this are ignored entirely (clock granularity). Unit: nanoseconds.
   Nanos min_gap_ns = 0;
+  // Name each gap's host causes (Gap::causes, Gap::cause). Off where only totals are wanted.
+  bool attribute_causes = true;
 };
 
 // One host span that overlapped a gap.

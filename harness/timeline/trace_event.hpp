@@ -62,6 +62,14 @@ struct HostThreadTrack {
   std::string name;
 };
 
+// A stream held on the device by a wait for another stream (torch_npu's EVENT_WAIT_SQE task on
+// the waiting stream): not busy, and not the host's doing. Only traces that show it have it.
+struct StreamWait {
+  int stream = 0;
+  Nanos start_ns = 0;
+  Nanos end_ns = 0;
+};
+
 // A merged recording. Device ops sorted by start_ns, host spans by start_ns.
 struct Timeline {
   std::string device_kind;  // "cpu", "sim:ascend-910b", "cuda:0"
@@ -70,6 +78,7 @@ struct Timeline {
   std::vector<HostThreadTrack> host_threads;
   std::vector<DeviceOp> device_ops;
   std::vector<HostSpan> host_spans;
+  std::vector<StreamWait> stream_waits;  // sorted by stream, then start_ns
 };
 
 }  // namespace encbench::timeline

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 #include <ostream>
 
 #include "harness/core/error.hpp"
+#include "harness/core/number_format.hpp"
 #include "harness/core/result_json.hpp"
+#include "harness/trace/ascend_profile_dir.hpp"
 #include "harness/trace/trace_commands.hpp"
 
 namespace encbench::trace {
@@ -20,6 +23,34 @@ std::pair<Nanos, Nanos> parse_window_us(std::string_view text) {
   require(end > start, "--window end must be after its start, got '" + std::string(text) + "'");
   return {start, end};
 }
+
+namespace {
+
+void print_kernel_table_check(std::ostream& out, const KernelTableCheck& check) {
+  out << "\n";
+  for (const std::string& problem : check.problems) out << problem << "\n";
+  if (!check.read) return;
+  out << "kernel_details.csv: " << check.rows << " rows, " << check.matched << " found as ops (same name, start within 1 us)";
+  if (check.matched > 0) {
+    out << "; largest duration disagreement " << numbers::exact_us(check.largest_disagreement_ns) << " us ('"
+        << check.largest_name << "' at " << numbers::exact_us(check.largest_start_ns) << " us)";
+  }
+  out << "\n";
+}
+
+void print_op_statistic_check(std::ostream& out, const OpStatisticCheck& check) {
+  for (const std::string& problem : check.problems) out << problem << "\n";
+  if (!check.read) return;
+  out << "op_statistic.csv: " << check.types << " op types, " << check.compared
+      << " compared with the trace's ops of that type (kernel_details.csv's Type)";
+  if (check.compared > 0) {
+    out << "; largest total disagreement " << numbers::exact_us(check.largest_disagreement_ns) << " us ('"
+        << check.largest_type << "')";
+  }
+  out << "\n";
+}
+
+}  // namespace
 
 int run_analyze_command(const AnalyzeCommandConfig& config, const std::vector<std::string>& argv,
                         std::ostream& out, std::ostream& err) {
@@ -39,9 +70,20 @@ int run_analyze_command(const AnalyzeCommandConfig& config, const std::vector<st
     options.window_end_ns = end;
   }
 
-  const ImportedTrace trace = import_trace_file(config.trace_path, config.limits);
+  // A torch_npu profile directory: its trace, and its kernel table as a cross-check.
+  const bool profile_dir = std::filesystem::is_directory(config.trace_path);
+  const AscendProfileFiles files = profile_dir ? find_ascend_profile_files(config.trace_path) : AscendProfileFiles{};
+  const ImportedTrace trace = import_trace_file(profile_dir ? files.trace : config.trace_path, config.limits);
   const TraceReport report = analyze_trace(trace, options);
   print_summary(out, trace, report);
+  std::optional<KernelTableCheck> kernel_check;
+  std::optional<OpStatisticCheck> type_check;
+  if (profile_dir) {
+    kernel_check = check_kernel_details(files.kernel_details, trace);
+    print_kernel_table_check(out, *kernel_check);
+    type_check = check_op_statistic(files.op_statistic, *kernel_check);
+    print_op_statistic_check(out, *type_check);
+  }
   nlohmann::json critical_paths;
   if (config.critical_path) {
     ForwardOptions forward_options;
@@ -57,6 +99,8 @@ int run_analyze_command(const AnalyzeCommandConfig& config, const std::vector<st
     nlohmann::json result = make_result_envelope("encbench-trace-analysis", 1, argv, device_kind);
     result.update(to_json(trace, report));
     if (config.critical_path) result["critical_paths"] = critical_paths;
+    if (kernel_check) result["kernel_details_check"] = to_json(*kernel_check);
+    if (type_check) result["op_statistic_check"] = to_json(*type_check);
     write_json_file(config.json_out, result);
     out << "\nwrote " << config.json_out.string() << "\n";
   }

@@ -53,7 +53,7 @@ class PathWalker {
 
   std::pair<bool, std::int64_t> step_op(std::size_t i) {
     const ReplayOp& o = model_.ops[i];
-    if (!add("device_op", o.name, t_.op_start[i], t_.op_end[i])) return {false, kNone};
+    if (!add(o.collective ? "collective" : "device_op", o.name, t_.op_start[i], t_.op_end[i])) return {false, kNone};
     switch (t_.op_bound[i]) {
       case Bound::launch: {
         const Nanos submitted = t_.op_start[i] - o.launch_latency_ns;
@@ -62,9 +62,15 @@ class PathWalker {
         if (!add("launch_call", a.name, t_.action_start[o.launch], submitted)) return {false, kNone};
         return host_before(static_cast<std::size_t>(o.launch));
       }
-      case Bound::stream_order:
-        if (!add("queue_gap", o.name, t_.op_start[i] - o.queue_gap_ns, t_.op_start[i])) return {false, kNone};
+      case Bound::stream_order: {
+        // A queue gap that was the stream waiting for another stream is named after what released it.
+        const bool released = o.released_by != ReplayOp::kNoReleaser;
+        if (!add(released ? "cross_stream_wait" : "queue_gap", released ? o.released_by : o.name,
+                 t_.op_start[i] - o.queue_gap_ns, t_.op_start[i])) {
+          return {false, kNone};
+        }
         return {true, o.stream_prev};
+      }
       default: return {false, kNone};
     }
   }
@@ -123,10 +129,11 @@ CriticalPath critical_path(const ReplayModel& model, const ReplayTimes& times, c
   for (const auto& [key, total] : walker.totals) {
     path.segments.push_back({key.first, model.names[key.second], total.first, total.second});
     path.length_ns += total.first;
-    Nanos& bucket = key.first == "device_op"        ? path.device_ns
-                    : key.first == "host_work"      ? path.host_ns
-                    : key.first == "launch_latency" || key.first == "queue_gap" ? path.latency_ns
-                                                    : path.wait_ns;
+    Nanos& bucket = key.first == "device_op" || key.first == "collective" ? path.device_ns
+                    : key.first == "host_work"                          ? path.host_ns
+                    : key.first == "launch_latency" || key.first == "queue_gap" || key.first == "cross_stream_wait"
+                        ? path.latency_ns
+                        : path.wait_ns;
     bucket += total.first;
   }
   std::sort(path.segments.begin(), path.segments.end(),

@@ -65,7 +65,10 @@ ReplayTimes replay(const ReplayModel& model);
 // ---- measure ----------------------------------------------------------------------------------
 
 struct CriticalSegment {
-  std::string kind;   // host_work, launch_call, wait_call, wait_wakeup, launch_latency, queue_gap, device_op
+  // host_work, launch_call, wait_call, wait_wakeup, launch_latency, queue_gap, device_op, collective
+  // (an HCCL/NCCL op), cross_stream_wait (a queue gap held by an event wait; named after the op of
+  // another stream that released it)
+  std::string kind;
   std::string name;   // the call or op it belongs to
   Nanos total_ns = 0;
   std::size_t count = 0;

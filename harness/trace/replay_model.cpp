@@ -78,6 +78,7 @@ class ModelBuilder {
       r.duration_ns = r.trace_end_ns - r.trace_start_ns;
       r.flops = op.flops;
       r.bytes = op.bytes;
+      r.collective = is_collective_op(op.name, op.stream);
       const auto [it, inserted] = last_on_stream.try_emplace(op.stream, kNone);
       r.stream_prev = it->second;
       it->second = static_cast<std::int64_t>(model_.ops.size());
@@ -374,11 +375,14 @@ void ModelBuilder::forwards_from_closing_waits() {
 }
 
 void ModelBuilder::find_forwards() {
-  std::vector<const HostSpan*> markers;
-  for (const HostSpan& s : device_.timeline.host_spans) {
-    if (glob_match(options_.forward_marker, s.name)) markers.push_back(&s);
+  for (const std::string& marker : step_marker_candidates(options_.forward_marker)) {
+    std::vector<const HostSpan*> markers;
+    for (const HostSpan& s : device_.timeline.host_spans) {
+      if (glob_match(marker, s.name)) markers.push_back(&s);
+    }
+    if (!markers.empty()) forwards_from_markers(markers);
+    if (!model_.forwards.empty()) break;
   }
-  if (!markers.empty()) forwards_from_markers(markers);
   if (model_.forwards.empty()) forwards_from_closing_waits();
   if (model_.forwards.empty() && !model_.actions.empty()) {
     ForwardRange f;
@@ -390,9 +394,58 @@ void ModelBuilder::find_forwards() {
   }
 }
 
+// An op queued behind a device-side event wait (torch_npu EVENT_WAIT on its stream for at least
+// half of its queue gap) was released by the other stream: the op there that ended last before
+// the wait did. Its queue gap is then labelled by that op (an allreduce), not by itself.
+void label_stream_releases(const timeline::Timeline& timeline, ReplayModel& model) {
+  const auto& waits = timeline.stream_waits;  // sorted by stream, then start
+  if (waits.empty()) return;
+  std::vector<std::int64_t> by_end(model.ops.size());
+  for (std::size_t i = 0; i < by_end.size(); ++i) by_end[i] = static_cast<std::int64_t>(i);
+  std::sort(by_end.begin(), by_end.end(),
+            [&](std::int64_t a, std::int64_t b) { return model.ops[a].trace_end_ns < model.ops[b].trace_end_ns; });
+  for (ReplayOp& op : model.ops) {
+    if (op.stream_prev == kNone || op.queue_gap_ns <= 0) continue;
+    const Nanos from = model.ops[op.stream_prev].trace_end_ns, to = op.trace_start_ns;
+    auto w = std::upper_bound(waits.begin(), waits.end(), std::pair{op.stream, from},
+                              [](const std::pair<int, Nanos>& key, const timeline::StreamWait& x) {
+                                return key < std::pair{x.stream, x.end_ns};
+                              });
+    Nanos held = 0, released_at = 0;
+    for (; w != waits.end() && w->stream == op.stream && w->start_ns < to; ++w) {
+      held += std::min(w->end_ns, to) - std::max(w->start_ns, from);
+      released_at = w->end_ns;
+    }
+    if (held <= 0 || 2 * held < to - from) continue;
+    // The last op of another stream to end at or before the release (a few streams' worth back).
+    auto it = std::upper_bound(by_end.begin(), by_end.end(), released_at,
+                               [&](Nanos t, std::int64_t i) { return t < model.ops[i].trace_end_ns; });
+    for (int scanned = 0; it != by_end.begin() && scanned < 64; ++scanned) {
+      const ReplayOp& other = model.ops[*--it];
+      if (other.stream == op.stream) continue;
+      op.released_by = other.name;
+      break;
+    }
+  }
+}
+
+
 }  // namespace
 
 bool glob_match(std::string_view pattern, std::string_view text) { return glob_any(pattern, text); }
+
+bool is_collective_op(std::string_view name, int stream) {
+  if (stream >= kCollectiveStreamBase) return true;  // torch_npu's HCCL lane
+  const auto starts = [&](std::string_view prefix) { return name.substr(0, prefix.size()) == prefix; };
+  return starts("nccl") || starts("hcom_") || name.find("ncclDevKernel") != std::string_view::npos ||
+         name.find("ncclKernel") != std::string_view::npos;
+}
+
+std::vector<std::string> step_marker_candidates(std::string_view marker) {
+  if (marker != kDefaultStepMarker) return {std::string(marker)};
+  return {std::string(kDefaultStepMarker), "execute_new_*_cached_*|execute_context_*_generation_*",
+          "gpu_model_runner: forward"};
+}
 
 ReplayModel build_replay_model(const ImportedTrace& trace, int device, const ModelOptions& options) {
   require(!trace.devices.empty(), trace.source + ": no device ops in the trace");
@@ -403,6 +456,7 @@ ReplayModel build_replay_model(const ImportedTrace& trace, int device, const Mod
   model.layout = trace.layout;
   require(!chosen.timeline.device_ops.empty(), trace.source + ": device " + chosen.label + " has no device ops");
   ModelBuilder(chosen, options, model).build();
+  label_stream_releases(chosen.timeline, model);
   require(model.counts.ops_without_launch < model.ops.size(),
           trace.source + ": none of the " + std::to_string(model.ops.size()) +
               " device ops is tied to a host launch (no correlation ids or flow events): a replay needs "

@@ -12,8 +12,8 @@
 //     the op was already queued).
 //   - edges: host order on a thread, launch (action -> op), stream order (op -> next op on its
 //     stream), sync (awaited op -> wait action). HTA's critical-path graph has the same four kinds.
-//   - forwards: ProfilerStep#N style host spans, else ranges closed by a `forward_end` wait
-//     (encbench encode), else the whole trace.
+//   - forwards: ProfilerStep#N style host spans (else vLLM's execute_model annotations), else
+//     ranges closed by a `forward_end` wait (encbench encode), else the whole trace.
 // Building never replays; replay.hpp does.
 #include <cstdint>
 #include <string>
@@ -70,7 +70,15 @@ struct ReplayOp {
   Nanos launch_latency_ns = 0;
   Nanos queue_gap_ns = 0;
   double flops = 0, bytes = 0;
+  bool collective = false;          // HCCL/NCCL collective (its own label on the critical path)
+  // The queue gap before this op was its stream waiting for another stream (a device-side event
+  // wait covering it): the op on another stream that released it, by name (kNoReleaser: none).
+  std::uint32_t released_by = kNoReleaser;
+  static constexpr std::uint32_t kNoReleaser = 0xffffffffu;
 };
+
+// A collective by name (NCCL kernels, HCCL's hcom_* ops) or by torch_npu's HCCL lane stream.
+bool is_collective_op(std::string_view name, int stream);
 
 // Host work span (framework op, user annotation) kept to know which host work only dropped
 // calls need: a span that encloses dropped calls and no kept one goes with them.
@@ -97,8 +105,18 @@ struct ModelCounts {
   std::size_t nested_calls_folded = 0;    // runtime calls inside another call (driver under runtime)
 };
 
+inline constexpr std::string_view kDefaultStepMarker = "ProfilerStep#*";
+
+// The step markers tried in turn for `marker` (the first that matches a host span wins). For
+// the default, ProfilerStep#*, then vLLM's own markers: vLLM starts the profiler without a
+// schedule, so its traces have no ProfilerStep, but its GPU worker annotates each
+// execute_model call (gpu_worker.py annotate_profile: "execute_new_N_cached_M", later
+// "execute_context_N(T)_generation_M(T)"), and its model runner each forward
+// ("gpu_model_runner: forward", inside the former). Any other marker is tried alone.
+std::vector<std::string> step_marker_candidates(std::string_view marker);
+
 struct ModelOptions {
-  std::string forward_marker = "ProfilerStep#*";  // glob for host spans delimiting forwards
+  std::string forward_marker = std::string(kDefaultStepMarker);  // glob for host spans delimiting forwards
   std::string forward_end = "forward_end";        // a wait of this name closes a forward
 };
 

@@ -10,6 +10,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/core/glob.hpp"
+#include "harness/trace/replay_model.hpp"
 #include "harness/core/number_format.hpp"
 #include "harness/core/stats.hpp"
 #include "harness/timeline/chrome_trace.hpp"
@@ -56,8 +57,9 @@ HtaClasses hta_classes(const GapAnalysis& analysis) {
   h.host_wait_count = count(GapClass::host_wait) + count(GapClass::sync_stall);
   h.kernel_wait_ns = ns(GapClass::kernel_wait);
   h.kernel_wait_count = count(GapClass::kernel_wait);
-  h.other_ns = ns(GapClass::other);
-  h.other_count = count(GapClass::other);
+  // HTA has no cross-stream class: such a gap's op was queued behind the wait, HTA's other.
+  h.other_ns = ns(GapClass::other) + ns(GapClass::cross_stream_wait);
+  h.other_count = count(GapClass::other) + count(GapClass::cross_stream_wait);
   return h;
 }
 
@@ -179,13 +181,14 @@ std::vector<HostEventRef> host_events_around(const timeline::Timeline& tl, Nanos
 
 double us_on_axis(Nanos ns) { return static_cast<double>(ns) / 1e3; }
 
-}  // namespace
+// Host and device clocks of one machine disagree by microseconds (torch_npu: up to 13.6 us on
+// msinsight level1); an op starting this long before its launch means the clocks are not
+// comparable, not that the op ran before it was launched.
+constexpr Nanos kExplainableSkewNs = 1'000'000;
+bool clocks_inconsistent(const ImportCounts& c) { return c.max_skew_ns > kExplainableSkewNs; }
 
-std::optional<AnalysisWindow> framework_step_window(const DeviceTrace& device, std::string_view step_marker) {
-  if (device.profiler_extent && device.profiler_extent->end_ns > device.profiler_extent->start_ns) {
-    return AnalysisWindow{device.profiler_extent->start_ns, device.profiler_extent->end_ns, device.profiler_extent->source};
-  }
-  if (step_marker.empty()) return std::nullopt;
+// The window of the host spans matching one step marker glob (nullopt when none matches).
+std::optional<AnalysisWindow> marker_step_window(const DeviceTrace& device, std::string_view step_marker) {
   std::optional<AnalysisWindow> window;
   std::size_t steps = 0;
   for (const timeline::HostSpan& step : device.timeline.host_spans) {
@@ -210,6 +213,19 @@ std::optional<AnalysisWindow> framework_step_window(const DeviceTrace& device, s
                      ", from the first op launched in a step to the later of its end and its ops' end)";
   }
   return window;
+}
+
+}  // namespace
+
+std::optional<AnalysisWindow> framework_step_window(const DeviceTrace& device, std::string_view step_marker) {
+  if (device.profiler_extent && device.profiler_extent->end_ns > device.profiler_extent->start_ns) {
+    return AnalysisWindow{device.profiler_extent->start_ns, device.profiler_extent->end_ns, device.profiler_extent->source};
+  }
+  if (step_marker.empty()) return std::nullopt;
+  for (const std::string& marker : step_marker_candidates(step_marker)) {
+    if (auto window = marker_step_window(device, marker)) return window;
+  }
+  return std::nullopt;
 }
 
 timeline::Timeline selected_timeline(const DeviceTrace& device, const AnalyzeOptions& options) {
@@ -334,12 +350,15 @@ DeviceReport device_report(const ImportedTrace& trace, const DeviceTrace& device
   dev.ops_without_launch = device.ops_without_launch;
   dev.skewed_ops = device.skewed_ops;
   dev.max_skew_ns = device.max_skew_ns;
-  dev.gaps = timeline::analyze_gaps(tl, gap_options);
   if (!dev.window.whole() && !windowed(trace_options)) {
+    // Only the whole trace's totals are reported beside the window: no host causes (a string
+    // per gap) for its gaps.
     timeline::GapOptions whole = gap_options;
     whole.window_start_ns = whole.window_end_ns = 0;
+    whole.attribute_causes = false;
     dev.whole_trace = timeline::analyze_gaps(tl, whole);
   }
+  dev.gaps = timeline::analyze_gaps(tl, gap_options);
   LaunchIndex launches = index_launches(device, options);
   dev.launch = launch_stats(launches.runtime_in_window, options);
   dev.streams = stream_reports(tl, launches, options, gap_options);
@@ -510,8 +529,12 @@ nlohmann::json to_json(const ImportedTrace& trace, const TraceReport& report) {
                            {"skipped_device_sync", c.skipped_device_sync},
                            {"skipped_device_annotations", c.skipped_device_annotations},
                            {"collectives", c.collectives},
+                           {"skipped_profiler_spans", c.skipped_profiler_spans},
+                           {"blocking_copy_calls", c.blocking_copy_calls},
+                           {"stream_wait_tasks", c.stream_wait_tasks},
                            {"skewed_ops", c.skewed_ops},
-                           {"max_skew_us", ns_to_us(c.max_skew_ns)}};
+                           {"max_skew_us", ns_to_us(c.max_skew_ns)},
+                           {"clocks_inconsistent", clocks_inconsistent(c)}};
   nlohmann::json options = {
       {"stream", o.stream ? nlohmann::json(*o.stream) : nlohmann::json(nullptr)},
       {"device", o.device ? nlohmann::json(*o.device) : nlohmann::json(nullptr)},
@@ -599,10 +622,17 @@ void print_summary(std::ostream& out, const ImportedTrace& trace, const TraceRep
       << " host spans; skipped " << c.skipped_device_sync << " device sync and "
       << c.skipped_device_annotations << " annotation events";
   if (c.collectives > 0) out << "; " << c.collectives << " collectives (HCCL lane) counted as busy";
+  if (c.skipped_profiler_spans > 0) out << "; " << c.skipped_profiler_spans << " profiler span (not host work)";
+  if (c.blocking_copy_calls > 0) out << "; " << c.blocking_copy_calls << " copy calls blocked until their copy ended (waits)";
   out << "\n";
   if (c.skewed_ops > 0) {
     out << "clock skew: " << c.skewed_ops << " ops start before their launch (max "
         << fmt_us(ns_to_us(c.max_skew_ns), 3) << " us); taken as launched at their start\n";
+  }
+  if (clocks_inconsistent(c)) {
+    out << "warning: host and device clocks disagree: an op starts " << fmt_us(ns_to_us(c.max_skew_ns), 3)
+        << " us before its launch, more than launch skew explains (" << fmt_us(ns_to_us(kExplainableSkewNs), 0)
+        << " us); gap classes that compare launch times with op times (host_wait, sync_stall) are unreliable\n";
   }
   out << "kernel_wait threshold: " << fmt_us(ns_to_us(o.kernel_wait_threshold_ns), 3)
       << " us (queued gaps shorter than this are kernel_wait, longer are other)\n";
@@ -642,7 +672,7 @@ void print_summary(std::ostream& out, const ImportedTrace& trace, const TraceRep
     out << "  " << std::left << std::setw(8) << "stream" << std::right << std::setw(7) << "ops" << std::setw(11)
         << "busy_ms" << std::setw(11) << "idle_ms" << std::setw(7) << "idle%" << std::setw(14) << "host_wait_ms"
         << std::setw(15) << "sync_stall_ms" << std::setw(16) << "kernel_wait_ms" << std::setw(10) << "other_ms"
-        << std::setw(14) << "delay_p50_us" << std::setw(12) << "queue_mean" << std::setw(11) << "queue_max"
+        << std::setw(18) << "xstream_wait_ms" << std::setw(14) << "delay_p50_us" << std::setw(12) << "queue_mean" << std::setw(11) << "queue_max"
         << "\n";
     for (const StreamReport& s : d.streams) {
       const auto ms = [&s](GapClass c) { return fmt_us(ns_to_ms(class_ns(s.gaps, c)), 3); };
@@ -650,11 +680,13 @@ void print_summary(std::ostream& out, const ImportedTrace& trace, const TraceRep
           << std::setw(11) << fmt_us(ns_to_ms(s.gaps.busy_ns), 3) << std::setw(11)
           << fmt_us(ns_to_ms(s.gaps.idle_ns), 3) << std::setw(7) << fmt_us(100.0 * s.gaps.idle_fraction, 1)
           << std::setw(14) << ms(GapClass::host_wait) << std::setw(15) << ms(GapClass::sync_stall) << std::setw(16)
-          << ms(GapClass::kernel_wait) << std::setw(10) << ms(GapClass::other) << std::setw(14)
+          << ms(GapClass::kernel_wait) << std::setw(10) << ms(GapClass::other) << std::setw(18)
+          << ms(GapClass::cross_stream_wait) << std::setw(14)
           << fmt_us(s.launch.launch_delay_us.p50) << std::setw(12) << fmt_us(s.queue.time_weighted_mean, 2)
           << std::setw(11) << s.queue.max << "\n";
     }
-    out << "  (HTA's host_wait = host_wait + sync_stall; queue_mean is time-weighted)\n";
+    out << "  (HTA's host_wait = host_wait + sync_stall, its other = other + cross_stream_wait; queue_mean is "
+           "time-weighted)\n";
     if (!d.largest_gaps.empty()) out << "  largest gaps:\n";
     int rank = 1;
     for (const GapDetail& gd : d.largest_gaps) {

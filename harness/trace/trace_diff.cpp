@@ -16,7 +16,6 @@ using timeline::GapClass;
 
 namespace {
 
-constexpr GapClass kClasses[] = {GapClass::host_wait, GapClass::sync_stall, GapClass::kernel_wait, GapClass::other};
 
 const DeviceTrace& device_of_model(const ImportedTrace& trace, const ReplayModel& model) {
   for (const DeviceTrace& d : trace.devices) {
@@ -88,7 +87,7 @@ void add_means(TraceSummary& s) {
   s.metrics["device_busy_ms"] = busy / n;
   s.metrics["idle_ms"] = idle / n;
   s.metrics["idle_pct"] = busy + idle > 0 ? 100.0 * idle / (busy + idle) : 0.0;
-  for (GapClass c : kClasses) s.metrics[std::string(to_string(c)) + "_ms"] = by_class[c] / n;
+  for (GapClass c : timeline::kAllGapClasses) s.metrics[std::string(to_string(c)) + "_ms"] = by_class[c] / n;
 }
 
 }  // namespace

@@ -87,7 +87,8 @@ Table ops_table(const TraceDiff& d, std::size_t top) {
 
 Table streams_table(const TraceSummary& s, const std::string& which) {
   Table t{which + " streams (" + s.device_label + ")",
-          {"stream", "ops", "busy_ms", "idle_ms", "host_wait_ms", "sync_stall_ms", "kernel_wait_ms", "other_ms"},
+          {"stream", "ops", "busy_ms", "idle_ms", "host_wait_ms", "sync_stall_ms", "kernel_wait_ms", "other_ms",
+           "cross_stream_wait_ms"},
           {}};
   for (const StreamSummary& st : s.streams) {
     auto cls = [&](timeline::GapClass c) {
@@ -96,7 +97,8 @@ Table streams_table(const TraceSummary& s, const std::string& which) {
     };
     t.rows.push_back({std::to_string(st.stream), std::to_string(st.ops), num(st.busy_ns / 1e6), num(st.idle_ns / 1e6),
                       cls(timeline::GapClass::host_wait), cls(timeline::GapClass::sync_stall),
-                      cls(timeline::GapClass::kernel_wait), cls(timeline::GapClass::other)});
+                      cls(timeline::GapClass::kernel_wait), cls(timeline::GapClass::other),
+                      cls(timeline::GapClass::cross_stream_wait)});
   }
   return t;
 }

@@ -59,7 +59,7 @@ using timeline::HostSpan;
 using timeline::HostSpanKind;
 using timeline::OpCategory;
 
-enum class Role : std::uint8_t { host, device_op, device_sync, device_annotation, flow, other };
+enum class Role : std::uint8_t { host, device_op, device_sync, device_annotation, profiler_span, flow, other };
 
 bool is_kineto_device_cat(std::string_view cat) {
   return cat == "kernel" || cat == "Kernel" || cat == "gpu_memcpy" || cat == "Memcpy" ||
@@ -112,6 +112,15 @@ OpCategory category_from_npu(std::string_view task_type, std::string_view name) 
   }
   if (contains(task_type, "MEMSET") || contains(name, "Memset")) return OpCategory::memset;
   return OpCategory::kernel;
+}
+
+// A copy call that returned only after its copy ended blocked the host on it (and on the
+// stream's work before it): cudaMemcpyAsync to or from pageable memory is synchronous. Booked
+// as a launch it would hide the device time the host waited for.
+bool is_blocking_copy(const HostSpan& call, const DeviceOp& op) {
+  const bool copy = op.category == OpCategory::memcpy_d2h || op.category == OpCategory::memcpy_h2d ||
+                    op.category == OpCategory::memset;
+  return copy && call.kind == HostSpanKind::api && call.end_ns >= op.end_ns && op.start_ns >= call.start_ns;
 }
 
 bool parse_encbench_category(std::string_view text, OpCategory& out) {
@@ -228,6 +237,7 @@ class TraceImporter {
   void detect_layout() {
     bool has_ascend_hardware = false;
     for (const auto& [pid, name] : raw_.process_names) has_ascend_hardware |= name == "Ascend Hardware";
+    for (const auto& [pid, name] : raw_.process_names) kineto_npu_ |= name == "NPU";
     out_.layout = raw_.encbench_format == "encbench-chrome-trace" ? TraceLayout::encbench
                   : has_ascend_hardware                          ? TraceLayout::torch_npu
                                                                  : TraceLayout::kineto;
@@ -241,6 +251,10 @@ class TraceImporter {
         if (is_kineto_device_cat(cat)) return Role::device_op;
         if (cat == "cuda_sync") return Role::device_sync;
         if (cat == "gpu_user_annotation") return Role::device_annotation;
+        // Kineto's span of the profiling session itself ("PyTorch Profiler (0)", cat "Trace"):
+        // it covers the whole file, so as host work it would open every range at the profiler's
+        // start.
+        if (cat == "Trace") return Role::profiler_span;
         return Role::host;
       case TraceLayout::torch_npu: {
         const std::string_view pname = process_name(e.pid);
@@ -287,6 +301,16 @@ class TraceImporter {
     }
   }
 
+  // A torch_npu event wait task holds its stream until another stream records the event (the
+  // compute stream waiting for a collective's stream): kept so that the gap it holds is classed
+  // cross_stream_wait. Notify waits (another rank) and records are not cross-stream waits.
+  void note_stream_wait(const RawEvent& e) {
+    if (out_.layout != TraceLayout::torch_npu || e.dur_ns <= 0) return;
+    if (!contains_ignoring_case(raw_.str(e.task_type), "event_wait")) return;
+    stream_waits_[device_of(e)].push_back({stream_of(e), e.ts_ns, e.ts_ns + e.dur_ns});
+    ++out_.counts.stream_wait_tasks;
+  }
+
   // --- tracks: device index and stream of each op, host threads -------------------------------------
   int device_of(const RawEvent& e) const {
     switch (out_.layout) {
@@ -328,7 +352,11 @@ class TraceImporter {
           ++out_.counts.device_ops;
           if (is_collective(e)) ++out_.counts.collectives;
           break;
-        case Role::device_sync: ++out_.counts.skipped_device_sync; break;
+        case Role::device_sync:
+          ++out_.counts.skipped_device_sync;
+          note_stream_wait(e);
+          break;
+        case Role::profiler_span: ++out_.counts.skipped_profiler_spans; break;
         case Role::device_annotation:
           ++out_.counts.skipped_device_annotations;
           note_profiler_extent(e);
@@ -444,7 +472,9 @@ class TraceImporter {
       parse_encbench_span_kind(raw_.str(e.category_arg), kind);
       return kind;
     }
+    // privateuse1_runtime: PyTorch's out-of-tree backend runtime (torch_npu's MSPTI export).
     const bool runtime = cat == "cuda_runtime" || cat == "cuda_driver" || cat == "runtime" || cat == "driver" ||
+                         cat == "privateuse1_runtime" || cat == "privateuse1_driver" ||
                          name.rfind("aclrt", 0) == 0 ||
                          (out_.layout == TraceLayout::torch_npu && process_name(e.pid) == "CANN");
     if (!runtime) return HostSpanKind::work;
@@ -492,8 +522,9 @@ class TraceImporter {
   void label_device(DeviceTrace& dt) const {
     switch (out_.layout) {
       case TraceLayout::kineto:
-        dt.label = "GPU " + std::to_string(dt.device);
-        dt.timeline.device_kind = "cuda:" + std::to_string(dt.device);
+        // torch_npu's MSPTI export is Kineto's layout with an "NPU" device process.
+        dt.label = (kineto_npu_ ? "NPU " : "GPU ") + std::to_string(dt.device);
+        dt.timeline.device_kind = (kineto_npu_ ? "npu:" : "cuda:") + std::to_string(dt.device);
         break;
       case TraceLayout::torch_npu:
         dt.label = "NPU " + std::to_string(dt.device);
@@ -576,7 +607,12 @@ class TraceImporter {
     const std::size_t span = span_of_event_[launch_of_[i]];
     if (span_linked[span]) return;
     span_linked[span] = true;
-    dt.timeline.host_spans[span].op_id = op.id;
+    HostSpan& call = dt.timeline.host_spans[span];
+    call.op_id = op.id;
+    if (is_blocking_copy(call, op)) {
+      call.kind = HostSpanKind::wait;
+      ++out_.counts.blocking_copy_calls;
+    }
   }
 
   DeviceTrace build_device(int device, std::vector<std::size_t>& events, bool only_device) {
@@ -594,6 +630,13 @@ class TraceImporter {
     if (const auto extent = profiler_extents_.find(device); extent != profiler_extents_.end()) {
       dt.profiler_extent = ProfilerStepExtent{extent->second.first, extent->second.second,
                                               "torch_npu Overlap Analysis (Computing, Communication)"};
+    }
+    if (auto waits = stream_waits_.find(device); waits != stream_waits_.end()) {
+      dt.timeline.stream_waits = std::move(waits->second);
+      std::sort(dt.timeline.stream_waits.begin(), dt.timeline.stream_waits.end(),
+                [](const timeline::StreamWait& a, const timeline::StreamWait& b) {
+                  return std::pair{a.stream, a.start_ns} < std::pair{b.stream, b.start_ns};
+                });
     }
     std::vector<bool> span_linked(dt.timeline.host_spans.size(), false);
     std::map<int, std::string> stream_names;
@@ -647,6 +690,8 @@ class TraceImporter {
   std::vector<HostSpan> host_spans_;
   std::unordered_map<std::uint32_t, std::uint32_t> name_index_;  // raw string -> out.names
   std::map<int, std::pair<Nanos, Nanos>> profiler_extents_;     // device -> Overlap Analysis extent
+  std::map<int, std::vector<timeline::StreamWait>> stream_waits_;  // device -> event wait tasks
+  bool kineto_npu_ = false;  // a Kineto-layout trace whose device process is "NPU" (MSPTI export)
 };
 
 }  // namespace

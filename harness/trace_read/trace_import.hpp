@@ -8,7 +8,9 @@
 // that launched it by args.correlation (Kineto, as HTA does) or else by a flow (ac2g,
 // HostToDevice, torch_to_npu, encbench's own s/f pairs); the launch's start becomes submit_ns.
 // Host spans: runtime API events are `api` (synchronize calls and blocking copies `wait`), all
-// other host X events `work`.
+// other host X events `work`. A copy call that returns only after its copy has ended (a
+// cudaMemcpyAsync to pageable memory: the host waited for the copy and the stream before it)
+// is a `wait` too. The profiler's own span (Kineto's "PyTorch Profiler (N)") is no host work.
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
@@ -66,6 +68,9 @@ struct ImportCounts {
   std::size_t skipped_device_sync = 0;        // cuda_sync; torch_npu wait/record tasks: not busy time
   std::size_t skipped_device_annotations = 0; // gpu_user_annotation, placeholder tasks, derived lanes
   std::size_t collectives = 0;                // torch_npu HCCL "Group N Communication" ops (busy)
+  std::size_t skipped_profiler_spans = 0;     // Kineto's own "PyTorch Profiler (N)" span (cat Trace)
+  std::size_t stream_wait_tasks = 0;          // torch_npu EVENT_WAIT tasks kept as Timeline::stream_waits
+  std::size_t blocking_copy_calls = 0;        // copy calls that returned after their copy ended: waits
   std::size_t skewed_ops = 0;                 // ops starting before their launch (all devices)
   Nanos max_skew_ns = 0;
 };

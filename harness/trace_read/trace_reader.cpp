@@ -368,7 +368,10 @@ class ReducingSax {
       else if (key == "args") pending_args_ = true;
     } else if (in_args_ && depth_ == events_depth_ + 2) {
       if (key == "correlation") field_ = EventKey::arg_correlation;
-      else if (key == "stream" || key == "Stream Id" || key == "Physic Stream Id") field_ = EventKey::arg_stream;
+      // "streamId": torch_npu's MSPTI (Kineto-style) export, on its "NPU stream N" kernels.
+      else if (key == "stream" || key == "Stream Id" || key == "Physic Stream Id" || key == "streamId") {
+        field_ = EventKey::arg_stream;
+      }
       else if (key == "device") field_ = EventKey::arg_device;
       else if (key == "Task Type") field_ = EventKey::arg_task_type;
       else if (key == "category" || key == "kind") field_ = EventKey::arg_category;

@@ -356,3 +356,59 @@ TEST(TraceReplay, TorchNpuVitForwardWithoutTheD2H) {
 
 }  // namespace
 }  // namespace encbench::trace
+
+namespace encbench::trace {
+namespace {
+
+// torch_npu, one compute stream (2) and the HCCL lane: MatMul [20, 120] launched at 5, then an
+// EVENT_WAIT [120, 300] for the allreduce on the collective stream [150, 298], then AddN, launched
+// at 30 (queued), runs [305, 330]. ProfilerStep#1 is [0, 100]; the forward ends with AddN at 330.
+// Critical path: AddN 25 <- its queue gap 185 (the stream waiting for the allreduce) <- MatMul 100
+// <- launch latency 15 <- Node@launch <- host work 5.
+std::string allreduce_wait_trace() {
+  return R"json([
+  {"ph":"M","name":"process_name","pid":1263616,"tid":0,"args":{"name":"Python"}},
+  {"ph":"M","name":"process_name","pid":1263648,"tid":0,"args":{"name":"CANN"}},
+  {"ph":"M","name":"process_name","pid":1263872,"tid":0,"args":{"name":"Ascend Hardware"}},
+  {"ph":"M","name":"process_labels","pid":1263872,"tid":0,"args":{"labels":"NPU 0"}},
+  {"ph":"M","name":"thread_name","pid":1263872,"tid":2,"args":{"name":"Stream 2"}},
+  {"ph":"M","name":"process_name","pid":1263904,"tid":0,"args":{"name":"HCCL"}},
+  {"ph":"M","name":"thread_name","pid":1263904,"tid":5,"args":{"name":"Group 1 Communication"}},
+  {"ph":"X","name":"ProfilerStep#1","pid":1263616,"tid":1,"ts":"1700000000000000.000","dur":100.0},
+  {"ph":"X","name":"Node@launch","pid":1263648,"tid":1,"ts":"1700000000000005.000","dur":10.0},
+  {"ph":"X","name":"Node@launch","pid":1263648,"tid":1,"ts":"1700000000000030.000","dur":5.0},
+  {"ph":"X","name":"MatMul","pid":1263872,"tid":2,"ts":"1700000000000020.000","dur":100.0,"args":{"Task Type":"AI_CORE","Physic Stream Id":2}},
+  {"ph":"X","name":"EVENT_WAIT_SQE","pid":1263872,"tid":2,"ts":"1700000000000120.000","dur":180.0,"args":{"Task Type":"EVENT_WAIT_SQE","Physic Stream Id":2}},
+  {"ph":"X","name":"AddN","pid":1263872,"tid":2,"ts":"1700000000000305.000","dur":25.0,"args":{"Task Type":"AI_VECTOR_CORE","Physic Stream Id":2}},
+  {"ph":"X","name":"hcom_allReduce_1","pid":1263904,"tid":5,"ts":"1700000000000150.000","dur":148.0},
+  {"ph":"s","cat":"HostToDevice","name":"HostToDevice","id":1,"pid":1263648,"tid":1,"ts":"1700000000000005.000","bp":"e"},
+  {"ph":"f","cat":"HostToDevice","name":"HostToDevice","id":1,"pid":1263872,"tid":2,"ts":"1700000000000020.000","bp":"e"},
+  {"ph":"s","cat":"HostToDevice","name":"HostToDevice","id":2,"pid":1263648,"tid":1,"ts":"1700000000000030.000","bp":"e"},
+  {"ph":"f","cat":"HostToDevice","name":"HostToDevice","id":2,"pid":1263872,"tid":2,"ts":"1700000000000305.000","bp":"e"}])json";
+}
+
+TEST(TraceReplay, QueueGapHeldByAnAllreduceIsLabelledByIt) {
+  const ImportedTrace imported = import_trace_text(allreduce_wait_trace(), "allreduce.json");
+  const ReplayModel m = build_replay_model(imported, -1);
+  // trace diff has the class as a metric (0 here: the device stays busy with the allreduce).
+  EXPECT_EQ(summarize_trace(imported, m, us(30)).metrics.count("cross_stream_wait_ms"), 1u);
+  std::size_t collectives = 0;
+  for (const ReplayOp& op : m.ops) collectives += op.collective ? 1 : 0;
+  EXPECT_EQ(collectives, 1u);
+  const ReplayMetrics r = measure_replay(m, replay(m), us(30), 20);
+  ASSERT_EQ(r.forwards.size(), 1u);
+  const CriticalPath& p = r.forwards[0].critical_path;
+  EXPECT_EQ(p.length_ns, us(330));
+  Nanos held = 0, unlabelled = 0;
+  for (const CriticalSegment& s : p.segments) {
+    if (s.kind == "cross_stream_wait" && s.name == "hcom_allReduce_1") held += s.total_ns;
+    if (s.kind == "queue_gap") unlabelled += s.total_ns;
+  }
+  EXPECT_EQ(held, us(185));
+  EXPECT_EQ(unlabelled, 0);
+  EXPECT_EQ(p.device_ns, us(125));
+  EXPECT_EQ(p.latency_ns, us(200));  // 185 held + MatMul's 15 launch latency
+}
+
+}  // namespace
+}  // namespace encbench::trace

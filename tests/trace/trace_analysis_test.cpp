@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "harness/core/error.hpp"
@@ -59,7 +61,10 @@ TEST_F(KinetoTrace, DeviceUnionBusyIdleAndClasses) {
   EXPECT_EQ(class_ns(g, GapClass::host_wait), us(170));    // 230..400, tiny_k3 launched at 300
   EXPECT_EQ(class_ns(g, GapClass::other), us(50));         // 410..460, queued, >= 30 us
   EXPECT_EQ(class_ns(g, GapClass::sync_stall), us(150));   // 500..650, host in cudaDeviceSynchronize
-  for (const GapClass c : timeline::kAllGapClasses) EXPECT_EQ(class_count(g, c), 1u);
+  for (const GapClass c : {GapClass::host_wait, GapClass::sync_stall, GapClass::kernel_wait, GapClass::other}) {
+    EXPECT_EQ(class_count(g, c), 1u);
+  }
+  EXPECT_EQ(class_count(g, GapClass::cross_stream_wait), 0u);  // a Kineto trace shows no stream waits
   const HtaClasses h = hta_classes(g);
   EXPECT_EQ(h.host_wait_ns, us(320));
   EXPECT_EQ(h.host_wait_count, 2u);
@@ -242,16 +247,20 @@ TEST(TorchNpuTrace, ClassesLaunchesAndQueue) {
   EXPECT_EQ(g.idle_ns, us(179.5));
   EXPECT_EQ(class_ns(g, GapClass::kernel_wait), us(5));    // 120.5..125.5
   EXPECT_EQ(class_ns(g, GapClass::other), us(124.5));      // 145.5..200 queued; 330..400 unlinked
-  EXPECT_EQ(class_ns(g, GapClass::sync_stall), us(50));    // 260..310 inside aclrtSynchronizeStream
+  // 260..310: stream 2 sat in EVENT_WAIT until 300, after SoftmaxV2's launch at 280.
+  EXPECT_EQ(class_ns(g, GapClass::cross_stream_wait), us(50));
+  EXPECT_EQ(class_ns(g, GapClass::sync_stall), 0);
   EXPECT_EQ(class_ns(g, GapClass::host_wait), 0);
   EXPECT_EQ(class_count(g, GapClass::other), 2u);
   const HtaClasses h = hta_classes(g);
-  EXPECT_EQ(h.host_wait_ns, us(50));
+  EXPECT_EQ(h.host_wait_ns, 0);
+  EXPECT_EQ(h.other_ns, us(174.5));  // HTA has no cross-stream class: its other
 
   const auto& s2 = stream(r.devices[0], 2).gaps;
   EXPECT_EQ(s2.busy_ns, us(200));
   EXPECT_EQ(s2.idle_ns, us(239.5));
-  EXPECT_EQ(class_ns(s2, GapClass::sync_stall), us(164.5));
+  EXPECT_EQ(class_ns(s2, GapClass::cross_stream_wait), us(164.5));  // 145.5..310, EVENT_WAIT 146..300
+  EXPECT_EQ(class_ns(s2, GapClass::sync_stall), 0);
   EXPECT_EQ(class_ns(s2, GapClass::kernel_wait), us(5));
   EXPECT_EQ(class_ns(s2, GapClass::other), us(70));
   const auto& s3 = stream(r.devices[0], 3).gaps;
@@ -349,4 +358,48 @@ TEST(ClockSkew, CountedAndQueueLengthNeverNegative) {
   print_summary(text, t, r);
   EXPECT_NE(text.str().find("clock skew: 1 ops start before their launch (max 5.000 us)"), std::string::npos)
       << text.str();
+}
+
+// The same fixture with its EVENT_WAIT task changed: a wait that ended before the op's launch
+// (146..246, launch at 280) left the host last, and a Notify Wait (another rank, not another
+// stream) holds no stream: both gaps are the host's again (sync_stall: the host sat in
+// aclrtSynchronizeStream 130..270).
+TEST(TorchNpuTrace, CrossStreamWaitOnlyWhenTheWaitReleasedTheOp) {
+  std::ifstream in(fixture("torch_npu_two_streams.json"));
+  const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string wait = R"("ts": "1700000000000146.000", "dur": 154.0, "args": {"Task Type": "EVENT_WAIT")";
+  ASSERT_NE(text.find(wait), std::string::npos);
+  const auto variant = [&](const std::string& replacement) {
+    std::string changed = text;
+    changed.replace(changed.find(wait), wait.size(), replacement);
+    return analyze_trace(import_trace_text(changed, "variant.json"), {});
+  };
+  const TraceReport early = variant(R"("ts": "1700000000000146.000", "dur": 100.0, "args": {"Task Type": "EVENT_WAIT")");
+  EXPECT_EQ(class_ns(early.devices[0].gaps, GapClass::sync_stall), us(50));
+  EXPECT_EQ(class_ns(early.devices[0].gaps, GapClass::cross_stream_wait), 0);
+  EXPECT_EQ(class_ns(stream(early.devices[0], 2).gaps, GapClass::sync_stall), us(164.5));
+  const TraceReport notify = variant(R"("ts": "1700000000000146.000", "dur": 154.0, "args": {"Task Type": "Notify Wait")");
+  EXPECT_EQ(class_ns(notify.devices[0].gaps, GapClass::sync_stall), us(50));
+  EXPECT_EQ(class_ns(notify.devices[0].gaps, GapClass::cross_stream_wait), 0);
+  const ImportedTrace t = import_trace_file(fixture("torch_npu_two_streams.json"));
+  EXPECT_EQ(t.counts.stream_wait_tasks, 1u);
+}
+
+// Host and device clocks that disagree beyond launch skew: a warning with the figure.
+TEST(ClockSkew, BeyondExplainableSkewIsAWarningWithTheFigure) {
+  std::string text = skewed_step_trace();
+  const std::string k2 = R"("name":"k2","pid":0,"tid":7,"ts":55,"dur":20)";
+  ASSERT_NE(text.find(k2), std::string::npos);
+  const ImportedTrace small = import_trace_text(text, "step.json");
+  std::ostringstream small_text;
+  print_summary(small_text, small, analyze_trace(small, {}));
+  EXPECT_EQ(small_text.str().find("warning: host and device clocks disagree"), std::string::npos);
+  // k2 now starts 2,000 us before its launch at 60 (ts -1940).
+  text.replace(text.find(k2), k2.size(), R"("name":"k2","pid":0,"tid":7,"ts":-1940,"dur":20)");
+  const ImportedTrace t = import_trace_text(text, "step.json");
+  std::ostringstream out;
+  print_summary(out, t, analyze_trace(t, {}));
+  EXPECT_NE(out.str().find("warning: host and device clocks disagree: an op starts 2000.000 us before its launch"),
+            std::string::npos)
+      << out.str();
 }

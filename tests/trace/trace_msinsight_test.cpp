@@ -14,6 +14,7 @@
 
 #include "harness/core/number_format.hpp"
 #include "harness/core/result_json.hpp"
+#include "harness/trace/ascend_profile_dir.hpp"
 #include "harness/trace/replay.hpp"
 #include "harness/trace/trace_analysis.hpp"
 #include "tests/support/process.hpp"
@@ -188,11 +189,140 @@ TEST(TraceMsinsight, ReplayOfTheStepReproducesIt) {
   EXPECT_NEAR(ns_to_ms(replayed.forwards[0].duration_ns()), trace_ms, 0.02 * trace_ms);
 }
 
+// The step's longest event wait (65.6 ms: the compute stream waiting for the allreduce, found by
+// expected_figures.py from the raw events) is on the critical path under the collective's name,
+// not as a queue gap of the copy after it (before: "queue_gap MEMCPY_ASYNC 70.851 ms").
+TEST(TraceMsinsight, CriticalPathNamesTheAllreduceTheStreamWaitedFor) {
+  const auto& e = expected()["traces"][1];
+  const ReplayModel m = build_replay_model(import_trace_file(trace_path(e)), -1);
+  const ReplayMetrics replayed = measure_replay(m, replay(m), support::us(30), 40);
+  ASSERT_EQ(replayed.forwards.size(), 1u);
+  const std::string releaser = e["longest_event_wait"]["released_by"].get<std::string>();
+  EXPECT_EQ(releaser.rfind("hcom_allReduce", 0), 0u) << releaser;
+  Nanos held = 0, copy_queue = 0;
+  for (const CriticalSegment& s : replayed.forwards[0].critical_path.segments) {
+    if (s.kind == "cross_stream_wait" && s.name == releaser) held += s.total_ns;
+    if (s.kind == "queue_gap" && s.name == "MEMCPY_ASYNC") copy_queue += s.total_ns;
+  }
+  EXPECT_GE(held, e["longest_event_wait"]["dur_ns"].get<Nanos>());
+  EXPECT_LT(copy_queue, support::us(1000));
+}
+
 TEST(TraceMsinsight, ExpectedFiguresAreCurrent) {
   if (std::system("python3 -c 'import json' > /dev/null 2>&1") != 0) GTEST_SKIP() << "no python3";
   const std::string command =
       "python3 " + testing::shell_quote(msinsight_dir() / "expected_figures.py") + " --check";
   EXPECT_EQ(std::system(command.c_str()), 0) << "run " << command.substr(0, command.size() - 8) << " --write";
+}
+
+}  // namespace
+}  // namespace encbench::trace
+
+namespace encbench::trace {
+namespace {
+
+// torch_npu's MSPTI export is Kineto's layout: process "NPU" (pid 0), kernels on tid 47 with
+// args.streamId, launches as privateuse1_runtime calls with ac2g flows. An excerpt of msinsight's
+// sample (mspti/excerpt_mspti_trace.py, whose --expected computes these figures from the excerpt).
+TEST(TraceMsinsight, MsptiExportIsReadAsNpuDeviceLanes) {
+  const ImportedTrace t = import_trace_file(msinsight_dir() / "mspti" / "npu_mspti_excerpt.pt.trace.json");
+  EXPECT_EQ(t.layout, TraceLayout::kineto);
+  ASSERT_EQ(t.devices.size(), 1u);
+  EXPECT_EQ(t.devices[0].label, "NPU 0");
+  EXPECT_EQ(t.devices[0].timeline.device_kind, "npu:0");
+  ASSERT_EQ(t.devices[0].timeline.streams.size(), 1u);
+  EXPECT_EQ(t.devices[0].timeline.streams[0].stream, 47);
+  EXPECT_EQ(t.counts.device_ops, 23u);
+  EXPECT_EQ(t.counts.linked_by_flow, 11u);
+  EXPECT_EQ(t.counts.skipped_profiler_spans, 1u);
+  std::size_t runtime_calls = 0;
+  for (const timeline::HostSpan& s : t.devices[0].timeline.host_spans) {
+    runtime_calls += s.kind == timeline::HostSpanKind::api ? 1 : 0;
+  }
+  EXPECT_EQ(runtime_calls, 11u);  // privateuse1_runtime: launch calls, not host work
+  AnalyzeOptions whole;
+  whole.whole_trace = true;
+  const TraceReport r = analyze_trace(t, whole);
+  EXPECT_EQ(r.devices[0].gaps.busy_ns, 185'304);
+  EXPECT_EQ(r.devices[0].gaps.span_end_ns - r.devices[0].gaps.span_start_ns, 1'953'799);
+  EXPECT_EQ(r.devices[0].gaps.idle_ns, 1'768'495);
+}
+
+}  // namespace
+}  // namespace encbench::trace
+
+namespace encbench::trace {
+namespace {
+
+fs::path profile_dir(const nlohmann::json& e) { return trace_path(e).parent_path().parent_path(); }
+
+// Runs `trace analyze DIR`; returns the exit code and the output.
+std::pair<int, std::string> analyze_dir(const fs::path& dir, const fs::path& log) {
+  const std::string command = testing::shell_quote(ENCBENCH_CLI_PATH) + " trace analyze " + testing::shell_quote(dir) +
+                              " --top 1 > " + testing::shell_quote(log) + " 2>&1";
+  const int status = std::system(command.c_str());
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, testing::read_text_file(log)};
+}
+
+// Every row of torch_npu's kernel_details.csv is an op of the trace (expected_figures.py finds each
+// within 1 ns of its duration): the cross-check matches them all and disagrees by at most 1 ns.
+TEST(TraceMsinsight, ProfileDirectoryCrossChecksKernelDetails) {
+  for (const auto& e : expected()["traces"]) {
+    SCOPED_TRACE(e["trace"].get<std::string>());
+    const AscendProfileFiles files = find_ascend_profile_files(profile_dir(e));
+    EXPECT_EQ(files.trace, trace_path(e));
+    const KernelTableCheck check = check_kernel_details(files.kernel_details, import_trace_file(files.trace));
+    EXPECT_TRUE(check.problems.empty());
+    EXPECT_EQ(check.rows, e["kernel_details_rows"].get<std::size_t>());
+    EXPECT_EQ(check.matched, check.rows);
+    EXPECT_LE(check.largest_disagreement_ns, 1);
+    // op_statistic.csv (level 1 only): per-type totals against the trace's ops of that type.
+    const OpStatisticCheck types = check_op_statistic(files.op_statistic, check);
+    if (e["op_statistic"].is_null()) {
+      ASSERT_EQ(types.problems.size(), 1u);
+      EXPECT_NE(types.problems[0].find("op_statistic.csv: missing"), std::string::npos) << types.problems[0];
+    } else {
+      EXPECT_TRUE(types.problems.empty());
+      EXPECT_EQ(types.types, e["op_statistic"]["types"].get<std::size_t>());
+      EXPECT_EQ(types.compared, types.types);
+      EXPECT_EQ(types.largest_disagreement_ns, e["op_statistic"]["largest_disagreement_ns"].get<Nanos>());
+      EXPECT_EQ(types.largest_type, e["op_statistic"]["largest_type"].get<std::string>());
+    }
+  }
+  const auto [code, text] = analyze_dir(profile_dir(expected()["traces"][1]), support::scratch_dir("dir_ok") / "log");
+  EXPECT_EQ(code, 0) << text;
+  EXPECT_NE(text.find("kernel_details.csv: 191 rows, 191 found as ops"), std::string::npos) << text;
+  EXPECT_NE(text.find("op_statistic.csv: 33 op types, 33 compared"), std::string::npos) << text;
+}
+
+// A missing or cut kernel table: one line naming the file and what was expected; the trace is
+// still analysed. No trace at all: exit 2 naming the file expected.
+TEST(TraceMsinsight, ProfileDirectoryWithMissingOrCutFiles) {
+  const fs::path scratch = support::scratch_dir("ascend_dir");
+  const fs::path copy = scratch / "rank0_ascend_pt", out = copy / "ASCEND_PROFILER_OUTPUT";
+  fs::remove_all(copy);
+  fs::create_directories(copy);
+  fs::copy(profile_dir(expected()["traces"][1]), copy, fs::copy_options::recursive);
+  const std::string table = testing::read_text_file(out / "kernel_details.csv");
+  // Cut in the middle of the 11th row (line 12): 10 complete rows before it.
+  std::size_t cut = 0;
+  for (int line = 0; line < 11; ++line) cut = table.find('\n', cut) + 1;
+  std::ofstream(out / "kernel_details.csv", std::ios::trunc) << table.substr(0, cut + 40);
+  auto [code, text] = analyze_dir(copy, scratch / "cut.log");
+  EXPECT_EQ(code, 0) << text;
+  EXPECT_NE(text.find("kernel_details.csv: truncated or malformed at line 12"), std::string::npos) << text;
+  EXPECT_NE(text.find("cross-checked the 10 rows before it"), std::string::npos) << text;
+  EXPECT_NE(text.find("NPU 0: window"), std::string::npos) << text;  // the rest analysed
+  fs::remove(out / "kernel_details.csv");
+  std::tie(code, text) = analyze_dir(copy, scratch / "missing.log");
+  EXPECT_EQ(code, 0) << text;
+  EXPECT_NE(text.find("kernel_details.csv: missing; expected torch_npu's per-kernel table"), std::string::npos) << text;
+  EXPECT_NE(text.find("NPU 0: window"), std::string::npos) << text;
+  fs::remove(out / "trace_view.json.gz");
+  std::tie(code, text) = analyze_dir(copy, scratch / "no_trace.log");
+  EXPECT_EQ(code, 2) << text;
+  EXPECT_NE(text.find("trace_view.json: missing; expected torch_npu's trace"), std::string::npos) << text;
+  fs::remove_all(scratch);
 }
 
 }  // namespace
