@@ -419,7 +419,8 @@ std::size_t Comparison::regression_count() const {
   return n;
 }
 
-Comparison compare_runs(const RunResult& base, const RunResult& next, const Gate& gate) {
+Comparison compare_runs(const RunResult& base, const RunResult& next, const Gate& gate,
+                        judgement::RoundDesign design) {
   require_comparable(base, next);
   Comparison c;
   c.kind = next.kind;
@@ -460,7 +461,8 @@ Comparison compare_runs(const RunResult& base, const RunResult& next, const Gate
       row.verdict = Verdict::none;
     } else {
       take_judgement(row, judgement::judge(evidence_of(*b, row.deterministic), evidence_of(m, row.deterministic),
-                                           statistic_kind(m), row.better == Better::higher, settings_of(row.rule)));
+                                           statistic_kind(m), row.better == Better::higher, settings_of(row.rule),
+                                           design));
       if (row.deterministic) row.noise_floor_used = std::max(relative_range(b->samples), relative_range(m.samples));
     }
     if (!premise.empty()) row.reason = premise + row.reason;

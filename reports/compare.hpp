@@ -149,7 +149,10 @@ AcceptedChange parse_accepted_change(const std::string& spec, const std::string&
 // Marks the regressions and violated exact checks that match an accepted change; returns how many.
 std::size_t apply_accepted_changes(Comparison& comparison, const std::vector<AcceptedChange>& accepted);
 
-Comparison compare_runs(const RunResult& base, const RunResult& next, const Gate& gate);
+// `design`: paired when BASE's run k and NEW's run k share their inputs by construction (the
+// virtual clock's seeds); independent otherwise.
+Comparison compare_runs(const RunResult& base, const RunResult& next, const Gate& gate,
+                        judgement::RoundDesign design = judgement::RoundDesign::independent);
 // Judges each of the gate's conditions on its metric's BASE and NEW values (the compared rows)
 // and adds it to the exact checks: a failed one is a regression. Throws InvalidInput listing the
 // compared metrics when a condition names none of them.

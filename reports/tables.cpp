@@ -212,7 +212,8 @@ std::string render_terminal(const Comparison& c) {
   }
   out << judged_at_line(c) << "\n";
   for (const auto& line : settle_lines(c)) out << line << "\n";
-  out << summary_line(c) << "\n";
+  // An A/B's own comparison asked no gate: no PASS/FAIL beside its verdicts.
+  if (c.gate_requested) out << summary_line(c) << "\n";
   return out.str();
 }
 

@@ -169,6 +169,17 @@ bool all_positive(std::span<const double> xs) {
   return std::all_of(xs.begin(), xs.end(), [](double x) { return x > 0; });
 }
 
+// A t test's estimate (d and its standard error set) at `df` degrees of freedom: its critical
+// value, power quantile, p, and the verdict.
+void conclude_t(Judgement& j, Estimate& e, double df, bool higher_is_better) {
+  e.sd_bias = sd_bias_of(df);
+  e.df = df;
+  e.critical = student_t_quantile(1 - j.settings.alpha / 2, df);
+  e.power_quantile = student_t_quantile(j.settings.power, df);
+  e.p_value = e.se > 0 ? 2 * (1 - student_t_cdf(std::fabs(e.d) / e.se, df)) : (e.d == 0 ? 1.0 : 0.0);
+  conclude(j, e, higher_is_better);
+}
+
 // Rounds as the unit: two-sample t on the rounds' values (logs when all positive), pooled variance.
 void judge_rounds(Judgement& j, std::vector<double> ra, std::vector<double> rb, bool higher_is_better) {
   j.test = "t on round values";
@@ -189,13 +200,28 @@ void judge_rounds(Judgement& j, std::vector<double> ra, std::vector<double> rb, 
   const double df = ka + kb - 2;
   e.d = mb - ma;
   e.se = std::sqrt(ss / df) * std::sqrt(1 / ka + 1 / kb);
-  e.sd_bias = sd_bias_of(df);
-  e.df = df;
-  e.critical = student_t_quantile(1 - j.settings.alpha / 2, df);
-  e.power_quantile = student_t_quantile(j.settings.power, df);
-  e.p_value = e.se > 0 ? 2 * (1 - student_t_cdf(std::fabs(e.d) / e.se, df)) : (e.d == 0 ? 1.0 : 0.0);
-  conclude(j, e, higher_is_better);
+  conclude_t(j, e, df, higher_is_better);
   if (e.se == 0) j.reason += " (no spread between rounds)";
+}
+
+// Paired rounds (round k of A and of B ran the same seed: the same prompts and arrivals): one-sample
+// t on the rounds' log ratios, df = k - 1. What the seeds share (a hard prompt sample) cancels in
+// each ratio, so only what the arms do differently with the same inputs is left as noise.
+void judge_paired_rounds(Judgement& j, const std::vector<double>& ra, const std::vector<double>& rb,
+                         bool higher_is_better) {
+  Estimate e;
+  e.log_scale = all_positive(ra) && all_positive(rb);
+  const double scale = std::fabs(stats::mean(ra));
+  j.test = e.log_scale ? "paired t on log round ratios" : "paired t on round differences";
+  std::vector<double> d(ra.size());
+  for (std::size_t k = 0; k < ra.size(); ++k)
+    d[k] = e.log_scale ? std::log(rb[k] / ra[k]) : (scale > 0 ? (rb[k] - ra[k]) / scale : 0);
+  const double n = static_cast<double>(d.size());
+  const double df = n - 1;
+  e.d = stats::mean(d);
+  e.se = stats::stdev_sample(d) / std::sqrt(n);
+  conclude_t(j, e, df, higher_is_better);
+  if (e.se == 0) j.reason += " (the same ratio in every round)";
 }
 
 // The smallest number of requests a side needs for `statistic` to be judged from them.
@@ -316,7 +342,7 @@ double compute(const StatisticKind& statistic, std::span<const double> requests)
 }
 
 Judgement judge(const Evidence& a, const Evidence& b, const StatisticKind& statistic, bool higher_is_better,
-                const Settings& settings) {
+                const Settings& settings, RoundDesign design) {
   Judgement j;
   j.settings = settings;
   j.value_a = a.value;
@@ -343,7 +369,10 @@ Judgement judge(const Evidence& a, const Evidence& b, const StatisticKind& stati
       j.settle = "at least " + std::to_string(need) + " requests a round (--num-prompts)";
       return j;
     }
-    judge_rounds(j, std::move(ra), std::move(rb), higher_is_better);
+    if (design == RoundDesign::paired && ra.size() == rb.size() && ra.size() >= 2)
+      judge_paired_rounds(j, ra, rb, higher_is_better);
+    else
+      judge_rounds(j, std::move(ra), std::move(rb), higher_is_better);
     return j;
   }
   if (statistic.kind != StatisticKind::Kind::value && a.requests.size() >= need && b.requests.size() >= need) {
@@ -396,12 +425,7 @@ Judgement judge_against_history(std::span<const double> history, double value, b
   const double next = e.log_scale ? std::log(value) : (scale > 0 ? value / scale : value);
   e.d = next - mean;
   e.se = stats::stdev_sample(xs) * std::sqrt(1 + 1 / n);
-  e.sd_bias = sd_bias_of(n - 1);
-  e.df = n - 1;
-  e.critical = student_t_quantile(1 - settings.alpha / 2, n - 1);
-  e.power_quantile = student_t_quantile(settings.power, n - 1);
-  e.p_value = e.se > 0 ? 2 * (1 - student_t_cdf(std::fabs(e.d) / e.se, n - 1)) : (e.d == 0 ? 1.0 : 0.0);
-  conclude(j, e, higher_is_better);
+  conclude_t(j, e, n - 1, higher_is_better);
   return j;
 }
 

@@ -5,7 +5,8 @@
 //
 // The test follows the evidence, chosen per statistic:
 //  * rounds (two or more runs, seeds or repetitions on at least one side, one or more on the
-//    other): the round is the unit. Each round's own value of the statistic (its mean, median,
+//    other): the round is the unit. Paired rounds (the same seed on both sides) are judged by
+//    the one-sample t on their log ratios. Each round's own value of the statistic (its mean, median,
 //    P99, throughput...) goes into a two-sample t test on the logarithms, pooled variance,
 //    df = rounds_a + rounds_b - 2. Requests of one round share the server's state, warm-up and
 //    the machine's drift, so only rounds are independent; logs because latencies and rates
@@ -87,9 +88,16 @@ struct Judgement {
   std::string caveat;  // a second line when needed (beyond the MDE yet not significant; blind to drift)
 };
 
+// How the rounds of the two sides relate. `paired`: round k of A and round k of B share their
+// inputs by construction (the virtual clock's seed k: the same prompts and arrivals), so the test
+// is the one-sample t on the rounds' log ratios. `independent`: rounds of one side are exchangeable
+// with no partner on the other (live rounds, merged runs, repetitions). The design is the caller's
+// to declare from how the runs were made, never chosen from the data.
+enum class RoundDesign { independent, paired };
+
 // `higher_is_better`: throughput-like metrics; false for latencies.
 Judgement judge(const Evidence& a, const Evidence& b, const StatisticKind& statistic, bool higher_is_better,
-                const Settings& settings);
+                const Settings& settings, RoundDesign design = RoundDesign::independent);
 
 // One new value against `history` (earlier runs of the same series, two or more): the t
 // prediction interval of one new value on logs, mean +- t(1 - alpha/2, n - 1) s sqrt(1 + 1/n).

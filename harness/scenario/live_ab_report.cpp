@@ -298,11 +298,8 @@ reports::Comparison compare_arms(const LiveAbOptions& o, const std::vector<std::
   out << "\nA/B: " << o.arms[0].name << " (Before) vs " << o.arms[1].name << " (After), " << by_arm[0].size() << " + "
       << by_arm[1].size() << " round(s), interleaved ABBA, pooled\n";
   if (invalid.empty()) {
-    // The table without compare's "Gate (...): PASS/FAIL" line: a gate's "regression" wording
-    // beside the A/B verdict below read as a second, contradicting verdict.
-    std::string table = reports::render_terminal(comparison);
-    if (const auto gate_line = table.rfind("\nGate ("); gate_line != std::string::npos) table.erase(gate_line + 1);
-    out << table;
+    // The comparison asked no gate (gate_requested false): the table carries no PASS/FAIL line.
+    out << reports::render_terminal(comparison);
     print_verdicts(out, doc["verdicts"], o.judging);
   } else {
     out << "NO VERDICT: some rounds did not run cleanly:\n";

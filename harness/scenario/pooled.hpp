@@ -18,6 +18,7 @@ reports::RunResult pool_repeats(const std::vector<nlohmann::json>& serving, cons
 // serving_by_arm[a][k]: arm a's k-th repeat (vLLM result keys); repeat_names[a][k] labels it.
 reports::Comparison compare_pooled_arms(const std::vector<std::vector<nlohmann::json>>& serving_by_arm,
                                         const std::vector<std::vector<std::string>>& repeat_names,
-                                        const judgement::Settings& settings = {});
+                                        const judgement::Settings& settings = {},
+                                        judgement::RoundDesign design = judgement::RoundDesign::independent);
 
 }  // namespace encbench::scenario

@@ -120,14 +120,14 @@ reports::RunResult pool_repeats(const std::vector<nlohmann::json>& serving, cons
 
 reports::Comparison compare_pooled_arms(const std::vector<std::vector<nlohmann::json>>& serving_by_arm,
                                         const std::vector<std::vector<std::string>>& repeat_names,
-                                        const judgement::Settings& settings) {
+                                        const judgement::Settings& settings, judgement::RoundDesign design) {
   require(serving_by_arm.size() == 2, "a preset A/B comparison needs two arms");
   std::vector<reports::RunResult> pooled;
   for (std::size_t a = 0; a < serving_by_arm.size(); ++a) {
     require(!serving_by_arm[a].empty(), "arm " + std::to_string(a) + " has no finished repeat to compare");
     pooled.push_back(pool_repeats(serving_by_arm[a], repeat_names[a]));
   }
-  reports::Comparison c = reports::compare_runs(pooled[0], pooled[1], reports::default_gate(settings));
+  reports::Comparison c = reports::compare_runs(pooled[0], pooled[1], reports::default_gate(settings), design);
   c.gate_requested = false;
   return c;
 }

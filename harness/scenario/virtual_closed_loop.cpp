@@ -211,7 +211,11 @@ reports::Comparison compare_seeds(const std::vector<std::string>& presets,
   std::vector<std::vector<std::string>> names(by_arm.size());
   for (std::size_t a = 0; a < by_arm.size(); ++a)
     for (const ArmSeed& r : by_arm[a]) names[a].push_back(presets[a] + " seed " + std::to_string(r.seed));
-  return compare_pooled_arms(serving, names, settings);
+  // Seed k of both arms drew the same prompts and arrivals: paired rounds.
+  bool same_seeds = by_arm.size() == 2 && by_arm[0].size() == by_arm[1].size();
+  for (std::size_t k = 0; same_seeds && k < by_arm[0].size(); ++k) same_seeds = by_arm[0][k].seed == by_arm[1][k].seed;
+  return compare_pooled_arms(serving, names, settings,
+                             same_seeds ? judgement::RoundDesign::paired : judgement::RoundDesign::independent);
 }
 
 reports::Comparison compare_seeds(const std::vector<std::string>& presets,

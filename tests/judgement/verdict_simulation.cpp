@@ -29,13 +29,15 @@ std::vector<double> round_requests(Stream& rng, std::size_t n, double log_shift)
 }
 
 // An arm's evidence: its rounds, each at its place in the ABBA order (arm 0 rounds at 0,3,4,7..).
-Evidence arm_evidence(Stream& rng, const PathShape& path, const StatisticCase& stat, int arm, double change) {
+Evidence arm_evidence(Stream& rng, const PathShape& path, const StatisticCase& stat, int arm, double change,
+                      const std::vector<double>& seed_levels) {
   Evidence e;
   std::vector<double> pooled;
   for (std::size_t r = 0; r < path.rounds; ++r) {
     const bool first = (r % 2 == 0) == (arm == 0);  // ABBA: A first in even rounds
     const double position = 2.0 * static_cast<double>(r) + (first ? 0 : 1);
-    const double shift = std::log1p(change) + path.round_sd * rng.normal() + path.trend_per_round * position;
+    const double shift = std::log1p(change) + path.round_sd * rng.normal() + path.trend_per_round * position +
+                         seed_levels[r];
     if (stat.statistic.kind == StatisticKind::Kind::value) {
       // A rate (requests/s): its round-to-round noise is that of the round's duration; a slower
       // server (change > 0) serves fewer requests a second.
@@ -58,16 +60,19 @@ Evidence arm_evidence(Stream& rng, const PathShape& path, const StatisticCase& s
 }
 
 Judgement one(Stream& rng, const PathShape& path, const StatisticCase& stat, const Settings& settings, double change) {
-  const Evidence a = arm_evidence(rng, path, stat, 0, 0);
-  const Evidence b = arm_evidence(rng, path, stat, 1, change);
-  return judge(a, b, stat.statistic, stat.statistic.kind == StatisticKind::Kind::value, settings);
+  std::vector<double> seed_levels(path.rounds);
+  for (double& level : seed_levels) level = path.seed_sd * rng.normal();
+  const Evidence a = arm_evidence(rng, path, stat, 0, 0, seed_levels);
+  const Evidence b = arm_evidence(rng, path, stat, 1, change, seed_levels);
+  return judge(a, b, stat.statistic, stat.statistic.kind == StatisticKind::Kind::value, settings,
+               path.paired ? RoundDesign::paired : RoundDesign::independent);
 }
 
 }  // namespace
 
 std::vector<PathShape> command_paths() {
   return {{"live rounds (bench ab, run --clock real)", 3, 100, 0.03, 0.005},
-          {"virtual seeds (run)", 5, 500, 0.0, 0.0},
+          {"virtual seeds (run)", 10, 500, 0.0, 0.0, true, 0.3},
           {"single results (compare --save-detailed)", 1, 600, 0.0, 0.0}};
 }
 

@@ -20,6 +20,10 @@ struct PathShape {
   std::size_t requests = 100; // per round
   double round_sd = 0.03;     // sd of the log round effect (machine/server state)
   double trend_per_round = 0.005;  // log drift per position in the ABBA run order
+  // Paired rounds: round k of both arms ran the same seed, whose prompts set a level both share
+  // (sd of that log level); judged with RoundDesign::paired.
+  bool paired = false;
+  double seed_sd = 0;
 };
 std::vector<PathShape> command_paths();
 

@@ -19,7 +19,10 @@ std::size_t simulations() { return std::getenv("ENCBENCH_SANITIZED") ? 60 : 200;
 TEST(VerdictSimulation, AaRateAndPowerAtTheMdeHoldForEveryStatisticAndPath) {
   const Settings settings;
   const std::size_t n = simulations();
+  // The claims are made at 1,000 simulations (docs/reports.md); this reduced count widens each
+  // bound by two of its own standard errors.
   const double se_aa = std::sqrt(settings.alpha * (1 - settings.alpha) / static_cast<double>(n));
+  const double claimed_aa = settings.alpha + 2 * std::sqrt(settings.alpha * (1 - settings.alpha) / 1000.0);
   const double se_power = std::sqrt(settings.power * (1 - settings.power) / static_cast<double>(n));
   std::uint64_t seed = 1;
   int cells = 0;
@@ -35,7 +38,7 @@ TEST(VerdictSimulation, AaRateAndPowerAtTheMdeHoldForEveryStatisticAndPath) {
       ++cells;
       SCOPED_TRACE(path.name + " / " + stat.name);
       EXPECT_EQ(r.not_testable, 0u);
-      EXPECT_LE(r.aa_non_same, settings.alpha + 2 * se_aa);
+      EXPECT_LE(r.aa_non_same, claimed_aa + 2 * se_aa);
       EXPECT_GE(r.detected_at_mde, 0.75 - 2 * se_power);
       EXPECT_LE(r.detected_at_mde, 0.85 + 2 * se_power);
       EXPECT_GT(r.median_mde, 0.0);
