@@ -325,7 +325,7 @@ std::string gate_line(const std::string& title, const ClassifiedRows& rows) {
       i = 0;
       for (const auto& [t, n] : rows.abs_thresholds) o << (i++ ? ", " : "") << esc(t) << " (" << n << ")";
     }
-    o << "; pooled rounds must also clear the between-round spread";
+    o << "; verdicts by the one rule of docs/reports.md (Verdicts), a gate's SLOWER held after Holm's correction";
   }
   o << "</p>\n";
   return o.str();
@@ -341,15 +341,21 @@ std::string row_html(const GateRow& r, bool with_link) {
     << esc(get_s(src, "label").empty() ? name : get_s(src, "label")) << "</td>";
   if (r.metric) {
     const json& m = *r.metric;
+    // The judgement's own change and interval where it made one; the plain relative change else.
     std::optional<double> change;
     if (m.contains("relative_change") && m["relative_change"].is_number()) change = m["relative_change"].get<double>();
+    if (m.contains("change") && m["change"].is_number()) change = m["change"].get<double>();
+    std::string change_text = format_change(change);
+    if (m.contains("change_interval") && m["change_interval"].is_array() && m["change_interval"].size() == 2)
+      change_text += " [" + numbers::signed_fixed(100 * m["change_interval"][0].get<double>(), 2) + ", " +
+                     numbers::signed_fixed(100 * m["change_interval"][1].get<double>(), 2) + "]";
     std::string spread = evidence_text(m);
     if (!r.evidence_id.empty()) {
       const std::string range = round_change_range(side_of(r.gate->new_rounds, name), get_d(m, "before"));
       if (!range.empty()) spread += "; " + range;
     }
     t << "<td class=\"n\">" << format_number(get_d(m, "before")) << "</td><td class=\"n\">"
-      << format_number(get_d(m, "after")) << "</td><td class=\"n\">" << esc(format_change(change))
+      << format_number(get_d(m, "after")) << "</td><td class=\"n\">" << esc(change_text)
       << "</td><td>" << esc(spread) << "</td>";
   } else {
     const json& e = *r.exact;
@@ -381,12 +387,14 @@ std::string verdict_tables(const ClassifiedRows& rows) {
     o << "</table>\n";
   }
   o << "<details id=\"noisy\"><summary>NOISY: " << rows.noisy.size()
-    << " metrics changed beyond the threshold, but the data cannot tell it from noise (never fails the gate)"
+    << " metrics not testable with this evidence (one value a side, or too few requests beyond a percentile; "
+       "each says what would settle it; never fails a gate)"
     << "</summary>\n<table>" << header << "</tr>\n";
   for (const auto& r : rows.noisy) o << row_html(r, false);
   o << "</table></details>\n";
   o << "<details id=\"same\"><summary>SAME: " << rows.same.size()
-    << " metrics and exact checks unchanged within threshold and noise</summary>\n<table>" << header << "</tr>\n";
+    << " metrics and exact checks: no change detected beyond the threshold (each with its MDE)</summary>\n<table>"
+    << header << "</tr>\n";
   for (const auto& r : rows.same) o << row_html(r, false);
   o << "</table></details>\n";
   return o.str();
