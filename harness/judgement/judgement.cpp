@@ -180,6 +180,12 @@ void conclude_t(Judgement& j, Estimate& e, double df, bool higher_is_better) {
   conclude(j, e, higher_is_better);
 }
 
+// One run a side: what requests cannot tell.
+void add_single_run_caveat(Judgement& j) {
+  j.caveat += std::string(j.caveat.empty() ? "" : "; ") +
+              "one run a side: requests judged, blind to drift between the two runs (rounds settle it)";
+}
+
 // Rounds as the unit: two-sample t on the rounds' values (logs when all positive), pooled variance.
 void judge_rounds(Judgement& j, std::vector<double> ra, std::vector<double> rb, bool higher_is_better) {
   j.test = "t on round values";
@@ -253,12 +259,8 @@ void judge_request_means(Judgement& j, const Evidence& a, const Evidence& b, boo
   // Welch-Satterthwaite degrees of freedom.
   const double df = (ta + tb) * (ta + tb) / (ta * ta / (na - 1) + tb * tb / (nb - 1));
   const double dof = std::isfinite(df) && df >= 1 ? df : na + nb - 2;
-  e.critical = student_t_quantile(1 - j.settings.alpha / 2, dof);
-  e.power_quantile = student_t_quantile(j.settings.power, dof);
-  e.p_value = e.se > 0 ? 2 * (1 - student_t_cdf(std::fabs(e.d) / e.se, dof)) : (e.d == 0 ? 1.0 : 0.0);
-  conclude(j, e, higher_is_better);
-  j.caveat += std::string(j.caveat.empty() ? "" : "; ") +
-              "one run a side: requests judged, blind to drift between the two runs (rounds settle it)";
+  conclude_t(j, e, dof, higher_is_better);
+  add_single_run_caveat(j);
 }
 
 // One round a side, a median or percentile: bootstrap of the statistic, requests resampled within
@@ -294,13 +296,8 @@ void judge_requests(Judgement& j, const Evidence& a, const Evidence& b, const St
   // side undoes that bias, and t with min(n) - 1 degrees of freedom keeps small samples honest.
   const double n_min = static_cast<double>(std::min(a.requests.size(), b.requests.size()));
   e.se = stats::stdev_sample(diffs) * std::sqrt(n_min / (n_min - 1));
-  const double df = n_min - 1;
-  e.critical = student_t_quantile(1 - j.settings.alpha / 2, df);
-  e.power_quantile = student_t_quantile(j.settings.power, df);
-  e.p_value = e.se > 0 ? 2 * (1 - student_t_cdf(std::fabs(e.d) / e.se, df)) : (e.d == 0 ? 1.0 : 0.0);
-  conclude(j, e, higher_is_better);
-  j.caveat += std::string(j.caveat.empty() ? "" : "; ") +
-              "one run a side: requests judged, blind to drift between the two runs (rounds settle it)";
+  conclude_t(j, e, n_min - 1, higher_is_better);
+  add_single_run_caveat(j);
 }
 
 void judge_deterministic(Judgement& j, bool higher_is_better) {
