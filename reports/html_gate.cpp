@@ -345,17 +345,18 @@ std::string row_html(const GateRow& r, bool with_link) {
     std::optional<double> change;
     if (m.contains("relative_change") && m["relative_change"].is_number()) change = m["relative_change"].get<double>();
     if (m.contains("change") && m["change"].is_number()) change = m["change"].get<double>();
-    std::string change_text = format_change(change);
+    // The interval on a line of its own, so that narrow pages wrap it rather than overflow.
+    std::string change_html = esc(format_change(change));
     if (m.contains("change_interval") && m["change_interval"].is_array() && m["change_interval"].size() == 2)
-      change_text += " [" + numbers::signed_fixed(100 * m["change_interval"][0].get<double>(), 2) + ", " +
-                     numbers::signed_fixed(100 * m["change_interval"][1].get<double>(), 2) + "]";
+      change_html += "<br><small style=\"white-space:normal\">[" + numbers::signed_fixed(100 * m["change_interval"][0].get<double>(), 2) + ", " +
+                     numbers::signed_fixed(100 * m["change_interval"][1].get<double>(), 2) + "]</small>";
     std::string spread = evidence_text(m);
     if (!r.evidence_id.empty()) {
       const std::string range = round_change_range(side_of(r.gate->new_rounds, name), get_d(m, "before"));
       if (!range.empty()) spread += "; " + range;
     }
     t << "<td class=\"n\">" << format_number(get_d(m, "before")) << "</td><td class=\"n\">"
-      << format_number(get_d(m, "after")) << "</td><td class=\"n\">" << esc(change_text)
+      << format_number(get_d(m, "after")) << "</td><td class=\"n\">" << change_html
       << "</td><td>" << esc(spread) << "</td>";
   } else {
     const json& e = *r.exact;
