@@ -170,7 +170,7 @@ std::vector<std::string> settle_lines(const Comparison& c) {
 
 std::string judged_at_line(const Comparison& c) {
   return "Judged at " + judgement::describe(c.settings) + " (gate defaults; a gate file may set them per metric). "
-         "Comparison: the test's change of After vs Before [" + numbers::fixed(100 * (1 - c.settings.alpha), 0) +
+         "Comparison: the test's change of After vs Before [" + numbers::significant(100 * (1 - c.settings.alpha), 4) +
          " % interval] (with rounds: of the rounds' geometric means); NOISY = not testable with this evidence";
 }
 

@@ -75,7 +75,7 @@ nlohmann::json headline_verdicts(const reports::Comparison& c, const std::vector
 }
 
 void print_verdicts(std::ostream& out, const nlohmann::json& rows, const judgement::Settings& settings) {
-  out << "\nVerdict per headline metric: After vs Before, change [" << fixed(100 * (1 - settings.alpha), 0)
+  out << "\nVerdict per headline metric: After vs Before, change [" << numbers::significant(100 * (1 - settings.alpha), 4)
       << " % interval]; MDE = smallest change this test detects at " << fixed(100 * settings.power, 0)
       << " % power (" << judgement::describe(settings) << ")\n";
   for (const auto& r : rows) {
