@@ -309,15 +309,6 @@ RunResult parse_serving(const json& doc, const std::string& source) {
       add(k, label.str(), Statistic::percentile, q);
     }
   }
-  // Run-level values end with the slowest requests: their run-to-run noise is about one
-  // request's latency spread over the run's duration.
-  if (auto e2el = samples.find("e2el"); e2el != samples.end() && e2el->second.size() >= 2 &&
-                                        is_number(doc, "duration") && doc["duration"].get<double>() > 0) {
-    const double rel = stats::stdev_sample(e2el->second) / 1e3 / doc["duration"].get<double>();
-    for (auto& m : r.metrics)
-      if (m.samples.empty() && (m.name == "duration" || m.group == MetricGroup::throughput))
-        m.run_noise_rel = rel;
-  }
   point("failed", "Failed requests", "", MetricGroup::exact, Better::lower);
   point("completed", "Successful requests", "", MetricGroup::info, Better::higher);
   point("total_input_tokens", "Total input tokens", "", MetricGroup::info, Better::none);

@@ -50,11 +50,6 @@ struct Metric {
   Statistic statistic = Statistic::point;
   double percentile_q = 0;             // for Statistic::percentile
   std::optional<std::string> text;     // string-valued metrics (accuracy verdict)
-  // Estimated relative standard deviation of this value between two runs of the same
-  // configuration, where the result itself shows it (0: unknown). Serving run-level values
-  // (duration, throughputs) are set by the last requests to finish, so their noise is about
-  // sd(E2EL) / duration. Informational: one value a side is not testable (judgement.hpp).
-  double run_noise_rel = 0;
   // After merge_runs pooled the samples of several runs: each run's own value of this metric.
   // Samples of one run share its conditions (machine state, process, code layout), so they are
   // not independent across runs; compare requires a change to clear the spread of these too.

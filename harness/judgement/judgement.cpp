@@ -82,7 +82,7 @@ struct Estimate {
   // sample happened to show its spread exactly (s underestimates sigma at few degrees of freedom).
   double sd_bias = 1;
   double df = 0;  // degrees of freedom behind `se` (0: known, as for a normal test)
-  double critical = 0, power_quantile = 0;  // two-sided critical value and power quantile of the test
+  double critical = 0;  // two-sided critical value of the test
   bool log_scale = true;
   double p_value = 1;
 };
@@ -175,7 +175,6 @@ void conclude_t(Judgement& j, Estimate& e, double df, bool higher_is_better) {
   e.sd_bias = sd_bias_of(df);
   e.df = df;
   e.critical = student_t_quantile(1 - j.settings.alpha / 2, df);
-  e.power_quantile = student_t_quantile(j.settings.power, df);
   e.p_value = e.se > 0 ? 2 * (1 - student_t_cdf(std::fabs(e.d) / e.se, df)) : (e.d == 0 ? 1.0 : 0.0);
   conclude(j, e, higher_is_better);
 }
