@@ -157,6 +157,10 @@ class DecodeSlot {
 
 class Server::Impl {
  public:
+  class SessionConnection;
+  class SessionLimits;
+  class SessionReader;
+  class SessionStreamer;
   class Session;
 
   explicit Impl(ServerConfig config);
@@ -202,26 +206,24 @@ class Server::Impl {
   std::string metrics_text() const;
 };
 
-// One TCP connection: reads requests one at a time (HTTP/1.1 keep-alive), answers each, and while
-// a generation is in flight keeps one read pending so a client that goes away is noticed at once.
-class Server::Impl::Session : public std::enable_shared_from_this<Session> {
+// One TCP connection, told in five parts by what each does, each built on the one before it:
+//   SessionConnection  the socket: writing responses, deadlines, watching for the client to go;
+//   SessionLimits      what the server refuses or injects: bytes in flight, the decode queue,
+//                      the API-server stage's bound, the fault knobs;
+//   SessionReader      reading a request: its header, then its body piece by piece;
+//   SessionStreamer    one generation: the engine's events to a body or an SSE stream;
+//   Session            routing: which endpoint answers, and a generation's way through the parse
+//                      lanes and the API-server stage to the engine.
+// A part calls the parts below it directly and the parts above it through the virtual hooks
+// read_header (reading), handle_request (routing) and pump_stream (streaming).
+class Server::Impl::SessionConnection : public std::enable_shared_from_this<SessionConnection> {
  public:
-  Session(Impl& server, tcp::socket socket)
+  SessionConnection(Impl& server, tcp::socket socket)
       : server_(server), socket_(std::move(socket)), deadline_(server.io_), stall_timer_(server.io_),
         api_server_timer_(server.io_) {}
-
-  ~Session() {
-    if (engine_handle_) engine_handle_->cancel();
-    {
-      std::lock_guard lock(server_.sessions_mutex_);
-      server_.sessions_.erase(this);
-    }
-    server_.with_stats([&](HttpStats& s) {
-      --s.connections_open;
-      if (streaming_active_) --s.streams_active;
-      if (backpressured_) --s.streams_backpressured;
-    });
-  }
+  virtual ~SessionConnection() = default;
+  SessionConnection(const SessionConnection&) = delete;
+  SessionConnection& operator=(const SessionConnection&) = delete;
 
   void start() {
     boost::system::error_code ec;
@@ -242,13 +244,12 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     api_server_timer_.cancel();
   }
 
- private:
+ protected:
   enum class Phase { header, body, processing, linger };
 
   Impl& server_;
   tcp::socket socket_;
   beast::flat_buffer buffer_;
-  std::optional<http::request_parser<http::string_body>> parser_;
   asio::steady_timer deadline_;
   asio::steady_timer stall_timer_;
   asio::steady_timer api_server_timer_;  // gives the request's API-server place back at its modelled end
@@ -263,32 +264,25 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
   bool response_complete_ = false;
   bool close_after_write_ = false;
   bool abort_after_write_ = false;  // disconnect fault: drop without the final chunk
-  GenerationRequest request_;
-  RequestTag tag_;                   // x-request-id and header time, for the engine timeline
+  bool stalled_ = false;            // stall fault: output held until the stall timer flushes it
+  bool lingering_ = false;          // response sent, waiting for the client to close
   std::optional<ResponseFormatter> formatter_;
   std::shared_ptr<RequestHandle> engine_handle_;
-  std::shared_ptr<InflightReservation> reservation_;  // this request's body bytes
-  std::uint64_t word_seed_ = 0;
-  std::string text_;                 // non-streaming output so far
-  std::int64_t tokens_sent_ = 0;
-  std::int64_t disconnect_at_token_ = -1;
-  bool stall_pending_ = false;       // stall fault armed for this stream
-  bool stalled_ = false;
-  bool streaming_active_ = false;
-  bool lingering_ = false;           // response sent, waiting for the client to close
-
-  // Stream output owed but not formatted yet (pump_stream).
-  std::string role_chunk_;           // goes out with the first token
-  std::int64_t owed_first_ = 0;      // index of the first owed token
-  std::int64_t owed_tokens_ = 0;
-  bool owed_finished_ = false;       // the engine is done: the last owed token ends the stream
-  FinishReason owed_finish_ = FinishReason::length;
-  bool backpressured_ = false;       // waiting for the client to read (--max-unsent-bytes)
 
   // Output.
   std::string pending_;
   std::string writing_;
   bool write_in_flight_ = false;
+
+  // Hooks into the parts above: start reading the next request; format owed stream output.
+  virtual void read_header() = 0;
+  virtual void pump_stream() = 0;
+
+  // This session as the part `Part` (the object is one Session, owned by a shared_ptr).
+  template <class Part>
+  std::shared_ptr<Part> self_as() {
+    return std::static_pointer_cast<Part>(shared_from_this());
+  }
 
   void arm_deadline(Nanos timeout, Phase phase) {
     deadline_.expires_after(std::chrono::nanoseconds(timeout));
@@ -306,529 +300,6 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
       else if (phase == Phase::processing) ++s.write_timeouts;
     });
     close();
-  }
-
-  // ---------------------------------------------------------------- reading
-  void read_header() {
-    if (closed_) return;
-    phase_ = Phase::header;
-    reservation_.reset();  // the previous request's body is gone with its parser
-    parser_.emplace();
-    parser_->header_limit(static_cast<std::uint32_t>(server_.config_.max_header_bytes));
-    parser_->body_limit(server_.config_.max_body_bytes);
-    arm_deadline(server_.config_.header_timeout_ns, Phase::header);
-    http::async_read_header(socket_, buffer_, *parser_,
-                            [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                              self->on_header(ec);
-                            });
-  }
-
-  void on_header(beast::error_code ec) {
-    deadline_.cancel();
-    if (closed_) return;
-    if (ec) return on_read_error(ec);
-    auto& req = parser_->get();
-    const auto request_id = req[kRequestIdHeader];
-    tag_ = request_tag(std::string_view(request_id.data(), request_id.size()), now_ns());
-    route_ = route_label(std::string_view(req.target().data(), req.target().size()).substr(
-        0, std::string_view(req.target().data(), req.target().size()).find('?')));
-    if (const auto length = parser_->content_length();
-        length && *length > server_.config_.max_body_bytes) {
-      return reject_and_close(413, "request body of " + std::to_string(*length) +
-                                       " bytes is over the server's limit of " +
-                                       std::to_string(server_.config_.max_body_bytes) +
-                                       " bytes (--max-body-bytes)",
-                              "body_too_large");
-    }
-    if (!reserve_body_bytes()) return;
-    // Answer `Expect: 100-continue` (curl sends it for bodies over 1 MiB) instead of letting the
-    // client wait a second for it.
-    const auto expect = req[http::field::expect];
-    if (beast::iequals(expect, "100-continue")) {
-      auto interim = std::make_shared<std::string>("HTTP/1.1 100 Continue\r\n\r\n");
-      asio::async_write(socket_, asio::buffer(*interim),
-                        [self = shared_from_this(), interim](beast::error_code wec, std::size_t) {
-                          if (wec) return self->close();
-                          self->read_body();
-                        });
-      return;
-    }
-    read_body();
-  }
-
-  // Before the body is read: refused with 503 + Retry-After (the body never read) when its
-  // declared length (a chunked body: --max-body-bytes) would not fit beside the bytes that have
-  // arrived for other requests. Its own bytes are held as they arrive (hold_arrived_bytes).
-  bool reserve_body_bytes() {
-    const auto& config = server_.config_;
-    const std::uint64_t declared =
-        parser_->chunked() ? config.max_body_bytes : parser_->content_length().value_or(0);
-    if (declared == 0) return true;  // GET, /health, ...: never refused for memory
-    reservation_ = std::make_shared<InflightReservation>(server_.inflight_bytes_,
-                                                         static_cast<std::int64_t>(config.max_inflight_bytes));
-    if (static_cast<std::int64_t>(declared) + server_.inflight_bytes_.load() <=
-        static_cast<std::int64_t>(config.max_inflight_bytes))
-      return true;
-    refuse_busy();
-    return false;
-  }
-
-  // The bytes of this body that have arrived (parsed, or waiting in the buffer) are held against
-  // --max-inflight-bytes; false: over it, refused with 503 and the connection closed.
-  bool hold_arrived_bytes() {
-    if (!reservation_) return true;
-    const auto arrived = static_cast<std::int64_t>(parser_->get().body().size() + buffer_.size());
-    if (reservation_->grow_to(arrived)) return true;
-    refuse_busy();
-    return false;
-  }
-
-  void refuse_busy() {
-    reservation_.reset();
-    server_.with_stats([](HttpStats& s) { ++s.inflight_rejections; });
-    keep_alive_ = false;
-    const ApiError busy{503, "server_error",
-                        "the server holds its limit of " + std::to_string(server_.config_.max_inflight_bytes) +
-                            " request bytes in flight (--max-inflight-bytes); retry later",
-                        "", "server_busy"};
-    send_response(503, "application/json", error_body(busy), "retry-after: 1\r\n");
-  }
-
-  // The body is read piece by piece so that its bytes are held as they arrive.
-  void read_body() {
-    if (closed_) return;
-    phase_ = Phase::body;
-    arm_deadline(server_.config_.body_timeout_ns, Phase::body);
-    read_body_some();
-  }
-
-  void read_body_some() {
-    if (!hold_arrived_bytes()) return void(deadline_.cancel());
-    if (parser_->is_done()) {
-      deadline_.cancel();
-      return handle_request();
-    }
-    http::async_read_some(socket_, buffer_, *parser_,
-                          [self = shared_from_this()](beast::error_code ec, std::size_t) {
-                            if (self->closed_) return;
-                            if (ec) {
-                              self->deadline_.cancel();
-                              return self->on_read_error(ec);
-                            }
-                            self->read_body_some();
-                          });
-  }
-
-  void on_read_error(beast::error_code ec) {
-    if (ec == http::error::end_of_stream || ec == asio::error::eof ||
-        ec == asio::error::connection_reset || ec == asio::error::operation_aborted) {
-      return close();
-    }
-    server_.with_stats([](HttpStats& s) { ++s.malformed_requests; });
-    if (ec == http::error::body_limit)
-      return reject_and_close(413, "request body is over the server's limit of " +
-                                       std::to_string(server_.config_.max_body_bytes) +
-                                       " bytes (--max-body-bytes)",
-                              "body_too_large");
-    if (ec == http::error::header_limit)
-      return reject_and_close(431, "request header is over the server's limit of " +
-                                       std::to_string(server_.config_.max_header_bytes) + " bytes",
-                              "header_too_large");
-    reject_and_close(400, "malformed HTTP request: " + ec.message(), "bad_http");
-  }
-
-  // ---------------------------------------------------------------- routing
-  void handle_request() {
-    phase_ = Phase::processing;
-    response_complete_ = false;
-    auto& req = parser_->get();
-    keep_alive_ = req.keep_alive();
-    const std::string_view target(req.target().data(), req.target().size());
-    const std::string_view path = target.substr(0, target.find('?'));
-    const http::verb method = req.method();
-    const auto only = [&](http::verb allowed) {
-      if (method == allowed) return true;
-      send_error(ApiError{405, "invalid_request_error", "method not allowed on " + std::string(path), "", ""});
-      return false;
-    };
-    if (path == "/v1/chat/completions" || path == "/v1/completions") {
-      if (!only(http::verb::post)) return;
-      return start_generation(path == "/v1/chat/completions" ? Endpoint::chat_completions
-                                                             : Endpoint::completions);
-    }
-    if (path == "/health") {
-      if (method != http::verb::get && method != http::verb::head) return void(only(http::verb::get));
-      return send_response(200, "application/json", "");
-    }
-    if (path == "/v1/models") {
-      if (!only(http::verb::get)) return;
-      return send_response(200, "application/json",
-                           models_list_body(server_.config_.request.served_model_name,
-                                            unix_seconds(), server_.config_.request.max_model_len));
-    }
-    if (path == "/metrics") {
-      if (!only(http::verb::get)) return;
-      return send_response(200, "text/plain; version=0.0.4; charset=utf-8", server_.metrics_text());
-    }
-    if (path == "/start_profile" || path == "/stop_profile") {
-      if (!only(http::verb::post)) return;
-      if (!server_.config_.profile) {
-        return send_error(ApiError{404, "invalid_request_error",
-                                   "profiling is not enabled on this server", "", "profiling_disabled"});
-      }
-      const ProfileAction action = path == "/start_profile" ? ProfileAction::start : ProfileAction::stop;
-      asio::post(*server_.decode_pool_, [self = shared_from_this(), action] {
-        ProfileReply reply;
-        try {
-          reply = self->server_.config_.profile(action);
-        } catch (const std::exception& e) {
-          reply = {500, error_body(ApiError{500, "server_error", e.what(), "", ""})};
-        }
-        asio::post(self->server_.io_, [self, reply = std::move(reply)] {
-          if (!self->closed_) self->send_response(reply.status, "application/json", reply.body);
-        });
-      });
-      return;
-    }
-    send_error(ApiError{404, "invalid_request_error", "no route for " + std::string(path), "", "not_found"});
-  }
-
-  // ---------------------------------------------------------------- generation
-  void start_generation(Endpoint endpoint) {
-    const std::uint64_t number = server_.request_counter_.fetch_add(1);
-    const FaultConfig& faults = server_.config_.faults;
-    const std::uint64_t fault_bits = mix64(faults.seed ^ mix64(number));
-    if (faults.fail_rate > 0 && unit_from(fault_bits) < faults.fail_rate) {
-      server_.with_stats([](HttpStats& s) { ++s.faults_failed; });
-      return send_error(ApiError{500, "server_error", "injected failure (--fail-rate)", "", "injected_failure"});
-    }
-    const bool disconnect =
-        faults.disconnect_rate > 0 && unit_from(mix64(fault_bits + 1)) < faults.disconnect_rate;
-    stall_pending_ = faults.stall_ms > 0;
-    watch_connection();
-    auto job = std::make_shared<ParseJob>(
-        ParseJob{endpoint, number, disconnect, std::move(parser_->get().body()), std::move(reservation_), tag_.arrival_ns});
-    // A body that names no image_url goes to the text lane (which sends it on to the image lane
-    // if it holds an image after all, e.g. a key spelt with a JSON escape).
-    if (job->body.find("image_url") == std::string::npos) return parse_on_text_lane(std::move(job));
-    parse_on_image_lane(std::move(job));
-  }
-
-  void parse_on_text_lane(std::shared_ptr<ParseJob> job) {
-    asio::post(*server_.text_pool_, [self = shared_from_this(), job = std::move(job)]() mutable {
-      const Nanos parse_start = now_ns();
-      ParseContext context;
-      context.images_allowed = false;
-      std::optional<GenerationRequest> parsed;
-      std::optional<ApiError> error;
-      try {
-        parsed = parse_generation_request(job->endpoint, job->body, self->server_.config_.request, context);
-      } catch (const ImagesNeedDecodeLane&) {
-        asio::post(self->server_.io_, [self, job = std::move(job)]() mutable {
-          if (!self->closed_) self->parse_on_image_lane(std::move(job));
-        });
-        return;
-      } catch (const ApiException& e) {
-        error = e.error();
-      } catch (const std::exception& e) {
-        error = ApiError{500, "server_error", std::string("internal error: ") + e.what(), "", ""};
-      }
-      self->finish_parse(std::move(job), std::move(parsed), std::move(error), parse_start);
-    });
-  }
-
-  // At most --max-decode-queue image requests wait or decode at once; each may decode images
-  // until its deadline (--decode-timeout-s from entering the queue).
-  void parse_on_image_lane(std::shared_ptr<ParseJob> job) {
-    if (server_.decode_queued_.fetch_add(1) >= server_.config_.max_decode_queue) {
-      server_.decode_queued_.fetch_sub(1);
-      server_.with_stats([](HttpStats& s) { ++s.decode_queue_rejections; });
-      const ApiError full{503, "server_error",
-                          std::to_string(server_.config_.max_decode_queue) +
-                              " requests with images are already waiting to be decoded (--max-decode-queue); "
-                              "retry later",
-                          "", "decode_queue_full"};
-      return send_response(503, "application/json", error_body(full), "retry-after: 1\r\n");
-    }
-    auto slot = std::make_shared<DecodeSlot>(server_.decode_queued_);
-    const Nanos deadline = now_ns() + server_.config_.decode_timeout_ns;
-    asio::post(*server_.decode_pool_, [self = shared_from_this(), job = std::move(job), slot, deadline]() mutable {
-      const Nanos parse_start = now_ns();
-      ParseContext context;
-      context.decode_deadline_ns = deadline;
-      std::optional<GenerationRequest> parsed;
-      std::optional<ApiError> error;
-      try {
-        parsed = parse_generation_request(job->endpoint, job->body, self->server_.config_.request, context);
-      } catch (const ApiException& e) {
-        error = e.error();
-      } catch (const std::exception& e) {
-        error = ApiError{500, "server_error", std::string("internal error: ") + e.what(), "", ""};
-      }
-      slot.reset();
-      self->finish_parse(std::move(job), std::move(parsed), std::move(error), parse_start);
-    });
-  }
-
-  // On a lane thread: frees the body (then its bytes are no longer in flight), passes a parsed
-  // request through the API-server stage (its modelled processing from when the body arrived, less
-  // this parse) and hands the result to the io thread.
-  void finish_parse(std::shared_ptr<ParseJob> job, std::optional<GenerationRequest> parsed,
-                    std::optional<ApiError> error, Nanos parse_start) {
-    const std::uint64_t number = job->number;
-    const bool disconnect = job->disconnect;
-    const Nanos received = job->received_ns;
-    job.reset();
-    ApiServerAdmission stage;
-    if (parsed && server_.api_server_.enabled()) {
-      stage = server_.api_server_.admit(received, parse_start, now_ns(), api_server_input(*parsed));
-      if (!stage.admitted) {
-        parsed.reset();
-        error = api_server_full_error(server_.api_server_.max_in_stage());
-      }
-    }
-    asio::post(server_.io_, [self = shared_from_this(), parsed = std::move(parsed), error = std::move(error),
-                             number, disconnect, stage = std::move(stage)]() mutable {
-      if (self->closed_) return;
-      if (error && error->code == "api_server_queue_full")
-        return self->send_response(503, "application/json", error_body(*error), "retry-after: 1\r\n");
-      if (error) return self->send_error(*error);
-      self->submit_after(std::move(stage), std::move(*parsed), number, disconnect);
-    });
-  }
-
-  // What the API-server stage needs of a request: its tokens and, per image, its pixels, mm_hash
-  // and processor-cache bytes as the virtual loop computes them (serving::processor_item_bytes).
-  ApiServerInput api_server_input(const GenerationRequest& request) const {
-    ApiServerInput input;
-    input.prompt_tokens = request.prompt_tokens();
-    const vision::VisionGeometry& geometry = server_.config_.request.geometry;
-    for (const ImageInput& image : request.images)
-      input.images.push_back({std::int64_t{image.width} * image.height, image.mm_hash,
-                              serving::processor_item_bytes(image.grid.patches(), static_cast<int>(geometry.patch_size),
-                                                            static_cast<int>(geometry.temporal_patch_size),
-                                                            server_.api_server_.model().processor_bytes_per_element.value)});
-    return input;
-  }
-
-  static ApiError api_server_full_error(std::int64_t bound) {
-    return ApiError{503, "server_error",
-                    std::to_string(bound) +
-                        " requests are already in the API-server stage (--max-api-server-queue); retry later",
-                    "", "api_server_queue_full"};
-  }
-
-  // The API-server stage's hold: the request goes to the engine now, due at its ready time (the
-  // engine holds it until the first step planned at or after it, engine_core_thread.hpp), so no
-  // timer's or thread's wake-up latency can make it miss that step. Its place in the stage is
-  // given back at its ready time, or when its connection goes.
-  void submit_after(ApiServerAdmission stage, GenerationRequest request, std::uint64_t number, bool disconnect) {
-    const Nanos ready = stage.ready_ns;
-    submit(std::move(request), number, disconnect, ready);
-    const Nanos wait = ready - now_ns();
-    if (wait <= 0 || !engine_handle_) return;  // the slot goes with `stage`
-    api_server_timer_.expires_after(std::chrono::nanoseconds(wait));
-    api_server_timer_.async_wait([slot = std::move(stage.slot)](boost::system::error_code) mutable { slot.reset(); });
-  }
-
-  // `ready`: when the request is due at the engine (its modelled API-server end; 0: now).
-  void submit(GenerationRequest request, std::uint64_t number, bool disconnect, Nanos ready = 0) {
-    request_ = std::move(request);
-    const std::uint64_t seed =
-        request_.seed ? mix64(static_cast<std::uint64_t>(*request_.seed)) : request_.body_hash;
-    word_seed_ = mix64(seed ^ server_.config_.seed);
-    EngineRequest engine_request;
-    engine_request.prompt_tokens = request_.prompt_tokens();
-    engine_request.content_hash = request_.prompt_hash;
-    engine_request.tag = tag_;
-    engine_request.ready_ns = ready;
-    for (const ImageInput& image : request_.images) engine_request.images.push_back({image.tokens, image.grid, image.mm_hash});
-    engine_request.plan = plan_output(word_seed_, request_.max_tokens, request_.ignore_eos,
-                                      server_.config_.eos_mean_tokens);
-    if (disconnect) disconnect_at_token_ = std::max<std::int64_t>(1, engine_request.plan.tokens / 2);
-    const char* prefix = request_.endpoint == Endpoint::chat_completions ? "chatcmpl-" : "cmpl-";
-    char id[40];
-    std::snprintf(id, sizeof id, "%s%016llx%08llx", prefix,
-                  static_cast<unsigned long long>(mix64(number ^ server_.config_.seed)),
-                  static_cast<unsigned long long>(number & 0xffffffffu));
-    engine_request.tag.response_id = id;
-    formatter_.emplace(request_.endpoint, id, unix_seconds(), request_.model);
-    text_.clear();
-    tokens_sent_ = 0;
-    role_chunk_.clear();
-    owed_tokens_ = 0;
-    owed_finished_ = false;
-    set_backpressured(false);
-    auto sink = [weak = weak_from_this(), &io = server_.io_](EngineEvent event) {
-      asio::post(io, [weak, event = std::move(event)]() mutable {
-        if (auto self = weak.lock()) self->on_engine_event(std::move(event));
-      });
-    };
-    engine_handle_ = server_.engine_->submit(std::move(engine_request), std::move(sink));
-    if (!engine_handle_) {
-      formatter_.reset();
-      return send_error(ApiError{503, "server_error",
-                                 "The server is overloaded: " +
-                                     std::to_string(server_.config_.engine.max_waiting) +
-                                     " requests are already waiting (--max-waiting); retry later.",
-                                 "", "queue_full"});
-    }
-  }
-
-  void on_engine_event(EngineEvent event) {
-    // A disconnect fault already scheduled: nothing more is written (under load further tokens,
-    // and then the final chunk and [DONE], arrived before the write drained and the fault was lost).
-    if (closed_ || response_complete_ || abort_after_write_ || !formatter_) return;
-    const ResponseFormatter& fmt = *formatter_;
-    if (event.finish == FinishReason::error) {
-      engine_handle_.reset();
-      // Nothing sent yet: a plain error response (503 when the device ran out of memory, which a
-      // client may retry; the server keeps serving). Mid-stream: an error event, as vLLM does.
-      if (!request_.stream || !streaming_active_) {
-        if (event.out_of_memory)
-          return send_error(ApiError{503, "server_error", event.error, "", "out_of_device_memory"});
-        return send_error(ApiError{500, "server_error", event.error, "", "engine_error"});
-      }
-      // Tokens still owed are dropped: the error ends the stream.
-      std::string sse = std::move(role_chunk_);
-      role_chunk_.clear();
-      owed_tokens_ = 0;
-      owed_finished_ = false;
-      fmt.append_error_event(sse, event.error);
-      ResponseFormatter::append_done(sse);
-      return finish_stream(std::move(sse));
-    }
-    if (!request_.stream) {
-      for (std::int64_t i = 0; i < event.token_count; ++i)
-        text_ += pseudo_word(word_seed_, event.first_token + i);
-      tokens_sent_ += event.token_count;
-      if (disconnect_at_token_ >= 0 && tokens_sent_ >= disconnect_at_token_) return inject_disconnect();
-      if (!event.finished) return;
-      engine_handle_.reset();
-      const Usage usage{request_.prompt_tokens(), tokens_sent_};
-      record_usage(usage);
-      return send_response(200, "application/json", fmt.final_body(text_, event.finish, usage));
-    }
-    on_stream_tokens(event);
-  }
-
-  // Stream tokens are owed as a count and formatted by pump_stream while the connection's unsent
-  // output is under --max-unsent-bytes, so a client that does not read costs a counter, not a
-  // buffer of the whole answer.
-  void on_stream_tokens(const EngineEvent& event) {
-    if (!streaming_active_) begin_stream(role_chunk_);  // sent with the first token, as vLLM does
-    if (owed_tokens_ == 0) owed_first_ = event.first_token;
-    owed_tokens_ += event.token_count;
-    if (event.finished) {
-      owed_finished_ = true;
-      owed_finish_ = event.finish;
-      engine_handle_.reset();
-    }
-    pump_stream();
-  }
-
-  std::size_t unsent_bytes() const { return pending_.size() + writing_.size(); }
-
-  void set_backpressured(bool paused) {
-    if (paused == backpressured_) return;
-    backpressured_ = paused;
-    server_.with_stats([paused](HttpStats& s) {
-      if (paused) ++s.stream_backpressure_waits;
-      s.streams_backpressured += paused ? 1 : -1;
-    });
-  }
-
-  void pump_stream() {
-    if (closed_ || response_complete_ || abort_after_write_ || !formatter_ || !streaming_active_) return;
-    constexpr std::int64_t kTokensPerFrame = 64;
-    const ResponseFormatter& fmt = *formatter_;
-    while (owed_tokens_ > 0 || owed_finished_) {
-      if (unsent_bytes() >= server_.config_.max_unsent_bytes) return set_backpressured(true);
-      set_backpressured(false);
-      std::string sse = std::move(role_chunk_);
-      role_chunk_.clear();
-      const std::int64_t n = std::min(owed_tokens_, kTokensPerFrame);
-      const bool final_frame = owed_finished_ && n == owed_tokens_;
-      for (std::int64_t i = 0; i < n; ++i)
-        fmt.append_token_chunk(sse, pseudo_word(word_seed_, owed_first_ + i), final_frame && i + 1 == n,
-                               owed_finish_);
-      owed_first_ += n;
-      owed_tokens_ -= n;
-      tokens_sent_ += n;
-      if (final_frame) return end_stream(std::move(sse));
-      queue_raw(chunk_frame(sse));
-      if (disconnect_at_token_ >= 0 && tokens_sent_ >= disconnect_at_token_) {
-        abort_after_write_ = true;
-        server_.with_stats([](HttpStats& s) { ++s.faults_disconnected; });
-        if (engine_handle_) engine_handle_->cancel();
-        return;
-      }
-      if (stall_pending_) {
-        stall_pending_ = false;
-        start_stall();
-      }
-    }
-  }
-
-  void end_stream(std::string sse) {
-    owed_finished_ = false;
-    const Usage usage{request_.prompt_tokens(), tokens_sent_};
-    if (request_.include_usage) formatter_->append_usage_chunk(sse, usage);
-    ResponseFormatter::append_done(sse);
-    record_usage(usage);
-    finish_stream(std::move(sse));
-  }
-
-  void record_usage(const Usage& usage) {
-    server_.with_stats([&](HttpStats& s) {
-      s.completion_tokens_sent += usage.completion_tokens;
-      s.prompt_tokens_served += usage.prompt_tokens;
-    });
-  }
-
-  void begin_stream(std::string& sse) {
-    streaming_active_ = true;
-    server_.with_stats([](HttpStats& s) { ++s.streams_active; });
-    server_.count_request(route_, 200);
-    std::string head =
-        "HTTP/1.1 200 OK\r\nserver: encbench\r\ncontent-type: text/event-stream; charset=utf-8\r\n"
-        "cache-control: no-cache\r\ntransfer-encoding: chunked\r\nconnection: ";
-    head += keep_alive_ ? "keep-alive\r\n\r\n" : "close\r\n\r\n";
-    queue_raw(std::move(head));
-    formatter_->append_role_chunk(sse);
-  }
-
-  void finish_stream(std::string sse) {
-    std::string out = chunk_frame(sse);
-    out += "0\r\n\r\n";
-    end_stream_accounting();
-    response_complete_ = true;
-    close_after_write_ = !keep_alive_;
-    queue_raw(std::move(out));
-  }
-
-  void end_stream_accounting() {
-    if (!streaming_active_) return;
-    streaming_active_ = false;
-    server_.with_stats([](HttpStats& s) { --s.streams_active; });
-  }
-
-  void inject_disconnect() {
-    server_.with_stats([](HttpStats& s) { ++s.faults_disconnected; });
-    if (engine_handle_) engine_handle_->cancel();
-    close();
-  }
-
-  void start_stall() {
-    stalled_ = true;
-    server_.with_stats([](HttpStats& s) { ++s.faults_stalled; });
-    stall_timer_.expires_after(std::chrono::milliseconds(server_.config_.faults.stall_ms));
-    stall_timer_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
-      auto self = weak.lock();
-      if (!self || ec) return;
-      self->stalled_ = false;
-      self->flush();
-    });
   }
 
   // A read kept pending while a request is processed: HTTP/1.1 clients send nothing more until
@@ -866,7 +337,6 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     watch_connection();
   }
 
-  // ---------------------------------------------------------------- writing
   void send_error(const ApiError& error) {
     send_response(error.status, "application/json", error_body(error));
   }
@@ -893,6 +363,8 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
     close_after_write_ = !keep_alive_;
     queue_raw(std::move(out));
   }
+
+  std::size_t unsent_bytes() const { return pending_.size() + writing_.size(); }
 
   void queue_raw(std::string bytes) {
     if (closed_) return;
@@ -953,6 +425,616 @@ class Server::Impl::Session : public std::enable_shared_from_this<Session> {
       return;
     }
     read_header();
+  }
+};
+
+// What the server refuses or injects for a request: its share of --max-inflight-bytes, its place
+// in the decode queue (--max-decode-queue) and the API-server stage (--max-api-server-queue), and
+// the fault knobs (--fail-rate, --disconnect-rate, --stall-ms).
+class Server::Impl::SessionLimits : public SessionConnection {
+ public:
+  using SessionConnection::SessionConnection;
+
+ protected:
+  std::shared_ptr<InflightReservation> reservation_;  // this request's body bytes
+  std::int64_t disconnect_at_token_ = -1;
+  bool stall_pending_ = false;  // stall fault armed for this stream
+
+  // Before the body is read: refused with 503 + Retry-After (the body never read) when its
+  // `declared` length (a chunked body: --max-body-bytes) would not fit beside the bytes that have
+  // arrived for other requests. Its own bytes are held as they arrive (hold_arrived_bytes).
+  bool reserve_body_bytes(std::uint64_t declared) {
+    const auto& config = server_.config_;
+    if (declared == 0) return true;  // GET, /health, ...: never refused for memory
+    reservation_ = std::make_shared<InflightReservation>(server_.inflight_bytes_,
+                                                         static_cast<std::int64_t>(config.max_inflight_bytes));
+    if (static_cast<std::int64_t>(declared) + server_.inflight_bytes_.load() <=
+        static_cast<std::int64_t>(config.max_inflight_bytes))
+      return true;
+    refuse_busy();
+    return false;
+  }
+
+  // The `arrived` bytes of this body (parsed, or waiting in the buffer) are held against
+  // --max-inflight-bytes; false: over it, refused with 503 and the connection closed.
+  bool hold_arrived_bytes(std::int64_t arrived) {
+    if (!reservation_) return true;
+    if (reservation_->grow_to(arrived)) return true;
+    refuse_busy();
+    return false;
+  }
+
+  void refuse_busy() {
+    reservation_.reset();
+    server_.with_stats([](HttpStats& s) { ++s.inflight_rejections; });
+    keep_alive_ = false;
+    const ApiError busy{503, "server_error",
+                        "the server holds its limit of " + std::to_string(server_.config_.max_inflight_bytes) +
+                            " request bytes in flight (--max-inflight-bytes); retry later",
+                        "", "server_busy"};
+    send_response(503, "application/json", error_body(busy), "retry-after: 1\r\n");
+  }
+
+  // A place in the image lane's queue, or none (503 sent) when --max-decode-queue requests with
+  // images already wait or decode.
+  std::shared_ptr<DecodeSlot> enter_decode_queue() {
+    if (server_.decode_queued_.fetch_add(1) >= server_.config_.max_decode_queue) {
+      server_.decode_queued_.fetch_sub(1);
+      server_.with_stats([](HttpStats& s) { ++s.decode_queue_rejections; });
+      const ApiError full{503, "server_error",
+                          std::to_string(server_.config_.max_decode_queue) +
+                              " requests with images are already waiting to be decoded (--max-decode-queue); "
+                              "retry later",
+                          "", "decode_queue_full"};
+      send_response(503, "application/json", error_body(full), "retry-after: 1\r\n");
+      return nullptr;
+    }
+    return std::make_shared<DecodeSlot>(server_.decode_queued_);
+  }
+
+  static ApiError api_server_full_error(std::int64_t bound) {
+    return ApiError{503, "server_error",
+                    std::to_string(bound) +
+                        " requests are already in the API-server stage (--max-api-server-queue); retry later",
+                    "", "api_server_queue_full"};
+  }
+
+  // The fault knobs' draw for request `number`: false (a 500 sent) when --fail-rate fails it;
+  // otherwise `disconnect` says whether --disconnect-rate drops it mid-answer, and a stall
+  // (--stall-ms) is armed for its stream.
+  bool pass_fault_draw(std::uint64_t number, bool& disconnect) {
+    const FaultConfig& faults = server_.config_.faults;
+    const std::uint64_t fault_bits = mix64(faults.seed ^ mix64(number));
+    if (faults.fail_rate > 0 && unit_from(fault_bits) < faults.fail_rate) {
+      server_.with_stats([](HttpStats& s) { ++s.faults_failed; });
+      send_error(ApiError{500, "server_error", "injected failure (--fail-rate)", "", "injected_failure"});
+      return false;
+    }
+    disconnect = faults.disconnect_rate > 0 && unit_from(mix64(fault_bits + 1)) < faults.disconnect_rate;
+    stall_pending_ = faults.stall_ms > 0;
+    return true;
+  }
+
+  // The disconnect fault on a stream: stop after the frame now queued (the final chunk never sent).
+  void drop_after_queued_frame() {
+    abort_after_write_ = true;
+    server_.with_stats([](HttpStats& s) { ++s.faults_disconnected; });
+    if (engine_handle_) engine_handle_->cancel();
+  }
+
+  void inject_disconnect() {
+    server_.with_stats([](HttpStats& s) { ++s.faults_disconnected; });
+    if (engine_handle_) engine_handle_->cancel();
+    close();
+  }
+
+  void start_stall() {
+    stalled_ = true;
+    server_.with_stats([](HttpStats& s) { ++s.faults_stalled; });
+    stall_timer_.expires_after(std::chrono::milliseconds(server_.config_.faults.stall_ms));
+    stall_timer_.async_wait([weak = weak_from_this()](boost::system::error_code ec) {
+      auto self = weak.lock();
+      if (!self || ec) return;
+      auto& limits = static_cast<SessionLimits&>(*self);
+      limits.stalled_ = false;
+      limits.flush();
+    });
+  }
+};
+
+// Reads one request: its header (under --header-timeout-s and --max-header-bytes), then its body
+// piece by piece (under --body-timeout-s and --max-body-bytes, its bytes held as they arrive).
+class Server::Impl::SessionReader : public SessionLimits {
+ public:
+  using SessionLimits::SessionLimits;
+
+ protected:
+  std::optional<http::request_parser<http::string_body>> parser_;
+  RequestTag tag_;  // x-request-id and header time, for the engine timeline
+
+  // Hook into routing: the request has been read whole.
+  virtual void handle_request() = 0;
+
+  void read_header() override {
+    if (closed_) return;
+    phase_ = Phase::header;
+    reservation_.reset();  // the previous request's body is gone with its parser
+    parser_.emplace();
+    parser_->header_limit(static_cast<std::uint32_t>(server_.config_.max_header_bytes));
+    parser_->body_limit(server_.config_.max_body_bytes);
+    arm_deadline(server_.config_.header_timeout_ns, Phase::header);
+    http::async_read_header(socket_, buffer_, *parser_,
+                            [self = self_as<SessionReader>()](beast::error_code ec, std::size_t) {
+                              self->on_header(ec);
+                            });
+  }
+
+  void on_header(beast::error_code ec) {
+    deadline_.cancel();
+    if (closed_) return;
+    if (ec) return on_read_error(ec);
+    auto& req = parser_->get();
+    const auto request_id = req[kRequestIdHeader];
+    tag_ = request_tag(std::string_view(request_id.data(), request_id.size()), now_ns());
+    route_ = route_label(std::string_view(req.target().data(), req.target().size()).substr(
+        0, std::string_view(req.target().data(), req.target().size()).find('?')));
+    if (const auto length = parser_->content_length();
+        length && *length > server_.config_.max_body_bytes) {
+      return reject_and_close(413, "request body of " + std::to_string(*length) +
+                                       " bytes is over the server's limit of " +
+                                       std::to_string(server_.config_.max_body_bytes) +
+                                       " bytes (--max-body-bytes)",
+                              "body_too_large");
+    }
+    const std::uint64_t declared =
+        parser_->chunked() ? server_.config_.max_body_bytes : parser_->content_length().value_or(0);
+    if (!reserve_body_bytes(declared)) return;
+    // Answer `Expect: 100-continue` (curl sends it for bodies over 1 MiB) instead of letting the
+    // client wait a second for it.
+    const auto expect = req[http::field::expect];
+    if (beast::iequals(expect, "100-continue")) {
+      auto interim = std::make_shared<std::string>("HTTP/1.1 100 Continue\r\n\r\n");
+      asio::async_write(socket_, asio::buffer(*interim),
+                        [self = self_as<SessionReader>(), interim](beast::error_code wec, std::size_t) {
+                          if (wec) return self->close();
+                          self->read_body();
+                        });
+      return;
+    }
+    read_body();
+  }
+
+  // The body is read piece by piece so that its bytes are held as they arrive.
+  void read_body() {
+    if (closed_) return;
+    phase_ = Phase::body;
+    arm_deadline(server_.config_.body_timeout_ns, Phase::body);
+    read_body_some();
+  }
+
+  void read_body_some() {
+    if (!hold_arrived_bytes(static_cast<std::int64_t>(parser_->get().body().size() + buffer_.size())))
+      return void(deadline_.cancel());
+    if (parser_->is_done()) {
+      deadline_.cancel();
+      return handle_request();
+    }
+    http::async_read_some(socket_, buffer_, *parser_,
+                          [self = self_as<SessionReader>()](beast::error_code ec, std::size_t) {
+                            if (self->closed_) return;
+                            if (ec) {
+                              self->deadline_.cancel();
+                              return self->on_read_error(ec);
+                            }
+                            self->read_body_some();
+                          });
+  }
+
+  void on_read_error(beast::error_code ec) {
+    if (ec == http::error::end_of_stream || ec == asio::error::eof ||
+        ec == asio::error::connection_reset || ec == asio::error::operation_aborted) {
+      return close();
+    }
+    server_.with_stats([](HttpStats& s) { ++s.malformed_requests; });
+    if (ec == http::error::body_limit)
+      return reject_and_close(413, "request body is over the server's limit of " +
+                                       std::to_string(server_.config_.max_body_bytes) +
+                                       " bytes (--max-body-bytes)",
+                              "body_too_large");
+    if (ec == http::error::header_limit)
+      return reject_and_close(431, "request header is over the server's limit of " +
+                                       std::to_string(server_.config_.max_header_bytes) + " bytes",
+                              "header_too_large");
+    reject_and_close(400, "malformed HTTP request: " + ec.message(), "bad_http");
+  }
+};
+
+// One generation: submits a parsed request to the engine and turns the engine's events into a
+// JSON body or an SSE stream (held back under --max-unsent-bytes while the client does not read).
+class Server::Impl::SessionStreamer : public SessionReader {
+ public:
+  using SessionReader::SessionReader;
+
+ protected:
+  GenerationRequest request_;
+  std::uint64_t word_seed_ = 0;
+  std::string text_;  // non-streaming output so far
+  std::int64_t tokens_sent_ = 0;
+  bool streaming_active_ = false;
+
+  // Stream output owed but not formatted yet (pump_stream).
+  std::string role_chunk_;       // goes out with the first token
+  std::int64_t owed_first_ = 0;  // index of the first owed token
+  std::int64_t owed_tokens_ = 0;
+  bool owed_finished_ = false;   // the engine is done: the last owed token ends the stream
+  FinishReason owed_finish_ = FinishReason::length;
+  bool backpressured_ = false;   // waiting for the client to read (--max-unsent-bytes)
+
+  // `ready`: when the request is due at the engine (its modelled API-server end; 0: now).
+  void submit(GenerationRequest request, std::uint64_t number, bool disconnect, Nanos ready = 0) {
+    request_ = std::move(request);
+    const std::uint64_t seed =
+        request_.seed ? mix64(static_cast<std::uint64_t>(*request_.seed)) : request_.body_hash;
+    word_seed_ = mix64(seed ^ server_.config_.seed);
+    EngineRequest engine_request;
+    engine_request.prompt_tokens = request_.prompt_tokens();
+    engine_request.content_hash = request_.prompt_hash;
+    engine_request.tag = tag_;
+    engine_request.ready_ns = ready;
+    for (const ImageInput& image : request_.images) engine_request.images.push_back({image.tokens, image.grid, image.mm_hash});
+    engine_request.plan = plan_output(word_seed_, request_.max_tokens, request_.ignore_eos,
+                                      server_.config_.eos_mean_tokens);
+    if (disconnect) disconnect_at_token_ = std::max<std::int64_t>(1, engine_request.plan.tokens / 2);
+    const char* prefix = request_.endpoint == Endpoint::chat_completions ? "chatcmpl-" : "cmpl-";
+    char id[40];
+    std::snprintf(id, sizeof id, "%s%016llx%08llx", prefix,
+                  static_cast<unsigned long long>(mix64(number ^ server_.config_.seed)),
+                  static_cast<unsigned long long>(number & 0xffffffffu));
+    engine_request.tag.response_id = id;
+    formatter_.emplace(request_.endpoint, id, unix_seconds(), request_.model);
+    text_.clear();
+    tokens_sent_ = 0;
+    role_chunk_.clear();
+    owed_tokens_ = 0;
+    owed_finished_ = false;
+    set_backpressured(false);
+    std::weak_ptr<SessionStreamer> weak = self_as<SessionStreamer>();
+    auto sink = [weak, &io = server_.io_](EngineEvent event) {
+      asio::post(io, [weak, event = std::move(event)]() mutable {
+        if (auto self = weak.lock()) self->on_engine_event(std::move(event));
+      });
+    };
+    engine_handle_ = server_.engine_->submit(std::move(engine_request), std::move(sink));
+    if (!engine_handle_) {
+      formatter_.reset();
+      return send_error(ApiError{503, "server_error",
+                                 "The server is overloaded: " +
+                                     std::to_string(server_.config_.engine.max_waiting) +
+                                     " requests are already waiting (--max-waiting); retry later.",
+                                 "", "queue_full"});
+    }
+  }
+
+  void on_engine_event(EngineEvent event) {
+    // A disconnect fault already scheduled: nothing more is written (under load further tokens,
+    // and then the final chunk and [DONE], arrived before the write drained and the fault was lost).
+    if (closed_ || response_complete_ || abort_after_write_ || !formatter_) return;
+    if (event.finish == FinishReason::error) return on_engine_error(event);
+    if (!request_.stream) {
+      for (std::int64_t i = 0; i < event.token_count; ++i)
+        text_ += pseudo_word(word_seed_, event.first_token + i);
+      tokens_sent_ += event.token_count;
+      if (disconnect_at_token_ >= 0 && tokens_sent_ >= disconnect_at_token_) return inject_disconnect();
+      if (!event.finished) return;
+      engine_handle_.reset();
+      const Usage usage{request_.prompt_tokens(), tokens_sent_};
+      record_usage(usage);
+      return send_response(200, "application/json", formatter_->final_body(text_, event.finish, usage));
+    }
+    on_stream_tokens(event);
+  }
+
+  void on_engine_error(const EngineEvent& event) {
+    engine_handle_.reset();
+    // Nothing sent yet: a plain error response (503 when the device ran out of memory, which a
+    // client may retry; the server keeps serving). Mid-stream: an error event, as vLLM does.
+    if (!request_.stream || !streaming_active_) {
+      if (event.out_of_memory)
+        return send_error(ApiError{503, "server_error", event.error, "", "out_of_device_memory"});
+      return send_error(ApiError{500, "server_error", event.error, "", "engine_error"});
+    }
+    // Tokens still owed are dropped: the error ends the stream.
+    std::string sse = std::move(role_chunk_);
+    role_chunk_.clear();
+    owed_tokens_ = 0;
+    owed_finished_ = false;
+    formatter_->append_error_event(sse, event.error);
+    ResponseFormatter::append_done(sse);
+    finish_stream(std::move(sse));
+  }
+
+  // Stream tokens are owed as a count and formatted by pump_stream while the connection's unsent
+  // output is under --max-unsent-bytes, so a client that does not read costs a counter, not a
+  // buffer of the whole answer.
+  void on_stream_tokens(const EngineEvent& event) {
+    if (!streaming_active_) begin_stream(role_chunk_);  // sent with the first token, as vLLM does
+    if (owed_tokens_ == 0) owed_first_ = event.first_token;
+    owed_tokens_ += event.token_count;
+    if (event.finished) {
+      owed_finished_ = true;
+      owed_finish_ = event.finish;
+      engine_handle_.reset();
+    }
+    pump_stream();
+  }
+
+  void set_backpressured(bool paused) {
+    if (paused == backpressured_) return;
+    backpressured_ = paused;
+    server_.with_stats([paused](HttpStats& s) {
+      if (paused) ++s.stream_backpressure_waits;
+      s.streams_backpressured += paused ? 1 : -1;
+    });
+  }
+
+  void pump_stream() override {
+    if (closed_ || response_complete_ || abort_after_write_ || !formatter_ || !streaming_active_) return;
+    constexpr std::int64_t kTokensPerFrame = 64;
+    const ResponseFormatter& fmt = *formatter_;
+    while (owed_tokens_ > 0 || owed_finished_) {
+      if (unsent_bytes() >= server_.config_.max_unsent_bytes) return set_backpressured(true);
+      set_backpressured(false);
+      std::string sse = std::move(role_chunk_);
+      role_chunk_.clear();
+      const std::int64_t n = std::min(owed_tokens_, kTokensPerFrame);
+      const bool final_frame = owed_finished_ && n == owed_tokens_;
+      for (std::int64_t i = 0; i < n; ++i)
+        fmt.append_token_chunk(sse, pseudo_word(word_seed_, owed_first_ + i), final_frame && i + 1 == n,
+                               owed_finish_);
+      owed_first_ += n;
+      owed_tokens_ -= n;
+      tokens_sent_ += n;
+      if (final_frame) return end_stream(std::move(sse));
+      queue_raw(chunk_frame(sse));
+      if (disconnect_at_token_ >= 0 && tokens_sent_ >= disconnect_at_token_) return drop_after_queued_frame();
+      if (stall_pending_) {
+        stall_pending_ = false;
+        start_stall();
+      }
+    }
+  }
+
+  void end_stream(std::string sse) {
+    owed_finished_ = false;
+    const Usage usage{request_.prompt_tokens(), tokens_sent_};
+    if (request_.include_usage) formatter_->append_usage_chunk(sse, usage);
+    ResponseFormatter::append_done(sse);
+    record_usage(usage);
+    finish_stream(std::move(sse));
+  }
+
+  void record_usage(const Usage& usage) {
+    server_.with_stats([&](HttpStats& s) {
+      s.completion_tokens_sent += usage.completion_tokens;
+      s.prompt_tokens_served += usage.prompt_tokens;
+    });
+  }
+
+  void begin_stream(std::string& sse) {
+    streaming_active_ = true;
+    server_.with_stats([](HttpStats& s) { ++s.streams_active; });
+    server_.count_request(route_, 200);
+    std::string head =
+        "HTTP/1.1 200 OK\r\nserver: encbench\r\ncontent-type: text/event-stream; charset=utf-8\r\n"
+        "cache-control: no-cache\r\ntransfer-encoding: chunked\r\nconnection: ";
+    head += keep_alive_ ? "keep-alive\r\n\r\n" : "close\r\n\r\n";
+    queue_raw(std::move(head));
+    formatter_->append_role_chunk(sse);
+  }
+
+  void finish_stream(std::string sse) {
+    std::string out = chunk_frame(sse);
+    out += "0\r\n\r\n";
+    if (streaming_active_) {
+      streaming_active_ = false;
+      server_.with_stats([](HttpStats& s) { --s.streams_active; });
+    }
+    response_complete_ = true;
+    close_after_write_ = !keep_alive_;
+    queue_raw(std::move(out));
+  }
+};
+
+// Routing: answers each endpoint, and takes a generation through a parse lane (text, or image
+// with its decode queue) and the API-server stage to the engine. Keeps one read pending while a
+// generation is in flight (watch_connection) so that a client that goes away is noticed at once.
+class Server::Impl::Session : public SessionStreamer {
+ public:
+  using SessionStreamer::SessionStreamer;
+
+  ~Session() override {
+    if (engine_handle_) engine_handle_->cancel();
+    {
+      std::lock_guard lock(server_.sessions_mutex_);
+      server_.sessions_.erase(this);
+    }
+    server_.with_stats([&](HttpStats& s) {
+      --s.connections_open;
+      if (streaming_active_) --s.streams_active;
+      if (backpressured_) --s.streams_backpressured;
+    });
+  }
+
+ private:
+  void handle_request() override {
+    phase_ = Phase::processing;
+    response_complete_ = false;
+    auto& req = parser_->get();
+    keep_alive_ = req.keep_alive();
+    const std::string_view target(req.target().data(), req.target().size());
+    const std::string_view path = target.substr(0, target.find('?'));
+    const http::verb method = req.method();
+    const auto only = [&](http::verb allowed) {
+      if (method == allowed) return true;
+      send_error(ApiError{405, "invalid_request_error", "method not allowed on " + std::string(path), "", ""});
+      return false;
+    };
+    if (path == "/v1/chat/completions" || path == "/v1/completions") {
+      if (!only(http::verb::post)) return;
+      return start_generation(path == "/v1/chat/completions" ? Endpoint::chat_completions
+                                                             : Endpoint::completions);
+    }
+    if (path == "/health") {
+      if (method != http::verb::get && method != http::verb::head) return void(only(http::verb::get));
+      return send_response(200, "application/json", "");
+    }
+    if (path == "/v1/models") {
+      if (!only(http::verb::get)) return;
+      return send_response(200, "application/json",
+                           models_list_body(server_.config_.request.served_model_name,
+                                            unix_seconds(), server_.config_.request.max_model_len));
+    }
+    if (path == "/metrics") {
+      if (!only(http::verb::get)) return;
+      return send_response(200, "text/plain; version=0.0.4; charset=utf-8", server_.metrics_text());
+    }
+    if (path == "/start_profile" || path == "/stop_profile") {
+      if (!only(http::verb::post)) return;
+      return handle_profile(path == "/start_profile" ? ProfileAction::start : ProfileAction::stop);
+    }
+    send_error(ApiError{404, "invalid_request_error", "no route for " + std::string(path), "", "not_found"});
+  }
+
+  void handle_profile(ProfileAction action) {
+    if (!server_.config_.profile) {
+      return send_error(ApiError{404, "invalid_request_error",
+                                 "profiling is not enabled on this server", "", "profiling_disabled"});
+    }
+    asio::post(*server_.decode_pool_, [self = self_as<Session>(), action] {
+      ProfileReply reply;
+      try {
+        reply = self->server_.config_.profile(action);
+      } catch (const std::exception& e) {
+        reply = {500, error_body(ApiError{500, "server_error", e.what(), "", ""})};
+      }
+      asio::post(self->server_.io_, [self, reply = std::move(reply)] {
+        if (!self->closed_) self->send_response(reply.status, "application/json", reply.body);
+      });
+    });
+  }
+
+  void start_generation(Endpoint endpoint) {
+    const std::uint64_t number = server_.request_counter_.fetch_add(1);
+    bool disconnect = false;
+    if (!pass_fault_draw(number, disconnect)) return;
+    watch_connection();
+    auto job = std::make_shared<ParseJob>(
+        ParseJob{endpoint, number, disconnect, std::move(parser_->get().body()), std::move(reservation_), tag_.arrival_ns});
+    // A body that names no image_url goes to the text lane (which sends it on to the image lane
+    // if it holds an image after all, e.g. a key spelt with a JSON escape).
+    if (job->body.find("image_url") == std::string::npos) return parse_on_text_lane(std::move(job));
+    parse_on_image_lane(std::move(job));
+  }
+
+  void parse_on_text_lane(std::shared_ptr<ParseJob> job) {
+    asio::post(*server_.text_pool_, [self = self_as<Session>(), job = std::move(job)]() mutable {
+      const Nanos parse_start = now_ns();
+      ParseContext context;
+      context.images_allowed = false;
+      std::optional<GenerationRequest> parsed;
+      std::optional<ApiError> error;
+      try {
+        parsed = parse_generation_request(job->endpoint, job->body, self->server_.config_.request, context);
+      } catch (const ImagesNeedDecodeLane&) {
+        asio::post(self->server_.io_, [self, job = std::move(job)]() mutable {
+          if (!self->closed_) self->parse_on_image_lane(std::move(job));
+        });
+        return;
+      } catch (const ApiException& e) {
+        error = e.error();
+      } catch (const std::exception& e) {
+        error = ApiError{500, "server_error", std::string("internal error: ") + e.what(), "", ""};
+      }
+      self->finish_parse(std::move(job), std::move(parsed), std::move(error), parse_start);
+    });
+  }
+
+  // At most --max-decode-queue image requests wait or decode at once; each may decode images
+  // until its deadline (--decode-timeout-s from entering the queue).
+  void parse_on_image_lane(std::shared_ptr<ParseJob> job) {
+    auto slot = enter_decode_queue();
+    if (!slot) return;
+    const Nanos deadline = now_ns() + server_.config_.decode_timeout_ns;
+    asio::post(*server_.decode_pool_, [self = self_as<Session>(), job = std::move(job), slot, deadline]() mutable {
+      const Nanos parse_start = now_ns();
+      ParseContext context;
+      context.decode_deadline_ns = deadline;
+      std::optional<GenerationRequest> parsed;
+      std::optional<ApiError> error;
+      try {
+        parsed = parse_generation_request(job->endpoint, job->body, self->server_.config_.request, context);
+      } catch (const ApiException& e) {
+        error = e.error();
+      } catch (const std::exception& e) {
+        error = ApiError{500, "server_error", std::string("internal error: ") + e.what(), "", ""};
+      }
+      slot.reset();
+      self->finish_parse(std::move(job), std::move(parsed), std::move(error), parse_start);
+    });
+  }
+
+  // On a lane thread: frees the body (then its bytes are no longer in flight), passes a parsed
+  // request through the API-server stage (its modelled processing from when the body arrived, less
+  // this parse) and hands the result to the io thread.
+  void finish_parse(std::shared_ptr<ParseJob> job, std::optional<GenerationRequest> parsed,
+                    std::optional<ApiError> error, Nanos parse_start) {
+    const std::uint64_t number = job->number;
+    const bool disconnect = job->disconnect;
+    const Nanos received = job->received_ns;
+    job.reset();
+    ApiServerAdmission stage;
+    if (parsed && server_.api_server_.enabled()) {
+      stage = server_.api_server_.admit(received, parse_start, now_ns(), api_server_input(*parsed));
+      if (!stage.admitted) {
+        parsed.reset();
+        error = api_server_full_error(server_.api_server_.max_in_stage());
+      }
+    }
+    asio::post(server_.io_, [self = self_as<Session>(), parsed = std::move(parsed), error = std::move(error),
+                             number, disconnect, stage = std::move(stage)]() mutable {
+      if (self->closed_) return;
+      if (error && error->code == "api_server_queue_full")
+        return self->send_response(503, "application/json", error_body(*error), "retry-after: 1\r\n");
+      if (error) return self->send_error(*error);
+      self->submit_after(std::move(stage), std::move(*parsed), number, disconnect);
+    });
+  }
+
+  // What the API-server stage needs of a request: its tokens and, per image, its pixels, mm_hash
+  // and processor-cache bytes as the virtual loop computes them (serving::processor_item_bytes).
+  ApiServerInput api_server_input(const GenerationRequest& request) const {
+    ApiServerInput input;
+    input.prompt_tokens = request.prompt_tokens();
+    const vision::VisionGeometry& geometry = server_.config_.request.geometry;
+    for (const ImageInput& image : request.images)
+      input.images.push_back({std::int64_t{image.width} * image.height, image.mm_hash,
+                              serving::processor_item_bytes(image.grid.patches(), static_cast<int>(geometry.patch_size),
+                                                            static_cast<int>(geometry.temporal_patch_size),
+                                                            server_.api_server_.model().processor_bytes_per_element.value)});
+    return input;
+  }
+
+  // The API-server stage's hold: the request goes to the engine now, due at its ready time (the
+  // engine holds it until the first step planned at or after it, engine_core_thread.hpp), so no
+  // timer's or thread's wake-up latency can make it miss that step. Its place in the stage is
+  // given back at its ready time, or when its connection goes.
+  void submit_after(ApiServerAdmission stage, GenerationRequest request, std::uint64_t number, bool disconnect) {
+    const Nanos ready = stage.ready_ns;
+    submit(std::move(request), number, disconnect, ready);
+    const Nanos wait = ready - now_ns();
+    if (wait <= 0 || !engine_handle_) return;  // the slot goes with `stage`
+    api_server_timer_.expires_after(std::chrono::nanoseconds(wait));
+    api_server_timer_.async_wait([slot = std::move(stage.slot)](boost::system::error_code) mutable { slot.reset(); });
   }
 };
 
