@@ -211,7 +211,7 @@ static int run_history_impl(const HistoryOptions& o, std::ostream& out) {
             << (p.git_sha.empty() ? "-" : short_sha(p.git_sha)) << std::right << std::setw(14)
             << format_number(p.value);
         if (i > 0 && pts[i - 1].value != 0)
-          out << "  " << format_change((p.value - pts[i - 1].value) / std::fabs(pts[i - 1].value));
+          out << "  " << format_relative_change((p.value - pts[i - 1].value) / std::fabs(pts[i - 1].value));
         if (p.before_reset) out << "  (before baseline reset)";
         out << "\n";
         rows.push_back({{"run_id", p.run_id}, {"recorded_utc", p.recorded_utc}, {"git_sha", p.git_sha},

@@ -17,7 +17,6 @@ namespace encbench::reports {
 
 using nlohmann::json;
 
-bool glob_match(const std::string& pattern, const std::string& text) { return glob_one(pattern, text); }
 
 namespace {
 
@@ -81,7 +80,7 @@ MetricRule Gate::rule_for(const Metric& metric, bool det) const {
                     : std::find(default_groups.begin(), default_groups.end(), metric.group) !=
                           default_groups.end());
   for (const auto& pr : metric_rules) {
-    if (!glob_match(pr.match, metric.name)) continue;
+    if (!glob_one(pr.match, metric.name)) continue;
     if (!pr.overrides.contains("gate")) rule.gated = metric.better != Better::none;
     apply_overrides(rule, pr.overrides, name);
   }
@@ -390,7 +389,7 @@ AcceptedChange parse_accepted_change(const std::string& spec, const std::string&
 std::size_t apply_accepted_changes(Comparison& comparison, const std::vector<AcceptedChange>& accepted) {
   auto match = [&](const std::string& metric) -> const AcceptedChange* {
     for (const auto& a : accepted)
-      if (glob_match(a.match, metric)) return &a;
+      if (glob_one(a.match, metric)) return &a;
     return nullptr;
   };
   std::size_t n = 0;

@@ -75,7 +75,6 @@ Gate load_gate(const std::string& path);
 // ends in .json) is a gate file, at most one; every other ARG is a condition in the gate language
 // added to that file's conditions (or to the built-in default gate's). Throws InvalidInput.
 Gate gate_from_arguments(const std::vector<std::string>& arguments);
-bool glob_match(const std::string& pattern, const std::string& text);
 
 struct MetricComparison {
   std::string name, label, unit;

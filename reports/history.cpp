@@ -8,6 +8,7 @@
 #include <set>
 
 #include "harness/core/error.hpp"
+#include "harness/core/glob.hpp"
 #include "harness/core/result_json.hpp"
 #include "reports/compare.hpp"
 
@@ -235,7 +236,7 @@ std::vector<HistoryRun> History::list(const std::string& series_glob, std::size_
   std::map<std::string, std::int64_t> resets;
   while (st.step()) {
     HistoryRun h = read_run_row(st);
-    if (!glob_match(series_glob, h.series)) continue;
+    if (!glob_one(series_glob, h.series)) continue;
     if (!resets.count(h.series)) resets[h.series] = reset_point(h.series);
     h.before_reset = h.id <= resets[h.series];
     out.push_back(std::move(h));
@@ -271,7 +272,7 @@ std::size_t History::reset_baseline(const std::string& series_glob, const std::s
   {
     Statement st(db_, "SELECT DISTINCT series FROM runs");
     while (st.step())
-      if (glob_match(series_glob, st.text(0))) series.insert(st.text(0));
+      if (glob_one(series_glob, st.text(0))) series.insert(st.text(0));
   }
   std::int64_t last_id = 0;
   {
@@ -317,7 +318,7 @@ std::vector<TrendPoint> History::trend(const std::string& metric, const std::str
   std::map<std::string, std::int64_t> resets;
   while (st.step()) {
     TrendPoint p{st.integer(0), st.text(1), st.text(2), st.text(3), st.real(4), false};
-    if (!glob_match(series_glob, p.series)) continue;
+    if (!glob_one(series_glob, p.series)) continue;
     if (!resets.count(p.series)) resets[p.series] = reset_point(p.series);
     p.before_reset = p.run_id <= resets[p.series];
     out.push_back(std::move(p));

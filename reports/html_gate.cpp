@@ -346,7 +346,7 @@ std::string row_html(const GateRow& r, bool with_link) {
     if (m.contains("relative_change") && m["relative_change"].is_number()) change = m["relative_change"].get<double>();
     if (m.contains("change") && m["change"].is_number()) change = m["change"].get<double>();
     // The interval on a line of its own, so that narrow pages wrap it rather than overflow.
-    std::string change_html = esc(format_change(change));
+    std::string change_html = esc(format_relative_change(change));
     if (m.contains("change_interval") && m["change_interval"].is_array() && m["change_interval"].size() == 2)
       change_html += "<br><small style=\"white-space:normal\">[" + numbers::signed_fixed(100 * m["change_interval"][0].get<double>(), 2) + ", " +
                      numbers::signed_fixed(100 * m["change_interval"][1].get<double>(), 2) + "]</small>";

@@ -13,7 +13,7 @@ namespace encbench::reports {
 
 std::string format_number(double value) { return numbers::grouped(value); }
 
-std::string format_change(const std::optional<double>& rel) {
+std::string format_relative_change(const std::optional<double>& rel) {
   if (!rel) return "n/a";
   const char* arrow = *rel > 0 ? " \u2191" : (*rel < 0 ? " \u2193" : " =");
   return numbers::signed_fixed(100.0 * *rel, 2) + "%" + arrow;
@@ -85,7 +85,7 @@ std::vector<MetricRow> table_rows(const Comparison& c, bool markdown) {
       if (checked) continue;
       const bool judged = r.judgement.change.has_value();
       group.push_back({r.label, format_number(r.before), format_number(r.after),
-                       judged ? judgement::format_change(r.judgement) : format_change(r.relative_change),
+                       judged ? judgement::format_change(r.judgement) : format_relative_change(r.relative_change),
                        verdict_cell(r, markdown)});
     }
     if (g == MetricGroup::exact) {
@@ -133,7 +133,7 @@ std::string summary_line(const Comparison& c, std::string (*text)(std::string_vi
     out << "Gate (" << shown(c.gate_name) << "): FAIL, " << n << " regression" << (n > 1 ? "s" : "") << ":";
     for (const auto& r : c.rows)
       if (r.regression)
-        out << "\n  - " << shown(r.label) << " " << format_change(r.relative_change) << " " << to_string(r.verdict)
+        out << "\n  - " << shown(r.label) << " " << format_relative_change(r.relative_change) << " " << to_string(r.verdict)
             << " (" << shown(r.reason) << ")";
     for (const auto& e : c.exact)
       if (e.applicable && !e.passed) out << "\n  - " << shown(e.label) << ": " << shown(e.reason);
@@ -311,7 +311,7 @@ std::string render_junit(const Comparison& c) {
     std::string detail = "[";
     detail += metric_kind_name(is_deterministic_metric(r.name));
     detail += "] " + r.label + ": " + format_number(r.before) + " -> " + format_number(r.after);
-    detail += " (" + format_change(r.relative_change) + "), ";
+    detail += " (" + format_relative_change(r.relative_change) + "), ";
     detail += to_string(r.verdict);
     detail += ": " + r.reason;
     if (r.regression) {

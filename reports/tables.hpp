@@ -13,7 +13,7 @@ namespace encbench::reports {
 // "1,207.07"; integral values without decimals ("2,475"), like the seeds' tables.
 std::string format_number(double value);
 // "+1.57% ↑", "-1.45% ↓", "+0.00% =" ; "n/a" without a relative change.
-std::string format_change(const std::optional<double>& relative_change);
+std::string format_relative_change(const std::optional<double>& relative_change);
 
 std::string render_terminal(const Comparison& comparison);
 std::string render_markdown(const Comparison& comparison);

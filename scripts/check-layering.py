@@ -9,11 +9,14 @@ that CI keeps it true:
   encoder, serving, tokenizer, client, trace) include nothing from scenario/, server/ or cli/;
 - nothing outside harness/cli/ includes harness/cli/;
 - no two rooms include each other (a two-way tie): the rooms are the folders under harness/, plus
-  reports/ and kernels/, and each pair may have an arrow one way only.
+  reports/ and kernels/, and each pair may have an arrow one way only;
+- no longer circle either (a includes b includes c includes a): the rooms' arrows form a ladder.
 
-It also reports, without failing, each free function name declared at namespace scope in the
-headers of more than one room (to_json beside to_json, say): overloads on different types are
-usual there, so the list is for a reader deciding whether two functions are one rule told twice.
+It also lists each free function name declared at namespace scope in the headers of more than one
+room (to_json beside to_json, say). A name in SHARED_FUNCTION_NAMES (each with the reason it may be
+shared: overloads on different types, one function declared at a seam, ...) is listed as a note;
+any other shared name is a breach: two rooms with one name for two rules (rename one to what it
+does), or one rule told twice (keep one).
 
     scripts/check-layering.py [--source DIR]     (DIR: the source tree; default: this script's)
 Prints each breach with file:line and exits 1 if there is one.
@@ -52,20 +55,56 @@ def room_of(path):
     return None
 
 
-def two_way_ties(root):
-    """One breach per pair of rooms that include each other, naming one include each way."""
-    first_arrow = {}  # (from room, to room) -> 'file:line'
+def room_arrows(root):
+    """(from room, to room) -> 'file:line includes path', the first include each way."""
+    first_arrow = {}
     for folder in ['harness', 'reports', 'kernels']:
         for rel, n, inc in includes(root, folder):
             source, target = room_of(rel), room_of(inc)
             if source and target and source != target:
                 first_arrow.setdefault((source, target), f'{rel}:{n} includes {inc}')
+    return first_arrow
+
+
+def circles(first_arrow):
+    """One breach per circle of three or more rooms (two-way ties are two_way_ties' breaches),
+    naming the include behind each of its arrows."""
+    after = {}
+    for a, b in first_arrow:
+        if (b, a) not in first_arrow:  # a two-way tie is told once, by two_way_ties
+            after.setdefault(a, []).append(b)
+    breaches, seen_cycles, state = [], set(), {}
+
+    def visit(room, path):
+        state[room] = 'open'
+        for nxt in sorted(after.get(room, [])):
+            if state.get(nxt) == 'open':
+                cycle = path[path.index(nxt):] + [nxt]
+                key = frozenset(cycle)
+                if key not in seen_cycles:
+                    seen_cycles.add(key)
+                    steps = '; '.join(first_arrow[(cycle[i], cycle[i + 1])] for i in range(len(cycle) - 1))
+                    breaches.append(f'{" -> ".join(c + "/" for c in cycle)} include each other in a circle: {steps}')
+            elif nxt not in state:
+                visit(nxt, path + [nxt])
+        state[room] = 'done'
+
+    for room in sorted(after):
+        if room not in state:
+            visit(room, [room])
+    return breaches
+
+
+def two_way_ties(root):
+    """One breach per pair of rooms that include each other, naming one include each way, and one
+    per longer circle."""
+    first_arrow = room_arrows(root)
     breaches = []
     for (a, b), where in sorted(first_arrow.items()):
         if a < b and (b, a) in first_arrow:
             breaches.append(f'{a}/ and {b}/ include each other (a two-way tie): {where}; '
                             f'{first_arrow[(b, a)]}')
-    return breaches
+    return breaches + circles(first_arrow)
 
 
 def load_strip_code():
@@ -76,6 +115,25 @@ def load_strip_code():
     spec.loader.exec_module(module)
     return module.strip_code
 
+
+# name -> why rooms may share it. Keep it to names whose meaning is one across the rooms.
+SHARED_FUNCTION_NAMES = {
+    'to_json': 'overloads on each room\'s record type: one meaning, a record as its versioned JSON',
+    'to_string': 'overloads on each room\'s enums and small records: one meaning, the value as its text',
+    'describe': 'overloads on each room\'s option and result types: one meaning, a one-line summary',
+    'validate': 'overloads on each room\'s option and file types: one meaning, throw InvalidInput when invalid',
+    'make_cuda_device': 'one function: declared at the seam (device/cuda_backend.hpp) and in device_cuda/, '
+                        'which defines it',
+    'encode_jpeg': 'client/ overloads imaging/\'s encoder on its RgbImage and calls it: one rule',
+    'encode_png': 'client/ overloads imaging/\'s encoder on its RgbImage and calls it: one rule',
+    'quick_gelu': 'one formula in two forms: encoder/host_math in place over the host path\'s buffer, '
+                  'kernels/ out of place as the kernel under test',
+    'gelu_tanh': 'one formula in two forms: encoder/host_math in place, kernels/ out of place (as quick_gelu)',
+    'silu_mul': 'one formula in two forms: encoder/host_math on one gate_up buffer, kernels/ on gate and up '
+                '(as quick_gelu)',
+    'attention_reference': 'one reference in two forms: encoder/host_math on the host path\'s q, k, v, '
+                           'kernels/ on varlen arguments; tests/encoder/host_math_test.cpp holds them to each other',
+}
 
 FUNCTION_TOKEN = re.compile(r'[A-Za-z_]\w*|::|[{};<>()=,:~]')
 NOT_A_FUNCTION = {'struct', 'class', 'union', 'enum', 'using', 'typedef', 'static_assert', 'operator',
@@ -159,8 +217,14 @@ def main(argv):
     breaches += two_way_ties(root)
     shared = shared_function_names(root)
     for name in sorted(shared):
-        print(f'note: free function {name}() is declared in the headers of {", ".join(shared[name])}')
-    print(f'layering: {len(shared)} free function name(s) declared in more than one room (a report, not a breach)')
+        where = f'free function {name}() is declared in the headers of {", ".join(shared[name])}'
+        if name in SHARED_FUNCTION_NAMES:
+            print(f'note: {where}: {SHARED_FUNCTION_NAMES[name]}')
+        else:
+            breaches.append(f'{where} (one name for two rules: rename one, or say in SHARED_FUNCTION_NAMES '
+                            'why it is one)')
+    print(f'layering: {len(shared)} free function name(s) declared in more than one room, '
+          f'{len([n for n in shared if n not in SHARED_FUNCTION_NAMES])} not explained')
     for b in breaches:
         print(b)
     print(f'layering: {len(breaches)} breach(es)')

@@ -15,6 +15,7 @@
 #include "harness/client/image.hpp"
 #include "harness/client/numpy_random.hpp"
 #include "harness/client/python_random.hpp"
+#include "harness/core/base64.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
 
@@ -189,7 +190,7 @@ std::string image_item_to_url(const json& item, const fs::path& base_dir, const 
     if (s.rfind("data:", 0) == 0) {
       const auto comma = s.find(',');
       std::string raw;
-      require(comma != std::string::npos && s.find(";base64") < comma && base64_decode(s.substr(comma + 1), raw),
+      require(comma != std::string::npos && s.find(";base64") < comma && base64_decode(s.substr(comma + 1), Base64Form::lenient, raw),
               "bad data URL image " + where);
       return from_bytes(raw);
     }
@@ -200,7 +201,7 @@ std::string image_item_to_url(const json& item, const fs::path& base_dir, const 
   if (auto b = item.find("bytes"); b != item.end() && !b->is_null()) {
     if (b->is_string()) {
       std::string raw;
-      require(base64_decode(b->get<std::string>(), raw), "image " + where + ": 'bytes' is not base64");
+      require(base64_decode(b->get<std::string>(), Base64Form::lenient, raw), "image " + where + ": 'bytes' is not base64");
       return from_bytes(raw);
     }
     if (b->is_array()) {

@@ -9,6 +9,7 @@
 #include "harness/client/datasets_vllm.hpp"
 #include "harness/client/image.hpp"
 #include "harness/client/numpy_random.hpp"
+#include "harness/core/base64.hpp"
 #include "harness/core/error.hpp"
 #include "harness/imaging/decode.hpp"
 #include "harness/vision/vision_geometry.hpp"
@@ -47,7 +48,7 @@ std::optional<std::vector<std::pair<std::int64_t, std::int64_t>>> image_sizes(co
     const auto comma = url.find(',');
     if (url.rfind("data:", 0) != 0 || comma == std::string::npos) return std::nullopt;
     std::string bytes;
-    if (!base64_decode(std::string_view(url).substr(comma + 1), bytes)) return std::nullopt;
+    if (!base64_decode(std::string_view(url).substr(comma + 1), Base64Form::lenient, bytes)) return std::nullopt;
     try {
       const auto info = imaging::read_info(reinterpret_cast<const std::uint8_t*>(bytes.data()), bytes.size());
       sizes.emplace_back(info.height, info.width);

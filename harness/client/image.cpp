@@ -43,31 +43,6 @@ std::string base64_encode(std::string_view bytes) {
   return out;
 }
 
-bool base64_decode(std::string_view text, std::string& out) {
-  std::array<int, 256> value{};
-  value.fill(-1);
-  for (int k = 0; k < 64; ++k) value[static_cast<unsigned char>(kAlphabet[k])] = k;
-  value['-'] = 62;  // URL-safe alphabet too
-  value['_'] = 63;
-  out.clear();
-  out.reserve(text.size() / 4 * 3);
-  unsigned acc = 0;
-  int bits = 0;
-  for (char c : text) {
-    if (c == '=' ) break;
-    if (c == '\n' || c == '\r' || c == ' ' || c == '\t') continue;
-    const int v = value[static_cast<unsigned char>(c)];
-    if (v < 0) return false;
-    acc = (acc << 6) | static_cast<unsigned>(v);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<char>((acc >> bits) & 0xFF));
-    }
-  }
-  return true;
-}
-
 RgbImage decode_image(std::string_view bytes, const std::string& what, std::int64_t max_pixels) {
   // The same decoders as the server (harness/imaging): a user's file is untrusted input too.
   try {

@@ -16,8 +16,6 @@ namespace encbench::client {
 using imaging::RgbImage;
 
 std::string base64_encode(std::string_view bytes);
-// Returns false on characters outside the base64 alphabet (whitespace is skipped).
-bool base64_decode(std::string_view text, std::string& out);
 
 // Decodes JPEG/PNG/WebP to 8-bit RGB as vLLM's convert("RGB") (RGBA on white, other alpha dropped,
 // grey expanded). Throws InvalidInput with `what` in the message for any other format, an image

@@ -1,6 +1,7 @@
 #pragma once
 // Shell-style wildcards ('*' any run, '?' one character) for names chosen on the command line:
-// gate rules (reports), trace edits (--drop 'seq_lens_d2h|aclrtSynchronize*').
+// glob_one for one pattern (gate rules and history series in reports/), glob_match for a list of
+// alternatives (trace edits: --drop 'seq_lens_d2h|aclrtSynchronize*'; op-name maps, sim profiles).
 #include <algorithm>
 #include <string_view>
 
@@ -28,8 +29,9 @@ inline bool glob_one(std::string_view pattern, std::string_view text) {
   return p == pattern.size();
 }
 
-// Alternatives separated by '|': true when any of them matches.
-inline bool glob_any(std::string_view patterns, std::string_view text) {
+// glob_match: alternatives separated by '|', each a glob_one pattern; true when any of them
+// matches the whole text ("a|b*" matches "a" and "bc", not "ab").
+inline bool glob_match(std::string_view patterns, std::string_view text) {
   std::size_t begin = 0;
   while (begin <= patterns.size()) {
     const std::size_t bar = std::min(patterns.find('|', begin), patterns.size());

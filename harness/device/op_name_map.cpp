@@ -47,7 +47,7 @@ std::vector<OpNameRule> parse_rules(const nlohmann::json& json, const char* list
 
 std::string_view first_role(const std::vector<OpNameRule>& rules, std::string_view name) {
   for (const OpNameRule& rule : rules)
-    if (glob_any(rule.patterns, name)) return rule.role;
+    if (glob_match(rule.patterns, name)) return rule.role;
   return {};
 }
 

@@ -92,7 +92,7 @@ std::vector<OpEfficiency> read_op_efficiency(const nlohmann::json& json, const s
 
 double SimProfile::efficiency_of(std::string_view op_name) const {
   for (const OpEfficiency& e : op_efficiency)
-    if (glob_any(e.ops, op_name)) return e.fraction.value;
+    if (glob_match(e.ops, op_name)) return e.fraction.value;
   return 1.0;
 }
 

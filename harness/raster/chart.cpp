@@ -14,7 +14,7 @@ constexpr double kGridAlpha = 0.3;
 constexpr int kTickLength = 7;  // matplotlib's 3.5 pt at 150 dpi
 }  // namespace
 
-std::vector<double> nice_ticks(double lo, double hi, int max_intervals) {
+std::vector<double> matplotlib_ticks(double lo, double hi, int max_intervals) {
   std::vector<double> ticks;
   if (!(hi > lo) || !std::isfinite(lo) || !std::isfinite(hi)) return ticks;
   const double raw = (hi - lo) / max_intervals;
@@ -30,7 +30,7 @@ std::vector<double> nice_ticks(double lo, double hi, int max_intervals) {
   return ticks;
 }
 
-std::string tick_label(double value, double step) {
+std::string matplotlib_tick_label(double value, double step) {
   // As many decimals as the step needs (2.5 -> 1, 0.25 -> 2, 50 -> 0).
   int decimals = 0;
   while (decimals < 6 && std::abs(step * std::pow(10.0, decimals) - std::round(step * std::pow(10.0, decimals))) > 1e-6)
@@ -65,26 +65,26 @@ void Axes::bar(double x0, double x1, double y0, double y1, Rgb fill, double alph
 }
 
 void Axes::ticks_x(bool grid) {
-  const auto ticks = nice_ticks(range_.x_min, range_.x_max);
+  const auto ticks = matplotlib_ticks(range_.x_min, range_.x_max);
   const double step = ticks.size() > 1 ? ticks[1] - ticks[0] : 1;
   for (const double t : ticks) {
     const int x = px(t);
     if (grid) canvas_.fill_rect(x, box_.top, x + 2, box_.bottom, kGrid, kGridAlpha);
     canvas_.fill_rect(x, box_.bottom, x + 2, box_.bottom + kTickLength, kBlack);
-    const std::string label = tick_label(t, step);
+    const std::string label = matplotlib_tick_label(t, step);
     canvas_.text(x + 1 - Canvas::text_width(label, kTextScale) / 2, box_.bottom + kTickLength + 6, label, kTickText, kTextScale);
   }
 }
 
 int Axes::ticks_y(bool grid) {
-  const auto ticks = nice_ticks(range_.y_min, range_.y_max);
+  const auto ticks = matplotlib_ticks(range_.y_min, range_.y_max);
   const double step = ticks.size() > 1 ? ticks[1] - ticks[0] : 1;
   int widest = 0;
   for (const double t : ticks) {
     const int y = py(t);
     if (grid) canvas_.fill_rect(box_.left, y - 1, box_.right, y + 1, kGrid, kGridAlpha);
     canvas_.fill_rect(box_.left - kTickLength, y - 1, box_.left, y + 1, kBlack);
-    const std::string label = tick_label(t, step);
+    const std::string label = matplotlib_tick_label(t, step);
     canvas_.text(box_.left - kTickLength - 6 - Canvas::text_width(label, kTextScale), y - Canvas::text_height(kTextScale) / 2,
                  label, kTickText, kTextScale);
     widest = std::max(widest, Canvas::text_width(label, kTextScale));

@@ -18,10 +18,13 @@ struct AxesRange {
   double x_min = 0, x_max = 1, y_min = 0, y_max = 1;
 };
 
-// Tick values covering [lo, hi] at a nice step, every one inside the range.
-std::vector<double> nice_ticks(double lo, double hi, int max_intervals = 8);
-// A tick's label: an integer when the step is, else as few decimals as the step needs.
-std::string tick_label(double value, double step);
+// Tick values covering [lo, hi] at the step matplotlib's MaxNLocator picks (1, 2, 2.5, 5 x 10^k,
+// at most `max_intervals` intervals), every one inside the range. The SVG pages' ticks are a
+// different rule (reports/svg.hpp nice_ticks: 1, 2, 5 x 10^k near a count).
+std::vector<double> matplotlib_ticks(double lo, double hi, int max_intervals = 8);
+// A tick's label as matplotlib writes it: an integer when the step is, else as few decimals as
+// the step needs.
+std::string matplotlib_tick_label(double value, double step);
 
 class Axes {
  public:

@@ -10,6 +10,7 @@
 
 #include "harness/client/dataset.hpp"
 #include "harness/client/image.hpp"
+#include "harness/core/base64.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
 #include "harness/core/stats.hpp"
@@ -95,7 +96,7 @@ Collected from_rows(const std::filesystem::path& file) {
     const std::string& url = s.image_urls.front();  // vLLM sends images[0]
     const auto comma = url.find(',');
     std::string bytes;
-    if (url.rfind("data:", 0) == 0 && comma != std::string::npos && client::base64_decode(url.substr(comma + 1), bytes)) {
+    if (url.rfind("data:", 0) == 0 && comma != std::string::npos && base64_decode(url.substr(comma + 1), Base64Form::lenient, bytes)) {
       const auto size = header_size(bytes);
       if (size) {
         c.sizes.push_back(*size);

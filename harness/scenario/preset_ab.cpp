@@ -271,7 +271,7 @@ std::vector<nlohmann::json> print_encoder_totals(std::ostream& out, const std::v
     const double a = totals[0].value(key, 0.0), b = totals[1].value(key, 0.0);
     std::optional<double> change;
     if (a != 0) change = (b - a) / std::fabs(a);
-    out << table_row(label, fixed(a, digits), fixed(b, digits), reports::format_change(change));
+    out << table_row(label, fixed(a, digits), fixed(b, digits), reports::format_relative_change(change));
   };
   out << "\nEncoder device (server side, same windows, all rounds)\n";
   out << table_row("Metric", "Before", "After", "Comparison");

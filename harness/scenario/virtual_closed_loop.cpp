@@ -74,7 +74,7 @@ SharedModel build_shared_model(const PresetAbOptions& o) {
   SharedModel m;
   m.geometry = vision::vision_geometry_for(o.model);
   if (!o.serving_model.empty()) m.serving = serving::load_serving_model(o.serving_model);
-  serving::apply_overrides(m.serving, o.model_set);
+  serving::apply_model_overrides(m.serving, o.model_set);
   if (!o.modelled_run_noise) serving::clear_run_noise(m.serving);
   const std::filesystem::path profiles =
       o.profiles_dir.empty() ? device::default_profiles_dir() : o.profiles_dir;

@@ -33,8 +33,7 @@ Nanos ApiServerStage::ready_at(Nanos received_ns, Nanos parse_start_ns, Nanos pa
   const Nanos decoded = pipeline_.decode(received_ns, pixels);
   const serving::ApiServerProcessed p = pipeline_.process(decoded, input.images, input.prompt_tokens);
   const Nanos end = p.end_ns;
-  // Its modelled work, as the virtual loop counts it: the pool's decode and the serial cost.
-  const Nanos cost = p.cost_ns + (model_.pooled_decode() ? model_.decode_cost_ns(pixels) : 0);
+  const Nanos cost = model_.work_ns(p.cost_ns, pixels);
   ++stats_.requests;
   stats_.modelled_ns += cost;
   stats_.queue_ns += end - cost - received_ns;

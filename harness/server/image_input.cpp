@@ -11,6 +11,7 @@
 #include <memory>
 #include <system_error>
 
+#include "harness/core/base64.hpp"
 #include "harness/core/clock.hpp"
 
 #include "harness/imaging/decode.hpp"
@@ -23,16 +24,6 @@ namespace {
 constexpr std::string_view kAccepted =
     "image_url must be a data URL (data:image/jpeg;base64,..., data:image/png;base64,... or "
     "data:image/webp;base64,...)";
-
-std::array<int, 256> base64_table() {
-  std::array<int, 256> table{};
-  table.fill(-1);
-  const std::string_view alphabet =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  for (std::size_t i = 0; i < alphabet.size(); ++i)
-    table[static_cast<unsigned char>(alphabet[i])] = static_cast<int>(i);
-  return table;
-}
 
 bool starts_with_icase(std::string_view text, std::string_view prefix) {
   if (text.size() < prefix.size()) return false;
@@ -136,28 +127,6 @@ DecodedImage load_local_file(std::string_view url, const ImagePolicy& policy, co
 
 }  // namespace
 
-std::optional<std::vector<unsigned char>> base64_decode(std::string_view text) {
-  static_assert(sizeof(int) >= 4);
-  const std::array<int, 256> table = base64_table();
-  while (!text.empty() && text.back() == '=') text.remove_suffix(1);
-  if (text.size() % 4 == 1) return std::nullopt;
-  std::vector<unsigned char> out;
-  out.reserve(text.size() / 4 * 3 + 3);
-  std::uint32_t accumulator = 0;
-  int bits = 0;
-  for (const char c : text) {
-    const int value = table[static_cast<unsigned char>(c)];
-    if (value < 0) return std::nullopt;
-    accumulator = (accumulator << 6) | static_cast<std::uint32_t>(value);
-    bits += 6;
-    if (bits >= 8) {
-      bits -= 8;
-      out.push_back(static_cast<unsigned char>((accumulator >> bits) & 0xFFu));
-    }
-  }
-  return out;
-}
-
 DecodedImage decode_image_bytes(const unsigned char* data, std::size_t size,
                                 const ImagePolicy& policy, const BeforeDecode& before_decode) {
   // The header first: the pixel limit and the caller's budget are checked from its size, before
@@ -200,9 +169,10 @@ DecodedImage load_image_from_url(std::string_view url, const ImagePolicy& policy
                       "messages", "invalid_image_url");
   if (header.size() < 7 || !starts_with_icase(header.substr(header.size() - 7), ";base64"))
     throw bad_request("data URL must be base64-encoded (';base64,')", "messages", "invalid_image_url");
-  const auto bytes = base64_decode(url.substr(comma + 1));
-  if (!bytes) throw bad_request("image data URL holds invalid base64", "messages", "invalid_image");
-  return decode_image_bytes(bytes->data(), bytes->size(), policy, before_decode);
+  std::string bytes;
+  if (!base64_decode(url.substr(comma + 1), Base64Form::strict, bytes))
+    throw bad_request("image data URL holds invalid base64", "messages", "invalid_image");
+  return decode_image_bytes(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), policy, before_decode);
 }
 
 }  // namespace encbench::server

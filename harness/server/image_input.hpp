@@ -38,9 +38,6 @@ struct DecodedImage {
   std::uint64_t mm_hash = 0;
 };
 
-// Strict base64 (RFC 4648 alphabet, padding optional, no whitespace). nullopt when malformed.
-std::optional<std::vector<unsigned char>> base64_decode(std::string_view text);
-
 // Decodes the image behind `url` fully (so truncated files are caught) and returns its size.
 // Throws ApiException (400) with a message that says what is wrong and what is accepted.
 DecodedImage load_image_from_url(std::string_view url, const ImagePolicy& policy,

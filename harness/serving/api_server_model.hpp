@@ -62,6 +62,11 @@ struct ApiServerModel {
   std::int64_t processor_cache_capacity_bytes() const;
   // Decoding a request's images on the media pool (ns, rounded down).
   Nanos decode_cost_ns(std::int64_t image_pixels) const;
+  // A request's modelled work, as both clocks' API-server stages count it: its serial cost plus
+  // its images' decode on the media pool (without a pool the decode is inside the serial cost).
+  Nanos work_ns(Nanos serial_cost_ns, std::int64_t image_pixels) const {
+    return serial_cost_ns + (pooled_decode() ? decode_cost_ns(image_pixels) : 0);
+  }
   // A request's serial work: its images' pixels whose processed output the processor cache held
   // (no HF processor for them) and those it did not, and its prompt tokens.
   struct SerialWork {

@@ -143,7 +143,7 @@ nlohmann::json to_json(const ServingModel& model) {
   return j;
 }
 
-void apply_overrides(ServingModel& model, const std::string& overrides) {
+void apply_model_overrides(ServingModel& model, const std::string& overrides) {
   std::stringstream list(overrides);
   std::string item;
   while (std::getline(list, item, ',')) {

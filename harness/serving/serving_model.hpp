@@ -95,7 +95,7 @@ ServingModel parse_serving_model(const nlohmann::json& doc, const std::string& o
 void clear_run_noise(ServingModel& model);
 nlohmann::json to_json(const ServingModel& model);
 // "name=value,name=value" overrides (the fit script's way in); throws InvalidInput naming the key.
-void apply_overrides(ServingModel& model, const std::string& overrides);
+void apply_model_overrides(ServingModel& model, const std::string& overrides);
 
 serving::StepCostModel step_cost_model(const ServingModel& model, const LanguageModelDims& dims,
                                       const device::SimProfile& profile, bool async_scheduling);

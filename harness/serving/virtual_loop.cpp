@@ -164,16 +164,18 @@ class ArrivalJitter {
   std::priority_queue<Nanos, std::vector<Nanos>, std::greater<>> in_transit_;
 };
 
-// vLLM's API server between the client's send and the scheduler (api_server_pipeline.hpp): each
+// vLLM's API server between the client's send and the scheduler on the virtual clock: the same
+// model (ApiServerPipeline, api_server_pipeline.hpp) as the live server's stage
+// (server/api_server_stage.hpp), which runs it on the real clock. Each
 // request sent reaches it (after its arrival jitter, when the run has one), is decoded on the media
 // pool, then takes the process that frees first, FIFO in the order decodes end, and reaches the
 // scheduler when its modelled processing ends. A request that could precede another at the serial
 // stage reached the server before the other's decode ended, so once the clock passes a decode's end
 // every such request has entered: the stage moves arrivals and decode ends up to `now` in time
 // order. Without a stage, a request reaches the scheduler when it reaches the server.
-class ApiServerStage {
+class VirtualApiServerStage {
  public:
-  ApiServerStage(const ApiServerModel& model, const std::vector<VirtualRequest>& requests, VirtualEngineCounters& c,
+  VirtualApiServerStage(const ApiServerModel& model, const std::vector<VirtualRequest>& requests, VirtualEngineCounters& c,
                  ArrivalJitter jitter)
       : enabled_(model.enabled()), pipeline_(model), requests_(requests), counters_(c), jitter_(jitter),
         start_ns_(requests.size(), 0), ready_ns_(requests.size(), 0), sent_ns_(requests.size(), 0) {}
@@ -246,10 +248,9 @@ class ApiServerStage {
     ready_ns_[id] = p.end_ns;
     // Work: the serial cost (with the decode when there is no pool) and the pool's decode; the
     // rest of the time from send to ready is waiting for a thread or a process.
-    const Nanos decode =
-        pipeline_.model().pooled_decode() ? pipeline_.model().decode_cost_ns(total_pixels(r.images_sent)) : 0;
-    counters_.api_server_ns += p.cost_ns + decode;
-    counters_.api_server_queue_ns += p.end_ns - sent_ns_[id] - p.cost_ns - decode;
+    const Nanos work = pipeline_.model().work_ns(p.cost_ns, total_pixels(r.images_sent));
+    counters_.api_server_ns += work;
+    counters_.api_server_queue_ns += p.end_ns - sent_ns_[id] - work;
     processing_.push({p.end_ns, sequence_++, id});
   }
   bool enabled_;
@@ -267,7 +268,7 @@ class ApiServerStage {
 class ClientSide {
  public:
   ClientSide(const std::vector<VirtualRequest>& requests, std::vector<client::RequestRecord>& records, int cap,
-             ApiServerStage& api_server)
+             VirtualApiServerStage& api_server)
       : requests_(requests), records_(records), cap_(cap), api_server_(api_server) {}
   // Arrivals up to `now`: dispatched while the cap allows, else queued.
   void arrive_until(Nanos now, serving::Scheduler& scheduler) {
@@ -298,7 +299,7 @@ class ClientSide {
   const std::vector<VirtualRequest>& requests_;
   std::vector<client::RequestRecord>& records_;
   int cap_;
-  ApiServerStage& api_server_;
+  VirtualApiServerStage& api_server_;
   std::size_t next_ = 0;
   std::deque<std::size_t> queue_;
   std::int64_t in_flight_ = 0;
@@ -306,7 +307,7 @@ class ClientSide {
 
 // When the engine has nothing to run: the next time something reaches it (an arrival, or a request
 // leaving the API-server stage). Throws when nothing ever will.
-Nanos next_event(const ClientSide& client, const ApiServerStage& api_server, const std::string& why) {
+Nanos next_event(const ClientSide& client, const VirtualApiServerStage& api_server, const std::string& why) {
   require(client.arrivals_left() || api_server.holds(), why);
   if (!api_server.holds()) return client.next_arrival();
   if (!client.arrivals_left()) return api_server.next_ready();
@@ -327,7 +328,7 @@ VirtualArmResult run_virtual_arm(const std::vector<VirtualRequest>& requests, co
   if (options.keep_steps) out.traces.resize(requests.size());
   serving::Scheduler scheduler(config);
   VirtualEngineCounters& c = out.engine;
-  ApiServerStage api_server(options.api_server, requests, c,
+  VirtualApiServerStage api_server(options.api_server, requests, c,
                             ArrivalJitter(options.arrival_jitter_per_request_ns, options.arrival_jitter_sigma,
                                           options.jitter_seed));
   ClientSide client(requests, out.records, options.max_concurrency, api_server);

@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "harness/core/error.hpp"
+#include "harness/core/glob.hpp"
 #include "harness/trace/replay.hpp"
 
 namespace encbench::trace {

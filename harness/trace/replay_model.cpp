@@ -432,8 +432,6 @@ void label_stream_releases(const timeline::Timeline& timeline, ReplayModel& mode
 
 }  // namespace
 
-bool glob_match(std::string_view pattern, std::string_view text) { return glob_any(pattern, text); }
-
 bool is_collective_op(std::string_view name, int stream) {
   if (stream >= kCollectiveStreamBase) return true;  // torch_npu's HCCL lane
   const auto starts = [&](std::string_view prefix) { return name.substr(0, prefix.size()) == prefix; };

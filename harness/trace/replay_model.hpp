@@ -140,7 +140,4 @@ struct ReplayModel {
 // to the host (no correlation ids or flows at all).
 ReplayModel build_replay_model(const ImportedTrace& trace, int device, const ModelOptions& options = {});
 
-// Shell-style glob: '*' any run, '?' one character; alternatives separated by '|'.
-bool glob_match(std::string_view pattern, std::string_view text);
-
 }  // namespace encbench::trace

@@ -192,7 +192,7 @@ std::optional<AnalysisWindow> marker_step_window(const DeviceTrace& device, std:
   std::optional<AnalysisWindow> window;
   std::size_t steps = 0;
   for (const timeline::HostSpan& step : device.timeline.host_spans) {
-    if (step.end_ns <= step.start_ns || !glob_any(step_marker, step.name)) continue;
+    if (step.end_ns <= step.start_ns || !glob_match(step_marker, step.name)) continue;
     // Launches are sorted by their call's start: those inside the step are one run of them.
     const auto first = std::lower_bound(device.launches.begin(), device.launches.end(), step.start_ns,
                                         [](const LaunchLink& l, Nanos t) { return l.api_start_ns < t; });

@@ -15,10 +15,13 @@
 #include "harness/client/dataset.hpp"
 #include "harness/client/image.hpp"
 #include "harness/client/request_builder.hpp"
+#include "harness/core/base64.hpp"
 #include "harness/core/error.hpp"
 #include "harness/imaging/decode.hpp"
 
 using namespace encbench::client;
+using encbench::Base64Form;
+using encbench::base64_decode;
 namespace fs = std::filesystem;
 
 namespace {
@@ -33,7 +36,7 @@ RgbImage decode_data_url(const std::string& url) {
   const std::string prefix = "data:image/jpeg;base64,";
   EXPECT_EQ(url.rfind(prefix, 0), 0u);
   std::string raw;
-  EXPECT_TRUE(base64_decode(url.substr(prefix.size()), raw));
+  EXPECT_TRUE(base64_decode(url.substr(prefix.size()), Base64Form::lenient, raw));
   EXPECT_EQ(static_cast<unsigned char>(raw[0]), 0xFF);  // JPEG SOI
   EXPECT_EQ(static_cast<unsigned char>(raw[1]), 0xD8);
   return decode_image(raw, "test");
@@ -76,12 +79,12 @@ DatasetConfig file_dataset(const std::string& name, const fs::path& path, std::s
 TEST(Image, Base64RoundTrip) {
   for (const std::string& s : std::vector<std::string>{"", "a", "ab", "abc", "abcd", std::string("\0\xff\x10", 3)}) {
     std::string back;
-    ASSERT_TRUE(base64_decode(base64_encode(s), back));
+    ASSERT_TRUE(base64_decode(base64_encode(s), Base64Form::lenient, back));
     EXPECT_EQ(back, s);
   }
   EXPECT_EQ(base64_encode("Man"), "TWFu");
   std::string out;
-  EXPECT_FALSE(base64_decode("@@@", out));
+  EXPECT_FALSE(base64_decode("@@@", Base64Form::lenient, out));
 }
 
 TEST(Dataset, VisionArenaBenchLayoutFromGeneratedJsonl) {

@@ -20,6 +20,7 @@
 #include "harness/client/numpy_random.hpp"
 #include "harness/client/python_random.hpp"
 #include "harness/client/schedule.hpp"
+#include "harness/core/base64.hpp"
 #include "harness/core/error.hpp"
 #include "tests/client/numpy_reference.hpp"
 #include "tests/tokenizer/test_files.hpp"
@@ -121,7 +122,7 @@ TEST(NumpyDatasets, RandomMmIsVllmsRequestByRequest) {
         ours.insert(ours.end(), m.rgb.begin(), m.rgb.end());
         // Sent as vLLM's process_image sends it: a JPEG data URL of that size.
         std::string jpeg;
-        ASSERT_TRUE(base64_decode(std::string_view(s.image_urls[k]).substr(s.image_urls[k].find(',') + 1), jpeg));
+        ASSERT_TRUE(base64_decode(std::string_view(s.image_urls[k]).substr(s.image_urls[k].find(',') + 1), Base64Form::lenient, jpeg));
         const auto decoded = decode_image(jpeg, "random-mm image");
         EXPECT_EQ(decoded.info.format, imaging::Format::jpeg);
         EXPECT_EQ(decoded.info.width, m.width);

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "harness/client/image.hpp"
+#include "harness/core/base64.hpp"
 #include "harness/server/api_error.hpp"
 #include "harness/server/image_input.hpp"
 
@@ -22,6 +23,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (e.error().status != 400 || e.error().message.empty()) __builtin_trap();
   }
   std::string decoded;
-  if (client::base64_decode(url, decoded) && decoded.size() > size) __builtin_trap();
+  if (base64_decode(url, Base64Form::lenient, decoded) && decoded.size() > size) __builtin_trap();
   return 0;
 }

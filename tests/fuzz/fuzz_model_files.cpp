@@ -120,7 +120,7 @@ void check_api_server_model(const nlohmann::json& doc) {
 
 void check_model_set(std::string_view text) {
   encbench::serving::ServingModel model;
-  encbench::serving::apply_overrides(model, std::string(text));
+  encbench::serving::apply_model_overrides(model, std::string(text));
 }
 
 }  // namespace

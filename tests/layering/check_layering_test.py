@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """scripts/check-layering.py on a toy source tree: two rooms that include each other fail with both
-includes named; one arrow alone passes; a free function name in two rooms' headers is reported
-without failing.
+includes named; one arrow alone passes; a free function name in two rooms' headers fails unless
+it is one of the explained names (to_json), which is listed as a note; a circle of three rooms
+fails with its three includes named, the same three rooms as a ladder pass.
 
     tests/layering/check_layering_test.py SCRIPT
 """
@@ -35,8 +36,20 @@ def main(argv):
               '#include "harness/geometry/shape.hpp"\nnamespace encbench::engine {\n'
               'int area(const geometry::Shape& shape, int scale);\n}  // namespace encbench::engine\n')
         code, out = run(script, root)
-        if code != 0 or 'area() is declared in the headers of harness/engine, harness/geometry' not in out:
-            failures.append(f'one arrow and a shared name: expected a pass with the name reported, got {code}:\n{out}')
+        expected = ('free function area() is declared in the headers of harness/engine, harness/geometry '
+                    '(one name for two rules')
+        if code != 1 or expected not in out or '1 breach(es)' not in out:
+            failures.append(f'one arrow and an unexplained shared name: expected one breach, got {code}:\n{out}')
+
+        write(root, 'harness/engine/step.hpp',
+              '#include "harness/geometry/shape.hpp"\nnamespace encbench::engine {\n'
+              'int to_json(const geometry::Shape& shape, int scale);\n}  // namespace encbench::engine\n')
+        write(root, 'harness/geometry/shape.hpp',
+              'namespace encbench::geometry {\nstruct Shape { int w = 0; };\n'
+              'int to_json(const Shape& shape);\n}  // namespace encbench::geometry\n')
+        code, out = run(script, root)
+        if code != 0 or 'note: free function to_json() is declared in the headers of harness/engine, harness/geometry' not in out:
+            failures.append(f'one arrow and an explained shared name: expected a pass with a note, got {code}:\n{out}')
 
         write(root, 'harness/geometry/shape.cpp', '#include "harness/engine/step.hpp"\n')
         code, out = run(script, root)
@@ -45,6 +58,20 @@ def main(argv):
                     'harness/geometry/shape.cpp:1 includes harness/engine/step.hpp')
         if code != 1 or expected not in out:
             failures.append(f'two-way tie: expected exit 1 naming both includes, got {code}:\n{out}')
+    with tempfile.TemporaryDirectory(prefix='check-layering-') as root:
+        write(root, 'harness/scenario/CMakeLists.txt', 'encbench_library(encbench_scenario)\n')
+        write(root, 'harness/alpha/a.hpp', '#include "harness/beta/b.hpp"\n')
+        write(root, 'harness/beta/b.hpp', '#include "harness/gamma/c.hpp"\n')
+        code, out = run(script, root)
+        if code != 0:
+            failures.append(f'a ladder of three rooms: expected a pass, got {code}:\n{out}')
+        write(root, 'harness/gamma/c.cpp', '#include "harness/alpha/a.hpp"\n')
+        code, out = run(script, root)
+        expected = ('harness/alpha/ -> harness/beta/ -> harness/gamma/ -> harness/alpha/ include each other in a '
+                    'circle: harness/alpha/a.hpp:1 includes harness/beta/b.hpp; harness/beta/b.hpp:1 includes '
+                    'harness/gamma/c.hpp; harness/gamma/c.cpp:1 includes harness/alpha/a.hpp')
+        if code != 1 or expected not in out or '1 breach(es)' not in out:
+            failures.append(f'a circle of three rooms: expected one breach naming its three includes, got {code}:\n{out}')
     for failure in failures:
         print('FAIL', failure)
     print('check-layering: ' + ('ok' if not failures else f'{len(failures)} failure(s)'))

@@ -68,10 +68,10 @@ TEST(Canvas, TextInksOnlyInsideItsBoxAndTurnsForYLabels) {
   EXPECT_NE(a.rgb(), b.rgb());
 }
 
-TEST(Chart, NiceTicksCoverTheRangeAtA125Step) {
+TEST(Chart, MatplotlibTicksCoverTheRangeAtA125Step) {
   for (const auto& [lo, hi] : {std::pair{0.0, 105.0}, std::pair{-0.55, 11.55}, std::pair{93.5, 160.5}, std::pair{0.0, 1.05},
                                std::pair{2950.0, 3050.0}}) {
-    const auto t = nice_ticks(lo, hi);
+    const auto t = matplotlib_ticks(lo, hi);
     ASSERT_GE(t.size(), 3u) << lo << " " << hi;
     EXPECT_LE(t.size(), 9u);
     const double step = t[1] - t[0], magnitude = std::pow(10.0, std::floor(std::log10(step)));
@@ -82,9 +82,9 @@ TEST(Chart, NiceTicksCoverTheRangeAtA125Step) {
     EXPECT_GT(t.front() - lo, -step);
     EXPECT_LT(hi - t.back(), step);
   }
-  EXPECT_EQ(tick_label(20, 20), "20");
-  EXPECT_EQ(tick_label(0.25, 0.25), "0.25");
-  EXPECT_EQ(tick_label(7.5, 2.5), "7.5");
+  EXPECT_EQ(matplotlib_tick_label(20, 20), "20");
+  EXPECT_EQ(matplotlib_tick_label(0.25, 0.25), "0.25");
+  EXPECT_EQ(matplotlib_tick_label(7.5, 2.5), "7.5");
 }
 
 // numpy.histogram: equal bins over [min, max], the last closed.

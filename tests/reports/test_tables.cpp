@@ -67,9 +67,9 @@ TEST(Tables, NumbersLikeTheSeeds) {
   EXPECT_EQ(format_number(18370.87), "18,370.87");
   EXPECT_EQ(format_number(-1234567.5), "-1,234,567.50");
   EXPECT_EQ(format_number(0.0021), "0.0021");
-  EXPECT_EQ(format_change(0.0157), "+1.57% \u2191");
-  EXPECT_EQ(format_change(-0.0145), "-1.45% \u2193");
-  EXPECT_EQ(format_change(std::nullopt), "n/a");
+  EXPECT_EQ(format_relative_change(0.0157), "+1.57% \u2191");
+  EXPECT_EQ(format_relative_change(-0.0145), "-1.45% \u2193");
+  EXPECT_EQ(format_relative_change(std::nullopt), "n/a");
 }
 
 TEST(Tables, MarkdownGroupsThroughputThenLatency) {

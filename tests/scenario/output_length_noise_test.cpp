@@ -248,10 +248,10 @@ TEST(OutputLengthNoise, TheServingModelDeclaresBothFormsWithASourceInTheirRange)
   const std::string not_number = error_of({{"output_length_redraw_share", {{"value", "on"}, {"source", "s"}}}});
   EXPECT_NE(not_number.find("output_length_redraw_share must be {\"value\": number"), std::string::npos) << not_number;
   serving::ServingModel model;
-  EXPECT_THROW(serving::apply_overrides(model, "output_length_redraw_share=2"), InvalidInput);
-  serving::apply_overrides(model, "output_length_redraw_share=1");
+  EXPECT_THROW(serving::apply_model_overrides(model, "output_length_redraw_share=2"), InvalidInput);
+  serving::apply_model_overrides(model, "output_length_redraw_share=1");
   EXPECT_EQ(model.output_length_redraw_share.value, 1.0);
-  EXPECT_THROW(serving::apply_overrides(model, "output_length_cv=-1"), InvalidInput);
+  EXPECT_THROW(serving::apply_model_overrides(model, "output_length_cv=-1"), InvalidInput);
   // The repository's serving model declares the CV, with its derivation.
   const auto shipped =
       serving::load_serving_model(source_dir() / "scenarios/serving/ascend-910b-qwen3-vl-8b.json");

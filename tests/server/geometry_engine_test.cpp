@@ -7,6 +7,7 @@
 #include <mutex>
 #include <thread>
 
+#include "harness/core/base64.hpp"
 #include "harness/core/error.hpp"
 #include "harness/server/engine_core_thread.hpp"
 #include "harness/server/image_input.hpp"
@@ -58,8 +59,17 @@ TEST(ImageInput, DecodesPngAndJpegDataUrls) {
     EXPECT_EQ(image.width, 40);
     EXPECT_EQ(image.height, 30);
   }
-  EXPECT_EQ(*base64_decode("aGVsbG8="), (std::vector<unsigned char>{'h', 'e', 'l', 'l', 'o'}));
-  EXPECT_FALSE(base64_decode("a$==").has_value());
+  std::string decoded;
+  EXPECT_TRUE(base64_decode("aGVsbG8=", Base64Form::strict, decoded));
+  EXPECT_EQ(decoded, "hello");
+  EXPECT_FALSE(base64_decode("a$==", Base64Form::strict, decoded));
+  EXPECT_FALSE(base64_decode("aGVsb", Base64Form::strict, decoded));    // 4k+1 characters: no whole byte
+  EXPECT_FALSE(base64_decode("aGVs bG8=", Base64Form::strict, decoded));  // whitespace refused in a request
+  EXPECT_TRUE(base64_decode("aGVs bG8=", Base64Form::lenient, decoded));  // and skipped in a dataset
+  EXPECT_EQ(decoded, "hello");
+  EXPECT_TRUE(base64_decode("_-8", Base64Form::lenient, decoded));  // URL-safe: 0xff 0xef
+  EXPECT_EQ(decoded, std::string("\xff\xef"));
+  EXPECT_FALSE(base64_decode("_-8", Base64Form::strict, decoded));
 }
 
 TEST(TextTokens, DocumentedApproximation) {

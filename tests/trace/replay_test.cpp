@@ -6,6 +6,7 @@
 #include <string>
 
 #include "harness/core/error.hpp"
+#include "harness/core/glob.hpp"
 #include "harness/trace/replay.hpp"
 #include "harness/trace/trace_diff.hpp"
 #include "tests/trace/trace_test_support.hpp"
