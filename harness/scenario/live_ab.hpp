@@ -32,6 +32,7 @@
 #include "harness/client/bench.hpp"
 #include "harness/scenario/ab_power.hpp"
 #include "harness/scenario/server_recipe.hpp"
+#include "reports/compare.hpp"
 
 namespace encbench::scenario {
 
@@ -86,9 +87,29 @@ LiveAbRounds run_live_ab_rounds(const client::BenchConfig& base, const LiveAbOpt
 LiveAbRun run_live_ab(const client::BenchConfig& base, const LiveAbOptions& options,
                       const std::vector<std::string>& argv, std::ostream& out, std::ostream& progress);
 
-// The reporting half (live_ab_report.cpp): per-round values, the pooled comparison, verdict,
-// MDE, plan on `out`; JSON and HTML written into options.out_dir. by_arm[a]: arm a's finished
-// rounds (possibly none). `run` carries failure / interrupted in and the paths out.
+// The rounds assessed (live_ab_report.cpp): the result document (encbench-live-ab/1: every round,
+// overhead, invalid reasons, and when both arms finished a round the pooled comparison, verdicts,
+// MDE and plan) and what the terminal report prints beside it.
+struct LiveAbReport {
+  nlohmann::json doc;
+  std::optional<reports::Comparison> comparison;  // when both arms finished a round
+  std::vector<MdeRow> mde;
+  std::optional<Plan> plan;                        // with --plan and two rounds per arm
+  std::vector<std::string> invalid;                // the rounds' guard failures: no verdict
+};
+
+// The reporting half, in three steps: assess (compute the record, print nothing), print (the
+// per-round values, the pooled comparison, verdict, MDE, plan, traces, overhead and headline on
+// `out`; reads only) and write (JSON and HTML into options.out_dir; the returned run carries their
+// paths, the document and no_verdict). by_arm[a]: arm a's finished rounds (possibly none). `run`
+// carries failure / interrupted in.
+LiveAbReport assess_live_ab(const LiveAbOptions& options, const std::vector<std::vector<LiveArmRound>>& by_arm,
+                            const LiveAbRun& run, const std::vector<std::string>& argv);
+void print_live_ab(std::ostream& out, const LiveAbOptions& options, const std::vector<std::vector<LiveArmRound>>& by_arm,
+                   const LiveAbRun& run, const LiveAbReport& report);
+LiveAbRun write_live_ab(const LiveAbOptions& options, const std::vector<std::vector<LiveArmRound>>& by_arm,
+                        LiveAbRun run, const LiveAbReport& report, std::ostream& progress);
+// The three in a row (`encbench bench ab`).
 LiveAbRun report_live_ab(const LiveAbOptions& options, const std::vector<std::vector<LiveArmRound>>& by_arm,
                          LiveAbRun run, const std::vector<std::string>& argv, std::ostream& out, std::ostream& progress);
 

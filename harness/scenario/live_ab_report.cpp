@@ -275,9 +275,9 @@ void write_page(const std::filesystem::path& path, const std::string& html) {
   require(static_cast<bool>(f), "cannot write " + path.string());
 }
 
-// Both arms finished a round: the pooled comparison, verdicts, MDE and plan, on `out` and in `doc`.
-reports::Comparison compare_arms(const LiveAbOptions& o, const std::vector<std::vector<LiveArmRound>>& by_arm,
-                                 const std::vector<std::string>& invalid, nlohmann::json& doc, std::ostream& out) {
+// Both arms finished a round: the pooled comparison, verdicts, MDE and plan, into `report` (its
+// document too).
+void compare_arms(const LiveAbOptions& o, const std::vector<std::vector<LiveArmRound>>& by_arm, LiveAbReport& report) {
   std::vector<std::vector<std::string>> names(2);
   std::vector<std::vector<nlohmann::json>> serving(2);
   for (std::size_t a = 0; a < 2; ++a)
@@ -290,29 +290,34 @@ reports::Comparison compare_arms(const LiveAbOptions& o, const std::vector<std::
   gate.name = "bench ab (" + judgement::describe(o.judging) + ")";
   reports::Comparison comparison = reports::compare_runs(pa, pb, gate);
   comparison.gate_requested = false;
-  const auto mde = minimum_detectable_effects(pa, pb, comparison);
+  report.mde = minimum_detectable_effects(pa, pb, comparison);
+  nlohmann::json& doc = report.doc;
   doc["comparison"] = reports::to_json(comparison);
   doc["mde"] = nlohmann::json::array();
-  for (const auto& row : mde) doc["mde"].push_back(to_json(row));
-  doc["verdicts"] = headline_verdicts(comparison, mde);
+  for (const auto& row : report.mde) doc["mde"].push_back(to_json(row));
+  doc["verdicts"] = headline_verdicts(comparison, report.mde);
+  if (o.plan_change && by_arm[0].size() >= 2 && by_arm[1].size() >= 2) {
+    report.plan = plan_rounds(pa, pb, *o.plan_change, o.rounds > 0 ? by_arm[0].front().serving.value("num_prompts", 0) : 0,
+                              o.judging);
+    doc["plan"] = to_json(*report.plan);
+  }
+  report.comparison = std::move(comparison);
+}
+
+void print_comparison(std::ostream& out, const LiveAbOptions& o, const std::vector<std::vector<LiveArmRound>>& by_arm,
+                      const LiveAbReport& report) {
   out << "\nA/B: " << o.arms[0].name << " (Before) vs " << o.arms[1].name << " (After), " << by_arm[0].size() << " + "
       << by_arm[1].size() << " round(s), interleaved ABBA, pooled\n";
-  if (invalid.empty()) {
+  if (report.invalid.empty()) {
     // The comparison asked no gate (gate_requested false): the table carries no PASS/FAIL line.
-    out << reports::render_terminal(comparison);
-    print_verdicts(out, doc["verdicts"], o.judging);
+    out << reports::render_terminal(*report.comparison);
+    print_verdicts(out, report.doc["verdicts"], o.judging);
   } else {
     out << "NO VERDICT: some rounds did not run cleanly:\n";
-    for (const auto& reason : invalid) out << "  - " << reason << "\n";
+    for (const auto& reason : report.invalid) out << "  - " << reason << "\n";
   }
-  print_mde(out, mde, o.judging);
-  if (o.plan_change && by_arm[0].size() >= 2 && by_arm[1].size() >= 2) {
-    const Plan plan = plan_rounds(pa, pb, *o.plan_change, o.rounds > 0 ? by_arm[0].front().serving.value("num_prompts", 0) : 0,
-                                  o.judging);
-    print_plan(out, plan);
-    doc["plan"] = to_json(plan);
-  }
-  return comparison;
+  print_mde(out, report.mde, o.judging);
+  if (report.plan) print_plan(out, *report.plan);
 }
 
 void print_overhead(std::ostream& out, const nlohmann::json& ov) {
@@ -327,9 +332,11 @@ void print_overhead(std::ostream& out, const nlohmann::json& ov) {
 
 }  // namespace
 
-LiveAbRun report_live_ab(const LiveAbOptions& o, const std::vector<std::vector<LiveArmRound>>& by_arm, LiveAbRun run,
-                         const std::vector<std::string>& argv, std::ostream& out, std::ostream& progress) {
-  nlohmann::json doc = make_result_envelope("encbench-live-ab", 1, argv, "");
+LiveAbReport assess_live_ab(const LiveAbOptions& o, const std::vector<std::vector<LiveArmRound>>& by_arm,
+                            const LiveAbRun& run, const std::vector<std::string>& argv) {
+  LiveAbReport report;
+  nlohmann::json& doc = report.doc;
+  doc = make_result_envelope("encbench-live-ab", 1, argv, "");
   doc["rounds_requested"] = o.rounds;
   doc["settings"] = {{"alpha", o.judging.alpha}, {"power", o.judging.power}, {"threshold", o.judging.threshold},
                      {"ready_timeout_s", o.ready_timeout_s}, {"stop_grace_s", o.stop_grace_s}};
@@ -337,44 +344,54 @@ LiveAbRun report_live_ab(const LiveAbOptions& o, const std::vector<std::vector<L
   doc["interrupted"] = run.interrupted;
   doc["arms"] = rounds_json(o, by_arm);
   doc["overhead"] = overhead_summary(by_arm);
-  std::vector<std::string> invalid;
   for (const auto& rounds : by_arm)
-    for (const auto& r : rounds) invalid.insert(invalid.end(), r.invalid.begin(), r.invalid.end());
-  doc["invalid_reasons"] = invalid;
-  run.no_verdict = !invalid.empty();
-  print_rounds(out, o, by_arm);
-  std::optional<reports::Comparison> comparison;
-  if (!by_arm[0].empty() && !by_arm[1].empty()) {
-    comparison = compare_arms(o, by_arm, invalid, doc, out);
-  } else {
-    out << "\nNo comparison: arm '" << o.arms[by_arm[0].empty() ? 0 : 1].name << "' finished no round\n";
-  }
+    for (const auto& r : rounds) report.invalid.insert(report.invalid.end(), r.invalid.begin(), r.invalid.end());
+  doc["invalid_reasons"] = report.invalid;
+  if (!by_arm[0].empty() && !by_arm[1].empty()) compare_arms(o, by_arm, report);
   std::string headline = "no verdict";
-  if (comparison && invalid.empty())
+  if (report.comparison && report.invalid.empty())
     for (const auto& r : doc["verdicts"])
       if (r["metric"] == "mean_ttft_ms")
         headline = "mean TTFT " + r["verdict"].get<std::string>() + " " + r["change_text"].get<std::string>() +
                    (r["mde_rel"].is_number() ? " (MDE " + fixed(100 * r["mde_rel"].get<double>(), 2) + " %; " : " (") +
                    judgement::describe(o.judging) + ")";
   doc["headline"] = headline;
-  print_trace_summary(out, doc["arms"]);
-  if (nlohmann::json diff = arm_trace_diff(by_arm); !diff.is_null()) {
-    print_trace_diff(out, o, diff);
-    doc["trace_diff"] = std::move(diff);
-  }
-  print_overhead(out, doc["overhead"]);
-  out << "Headline: " << headline << "\n";
+  if (nlohmann::json diff = arm_trace_diff(by_arm); !diff.is_null()) doc["trace_diff"] = std::move(diff);
+  return report;
+}
+
+void print_live_ab(std::ostream& out, const LiveAbOptions& o, const std::vector<std::vector<LiveArmRound>>& by_arm,
+                   const LiveAbRun& run, const LiveAbReport& report) {
+  print_rounds(out, o, by_arm);
+  if (report.comparison) print_comparison(out, o, by_arm, report);
+  else out << "\nNo comparison: arm '" << o.arms[by_arm[0].empty() ? 0 : 1].name << "' finished no round\n";
+  print_trace_summary(out, report.doc["arms"]);
+  if (report.doc.contains("trace_diff")) print_trace_diff(out, o, report.doc["trace_diff"]);
+  print_overhead(out, report.doc["overhead"]);
+  out << "Headline: " << report.doc["headline"].get<std::string>() << "\n";
   if (!run.failure.empty()) out << "error: " << run.failure << " (the rounds that finished are written)\n";
+}
+
+LiveAbRun write_live_ab(const LiveAbOptions& o, const std::vector<std::vector<LiveArmRound>>& by_arm, LiveAbRun run,
+                        const LiveAbReport& report, std::ostream& progress) {
+  run.no_verdict = !report.invalid.empty();
   run.json_path = o.out_dir / "ab.json";
-  write_json_file(run.json_path, doc);
+  write_json_file(run.json_path, report.doc);
   progress << "[ab] wrote " << run.json_path.string() << std::endl;
-  if (comparison) {
+  if (report.comparison) {
     run.html_path = o.out_dir / "ab.html";
-    write_page(run.html_path, render_page(o, doc, *comparison, by_arm));
+    write_page(run.html_path, render_page(o, report.doc, *report.comparison, by_arm));
     progress << "[ab] wrote " << run.html_path.string() << std::endl;
   }
-  run.result = std::move(doc);
+  run.result = report.doc;
   return run;
+}
+
+LiveAbRun report_live_ab(const LiveAbOptions& o, const std::vector<std::vector<LiveArmRound>>& by_arm, LiveAbRun run,
+                         const std::vector<std::string>& argv, std::ostream& out, std::ostream& progress) {
+  const LiveAbReport report = assess_live_ab(o, by_arm, run, argv);
+  print_live_ab(out, o, by_arm, run, report);
+  return write_live_ab(o, by_arm, std::move(run), report, progress);
 }
 
 }  // namespace encbench::scenario

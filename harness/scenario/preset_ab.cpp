@@ -181,6 +181,18 @@ client::BenchConfig arm_bench_config(const PresetAbOptions& o, const std::string
 
 namespace {
 
+// What `run --clock real` measured and how it compares (run_real_clock fills it;
+// report_real_clock_ab prints it and writes the result): the live A/B's arms and rounds, its
+// assessment (comparison, verdicts, MDE), and per arm the server's encoder counters summed over its
+// rounds and the measured op times its device model loaded.
+struct RealClockAbRecord {
+  LiveAbOptions live_options;
+  LiveAbRounds rounds;
+  LiveAbReport live;
+  std::vector<nlohmann::json> encoder_totals;
+  std::vector<OpTimeTables> op_times;
+};
+
 // One arm of one round: the caller's server (encbench serve's, in this process, so the round can
 // read the engine's own counters around the measured run, encoder forwards, device busy/idle,
 // syncs, and its guards, engine-thread and sim-device lateness, which /metrics lacks).
@@ -259,14 +271,18 @@ client::BenchConfig preset_bench_config(const PresetAbOptions& o, const std::vec
   return bc;
 }
 
-// Encoder side of the measured windows (the server's counters summed over each arm's rounds).
-std::vector<nlohmann::json> print_encoder_totals(std::ostream& out, const std::vector<std::vector<LiveArmRound>>& by_arm) {
+// Encoder side of the measured windows: the server's counters summed over each arm's rounds.
+std::vector<nlohmann::json> encoder_totals(const std::vector<std::vector<LiveArmRound>>& by_arm) {
   std::vector<nlohmann::json> totals;
   for (const auto& rounds : by_arm) {
     std::vector<nlohmann::json> deltas;
     for (const LiveArmRound& r : rounds) deltas.push_back(r.server_side.value("server_engine_delta", nlohmann::json::object()));
     totals.push_back(sum_engine_deltas(deltas));
   }
+  return totals;
+}
+
+void print_encoder_totals(std::ostream& out, const std::vector<nlohmann::json>& totals) {
   auto row = [&](const std::string& label, const char* key, int digits) {
     const double a = totals[0].value(key, 0.0), b = totals[1].value(key, 0.0);
     std::optional<double> change;
@@ -282,29 +298,29 @@ std::vector<nlohmann::json> print_encoder_totals(std::ostream& out, const std::v
   row("Encoder device idle (ms)", "device_idle_ms", 1);
   row("Encoder device idle (%)", "idle_pct", 2);
   row("Syncs per forward", "syncs_per_forward", 2);
-  return totals;
 }
 
-// The result (schema encbench-closed-loop/2, the name kept, as `encbench compare` reads it) from
-// the A/B's rounds.
-nlohmann::json preset_result_json(const PresetAbOptions& o, const LiveAbRounds& rounds, const LiveAbRun& ab,
-                                  const std::vector<nlohmann::json>& totals, const std::vector<OpTimeTables>& op_times,
+// The result (schema encbench-closed-loop/3, the name kept, as `encbench compare` reads it) from
+// the A/B's rounds; `ab` carries the live A/B's own document and where it was written.
+nlohmann::json preset_result_json(const PresetAbOptions& o, const RealClockAbRecord& record, const LiveAbRun& ab,
                                   const std::vector<std::string>& argv) {
+  const auto& by_arm = record.rounds.by_arm;
   nlohmann::json arms = nlohmann::json::array();
-  for (std::size_t a = 0; a < rounds.by_arm.size(); ++a) {
+  for (std::size_t a = 0; a < by_arm.size(); ++a) {
     nlohmann::json list = nlohmann::json::array();
-    for (const LiveArmRound& r : rounds.by_arm[a])
+    for (const LiveArmRound& r : by_arm[a])
       list.push_back({{"round", r.round}, {"position", r.position}, {"serving", r.serving},
                       {"server_engine_delta", r.server_side.value("server_engine_delta", nlohmann::json::object())},
                       {"server_api_server_delta",
                        r.server_side.value("server_api_server_delta", nlohmann::json::object())},
                       {"server", r.server}});
-    arms.push_back({{"preset", o.presets[a]}, {"rounds", list}, {"server_engine_delta", totals[a]}});
-    if (!op_times[a].empty()) arms.back()["measured_op_times"] = op_time_counts_json(op_times[a]);
+    arms.push_back({{"preset", o.presets[a]}, {"rounds", list}, {"server_engine_delta", record.encoder_totals[a]}});
+    if (!record.op_times[a].empty()) arms.back()["measured_op_times"] = op_time_counts_json(record.op_times[a]);
   }
   const auto invalid = ab.result.value("invalid_reasons", std::vector<std::string>{});
   const bool valid = invalid.empty() && ab.result.contains("comparison");
-  nlohmann::json doc = make_result_envelope("encbench-closed-loop", 2, argv, o.device);
+  nlohmann::json doc = make_result_envelope("encbench-closed-loop", kPresetAbSchemaVersion, argv, o.device);
+  doc["clock"] = "real";
   doc["scenario"] = to_json(o);
   doc["arms"] = arms;
   doc["verdict_valid"] = valid;
@@ -313,6 +329,8 @@ nlohmann::json preset_result_json(const PresetAbOptions& o, const LiveAbRounds& 
   for (const char* key : {"verdicts", "mde", "plan", "overhead", "headline"})
     if (ab.result.contains(key)) doc[key] = ab.result[key];
   doc["live_ab"] = {{"json", ab.json_path.string()}, {"html", ab.html_path.string()}};
+  if (ab.interrupted) doc["invalid_reasons"].push_back("interrupted: only the rounds that finished are pooled");
+  doc["verdict_valid"] = doc["verdict_valid"].get<bool>() && !ab.interrupted;
   return doc;
 }
 
@@ -345,39 +363,53 @@ void require_known_presets(const std::vector<std::string>& presets) {
 }
 
 // --clock real: the live A/B of the two presets (live_ab.hpp), plus the server's encoder counters.
-PresetAbRun run_real_clock(const PresetAbOptions& o, const std::vector<std::string>& argv, std::ostream& out,
-                             std::ostream& progress) {
+// Measures and assesses; prints nothing (report_real_clock_ab does).
+RealClockAbRecord run_real_clock(const PresetAbOptions& o, const std::filesystem::path& result_path,
+                                 const std::vector<std::string>& argv, std::ostream& progress) {
   // A caller's wiring fault, not the user's input: the CLI and the tests always set it.
   if (!o.start_server) throw std::logic_error("the real clock needs PresetAbOptions::start_server");
-  // Where the result goes is checked before the arms run, not after minutes of serving.
-  PresetAbRun run;
-  run.result_path = preset_result_path(o);
   const client::BenchConfig base = preset_bench_config(o, argv, progress);
-  std::vector<OpTimeTables> op_times(2);
-  const LiveAbOptions lo = preset_arms(o, run.result_path.parent_path() / run.result_path.stem(), op_times);
-  const LiveAbRounds rounds = run_live_ab_rounds(base, lo, progress);
-  for (std::size_t a = 0; a < rounds.by_arm.size(); ++a)
-    if (!rounds.by_arm[a].empty())
-      out << "\n[" << o.presets[a] << ", round 1 of " << o.rounds << "]\n" << rounds.by_arm[a].front().block;
+  RealClockAbRecord record;
+  record.op_times.resize(2);
+  record.live_options = preset_arms(o, result_path.parent_path() / result_path.stem(), record.op_times);
+  record.rounds = run_live_ab_rounds(base, record.live_options, progress);
+  // The servers are gone: the arms keep their names and settings, not the starters (which refer
+  // to this call's options and to record.op_times where it was built).
+  for (ArmRecipe& arm : record.live_options.arms) arm.in_process = nullptr;
+  record.live = assess_live_ab(record.live_options, record.rounds.by_arm, record.rounds.run, argv);
+  record.encoder_totals = encoder_totals(record.rounds.by_arm);
+  return record;
+}
+
+// The real clock's reporter: the first round of each arm as vLLM prints it, the live A/B's report
+// (its own JSON and HTML written), the encoder totals and op times; then the result document.
+PresetAbRun report_real_clock_ab(const PresetAbOptions& o, const RealClockAbRecord& record,
+                                 std::filesystem::path result_path, const std::vector<std::string>& argv,
+                                 std::ostream& out, std::ostream& progress) {
+  const auto& by_arm = record.rounds.by_arm;
+  for (std::size_t a = 0; a < by_arm.size(); ++a)
+    if (!by_arm[a].empty()) out << "\n[" << o.presets[a] << ", round 1 of " << o.rounds << "]\n" << by_arm[a].front().block;
   out << "\nA/B of encoder presets: " << o.presets[0] << " (Before) vs " << o.presets[1] << " (After), " << o.model
       << " on " << o.device << (o.device.rfind("sim:", 0) == 0 ? " (device times MODELLED)" : "") << ", "
       << o.num_prompts << " requests per arm and round\n";
-  const LiveAbRun ab = report_live_ab(lo, rounds.by_arm, rounds.run, argv, out, progress);
+  print_live_ab(out, record.live_options, by_arm, record.rounds.run, record.live);
+  const LiveAbRun ab = write_live_ab(record.live_options, by_arm, record.rounds.run, record.live, progress);
   if (!ab.failure.empty()) throw std::runtime_error(ab.failure + " (finished rounds: " + ab.json_path.string() + ")");
+  PresetAbRun run;
   run.interrupted = ab.interrupted;
-  if (rounds.by_arm[0].empty() || rounds.by_arm[1].empty()) {  // interrupted before both finished a round
+  if (by_arm[0].empty() || by_arm[1].empty()) {  // interrupted before both finished a round
     run.verdict_valid = false;
     run.invalid_reasons = {"interrupted before both presets finished a round"};
     run.result_path = ab.json_path;
     run.result = ab.result;
     return run;
   }
-  const std::vector<nlohmann::json> totals = print_encoder_totals(out, rounds.by_arm);
-  print_op_time_counts(out, o.presets, op_times);
-  nlohmann::json doc = preset_result_json(o, rounds, ab, totals, op_times, argv);
-  if (ab.interrupted) doc["invalid_reasons"].push_back("interrupted: only the rounds that finished are pooled");
-  run.verdict_valid = doc["verdict_valid"] = doc["verdict_valid"].get<bool>() && !ab.interrupted;
+  print_encoder_totals(out, record.encoder_totals);
+  print_op_time_counts(out, o.presets, record.op_times);
+  nlohmann::json doc = preset_result_json(o, record, ab, argv);
+  run.verdict_valid = doc["verdict_valid"].get<bool>();
   run.invalid_reasons = doc["invalid_reasons"].get<std::vector<std::string>>();
+  run.result_path = std::move(result_path);
   write_json_file(run.result_path, doc);
   progress << "[run] wrote " << run.result_path.string() << std::endl;
   run.result = std::move(doc);
@@ -392,7 +424,10 @@ PresetAbRun run_preset_ab(const PresetAbOptions& o, const std::vector<std::strin
   require_known_presets(o.presets);
   if (o.clock == "virtual") return run_virtual_closed_loop(o, argv, out, progress);
   if (o.clock == "both") return run_both_clocks(o, argv, out, progress);
-  return run_real_clock(o, argv, out, progress);
+  // Where the result goes is checked before the arms run, not after minutes of serving.
+  const std::filesystem::path result_path = preset_result_path(o);
+  const RealClockAbRecord record = run_real_clock(o, result_path, argv, progress);
+  return report_real_clock_ab(o, record, result_path, argv, out, progress);
 }
 
 }  // namespace encbench::scenario

@@ -155,8 +155,12 @@ nlohmann::json to_json(const PresetAbOptions& options);
 client::BenchConfig arm_bench_config(const PresetAbOptions& options, const std::string& label,
                                      const std::vector<std::string>& argv);
 
+// The result documents' schema version, both clocks: 3 (version 2 was the real clock's before the
+// two clocks shared one; `encbench compare` and `report` read 1 to 3).
+inline constexpr int kPresetAbSchemaVersion = 3;
+
 struct PresetAbRun {
-  nlohmann::json result;             // schema "encbench-closed-loop" / 2
+  nlohmann::json result;             // schema "encbench-closed-loop" / kPresetAbSchemaVersion
   std::filesystem::path result_path; // where it was written
   // False when a guard found that this machine could not keep up (client dispatch lag, failed
   // requests, or the sim device's lateness): the run printed no verdict; `encbench run` exits 2.

@@ -77,82 +77,110 @@ ChangeInterval change_interval(const std::vector<nlohmann::json>& before, const 
   return {to_pct(m - half), to_pct(m + half), logs.size()};
 }
 
-nlohmann::json side_json(double published, const Modelled& m) {
-  return {{"published", published}, {"model", m.mean}, {"model_min", m.lo}, {"model_max", m.hi},
-          {"error_pct", 100.0 * (m.mean / published - 1.0)}};
+PublishedSide side_of(double published, const Modelled& m) {
+  return {published, m.mean, m.lo, m.hi, 100.0 * (m.mean / published - 1.0)};
+}
+
+nlohmann::json side_json(const PublishedSide& side) {
+  return {{"published", side.published}, {"model", side.model}, {"model_min", side.model_min},
+          {"model_max", side.model_max}, {"error_pct", side.error_pct}};
+}
+
+// One metric's row of the first table: label, Before columns, After columns.
+std::string published_line(const PublishedRow& row) {
+  std::ostringstream line;
+  line << "| " << std::left << std::setw(36)
+       << (std::string(reports::serving_metric_label(row.metric)) + (row.conditioned ? " (input)" : "")) << " | "
+       << std::right;
+  if (row.before) {
+    const PublishedSide& b = *row.before;
+    line << std::setw(11) << num(b.published) << " | " << std::setw(10) << num(b.model) << " | " << std::setw(17)
+         << (num(b.model_min) + "-" + num(b.model_max)) << " | " << std::setw(8) << pct(b.error_pct) << " | ";
+  } else {
+    line << std::setw(11) << "" << " | " << std::setw(10) << "" << " | " << std::setw(17) << "" << " | "
+         << std::setw(8) << "" << " | ";
+  }
+  if (row.after) {
+    const PublishedSide& a = *row.after;
+    line << std::setw(10) << num(a.published) << " | " << std::setw(10) << num(a.model) << " | " << std::setw(8)
+         << pct(a.error_pct) << " |";
+  }
+  return line.str();
 }
 
 }  // namespace
 
-nlohmann::json print_published_comparison(std::ostream& out, const nlohmann::json& published,
-                                          const std::vector<std::string>& presets,
-                                          const std::vector<std::vector<nlohmann::json>>& per_seed,
-                                          const std::vector<std::string>& conditioned_keys) {
+PublishedComparison compare_published(const nlohmann::json& published,
+                                      const std::vector<std::vector<nlohmann::json>>& per_seed,
+                                      const std::vector<std::string>& conditioned_keys) {
   const nlohmann::json before = published.value("before", nlohmann::json::object());
   const nlohmann::json after = published.value("after", nlohmann::json::object());
-  const std::string role = published.value("role", std::string("prediction"));
-  out << "\nPublished vs model (" << published.value("source", std::string("no source given")) << "; role: " << role
-      << (role == "calibration" ? ", the model was fitted to these" : ", not fitted to these") << ")\n";
-  out << "| Metric                               | Before pub. | model      | seeds range       | error    "
-         "| After pub. | model      | error    |\n";
-  nlohmann::json rows = nlohmann::json::array();
+  PublishedComparison out;
+  if (published.contains("source")) out.source = published["source"].get<std::string>();
+  out.role = published.value("role", std::string("prediction"));
   for (const std::string& key : reports::published_metric_keys()) {
     const bool has_before = before.contains(key), has_after = after.contains(key);
     if (!has_before && !has_after) continue;
-    nlohmann::json row = {{"metric", key}};
+    PublishedRow row;
+    row.metric = key;
     // A total the draws were conditioned on is the run's input: its error says nothing of the model.
-    const bool conditioned = std::find(conditioned_keys.begin(), conditioned_keys.end(), key) != conditioned_keys.end();
-    if (conditioned) row["conditioned"] = true;
-    std::ostringstream line;
-    line << "| " << std::left << std::setw(36)
-         << (std::string(reports::serving_metric_label(key)) + (conditioned ? " (input)" : "")) << " | " << std::right;
-    if (has_before) {
-      const double p = before[key].get<double>();
-      const Modelled m = model_value(per_seed[0], key);
-      row["before"] = side_json(p, m);
-      line << std::setw(11) << num(p) << " | " << std::setw(10) << num(m.mean) << " | " << std::setw(17)
-           << (num(m.lo) + "-" + num(m.hi)) << " | " << std::setw(8) << pct(100.0 * (m.mean / p - 1.0)) << " | ";
-    } else {
-      line << std::setw(11) << "" << " | " << std::setw(10) << "" << " | " << std::setw(17) << "" << " | "
-           << std::setw(8) << "" << " | ";
-    }
-    if (has_after && per_seed.size() > 1) {
-      const double p = after[key].get<double>();
-      const Modelled m = model_value(per_seed[1], key);
-      row["after"] = side_json(p, m);
-      line << std::setw(10) << num(p) << " | " << std::setw(10) << num(m.mean) << " | " << std::setw(8)
-           << pct(100.0 * (m.mean / p - 1.0)) << " |";
-    }
+    row.conditioned = std::find(conditioned_keys.begin(), conditioned_keys.end(), key) != conditioned_keys.end();
+    if (has_before) row.before = side_of(before[key].get<double>(), model_value(per_seed[0], key));
+    if (has_after && per_seed.size() > 1) row.after = side_of(after[key].get<double>(), model_value(per_seed[1], key));
     if (has_before && has_after && per_seed.size() > 1) {
       const double pb = before[key].get<double>(), pa = after[key].get<double>();
       const double mb = model_value(per_seed[0], key).mean, ma = model_value(per_seed[1], key).mean;
       const double published_change = 100.0 * (pa / pb - 1.0), model_change = 100.0 * (ma / mb - 1.0);
       const ChangeInterval ci = change_interval(per_seed[0], per_seed[1], key);
-      row["change"] = {{"published_pct", published_change}, {"model_pct", model_change},
-                       {"difference_points", model_change - published_change},
-                       {"one_run_p05_pct", ci.p05}, {"one_run_p95_pct", ci.p95}, {"interval_seeds", ci.seeds},
-                       {"published_inside", published_change >= ci.p05 && published_change <= ci.p95}};
+      row.change = PublishedChange{published_change, model_change, model_change - published_change, ci.p05, ci.p95,
+                                   ci.seeds, published_change >= ci.p05 && published_change <= ci.p95};
     }
-    rows.push_back(row);
-    out << line.str() << "\n";
+    out.rows.push_back(std::move(row));
   }
+  return out;
+}
+
+void print_published_comparison(std::ostream& out, const PublishedComparison& comparison,
+                                const std::vector<std::string>& presets) {
+  const std::string& role = comparison.role;
+  out << "\nPublished vs model (" << comparison.source.value_or("no source given")
+      << "; role: " << role << (role == "calibration" ? ", the model was fitted to these" : ", not fitted to these")
+      << ")\n";
+  out << "| Metric                               | Before pub. | model      | seeds range       | error    "
+         "| After pub. | model      | error    |\n";
+  for (const PublishedRow& row : comparison.rows) out << published_line(row) << "\n";
   out << "\nChange " << presets[1] << " vs " << presets[0] << " (After vs Before)\n";
   out << "| Metric                               | published | model     | difference | one run, 90 % (seeds) | inside |\n";
-  for (const auto& row : rows) {
-    if (!row.contains("change")) continue;
-    const nlohmann::json& c = row["change"];
-    const std::string label = reports::serving_metric_label(row["metric"].get<std::string>());
-    const std::string diff = numbers::signed_fixed(c["difference_points"].get<double>(), 1) + " pts";
-    out << "| " << std::left << std::setw(36) << label << " | " << std::right << std::setw(9)
-        << pct(c["published_pct"].get<double>()) << " | " << std::setw(9) << pct(c["model_pct"].get<double>())
-        << " | " << std::setw(10) << diff << " | " << std::setw(21)
-        << (pct(c["one_run_p05_pct"].get<double>()) + ".." + pct(c["one_run_p95_pct"].get<double>()) + " (" +
-            std::to_string(c["interval_seeds"].get<std::size_t>()) + ")")
-        << " | " << std::setw(6) << (c["published_inside"].get<bool>() ? "yes" : "no") << " |\n";
+  for (const PublishedRow& row : comparison.rows) {
+    if (!row.change) continue;
+    const PublishedChange& c = *row.change;
+    const std::string label = reports::serving_metric_label(row.metric);
+    const std::string diff = numbers::signed_fixed(c.difference_points, 1) + " pts";
+    out << "| " << std::left << std::setw(36) << label << " | " << std::right << std::setw(9) << pct(c.published_pct)
+        << " | " << std::setw(9) << pct(c.model_pct) << " | " << std::setw(10) << diff << " | " << std::setw(21)
+        << (pct(c.one_run_p05_pct) + ".." + pct(c.one_run_p95_pct) + " (" + std::to_string(c.interval_seeds) + ")")
+        << " | " << std::setw(6) << (c.published_inside ? "yes" : "no") << " |\n";
+  }
+}
+
+nlohmann::json to_json(const PublishedComparison& comparison) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const PublishedRow& row : comparison.rows) {
+    nlohmann::json j = {{"metric", row.metric}};
+    if (row.conditioned) j["conditioned"] = true;
+    if (row.before) j["before"] = side_json(*row.before);
+    if (row.after) j["after"] = side_json(*row.after);
+    if (row.change) {
+      const PublishedChange& c = *row.change;
+      j["change"] = {{"published_pct", c.published_pct}, {"model_pct", c.model_pct},
+                     {"difference_points", c.difference_points}, {"one_run_p05_pct", c.one_run_p05_pct},
+                     {"one_run_p95_pct", c.one_run_p95_pct}, {"interval_seeds", c.interval_seeds},
+                     {"published_inside", c.published_inside}};
+    }
+    rows.push_back(std::move(j));
   }
   // One method for every change's interval: said once, beside the rows.
-  return {{"source", published.value("source", std::string())}, {"role", role}, {"rows", rows},
-          {"interval_method", kIntervalMethod}};
+  return {{"source", comparison.source.value_or("")}, {"role", comparison.role}, {"rows", rows}, {"interval_method", kIntervalMethod}};
 }
 
 }  // namespace encbench::scenario

@@ -77,9 +77,7 @@ nlohmann::json arm_json(const std::string& preset, const std::vector<ArmSeed>& s
 
 }  // namespace
 
-nlohmann::json print_virtual_ab(std::ostream& out, const PresetAbOptions& o, const VirtualAbRecord& record,
-                                const std::vector<std::vector<nlohmann::json>>& serving,
-                                const reports::Comparison& comparison) {
+void print_virtual_ab(std::ostream& out, const PresetAbOptions& o, const VirtualAbRecord& record) {
   const auto& by_arm = record.by_arm;
   for (std::size_t a = 0; a < by_arm.size(); ++a)
     out << "\n[" << o.presets[a] << ", seed " << by_arm[a].front().seed << " of " << o.seeds << "]\n"
@@ -87,20 +85,19 @@ nlohmann::json print_virtual_ab(std::ostream& out, const PresetAbOptions& o, con
   out << "\nPreset A/B (VIRTUAL clock: modelled device, no HTTP): " << o.presets[0] << " (Before) vs " << o.presets[1]
       << " (After), " << o.model << " on " << o.device << ", " << o.seeds << " seed(s) of " << o.num_prompts
       << " requests per arm, pooled\n";
-  out << reports::render_terminal(comparison);
+  out << reports::render_terminal(record.comparison);
   print_op_time_counts(out, o.presets, record.op_times);
-  if (o.published.is_null()) return nullptr;
-  return print_published_comparison(out, o.published, o.presets, serving, conditioned_metric_keys(o));
+  if (record.published) print_published_comparison(out, *record.published, o.presets);
+  if (record.ttft_breakdown_ms)
+    out << "\nMean TTFT broken down (seed " << o.seed << ", ms): " << record.ttft_breakdown_ms->dump() << "\n";
 }
 
 nlohmann::json virtual_ab_json(const PresetAbOptions& o, const VirtualAbRecord& record,
-                               const std::vector<std::vector<nlohmann::json>>& serving,
-                               const reports::Comparison& comparison, const nlohmann::json& published,
                                const std::vector<std::string>& argv) {
   nlohmann::json arms = nlohmann::json::array();
   for (std::size_t a = 0; a < record.by_arm.size(); ++a)
-    arms.push_back(arm_json(o.presets[a], record.by_arm[a], serving[a], record.op_times[a]));
-  nlohmann::json doc = make_result_envelope("encbench-closed-loop", 3, argv, o.device);
+    arms.push_back(arm_json(o.presets[a], record.by_arm[a], record.serving[a], record.op_times[a]));
+  nlohmann::json doc = make_result_envelope("encbench-closed-loop", kPresetAbSchemaVersion, argv, o.device);
   doc["clock"] = "virtual";
   doc["scenario"] = to_json(o);
   doc["model"] = record.model;
@@ -109,8 +106,12 @@ nlohmann::json virtual_ab_json(const PresetAbOptions& o, const VirtualAbRecord& 
   doc["seeds_completed"] = record.by_arm[0].size();
   doc["interrupted"] = static_cast<int>(record.by_arm[0].size()) < o.seeds;
   doc["invalid_reasons"] = nlohmann::json::array();
-  doc["comparison"] = reports::to_json(comparison);
-  if (!published.is_null()) doc["published_comparison"] = published;
+  doc["comparison"] = reports::to_json(record.comparison);
+  if (record.published) doc["published_comparison"] = to_json(*record.published);
+  if (record.ttft_breakdown_ms) {
+    doc["ttft_breakdown_ms"] = *record.ttft_breakdown_ms;
+    doc["timeline_html"] = o.timeline_html.string();
+  }
   return doc;
 }
 

@@ -87,7 +87,9 @@ TEST(RunNoise, EachPublishedChangeHasTheOneRunIntervalAndWhetherItIsInside) {
     per_seed[1].push_back({{"mean_ttft_ms", 100.0 * (1 + c)}, {"request_throughput", 10.0}});
   }
   std::ostringstream out;
-  const nlohmann::json j = scenario::print_published_comparison(out, published, {"A", "B"}, per_seed);
+  const scenario::PublishedComparison comparison = scenario::compare_published(published, per_seed);
+  scenario::print_published_comparison(out, comparison, {"A", "B"});
+  const nlohmann::json j = scenario::to_json(comparison);
   ASSERT_EQ(j["rows"].size(), 2u);
   for (const auto& row : j["rows"]) {
     const auto& c = row["change"];
