@@ -172,8 +172,8 @@ scenario::PresetAbOptions options_from(const RunFlags& f) {
   if (f.device) o.device = *f.device;
   if (f.model) o.model = *f.model;
   if (f.max_num_seqs) o.max_num_seqs = *f.max_num_seqs;
-  if (f.result_dir) o.result_dir = *f.result_dir;
-  if (f.result_file) o.result_file = *f.result_file;
+  if (f.result_dir) o.outputs.result_dir = *f.result_dir;
+  if (f.result_file) o.outputs.result_file = *f.result_file;
   if (f.max_num_batched_tokens) o.max_num_batched_tokens = *f.max_num_batched_tokens;
   if (f.image_width) o.image_width = *f.image_width;
   if (f.image_height) o.image_height = *f.image_height;
@@ -182,7 +182,7 @@ scenario::PresetAbOptions options_from(const RunFlags& f) {
   if (f.op_map) o.op_map = *f.op_map;
   if (f.seed) o.seed = *f.seed;
   if (f.profile) o.profile = *f.profile;
-  if (f.clock) o.clock = *f.clock;
+  if (f.clock) o.clock = scenario::parse_run_clock(*f.clock);
   if (f.seeds) o.seeds = *f.seeds;
   o.judging = judgement_settings(f.judgement);
   if (f.workload) o.workload = *f.workload;
@@ -196,14 +196,14 @@ scenario::PresetAbOptions options_from(const RunFlags& f) {
   if (f.live_encoder_clock) o.live_encoder_clock = *f.live_encoder_clock;
   apply_sample_total_flags(f, o);
   if (!f.plot_timeline.empty()) {
-    require(o.clock == "virtual", "--plot-timeline needs --clock virtual (for a live server: bench serve)");
-    o.timeline_html = f.plot_timeline;
+    require(o.clock == scenario::RunClock::virtual_time, "--plot-timeline needs --clock virtual (for a live server: bench serve)");
+    o.outputs.timeline_html = f.plot_timeline;
   }
   if (!f.timeline_itl_thresholds.empty()) {
     require(f.timeline_itl_thresholds.size() == 2 && f.timeline_itl_thresholds[0] > 0 &&
                 f.timeline_itl_thresholds[1] > f.timeline_itl_thresholds[0],
             "--timeline-itl-thresholds needs two increasing positive values (ms)");
-    o.timeline_itl_thresholds_ms = f.timeline_itl_thresholds;
+    o.outputs.timeline_itl_thresholds_ms = f.timeline_itl_thresholds;
   }
   if (f.presets) {
     o.presets.clear();
@@ -217,8 +217,9 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   scenario::PresetAbOptions o = options_from(f);
   // SIGINT/SIGTERM: finish the current seed or point (virtual clock), or stop the round's server
   // (real clock), and write what finished.
-  o.stop_fd = stop_signal_fd();
-  o.start_server = start_preset_server;  // --clock real / both: encbench serve in this process
+  o.wiring.stop_fd = stop_signal_fd();
+  // --clock real / both: encbench serve in this process (the virtual clock starts no server).
+  if (o.clock != scenario::RunClock::virtual_time) o.wiring.start_server = start_preset_server;
   signal(SIGPIPE, SIG_IGN);
   if (!f.sweep.empty() || !f.slo.empty()) {
     // A timeline draws one run; a sweep is many, and none of them would be drawn.

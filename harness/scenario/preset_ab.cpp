@@ -69,17 +69,17 @@ namespace {
 PresetAbRun run_both_clocks(const PresetAbOptions& o, const std::vector<std::string>& argv, std::ostream& out,
                               std::ostream& progress) {
   const std::filesystem::path base =
-      o.result_file.empty() ? o.result_dir / ("closed-loop-" + safe_file_component(o.name)) : o.result_file.parent_path() / o.result_file.stem();
+      o.outputs.result_file.empty() ? o.outputs.result_dir / ("closed-loop-" + safe_file_component(o.name)) : o.outputs.result_file.parent_path() / o.outputs.result_file.stem();
   PresetAbOptions real = o, virt = o;
-  real.clock = "real";
-  real.result_file = base.string() + "-real.json";
+  real.clock = RunClock::real;
+  real.outputs.result_file = base.string() + "-real.json";
   if (real.live_encoder_clock.empty()) real.live_encoder_clock = "virtual";
-  virt.clock = "virtual";
+  virt.clock = RunClock::virtual_time;
   virt.seeds = 1;
   // The live server adds no modelled run-to-run noise (the real clock brings its own), so its
   // virtual counterpart runs without it: like with like.
   virt.modelled_run_noise = false;
-  virt.result_file = base.string() + "-virtual.json";
+  virt.outputs.result_file = base.string() + "-virtual.json";
   PresetAbRun live = run_preset_ab(real, argv, out, progress);
   if (live.interrupted) return live;
   const PresetAbRun modelled = run_preset_ab(virt, argv, out, progress);
@@ -228,7 +228,7 @@ LiveAbOptions preset_arms(const PresetAbOptions& o, const std::filesystem::path&
   lo.rounds = o.rounds;
   lo.judging = o.judging;
   lo.out_dir = out_dir;
-  lo.stop_fd = o.stop_fd;
+  lo.stop_fd = o.wiring.stop_fd;
   lo.ready_timeout_s = 120;  // the server is listening once constructed; this bounds a stuck poll
   lo.stop_grace_s = 10;
   for (std::size_t a = 0; a < 2; ++a) {
@@ -236,7 +236,7 @@ LiveAbOptions preset_arms(const PresetAbOptions& o, const std::filesystem::path&
     arm.name = safe_file_component(o.presets[a]);
     if (o.presets[0] == o.presets[1]) arm.name += a == 0 ? "-A" : "-B";  // an A/A run
     arm.in_process = [&o, &op_times, a](const std::string&, int, const std::filesystem::path& round_dir) {
-      StartedPresetServer started = o.start_server(preset_server_spec(o, o.presets[a], round_dir));
+      StartedPresetServer started = o.wiring.start_server(preset_server_spec(o, o.presets[a], round_dir));
       require(started.server != nullptr, "the server of preset " + o.presets[a] + " did not start");
       if (started.measured_op_times) op_times[a].push_back(std::move(started.measured_op_times));
       return std::move(started.server);
@@ -257,7 +257,7 @@ client::BenchConfig preset_bench_config(const PresetAbOptions& o, const std::vec
   gen.width = o.image_width;
   gen.height = o.image_height;
   gen.image_format = "jpeg";
-  gen.out = o.result_dir / ("vision-arena-" + std::to_string(o.num_prompts) + ".jsonl");
+  gen.out = o.outputs.result_dir / ("vision-arena-" + std::to_string(o.num_prompts) + ".jsonl");
   progress << "[run] generating " << o.num_prompts << " vision-arena prompts (" << o.image_width << "x"
            << o.image_height << ") -> " << gen.out.string() << std::endl;
   client::generate_dataset(gen);
@@ -336,10 +336,10 @@ nlohmann::json preset_result_json(const PresetAbOptions& o, const RealClockAbRec
 
 std::filesystem::path preset_result_path(const PresetAbOptions& o) {
   const std::filesystem::path result_path =
-      o.result_file.empty() ? o.result_dir / ("closed-loop-" + safe_file_component(o.presets[0]) + "-vs-" +
+      o.outputs.result_file.empty() ? o.outputs.result_dir / ("closed-loop-" + safe_file_component(o.presets[0]) + "-vs-" +
                                               safe_file_component(o.presets[1]) + ".json")
-                            : o.result_file;
-  for (const auto& dir : {o.result_dir, result_path.parent_path()}) {
+                            : o.outputs.result_file;
+  for (const auto& dir : {o.outputs.result_dir, result_path.parent_path()}) {
     std::error_code ec;
     if (!dir.empty()) std::filesystem::create_directories(dir, ec);
     require(!ec, "cannot create directory " + dir.string() + " for the results: " + ec.message());
@@ -367,7 +367,7 @@ void require_known_presets(const std::vector<std::string>& presets) {
 RealClockAbRecord run_real_clock(const PresetAbOptions& o, const std::filesystem::path& result_path,
                                  const std::vector<std::string>& argv, std::ostream& progress) {
   // A caller's wiring fault, not the user's input: the CLI and the tests always set it.
-  if (!o.start_server) throw std::logic_error("the real clock needs PresetAbOptions::start_server");
+  if (!o.wiring.start_server) throw std::logic_error("the real clock needs PresetAbOptions::start_server");
   const client::BenchConfig base = preset_bench_config(o, argv, progress);
   RealClockAbRecord record;
   record.op_times.resize(2);
@@ -422,8 +422,8 @@ PresetAbRun run_preset_ab(const PresetAbOptions& o, const std::vector<std::strin
                               std::ostream& progress) {
   validate(o);
   require_known_presets(o.presets);
-  if (o.clock == "virtual") return run_virtual_closed_loop(o, argv, out, progress);
-  if (o.clock == "both") return run_both_clocks(o, argv, out, progress);
+  if (o.clock == RunClock::virtual_time) return run_virtual_closed_loop(o, argv, out, progress);
+  if (o.clock == RunClock::both) return run_both_clocks(o, argv, out, progress);
   // Where the result goes is checked before the arms run, not after minutes of serving.
   const std::filesystem::path result_path = preset_result_path(o);
   const RealClockAbRecord record = run_real_clock(o, result_path, argv, progress);

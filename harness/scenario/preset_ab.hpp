@@ -70,49 +70,54 @@ using PresetServerStarter = std::function<StartedPresetServer(const PresetServer
 // reason starts with `where`; none = the round can be compared.
 std::vector<std::string> engine_delta_guards(const nlohmann::json& delta, const std::string& where);
 
+// Which clock the A/B runs on (--clock): the live server and the client in rounds; the same
+// scheduler, encoder and metrics as a discrete-event simulation (virtual_loop.hpp); or the live
+// round, then its virtual twin and how far apart they are.
+enum class RunClock { real, virtual_time, both };
+// "real" | "virtual" | "both"; throws InvalidInput ("--clock must be real, virtual or both, got '...'").
+RunClock parse_run_clock(const std::string& text);
+std::string to_string(RunClock clock);
+
+// Where the results go.
+struct PresetAbOutputs {
+  std::filesystem::path result_dir = "encbench-results";  // the dataset, profiles and result JSON
+  std::filesystem::path result_file;  // "" = result_dir/closed-loop-<A>-vs-<B>.json (virtual: -<name>-virtual)
+  // Virtual clock: vLLM's per-request timeline (with engine steps and the TTFT breakdown) of the
+  // first seed goes here; "" = none.
+  std::filesystem::path timeline_html;
+  std::vector<double> timeline_itl_thresholds_ms{25, 50};
+};
+
+// How it runs in this process: the caller's wiring, never a scenario key.
+struct PresetAbWiring {
+  // --clock real / both: starts one arm's server in this process for each round (the CLI's is
+  // encbench serve's Server, cli/preset_server.hpp). Required on those clocks, unused on the
+  // virtual one.
+  PresetServerStarter start_server;
+  // Readable => stop after the current seed, round or load point and write what finished (the CLI
+  // makes it a signalfd of SIGINT/SIGTERM). -1: never.
+  int stop_fd = -1;
+};
+
+// The preset A/B's options by role: what to run (the scenario: its file's keys with the flags
+// over them), where the results go, and how it is wired in this process.
 struct PresetAbOptions {
-  // Defaults = scenarios/closed-loop.json (kept in sync by tests/scenario).
+  // ---- what to run. Defaults = scenarios/closed-loop.json (kept in sync by tests/scenario).
   std::string name = "closed-loop";
+  // The arms: two encoder presets on one model, device and server configuration.
   std::string model = "qwen3-vl-8b";
   std::string device = "sim:ascend-910b";
   std::vector<std::string> presets{"baseline", "optimized"};  // before, after
-  int rounds = 3;                           // interleaved ABBA rounds (each arm once per round)
-  int num_prompts = 100;
-  double request_rate = 10;
-  int max_concurrency = 0;                  // client-side cap on requests in flight; 0 = none
-  double burstiness = 5;
-  int output_len = 32;
-  int image_width = 640, image_height = 480;
-  std::uint64_t seed = 0;
-  int max_num_seqs = 256;
-  std::int64_t max_num_batched_tokens = 8192;
-  bool encoder_mlp = true;
-  bool profile = true;                      // /start_profile../stop_profile around each arm
-  std::filesystem::path result_dir = "encbench-results";
-  std::filesystem::path result_file;        // "" = result_dir/closed-loop-<A>-vs-<B>.json
   std::filesystem::path profiles_dir;       // device profiles ("" = default lookup)
   std::filesystem::path op_map;             // trace: devices: kernel-name map ("" = the shipped one)
-  // Which clock (--clock): "real" runs the live server and the client in rounds; "virtual" runs
-  // the same scheduler, encoder and metrics as a discrete-event simulation (virtual_loop.hpp),
-  // `seeds` times per arm with workload/arrival seeds seed, seed+1, ...
-  std::string clock = "real";
-  int seeds = 1;
-  judgement::Settings judging;  // --threshold, --alpha, --power of the B-vs-A verdicts
-  // Request shapes: a workload distribution file (workload.hpp), or "" for the fixed sample
-  // (image_width x image_height, output_len tokens with ignore_eos).
-  std::filesystem::path workload;
-  // With a workload: what the published run's own table says of the sample it sent (vLLM bench's
-  // "Total input tokens" and "Total generated tokens"), so the draws are conditioned on it
-  // (workload.hpp SampleTotals); zeros = not known. Scenario key "sample_totals" {requests,
-  // text_tokens, output_tokens, source}; the source stays here (the draws do not need it).
-  SampleTotals sample_totals;
-  std::string sample_totals_source;
+  bool encoder_mlp = true;
+  int max_num_seqs = 256;
+  std::int64_t max_num_batched_tokens = 8192;
+  // vLLM's encoder budget per step; 0 = max(max_num_batched_tokens, tokens of the largest image).
+  std::int64_t max_num_encoder_input_tokens = 0;
+  bool async_scheduling = true;
   std::filesystem::path serving_model;      // serving/serving_model.hpp; "" = the LM roofline
   std::string model_set;                    // name=value overrides of the serving model
-  // Virtual clock: draw the serving model's run-to-run noise (step time, arrival, output lengths)
-  // in each arm. Off for --clock both's virtual twin: the live round brings its own noise.
-  bool modelled_run_noise = true;
-  bool async_scheduling = true;
   // vLLM's API-server stage (serving/api_server_model.hpp), both clocks: "" = the serving model's
   // (none without one), else none | a name in scenarios/serving/api-server | a path; processes:
   // -1 = the model's.
@@ -122,21 +127,41 @@ struct PresetAbOptions {
   // virtual for --clock both (whose comparison then isolates what the real clock adds to the
   // engine loop, the API-server stage, HTTP and the client, from the sim device's real-clock run).
   std::string live_encoder_clock;
-  // vLLM's encoder budget per step; 0 = max(max_num_batched_tokens, tokens of the largest image).
-  std::int64_t max_num_encoder_input_tokens = 0;
+  bool profile = true;                      // /start_profile../stop_profile around each arm
+  // The workload: the open-loop client's requests.
+  int num_prompts = 100;
+  double request_rate = 10;
+  int max_concurrency = 0;                  // client-side cap on requests in flight; 0 = none
+  double burstiness = 5;
+  int output_len = 32;
+  int image_width = 640, image_height = 480;
+  // Request shapes: a workload distribution file (workload.hpp), or "" for the fixed sample
+  // (image_width x image_height, output_len tokens with ignore_eos).
+  std::filesystem::path workload;
+  // With a workload: what the published run's own table says of the sample it sent (vLLM bench's
+  // "Total input tokens" and "Total generated tokens"), so the draws are conditioned on it
+  // (workload.hpp SampleTotals); zeros = not known. Scenario key "sample_totals" {requests,
+  // text_tokens, output_tokens, source}; the source stays here (the draws do not need it).
+  SampleTotals sample_totals;
+  std::string sample_totals_source;
+  // Repetitions and clock: `rounds` interleaved ABBA rounds on the real clock (each arm once per
+  // round); `seeds` runs per arm on the virtual one, with workload/arrival seeds seed, seed+1, ...
+  RunClock clock = RunClock::real;
+  std::uint64_t seed = 0;
+  int rounds = 3;
+  int seeds = 1;
+  // Virtual clock: draw the serving model's run-to-run noise (step time, arrival, output lengths)
+  // in each arm. Off for --clock both's virtual twin: the live round brings its own noise.
+  bool modelled_run_noise = true;
+  judgement::Settings judging;  // --threshold, --alpha, --power of the B-vs-A verdicts
   // Published numbers this scenario reproduces: {"source", "role", "before": {metric: value},
   // "after": {...}} with vLLM's result keys; printed beside the model's with the error.
   nlohmann::json published;
-  // Readable => stop after the current seed or load point and write what finished (the CLI makes
-  // it a signalfd of SIGINT/SIGTERM). -1: never.
-  int stop_fd = -1;
-  // Virtual clock: write vLLM's per-request timeline (with engine steps and the TTFT breakdown)
-  // of the first seed here; "" = none.
-  std::filesystem::path timeline_html;
-  std::vector<double> timeline_itl_thresholds_ms{25, 50};
-  // --clock real / both: starts one arm's server in this process for each round (the CLI's is
-  // encbench serve's Server, cli/preset_server.hpp). Not a scenario key; required on the real clock.
-  PresetServerStarter start_server;
+
+  // ---- where the results go
+  PresetAbOutputs outputs;
+  // ---- how it runs in this process (not scenario keys)
+  PresetAbWiring wiring;
 };
 
 // True when `fd` (a stop_fd) is readable now; never blocks.

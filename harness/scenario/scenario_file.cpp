@@ -93,7 +93,11 @@ PresetAbOptions apply_scenario_json(const nlohmann::json& doc, const std::string
   read_key(doc, "max_num_batched_tokens", o.max_num_batched_tokens, origin);
   read_key(doc, "encoder_mlp", o.encoder_mlp, origin);
   read_key(doc, "profile", o.profile, origin);
-  read_key(doc, "clock", o.clock, origin);
+  if (doc.contains("clock")) {
+    std::string clock;
+    read_key(doc, "clock", clock, origin);
+    o.clock = parse_run_clock(clock);
+  }
   read_key(doc, "max_concurrency", o.max_concurrency, origin);
   read_key(doc, "seeds", o.seeds, origin);
   read_key(doc, "async_scheduling", o.async_scheduling, origin);
@@ -149,11 +153,9 @@ void validate(const PresetAbOptions& o) {
   require(o.burstiness > 0, "--burstiness must be positive");
   require(o.output_len >= 1, "--output-len must be at least 1");
   require(o.image_width >= 1 && o.image_height >= 1, "image size must be positive");
-  require(o.clock == "real" || o.clock == "virtual" || o.clock == "both",
-          "--clock must be real, virtual or both, got '" + o.clock + "'");
   require(o.seeds >= 1 && o.seeds <= 1000, "--seeds must be in [1, 1000]");
-  require(o.clock == "virtual" || o.seeds == 1, "--seeds needs --clock virtual (the real clock repeats with --rounds)");
-  require(o.clock == "real" || o.device.rfind("sim:", 0) == 0 || o.device.rfind("trace:", 0) == 0,
+  require(o.clock == RunClock::virtual_time || o.seeds == 1, "--seeds needs --clock virtual (the real clock repeats with --rounds)");
+  require(o.clock == RunClock::real || o.device.rfind("sim:", 0) == 0 || o.device.rfind("trace:", 0) == 0,
           "--clock virtual needs a sim:<profile> or trace:<file>[@<profile>] device (a modelled device has a virtual "
           "clock; cpu and cuda "
           "run in real time: use --clock real), got '" + o.device + "'");
@@ -161,10 +163,10 @@ void validate(const PresetAbOptions& o) {
   require(o.max_concurrency >= 0, "--max-concurrency must not be negative");
   require(o.api_server_count >= -1 && o.api_server_count <= 1024,
           "api_server_count must be in [0, 1024] (-1: the API-server model's), got " + std::to_string(o.api_server_count));
-  require(o.clock == "virtual" || o.workload.empty(),
+  require(o.clock == RunClock::virtual_time || o.workload.empty(),
           "--workload needs --clock virtual (the live round sends the fixed sample: --image-width/--image-height, "
           "--output-len)");
-  require(o.clock == "virtual" || o.model_set.empty(), "--model-set needs --clock virtual");
+  require(o.clock == RunClock::virtual_time || o.model_set.empty(), "--model-set needs --clock virtual");
   require(o.sample_totals.text_tokens >= 0 && o.sample_totals.output_tokens >= 0,
           "--sample-text-tokens and --sample-output-tokens must not be negative (0 = not known)");
   require(!o.sample_totals.any() || !o.workload.empty(),
@@ -177,6 +179,22 @@ void validate(const PresetAbOptions& o) {
   require(at_least_one_each(o.sample_totals.text_tokens) && at_least_one_each(o.sample_totals.output_tokens),
           "--sample-text-tokens and --sample-output-tokens count at least one token for each of the " +
               std::to_string(o.num_prompts) + " requests (0 = not known)");
+}
+
+RunClock parse_run_clock(const std::string& text) {
+  if (text == "real") return RunClock::real;
+  if (text == "virtual") return RunClock::virtual_time;
+  if (text == "both") return RunClock::both;
+  throw InvalidInput("--clock must be real, virtual or both, got '" + text + "'");
+}
+
+std::string to_string(RunClock clock) {
+  switch (clock) {
+    case RunClock::real: return "real";
+    case RunClock::virtual_time: return "virtual";
+    case RunClock::both: return "both";
+  }
+  return "real";
 }
 
 nlohmann::json to_json(const PresetAbOptions& o) {
@@ -196,7 +214,7 @@ nlohmann::json to_json(const PresetAbOptions& o) {
           {"max_num_batched_tokens", o.max_num_batched_tokens},
           {"encoder_mlp", o.encoder_mlp},
           {"profile", o.profile},
-          {"clock", o.clock},
+          {"clock", to_string(o.clock)},
           {"seeds", o.seeds},
           {"workload", o.workload.string()},
           {"serving_model", o.serving_model.string()},
@@ -206,7 +224,7 @@ nlohmann::json to_json(const PresetAbOptions& o) {
           {"max_concurrency", o.max_concurrency},
           {"api_server_model", o.api_server_model},
           {"api_server_count", o.api_server_count},
-          {"result_dir", o.result_dir.string()}};
+          {"result_dir", o.outputs.result_dir.string()}};
   // Written only when known, in the scenario key's own form (it reads back as one).
   if (o.sample_totals.any())
     j["sample_totals"] = {{"requests", o.sample_totals.requests},

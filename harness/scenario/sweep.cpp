@@ -257,11 +257,11 @@ PresetAbRun write_sweep(const std::filesystem::path& result_path, const std::fil
 PresetAbRun run_virtual_sweep(const PresetAbOptions& o, const SweepOptions& w, const std::vector<std::string>& argv,
                                 std::ostream& out, std::ostream& progress) {
   validate(o);
-  require(o.clock == "virtual", "--sweep and --slo on `encbench run` need --clock virtual (a live server: "
+  require(o.clock == RunClock::virtual_time, "--sweep and --slo on `encbench run` need --clock virtual (a live server: "
                                 "`encbench bench sweep`)");
   require(!w.sweep.values.empty() || !w.slo.empty(), "nothing to do: give --sweep, --slo or both");
   const std::filesystem::path result_path = prepare_result_path(
-      o.result_file.empty() ? o.result_dir / ("sweep-" + safe_file_component(o.name) + ".json") : o.result_file);
+      o.outputs.result_file.empty() ? o.outputs.result_dir / ("sweep-" + safe_file_component(o.name) + ".json") : o.outputs.result_file);
   VirtualExperiment experiment(o, argv);
   progress << "[sweep] virtual clock: " << experiment.description() << std::endl;
   SweepRecord record;
@@ -270,7 +270,7 @@ PresetAbRun run_virtual_sweep(const PresetAbOptions& o, const SweepOptions& w, c
   if (!w.sweep.values.empty()) {
     print_sweep_head(out, o, w);
     for (const double value : w.sweep.values) {
-      if (stop_requested(o.stop_fd)) {
+      if (stop_requested(o.wiring.stop_fd)) {
         record.interrupted = true;
         break;
       }

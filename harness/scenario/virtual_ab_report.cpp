@@ -110,7 +110,7 @@ nlohmann::json virtual_ab_json(const PresetAbOptions& o, const VirtualAbRecord& 
   if (record.published) doc["published_comparison"] = to_json(*record.published);
   if (record.ttft_breakdown_ms) {
     doc["ttft_breakdown_ms"] = *record.ttft_breakdown_ms;
-    doc["timeline_html"] = o.timeline_html.string();
+    doc["timeline_html"] = o.outputs.timeline_html.string();
   }
   return doc;
 }

@@ -18,14 +18,14 @@ namespace encbench::scenario {
 PresetAbRun run_virtual_closed_loop(const PresetAbOptions& o, const std::vector<std::string>& argv,
                                       std::ostream& out, std::ostream& progress) {
   const std::filesystem::path result_path =
-      o.result_file.empty() ? o.result_dir / ("closed-loop-" + safe_file_component(o.name) + "-virtual.json") : o.result_file;
+      o.outputs.result_file.empty() ? o.outputs.result_dir / ("closed-loop-" + safe_file_component(o.name) + "-virtual.json") : o.outputs.result_file;
   std::error_code ec;
   if (!result_path.parent_path().empty()) std::filesystem::create_directories(result_path.parent_path(), ec);
   require(!ec, "cannot create directory " + result_path.parent_path().string() + " for the results: " + ec.message());
   VirtualExperiment experiment(o, argv);
   progress << "[run] virtual clock: " << o.model << " on " << o.device << ", " << experiment.description() << std::endl;
   VirtualAbRecord record;
-  record.by_arm = experiment.run_all(o, &progress, !o.timeline_html.empty());
+  record.by_arm = experiment.run_all(o, &progress, !o.outputs.timeline_html.empty());
   record.op_times = experiment.op_times();
   record.description = experiment.description();
   record.model = {{"description", experiment.description()},
@@ -35,18 +35,18 @@ PresetAbRun run_virtual_closed_loop(const PresetAbOptions& o, const std::vector<
   record.comparison = compare_seeds(o.presets, record.by_arm, record.serving, o.judging);
   if (!o.published.is_null())
     record.published = compare_published(o.published, record.serving, conditioned_metric_keys(o));
-  if (!o.timeline_html.empty()) {
+  if (!o.outputs.timeline_html.empty()) {
     // The first seed, whose steps and traces run_all kept.
     std::vector<TimelineArm> first_seed;
     for (std::size_t a = 0; a < record.by_arm.size(); ++a)
       first_seed.push_back(timeline_arm_of(o.presets[a], record.by_arm[a].front()));
     TimelineOptions t;
-    t.itl_thresholds_ms = o.timeline_itl_thresholds_ms;
-    write_timeline_html(o.timeline_html, first_seed, t);
+    t.itl_thresholds_ms = o.outputs.timeline_itl_thresholds_ms;
+    write_timeline_html(o.outputs.timeline_html, first_seed, t);
     nlohmann::json breakdown = nlohmann::json::object();
     for (std::size_t a = 0; a < first_seed.size(); ++a) breakdown[o.presets[a]] = ttft_breakdown(first_seed[a]);
     record.ttft_breakdown_ms = std::move(breakdown);
-    progress << "[run] wrote " << o.timeline_html.string() << std::endl;
+    progress << "[run] wrote " << o.outputs.timeline_html.string() << std::endl;
   }
   print_virtual_ab(out, o, record);
   nlohmann::json doc = virtual_ab_json(o, record, argv);

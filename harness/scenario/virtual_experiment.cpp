@@ -134,7 +134,7 @@ std::vector<serving::VirtualRequest> fixed_sample_requests(const PresetAbOptions
   gen.width = o.image_width;
   gen.height = o.image_height;
   gen.image_format = "jpeg";
-  gen.out = o.result_dir / ("vision-arena-" + std::to_string(o.num_prompts) + "-seed" + std::to_string(seed) + ".jsonl");
+  gen.out = o.outputs.result_dir / ("vision-arena-" + std::to_string(o.num_prompts) + "-seed" + std::to_string(seed) + ".jsonl");
   client::generate_dataset(gen);
   client::DatasetConfig dc;
   dc.name = "hf";
@@ -373,7 +373,7 @@ std::vector<std::vector<ArmSeed>> VirtualExperiment::run_all(const PresetAbOptio
   std::vector<std::vector<ArmSeed>> by_arm(impl_->options.presets.size());
   for (int s = 0; s < load.seeds; ++s) {
     // Interrupted: stop after a whole seed (both arms), so what is written is comparable.
-    if (s > 0 && stop_requested(load.stop_fd)) {
+    if (s > 0 && stop_requested(load.wiring.stop_fd)) {
       if (progress != nullptr) *progress << "[run] interrupted after " << s << " seed(s)" << std::endl;
       break;
     }

@@ -42,7 +42,7 @@ using testing::tiny_server_options;
 TEST(PresetAb, ProfileSummaryMatchesPresetAndServedImages) {
   const auto dir = temp_dir("loop");
   scenario::PresetAbOptions o;
-  o.start_server = cli::start_preset_server;
+  o.wiring.start_server = cli::start_preset_server;
   o.model = kTinyModel;
   o.device = "sim:ascend-910b";
   o.profiles_dir = source_dir() / "scenarios/devices";
@@ -53,12 +53,12 @@ TEST(PresetAb, ProfileSummaryMatchesPresetAndServedImages) {
   o.output_len = 3;
   o.image_width = 64;
   o.image_height = 48;
-  o.result_dir = dir;
-  o.result_file = dir / "nested" / "result.json";  // --result: parent directories are created
+  o.outputs.result_dir = dir;
+  o.outputs.result_file = dir / "nested" / "result.json";  // --result: parent directories are created
   std::ostringstream out, progress;
   const scenario::PresetAbRun run = scenario::run_preset_ab(o, {"test"}, out, progress);
 
-  ASSERT_EQ(run.result_path, o.result_file);
+  ASSERT_EQ(run.result_path, o.outputs.result_file);
   ASSERT_TRUE(std::filesystem::exists(run.result_path));
   const int depth = encoder::load_model(kTinyModel).depth;
   // What `encbench compare` and the CI gate read from it: both arms, named a. and b.
@@ -139,19 +139,19 @@ TEST(PresetAb, ProfileSummaryMatchesPresetAndServedImages) {
 TEST(PresetAb, InterruptBeforeAnyRoundIsReportedNotAResult) {
   const auto dir = temp_dir("interrupt");
   scenario::PresetAbOptions o;
-  o.start_server = cli::start_preset_server;
+  o.wiring.start_server = cli::start_preset_server;
   o.model = kTinyModel;
   o.profiles_dir = source_dir() / "scenarios/devices";
   o.rounds = 2;
   o.num_prompts = 2;
   o.image_width = 32;
   o.image_height = 32;
-  o.result_dir = dir;
+  o.outputs.result_dir = dir;
   int fds[2];
   ASSERT_EQ(::pipe2(fds, O_NONBLOCK | O_CLOEXEC), 0);
   const char byte = 1;
   ASSERT_EQ(::write(fds[1], &byte, 1), 1);
-  o.stop_fd = fds[0];
+  o.wiring.stop_fd = fds[0];
   std::ostringstream out, progress;
   const scenario::PresetAbRun run = scenario::run_preset_ab(o, {"test"}, out, progress);
   ::close(fds[0]);
@@ -255,9 +255,9 @@ TEST(PresetAb, ScenarioFileMatchesEmbeddedDefaults) {
   EXPECT_THROW(scenario::validate(bad), InvalidInput);
   // An unusable result path is refused before any serving, not after it.
   scenario::PresetAbOptions unwritable;
-  unwritable.start_server = cli::start_preset_server;
-  unwritable.result_dir = temp_dir("unwritable");
-  unwritable.result_file = "/proc/encbench-no-such-dir/result.json";
+  unwritable.wiring.start_server = cli::start_preset_server;
+  unwritable.outputs.result_dir = temp_dir("unwritable");
+  unwritable.outputs.result_file = "/proc/encbench-no-such-dir/result.json";
   std::ostringstream out, progress;
   EXPECT_THROW(scenario::run_preset_ab(unwritable, {"test"}, out, progress), InvalidInput);
   EXPECT_EQ(progress.str().find("server on"), std::string::npos);

@@ -30,7 +30,7 @@ scenario::PresetAbOptions small(const std::filesystem::path& dir) {
   scenario::PresetAbOptions o = testing::small_virtual_options(dir, "report-test");
   o.num_prompts = 30;
   o.output_len = 8;
-  o.clock = "virtual";
+  o.clock = scenario::RunClock::virtual_time;
   o.seeds = 3;
   return o;
 }

@@ -46,10 +46,10 @@ nlohmann::json run_aa(double step_time_cv, const std::string& name) {
   o.image_height = 448;
   o.rounds = 1;
   o.profile = false;
-  o.clock = "virtual";
+  o.clock = scenario::RunClock::virtual_time;
   o.seeds = 2;
-  o.result_dir = dir;
-  o.result_file = dir / "r.json";
+  o.outputs.result_dir = dir;
+  o.outputs.result_file = dir / "r.json";
   o.serving_model = write_serving_model(dir, step_time_cv);
   std::ostringstream out, progress;
   return scenario::run_preset_ab(o, {"test"}, out, progress).result;

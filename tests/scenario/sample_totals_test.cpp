@@ -172,7 +172,7 @@ TEST(SampleTotals, TheScenarioKeyNeedsItsRequestCountAndSource) {
   EXPECT_NE(error_of({{"sample_totals", 7191}}).find("must be an object"), std::string::npos);
   // Totals condition a workload's draws; without one there is nothing to condition.
   scenario::PresetAbOptions bare = o;
-  bare.clock = "virtual";
+  bare.clock = scenario::RunClock::virtual_time;
   bare.device = "sim:ascend-910b";
   bare.presets = {"baseline", "optimized"};
   EXPECT_THROW(scenario::validate(bare), InvalidInput);

@@ -33,7 +33,7 @@ scenario::PresetAbOptions small(const std::filesystem::path& dir) {
   scenario::PresetAbOptions o = testing::small_virtual_options(dir, "sweep-test");
   o.num_prompts = 30;
   o.output_len = 8;
-  o.clock = "virtual";
+  o.clock = scenario::RunClock::virtual_time;
   o.seeds = 2;
   return o;
 }
@@ -230,7 +230,7 @@ TEST(Sweep, InterruptedSweepWritesWhatFinished) {
   ASSERT_EQ(::pipe(fds), 0);
   ASSERT_EQ(::write(fds[1], "x", 1), 1);  // a stop request already pending
   scenario::PresetAbOptions o = small(dir);
-  o.stop_fd = fds[0];
+  o.wiring.stop_fd = fds[0];
   scenario::SweepOptions w;
   w.sweep = scenario::parse_sweep("request-rate=1,2");
   std::ostringstream out, progress;
@@ -246,7 +246,7 @@ TEST(Timeline, TtftBreakdownAddsUpToTheMeasuredTtft) {
   scenario::PresetAbOptions o = small(dir);
   o.seeds = 1;
   o.request_rate = 8;
-  o.timeline_html = dir / "timeline.html";
+  o.outputs.timeline_html = dir / "timeline.html";
   std::ostringstream out, progress;
   const auto run = scenario::run_preset_ab(o, {"test"}, out, progress);
   for (std::size_t arm = 0; arm < 2; ++arm) {
@@ -262,7 +262,7 @@ TEST(Timeline, TtftBreakdownAddsUpToTheMeasuredTtft) {
   // Baseline's encoder stalls on its per-layer syncs; optimized has none.
   EXPECT_GT(run.result["ttft_breakdown_ms"]["baseline"].value("encoder_idle_sync_stall", 0.0), 0.0);
   EXPECT_EQ(run.result["ttft_breakdown_ms"]["optimized"].value("encoder_idle_sync_stall", 0.0), 0.0);
-  std::ifstream html(o.timeline_html);
+  std::ifstream html(o.outputs.timeline_html);
   std::stringstream page;
   page << html.rdbuf();
   EXPECT_NE(page.str().find("#636EFA"), std::string::npos);  // TTFT bands in vLLM's colour

@@ -28,7 +28,7 @@ std::string trace_device() {
 
 scenario::PresetAbOptions small_loop(const std::filesystem::path& dir) {
   scenario::PresetAbOptions o;
-  o.start_server = cli::start_preset_server;  // the real-clock case: encbench serve in-process
+  o.wiring.start_server = cli::start_preset_server;  // the real-clock case: encbench serve in-process
   o.device = trace_device();
   o.profiles_dir = source_dir() / "scenarios/devices";
   o.presets = {"baseline", "optimized"};
@@ -39,7 +39,7 @@ scenario::PresetAbOptions small_loop(const std::filesystem::path& dir) {
   o.image_width = 64;
   o.image_height = 48;
   o.profile = false;
-  o.result_dir = dir;
+  o.outputs.result_dir = dir;
   return o;
 }
 
@@ -89,7 +89,7 @@ TEST(TraceDeviceRun, VirtualClockArmsCarryTheirOpTimeCounts) {
   const auto dir = testpaths::temp_dir("tracedev", "virtual");
   scenario::PresetAbOptions o = small_loop(dir);
   o.model = "qwen3-vl-8b";  // the virtual clock needs a preset with a language_model block
-  o.clock = "virtual";
+  o.clock = scenario::RunClock::virtual_time;
   o.image_width = o.image_height = 448;
   std::ofstream(dir / "serving.json") << R"({"schema": "encbench-serving-model", "name": "test",
     "lm_fixed_ms": {"value": 20, "source": "test"}})";

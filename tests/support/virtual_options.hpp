@@ -20,7 +20,7 @@ inline scenario::PresetAbOptions small_virtual_options(const std::filesystem::pa
   o.presets = {"baseline", "optimized"};
   o.image_width = 448;
   o.image_height = 448;
-  o.result_dir = dir;
+  o.outputs.result_dir = dir;
   return o;
 }
 
@@ -33,9 +33,9 @@ inline scenario::PresetAbOptions small_virtual_run(const std::filesystem::path& 
   o.request_rate = 4;
   o.rounds = 1;
   o.profile = false;
-  o.clock = "virtual";
+  o.clock = scenario::RunClock::virtual_time;
   o.seeds = seeds;
-  o.result_file = dir / "r.json";
+  o.outputs.result_file = dir / "r.json";
   return o;
 }
 
