@@ -116,7 +116,7 @@ std::string published_chart(const std::string& id, const json& rows, const std::
 }
 
 // Each PR's change (After vs Before), published and modelled, with the model's 90 % interval for one
-// run of the benchmark where the result carries it (issue 35's run-to-run noise model).
+// run of the benchmark where the result carries it (the serving model's run-to-run noise).
 std::string change_table(const json& rows, const std::vector<std::string>& presets, const std::string& interval_method) {
   bool with_interval = false;
   for (const auto& row : rows)

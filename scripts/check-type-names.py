@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Lists type names declared in more than one header of harness/ and reports/ (issue 34: no two
+"""Lists type names declared in more than one header of harness/ and reports/ (no two
 types share a name across rooms), and exits 1 if any is not on the allow-list below.
 
 What it checks: every struct, class, union and enum (enum class too) *defined* (with a body) at

@@ -1,12 +1,12 @@
 #!/usr/bin/env python3
 """Fits the serving model's free coefficients to the calibration set, and nothing else.
 
-Calibration set (issue 35): the #7104 and #6204 Before and After tables
+Calibration set: the #7104 and #6204 Before and After tables
 (scenarios/seeds/pr7104.json and pr6204.json, "role": "calibration"). Every other published table
 (scenarios/seeds/*.json with "role": "prediction") is a prediction: this script refuses them.
 
 Free coefficients (log-space Nelder-Mead): achieved_flops_fraction, lm_per_seq_ms (the device's cost per
-sequence in a step; issue 35 item 5 moved the fitted per-sequence term from the host, where
+sequence in a step; the engine-host parts moved the fitted per-sequence term from the host, where
 vLLM's own micro-benchmarks put microseconds, to the device; host_base_ms is declared: with async scheduling the calibration runs hide every
 engine-host part behind the device step, so they cannot identify it), and the achieved efficiency of the two attention kernels the calibration runs use (op_efficiency
 attention_fusion: #7104's both arms run npu_fusion_attention; attention_flash_unpad: #6204's both

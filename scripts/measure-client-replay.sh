@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue 36's two client targets, measured against `encbench serve --null` (the null server):
+# The client's two replay targets, measured against `encbench serve --null` (the null server):
 #  1. a timed_trace replay at ~1,000 req/s: are send times the trace's timestamps x
 #     --timed-trace-sec-multiplier, within 1 ms? (intended times vs the trace, exactly; sent times,
 #     curl's CURLOPT_PREREQFUNCTION, vs intended: the dispatch lag);

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `encbench bench serve` below, at and past its own saturation (issue 22), side by side in one run.
+# `encbench bench serve` below, at and past its own saturation, side by side in one run.
 #
 # Serves a fixed 8-event SSE body (role chunk, 5 content chunks, usage, [DONE]) from a fresh
 # nginx per run (or `encbench serve --null` with --server null, or when nginx is missing), sends

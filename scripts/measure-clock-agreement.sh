@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Measures how well the live `encbench serve` agrees with the virtual clock (issue 35 item 4):
+# Measures how well the live `encbench serve` agrees with the virtual clock:
 # scenarios/main-live.json (the #7104 arms on the calibrated serving model, 1024x768 images,
 # 32 output tokens) run with --clock both, i.e. the live in-process server + client, then the
 # same requests in virtual time, at the issue's load (60 prompts at 4 req/s) and at a heavier one

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""How a burst of vision requests reaches vLLM's API-server stage, run after run (issue 35 item 6).
+"""How a burst of vision requests reaches vLLM's API-server stage, run after run.
 
 A replica of the two Python programs a published `vllm bench serve --request-rate inf` run puts
 between the client's clock and vLLM's input processing, built from the same libraries:

@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# Issue 37's hostile peers against `encbench serve`, with the server's RSS read from /proc
+# Hostile peers against `encbench serve`, with the server's RSS read from /proc
 # (the figures in docs/server.md). Each scenario starts a fresh server on a free port.
 #   scripts/measure-server-hostile.sh [ENCBENCH] [HOSTILE_TOOL]
-# The same against another build (e.g. main before issue 37), some scenarios only:
+# The same against another build (e.g. one without the server's per-peer limits), some scenarios only:
 #   SCENARIOS="refused inflight noread" scripts/measure-server-hostile.sh OTHER/encbench
-# (leave out fifo there: a server from before issue 37 blocks in open() of the FIFO for good).
+# (leave out fifo there: a server without those limits blocks in open() of the FIFO for good).
 # Build first: cmake --build build --target encbench encbench_server_hostile
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -12,7 +12,7 @@ BUILD_TARGETS=encbench scripts/build.sh build
 out=encbench-results/main
 mkdir -p "$out"
 build/harness/cli/encbench run --scenario scenarios/seeds/pr7104.json --result "$out/pr7104.json" "$@"
-# One self-contained page (issue 35 item 8): published vs model per metric with the seeds' range,
+# One self-contained page: published vs model per metric with the seeds' range,
 # each change with its one-run interval, and one encoder forward of the #7104 Before arm at a
 # 1024x640 image (host row, device row, idle gaps by cause; per-layer busy vs idle).
 build/harness/cli/encbench encode --model qwen3-vl-8b --image 1024x640 --device sim:ascend-910b --mlp \

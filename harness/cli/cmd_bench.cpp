@@ -351,7 +351,7 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
   // (MPI's threads included). Under mpirun, SIGINT to mpirun kills the job; SIGINT to the
   // ranks drains them and rank 0 still writes the interrupted result (docs/client.md).
   const sigset_t mask = block_stop_signals();
-  // Started by mpirun: one shard of the schedule per rank, rank 0 prints and writes (issue 19).
+  // Started by mpirun: one shard of the schedule per rank, rank 0 prints and writes.
   std::unique_ptr<client::Coordinator> coordinator;
 #ifdef ENCBENCH_HAVE_MPI
   coordinator = client::make_mpi_coordinator_if_launched();

@@ -879,7 +879,7 @@ std::string result_filename(const BenchConfig& c, const BenchResult& r) {
   std::string model = r.model_id;
   if (auto slash = model.rfind('/'); slash != std::string::npos) model = model.substr(slash + 1);
   // vllm's name, each part one safe path component: a --label of ../../x or a model id with a
-  // '\' or control characters stays inside --result-dir (issue 37).
+  // '\' or control characters stays inside --result-dir.
   model = safe_file_component(model, "model");
   const std::string label = safe_file_component(
       !c.label.empty() ? c.label : !c.backend_name.empty() ? c.backend_name : std::string(to_string(c.backend)), "bench");
@@ -970,7 +970,7 @@ void add_vllm_result_keys(ojson& j, const BenchConfig& c, const BenchResult& r) 
   }
 }
 
-// The event loop's own counters: where its time went and its slowest iteration (issue 22).
+// The event loop's own counters: where its time went and its slowest iteration.
 void add_loop_profile_keys(ojson& j, const BenchResult& r) {
   {
     const LoopProfile& p = r.run.loop.profile;

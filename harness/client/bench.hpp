@@ -61,7 +61,7 @@ struct BenchConfig {
   std::string request_id_prefix;              // "" -> bench-<8 hex>-
   RequestMode request_mode = RequestMode::stream;
   double timeout_s = 21600;                   // per request (vllm's aiohttp session: 6 h)
-  // Per-request bounds against a misbehaving server (issue 37; SendLoopConfig says what each does).
+  // Per-request bounds against a misbehaving server (SendLoopConfig says what each does).
   double idle_timeout_s = kDefaultIdleTimeoutS;          // --idle-timeout (0 = none)
   std::int64_t max_response_bytes = kDefaultMaxResponseBytes;  // --max-response-bytes
   std::int64_t max_output_chunks = kDefaultMaxOutputChunks;    // --max-output-chunks
@@ -83,10 +83,10 @@ struct BenchConfig {
   int stop_fd = -1;
   double drain_timeout_s = 10;
   std::vector<std::string> argv;              // for the result envelope
-  // ---- server side (issue 9)
+  // ---- server side
   bool profile = false;          // --profile: POST /start_profile after warmup, /stop_profile after the run
   bool scrape_metrics = false;   // --scrape-metrics: GET /metrics before and after, report the deltas
-  // ---- sharded load generation (issue 19): set when started by mpirun; nullptr = one process.
+  // ---- sharded load generation: set when started by mpirun; nullptr = one process.
   Coordinator* coordinator = nullptr;
 };
 

@@ -1,6 +1,6 @@
 #pragma once
 // NumPy's random generators, bit for bit, so that a dataset or a schedule drawn with --seed S is
-// the one `vllm bench serve --seed S` draws (issue 36: "each with vLLM's sampling, seeds").
+// the one `vllm bench serve --seed S` draws ("each with vLLM's sampling, seeds").
 //  - NumpyGenerator: np.random.default_rng(seed) = PCG64 seeded through SeedSequence, with
 //    Generator.integers (Lemire's bounded draw on 32 or 64 bits, as numpy's int64 path) and
 //    Generator.random(). vLLM's RandomDataset / RandomMultiModalDataset draw from one of these.

@@ -15,7 +15,7 @@
 
 namespace encbench::client {
 
-// What one response may cost (issue 37): bytes received (headers + body) and choices events
+// What one response may cost: bytes received (headers + body) and choices events
 // kept. Past either, the request fails with failure kind response_too_large / too_many_chunks
 // and the transfer is stopped, so a server that never stops cannot exhaust the client.
 struct ResponseLimits {

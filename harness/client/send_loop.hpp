@@ -40,7 +40,7 @@ struct SendLoopConfig {
   // margin (connection_budget()). An explicit value above that budget is refused (InvalidInput).
   int max_connections = 0;
   double timeout_s = 0;                  // per request, from dispatch; 0 = none
-  // Bounds against a misbehaving server (issue 37), each failing the request with its own
+  // Bounds against a misbehaving server, each failing the request with its own
   // failure kind: the longest time with no byte moving either way (idle_timeout; 0 = none), the
   // bytes received (headers + body: response_too_large) and the choices events kept
   // (too_many_chunks). Everything a request keeps grows with one of these, so a server streaming

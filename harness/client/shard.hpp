@@ -1,5 +1,5 @@
 #pragma once
-// Sharded load generation (issue 19): one benchmark sent by several client processes. Every
+// Sharded load generation: one benchmark sent by several client processes. Every
 // process builds the same global schedule and sends a deterministic shard of it; the records come
 // back to one process, which computes every metric from the merged records exactly as for a
 // one-process run (no merging of percentiles).

@@ -1,5 +1,5 @@
 #pragma once
-// Names from result files, traces and flags made safe where they are written (issue 37): into
+// Names from result files, traces and flags made safe where they are written: into
 // Markdown (tables, inline text, code spans) and into file names. Names are data: a `<script>`
 // in a benchmark name, a backtick in a path or `../..` in a --label must never become markup or a
 // path outside the chosen directory.

@@ -1,5 +1,5 @@
 #pragma once
-// The virtual clock's host time as declared data (issue 40): what each device call and each piece
+// The virtual clock's host time as declared data: what each device call and each piece
 // of host-side work of the encoder costs the host, by op class, each cost with its source. Read
 // from scenarios/devices/host-models/<name>.json (or a user's file):
 //

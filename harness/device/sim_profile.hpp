@@ -21,7 +21,7 @@ struct SourcedNumber {
   std::string source;  // public datasheet / whitepaper, or "estimate: ..." with the reasoning
 };
 
-// The fraction of the roofline one class of ops achieves (issue 35): e.g. the encoder's GEMMs reach
+// The fraction of the roofline one class of ops achieves: e.g. the encoder's GEMMs reach
 // 0.6 of the Cube peak, a strided pad copy half the bandwidth. `ops`: op-name globs ('*', '?',
 // '|' alternatives) naming the class's ops. An op no class names runs at the roofline (1.0).
 struct OpEfficiency {

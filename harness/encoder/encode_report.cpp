@@ -176,7 +176,7 @@ void add_last_forward(nlohmann::json& j, const RunOptions& o, const ConfigRun& r
   }
   j["ops"] = ops;
   // The host row of the same forward (torch calls, views, allocations, host steps, waits), so a
-  // report draws host and device one above the other (issue 35's page).
+  // report draws host and device one above the other (the host-bound forward's page).
   nlohmann::json host_spans = nlohmann::json::array();
   count = 0;
   for (const auto& sp : run.last_timeline.host_spans) {

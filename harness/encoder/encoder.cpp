@@ -89,7 +89,7 @@ class HostStep {
   HostOpClass op_class_;
 };
 
-// One eager torch call from Python (issue 35): the framework's part (interpreter, ATen, the op
+// One eager torch call from Python: the framework's part (interpreter, ATen, the op
 // queue: the host model's torch_dispatch) charged first, and the span encloses the runtime call
 // the op then makes, as aten::<op> encloses its launch in a torch profiler trace (so a trace
 // what-if that drops the launch drops the call's host work with it).
@@ -754,7 +754,7 @@ struct EncoderRunner::Impl {
     return &shared_out_buffer;
   }
 
-  // The kernel launch. Each kernel variant its own op name (issue 35), so the sim profile gives it
+  // The kernel launch. Each kernel variant its own op name, so the sim profile gives it
   // its own efficiency and a trace: device its own measured time.
   void attention_kernel(int layer, const QkvView& in, float* op, float scale, const SeqLens& s, const Buffer& cu_now,
                         std::size_t cu_count, std::size_t T) {
@@ -880,7 +880,7 @@ struct EncoderRunner::Impl {
     // vllm-ascend's forward_oot up to #7104 runs the pads and torch.empty_like(q) before it computes
     // seq_len (diff(cu_seqlens).to("cpu"), the layer-0 cache, the host list): the pads' host work
     // overlaps the device work queued before them, and the D2H sync then waits for the pads too
-    // (issue 35 item 2; the #5810 diff shows the order: pads, empty_like, cu_seqlens, seq_len).
+    // (the #5810 diff shows the order: pads, empty_like, cu_seqlens, seq_len).
     const QkvView in = pad_qkv(layer, T, qkv_stride, Dp, per_call);
     const Buffer* out = attention_out_buffer(layer, fsize(T * heads * in.stride), per_call);
     const SeqLens s = attention_seq_lens(layer, fs, cu_now, cu_now_host, full);
@@ -907,7 +907,7 @@ struct EncoderRunner::Impl {
     return {out, in.stride};
   }
 
-  // ---- the host work before the blocks (issue 35) -------------------------------------------
+  // ---- the host work before the blocks -------------------------------------------
   // vLLM's vision tower forward (qwen2_5_vl.py, qwen3_vl.py, v0.15-v0.16) before its blocks, in
   // eager mode: each torch call on a CPU tensor one host step of its class. Per image: rot_pos_emb
   // builds row/column ids (arange, expand, reshape, permute, flatten, stack: host_tensor); the

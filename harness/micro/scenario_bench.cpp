@@ -1,4 +1,4 @@
-// The live server's encoder hook with server-side profiling off vs on (issue 9: "profiling off
+// The live server's encoder hook with server-side profiling off vs on ("profiling off
 // costs nothing measurable").
 //   scenario/encoder_hook/<model>/<device>/profile=none|off|on
 // Real time per hook call (one forward of one image, as an engine step with one new image).

@@ -99,7 +99,7 @@ struct SampleTotals {
 std::vector<WorkloadRequest> sample_workload(const WorkloadModel& model, std::size_t count, std::uint64_t seed,
                                              const SampleTotals& totals = {});
 
-// Run-to-run noise from vLLM's sampling (issue 35 item 6): a real server samples each request's
+// Run-to-run noise from vLLM's sampling: a real server samples each request's
 // tokens (the model's generation_config applies by default), so two runs of the same prompts stop
 // at EOS in other places. Two forms, each declared in the serving model:
 //   redraw_share   a share of the requests, chosen per request and run, draws its length afresh

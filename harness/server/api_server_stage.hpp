@@ -13,7 +13,7 @@
 // (content_identity.hpp, from their encoded bytes as received), so a duplicate's images skip the
 // HF processor and its modelled cost is the virtual one's: decode + hash + prompt update + fixed.
 //
-// The stage is bounded (issue 35): at most `max_in_stage` requests wait for a modelled process or
+// The stage is bounded: at most `max_in_stage` requests wait for a modelled process or
 // sit in one; admit() refuses the next (the server answers 503 api_server_queue_full). vLLM's
 // asyncio front end has no such bound: under overload its queue, and its memory, grow without
 // limit; here a refused request costs nothing after its parse.

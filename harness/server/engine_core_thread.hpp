@@ -10,7 +10,7 @@
 // modelled LM step and the host work that overlaps it). A request whose prefill completes in a
 // step emits its first token at the end of that step; decoding requests emit one token per step.
 //
-// The schedule is planned, then waited out (issue 35 item 4): a step starts when the one before
+// The schedule is planned, then waited out: a step starts when the one before
 // it was planned to end (or, idle, when its first request was due at the engine: EngineRequest::
 // ready_ns), and ends at that start plus its modelled length, an absolute deadline on the
 // monotonic clock. So what the engine really spent inside the step (scheduling, the encoder

@@ -81,7 +81,7 @@ struct ServeOptions {
   // Requests in the API-server stage at once (waiting for a modelled process or in one); more are
   // refused with 503 api_server_queue_full. vLLM's asyncio front end queues without bound.
   std::int64_t max_api_server_queue = 8192;
-  // The encoder's clock (issue 35 item 4): "real" runs the forward on --device on this machine's
+  // The encoder's clock: "real" runs the forward on --device on this machine's
   // clock (its wall time is the step's encoder part); "virtual" runs it on the virtual-clock sim
   // device with the serving model's encoder host model, as `encbench run --clock virtual` does,
   // and the engine waits the modelled forward out (sim devices only).

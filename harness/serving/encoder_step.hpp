@@ -45,7 +45,7 @@ struct EncoderStepResult {
   Nanos virtual_forward_ns = 0;
   // Of virtual_forward_ns, the device's waits for the host (host_wait gaps) before the forward's
   // first sync: eager host work that, with async scheduling, runs while the previous step's LM
-  // still executes (issue 35 item 5; serving/step_cost.hpp). 0 on the real clock.
+  // still executes (serving/step_cost.hpp). 0 on the real clock.
   Nanos host_lead_ns = 0;
   // Device idle inside the forward by gap class (host_wait, sync_stall, kernel_wait, other).
   std::map<std::string, Nanos> idle_ns_by_class;

@@ -1,5 +1,5 @@
 #pragma once
-// The engine core's host work per step split into the parts vLLM V1's code runs (issue 35 item 5),
+// The engine core's host work per step split into the parts vLLM V1's code runs,
 // as data in the serving-model file:
 //
 //   "engine_host_parts": {"source": "...", "parts": {

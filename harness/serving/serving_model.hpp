@@ -9,7 +9,7 @@
 //                     + context_tokens * kv_bytes_per_token / (bw * achieved_bandwidth_fraction)
 //   engine-core host  = host_base_ms + host_per_seq_ms * sequences  (overlaps the device step
 //                       with async scheduling, adds to it without; serving/step_cost.hpp), or,
-//                       with engine_host_parts (issue 35 item 5), per part base_share *
+//                       with engine_host_parts, per part base_share *
 //                       host_base_ms + per_seq_ms * sequences, each part overlapping or not as
 //                       vLLM V1's code orders it (engine_host_parts.hpp)
 //   encoder step      = the real encoder path on the virtual-clock sim device, each op's host
@@ -20,7 +20,7 @@
 //                       encoder_host_post_forward_share runs after the forward returns and
 //                       adds only what the forward's queued device work does not cover
 //                       (serving/step_timing.hpp)
-//                       (issue 35: or the eager host model named by encoder_host_model, per torch
+//                       (or the eager host model named by encoder_host_model, per torch
 //                       call, view and host step, with encoder_dispatch_us_per_op 0)
 //   KV capacity       = (device_memory_gib * gpu_memory_utilization - reserved_gib) / KV bytes per token
 #include <filesystem>

@@ -20,7 +20,7 @@
 // device executes the neighbouring step; without it (EngineCore.step) schedule, input
 // preparation, the blocking sampled-token copy and update_from_output run while the device
 // waits. With no parts the host is one part host_base_ms + host_per_seq_ms * sequences that
-// overlaps only under async scheduling (the rule before issue 35 item 5).
+// overlaps only under async scheduling (the rule before the engine-host parts).
 // The encoder runs serially in the step before the LM forward (vLLM's execute_model:
 // _execute_mm_encoder, then the forward). Every coefficient carries its source (a roofline, a
 // fit, a flag).

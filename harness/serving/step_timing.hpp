@@ -14,7 +14,7 @@
 //   encoder took   = forward + host pre-processing (host_extra) + exposed post
 //   host lead      = min(took, host_extra + the forward's host waits before its first sync)
 //   overlapped     = async scheduling ? host lead : 0   (execute_model runs step n+1's encoder
-//                    host work while step n's LM still executes; issue 35 item 5)
+//                    host work while step n's LM still executes)
 //   encoder part   = took - overlapped
 //   LM part        = StepCostModel::step_ms(sequences, prefill, context, overlapped)
 //   both parts     x the step's jitter factor (1 = none), each truncated to whole nanoseconds

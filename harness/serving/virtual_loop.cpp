@@ -41,7 +41,7 @@ void record_token(client::RequestRecord& rec, const serving::EmittedToken& token
     // the first output, before the first token's chunk (serving_chat.py, first_iteration), and
     // its bench client counts every chunk with choices: the role chunk is the first (TTFT), the
     // first token's an ITL of ~0. The live `encbench serve` streams the same shape, so its client
-    // records one ITL more per request than the tokens' intervals (issue 35 item 4: the clocks'
+    // records one ITL more per request than the tokens' intervals (the clocks'
     // mean ITL differed by 1/output_len until this chunk was recorded here too).
     rec.choices_ns.push_back(now);
     ++rec.data_events;

@@ -78,7 +78,7 @@ struct VirtualRequestTrace {
 struct VirtualArmOptions {
   int max_concurrency = 0;  // client-side cap on requests in flight (vLLM --max-concurrency); 0 = none
   bool keep_steps = false;  // fill steps and traces (memory grows with steps)
-  // Run-to-run noise of a real server (issue 35): each engine step's LM and encoder time times a
+  // Run-to-run noise of a real server: each engine step's LM and encoder time times a
   // mean-1 lognormal factor of this coefficient of variation, drawn from jitter_seed (two arms with
   // different seeds are two independent runs). 0 = no jitter.
   double step_time_cv = 0;

@@ -53,7 +53,7 @@ void print_text(std::ostream& out, const Table& t) {
 }
 
 void print_markdown(std::ostream& out, const Table& t) {
-  // Op, forward and stream names come from the traces: escaped (issue 37).
+  // Op, forward and stream names come from the traces: escaped.
   out << "\n### " << markdown_text(t.title) << "\n\n|";
   for (const auto& h : t.headers) out << " " << markdown_text(h) << " |";
   out << "\n|";

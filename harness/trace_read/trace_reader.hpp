@@ -51,7 +51,7 @@ struct RawEvent {
   bool ts_present = false;
 };
 
-// What a read may cost (issue 37): memory follows what is kept, never the text. Past either
+// What a read may cost: memory follows what is kept, never the text. Past either
 // limit the read stops with InvalidInput (exit 2) naming the limit, its flag and how far it got.
 // The JSON text itself is never held: whitespace runs past kMaxWhitespaceRun bytes are skipped
 // before the parser sees them, and a single string or number longer than max_token_bytes, or

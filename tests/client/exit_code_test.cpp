@@ -1,4 +1,4 @@
-// `encbench bench serve`'s exit status when every request failed (issue 37): the real binary
+// `encbench bench serve`'s exit status when every request failed: the real binary
 // against the scripted server, every response an HTTP 503. Exit 4 with a message saying why (the
 // result still printed and saved), exit 0 with --allow-all-failed, and the bounds' flags refused
 // with exit 2 when out of range.

@@ -1,4 +1,4 @@
-// The client against servers that misbehave on purpose (issue 37): endless 10 MB events, endless
+// The client against servers that misbehave on purpose: endless 10 MB events, endless
 // tiny tokens, millions of tokens when 8 were asked, endless headers, silence after the first
 // event, and usage counts of 2^63-1. Each request must fail with its own failure kind, memory
 // must stay within the configured per-request bound, and the run must end by the idle timeout

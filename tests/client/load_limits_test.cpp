@@ -1,4 +1,4 @@
-// The client past its own limits (issue 22): sockets are bounded by --max-connections and by the
+// The client past its own limits: sockets are bounded by --max-connections and by the
 // open-file limit, waits for a slot are the client's (dispatch lag, not vLLM's queue time), the
 // loop's work per iteration is bounded, and failures are counted by kind, never self-inflicted.
 #include <gtest/gtest.h>

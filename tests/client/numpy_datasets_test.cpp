@@ -1,4 +1,4 @@
-// vLLM's random-mm, prefix_repetition and timed_trace datasets for the same seed (issue 36), against
+// vLLM's random-mm, prefix_repetition and timed_trace datasets for the same seed, against
 // tests/client/numpy_reference.py, which copies the structure of vLLM's own functions
 // (vllm/benchmarks/datasets/datasets.py @ 003cf0297cf60998854c652a0ca2b310dd3375af) and calls numpy
 // and CPython as they do. The prompts use a toy tokenizer (the 256 byte tokens and two

@@ -1,4 +1,4 @@
-// vLLM's draws for the same seed (issue 36): harness/client/numpy_random against numpy itself
+// vLLM's draws for the same seed: harness/client/numpy_random against numpy itself
 // (tests/client/numpy_reference.py, run by a python3 that has numpy; skipped, saying so, when none
 // has). Checked: default_rng's integers() on every path (32-bit Lemire, the full 32-bit range,
 // 64-bit Lemire, negative lows) and random(); the legacy np.random.gamma below, at and above shape

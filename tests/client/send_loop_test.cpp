@@ -276,7 +276,7 @@ TEST(Engine, RunBenchmarkEndToEndWithModelDiscoveryAndJson) {
   EXPECT_EQ(j["request_goodput"], result.metrics.request_throughput);
   EXPECT_EQ(result_filename(cfg, result), "openai-chat-200.0qps-concurrency3-served-model-" + result.date + ".json");
   {
-    // A label or model id with path separators stays one file name inside --result-dir (issue 37).
+    // A label or model id with path separators stays one file name inside --result-dir.
     BenchConfig hostile = cfg;
     hostile.label = "../../x";
     BenchResult renamed = result;

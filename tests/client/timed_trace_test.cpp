@@ -1,4 +1,4 @@
-// timed_trace as vLLM sends it (issue 36): the real binary against the scripted server, the
+// timed_trace as vLLM sends it: the real binary against the scripted server, the
 // request bodies it received and the schedule the client computed, against independent references.
 //  - The completions `prompt` is the JSON array of ints vLLM's TimedTrace._expand_prompt gives
 //    (vllm/benchmarks/datasets/datasets.py @ 003cf029: SampleRequest(prompt=prompt_ids), sent as

@@ -1,4 +1,4 @@
-// Names made safe for Markdown and file names (issue 37): what reaches a page is text, never
+// Names made safe for Markdown and file names: what reaches a page is text, never
 // markup; what reaches a path is one component inside the chosen directory.
 #include <gtest/gtest.h>
 

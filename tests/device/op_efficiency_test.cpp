@@ -1,4 +1,4 @@
-// A sim profile's achieved efficiency per op class (issue 35): the roofline terms of the ops a
+// A sim profile's achieved efficiency per op class: the roofline terms of the ops a
 // class names stretch by 1 / efficiency, the fixed cost does not, other ops keep the roofline; a
 // bad cost file is refused naming the file, the key and the accepted range.
 #include <gtest/gtest.h>

@@ -1,4 +1,4 @@
-// The eager host model of the encoder (issue 35) on the virtual clock: the idle gaps follow from
+// The eager host model of the encoder on the virtual clock: the idle gaps follow from
 // the event rules and the host model's per-class costs, every attention kernel variant is its own
 // op, and the device costs count bf16 elements.
 #include <gtest/gtest.h>
@@ -81,7 +81,7 @@ TEST(HostBound, Pr7104BeforeLargestGapOfEachLayerIsTheSyncBeforeAttention) {
   // The gap is the host's work between the wake-up and the next submit, from the host model:
   // wake-up + cumsum (host_math) + the views + the attention kernel's torch call + its launch
   // (the device is idle all along). The pad and the output allocation come before the D2H, as
-  // vllm-ascend's forward_oot orders them (issue 35 item 2), so they are not in the gap.
+  // vllm-ascend's forward_oot orders them, so they are not in the gap.
   const device::HostModel* hm = dev->host_model();
   ASSERT_NE(hm, nullptr);
   const device::SimProfile profile = device::load_sim_profile("ascend-910b", device::default_profiles_dir());
@@ -221,7 +221,7 @@ Nanos device_time_of(const Forward& f, const std::string& name) {
 
 }  // namespace
 
-// Issue 35 item 2: #6204's stacked pad saves one torch call + allocation + launch per layer and one
+// #6204's stacked pad saves one torch call + allocation + launch per layer and one
 // view costs it back in part; its torch.stack is one more device copy of q/k/v. Where the device
 // waits for the host (a small image) the saving shows in full; where the host waits for the device
 // (the serving loop's batched forwards) the stack copy's device time shows, less at most the saving.
@@ -248,7 +248,7 @@ TEST(HostBound, StackedPadSavesItsHostCallsOnlyWhereTheDeviceWaitsForTheHost) {
   EXPECT_GE(slower, stack - 27 * saved_per_layer);
 }
 
-// Issue 35 item 2: the head split as vLLM v0.14-v0.16's Qwen2_5_VisionAttention.forward runs it
+// The head split as vLLM v0.14-v0.16's Qwen2_5_VisionAttention.forward runs it
 // (rearrange and slices are views; q and k are copied contiguous, v when the pad reads it): one
 // device copy of q, k and v per layer, read and written once in bf16, and no second copy of q and
 // k for a torch.cat (the older form's `qk_cat`).

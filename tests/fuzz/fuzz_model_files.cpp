@@ -74,7 +74,7 @@ void check_host_model(const nlohmann::json& doc) {
 }
 
 // A sim profile that was accepted has every op efficiency in (0, 1] with its ops and source, and
-// reads back with the same efficiencies (issue 35's cost file).
+// reads back with the same efficiencies (the sim profile's efficiency file).
 void check_sim_profile(const nlohmann::json& doc) {
   using namespace encbench::device;
   const SimProfile profile = parse_sim_profile(doc, "fuzz");

@@ -135,7 +135,7 @@ void write_images(const fs::path& dir) {
   if (vp8 != Bytes::npos) big_webp.replace(vp8 + 3, 4, "\xFF\x3F\xFF\x3F");
   save(dir, "bad-oversized-16383x16383.webp", big_webp);
 
-  // Formats that are refused. The 55-byte 16-bit PNM of issue 31 (stb_image overflowed the heap
+  // Formats that are refused. The 55-byte 16-bit PNM the fuzzer found (stb_image overflowed the heap
   // on it): P6, maxval 65535, 4x4 pixels that need 96 bytes, 42 given.
   save(dir, "bad-pnm-16bit-55-bytes.ppm", "P6\n4 4\n65535\n" + Bytes(42, '\x41'));
   save(dir, "bad-pgm-16bit.pgm", "P5 2 2 1023\n" + Bytes(3, '\x03'));

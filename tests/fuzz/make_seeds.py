@@ -171,7 +171,7 @@ def model_files():
         write("fuzz_model_files", "workload-" + f.name, b"\x00" + f.read_bytes())
     for f in sorted((ROOT / "scenarios" / "serving").glob("*.json")):
         write("fuzz_model_files", "serving-" + f.name, b"\x01" + f.read_bytes())
-    # issue 35 item 5: engine_host_parts whose shares do not sum to 1 (exit 2 path)
+    # engine_host_parts whose shares do not sum to 1 (exit 2 path)
     write("fuzz_model_files", "serving-bad-host-parts.json", "\x01" + json.dumps({
         "schema": "encbench-serving-model", "host_base_ms": {"value": 5, "source": "s"},
         "engine_host_parts": {"source": "s", "parts": {

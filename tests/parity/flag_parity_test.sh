@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# vLLM flag parity of `encbench bench serve` (issue 36): every long flag of vLLM's `vllm bench
+# vLLM flag parity of `encbench bench serve`: every long flag of vLLM's `vllm bench
 # serve` parser, as vLLM lists them for its own Rust port (vllm_bench_serve_flags.txt, commit
 # pinned there and in docs/client.md), must appear in `encbench bench serve --help`; and the flags
 # accepted but not implemented must refuse with exit 2 and one line saying why.

@@ -1,4 +1,4 @@
-// The CI gate's premise, checked A/A (issue 40): every metric it judges as deterministic is
+// The CI gate's premise, checked A/A: every metric it judges as deterministic is
 // bit-identical between two runs of the same build. Runs the deterministic part of
 // scripts/ci-gate.sh twice: encbench-micro's sim encoder cases of scenarios/ci-micro-filter.txt
 // (when this build has encbench-micro; the sanitizer build has not), `encbench encode` of the same

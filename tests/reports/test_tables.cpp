@@ -12,7 +12,7 @@ namespace {
 TEST(Tables, MarkdownEscapesNamesFromTheComparedFiles) {
   // Benchmark names, exact-check values and file names come from the files compared: a <script>,
   // an <img onerror>, a pipe or a newline must stay text, and a backtick in a file name must not
-  // close its code span (issue 37).
+  // close its code span.
   Comparison c;
   c.base_source = "base`.json";
   c.new_source = "new|<b>.json";

@@ -1,4 +1,4 @@
-// `bench serve --profile --plot-timeline` against `encbench serve` (issue #30 item 5): the
+// `bench serve --profile --plot-timeline` against `encbench serve`: the
 // server's engine timeline in its /stop_profile answer, joined to the client's records and drawn
 // over vLLM's per-request timeline. References: the client's own records (dispatch, first token)
 // and the server's step order, never the decomposition under test.

@@ -1,4 +1,4 @@
-// Issue 35 item 6: run-to-run noise from vLLM's sampling. Each run (each arm of a seed) of the same
+// Run-to-run noise from vLLM's sampling. Each run (each arm of a seed) of the same
 // prompts stops its requests at EOS in its own places (an early stop moves by a declared CV, or a
 // declared share is redrawn from the workload's distribution); everything else it sends stays the
 // seed's. Checked against the distribution the workload file declares (cap, early-stop

@@ -1,4 +1,4 @@
-// Issue 35: a real server's run-to-run noise as declared data (step_time_cv), each published
+// A real server's run-to-run noise as declared data (step_time_cv), each published
 // change beside the model's 90 % interval for one run, and the serving model naming the
 // encoder's host model.
 #include <gtest/gtest.h>

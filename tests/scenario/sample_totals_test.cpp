@@ -1,4 +1,4 @@
-// Issue 35: a published run is one sample of its dataset, and its own table says how much text it
+// A published run is one sample of its dataset, and its own table says how much text it
 // sent and how much it generated ("Total input tokens", "Total generated tokens"). The workload's
 // draws are conditioned on those totals: text scaled to meet its total, output lengths the nearest
 // of the candidate draws. Checked against the free draw (what stays), exact sums, the bounds that

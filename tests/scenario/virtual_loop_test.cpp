@@ -504,7 +504,7 @@ TEST(SeedScenarios, LoadAndCarryPublishedNumbersWithTheirSource) {
     EXPECT_GT(o.published["after"].value("mean_ttft_ms", 0.0), 0.0);
     if (o.published.value("role", std::string()) == "calibration") ++calibration;
   }
-  // The declared calibration set (issue 35): #7104 and #6204; every other table is a prediction.
+  // The declared calibration set: #7104 and #6204; every other table is a prediction.
   EXPECT_EQ(calibration, 2);
 }
 

@@ -1,4 +1,4 @@
-// Issue #14's bad-input corpus: 500+ deterministic (fixed-seed) invalid requests sent to one
+// The bad-input corpus: 500+ deterministic (fixed-seed) invalid requests sent to one
 // server over keep-alive connections. Every answer must be an OpenAI error object with a 4xx
 // status, the server must stay up, its RSS (this process) must stay bounded, and a normal
 // request must still succeed afterwards. Every case is invalid by construction (a mutation that

@@ -1,4 +1,4 @@
-// Issue 35 item 4: the live engine thread plans its steps by the virtual loop's rule
+// The live engine thread plans its steps by the virtual loop's rule
 // (serving::step_timing) and waits them out to absolute deadlines. The planned schedule it records
 // (not the wall clock, which a loaded or sanitized machine stretches) must be the virtual loop's
 // for the same requests, step by step, to the nanosecond.

@@ -226,7 +226,7 @@ TEST(Engine, CancelledRequestsLeaveTheBatch) {
   EXPECT_EQ(engine.stats().requests_aborted, 1);
 }
 
-// ----------------------------------------------------------------- limits (issue #14)
+// ----------------------------------------------------------------- limits
 
 RequestParseOptions qwen3_options() {
   RequestParseOptions o;

@@ -1,4 +1,4 @@
-// Issue 37 at the server: what a few cheap sockets or big images could do to everyone else.
+// Hostile peers at the server: what a few cheap sockets or big images could do to everyone else.
 // Each defect the issue found is a regression test here, on raw sockets against an in-process
 // server (ASan runs these too):
 //   - images refused from their header (encoder budget) before any pixel is decoded, and text

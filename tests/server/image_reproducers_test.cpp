@@ -1,4 +1,4 @@
-// Issue 31 at the server: every image of the decoder's fuzz corpus (tests/fuzz/corpus/
+// The decoder's fuzz findings at the server: every image of its fuzz corpus (tests/fuzz/corpus/
 // fuzz_image_decode: valid JPEG/PNG/WebP, the 55-byte 16-bit PNM that overflowed stb_image's heap,
 // truncated and oversized files, a 100000x100000 PNG bomb, GIF/BMP/PSD/HDR) is sent as a data URL
 // to one in-process server. Files named ok-* must be answered 200, bad-* 400; the server stays
@@ -138,7 +138,7 @@ TEST(ImageReproducers, EveryCorpusImageIsAnsweredAndMemoryReturnsToIdle) {
 TEST(ImageReproducers, TheIssuePnmIsRefusedNamingTheAcceptedFormats) {
   Server server(test_config());
   server.start();
-  // Issue 31's reproducer shape: P6, maxval 65535 (16-bit), 4x4 pixels needing 96 bytes, 42 given.
+  // The fuzzer's reproducer shape: P6, maxval 65535 (16-bit), 4x4 pixels needing 96 bytes, 42 given.
   const std::string pnm = "P6\n4 4\n65535\n" + std::string(42, 'A');
   ASSERT_EQ(pnm.size(), 55u);
   for (const char* media : {"image/png", "image/x-portable-pixmap"}) {
@@ -167,7 +167,7 @@ TEST(InflightLimit, BeyondTheLimitIs503WithRetryAfterAndRecovers) {
   config.max_inflight_bytes = 1'500'000;
   Server server(config);
   server.start();
-  // A holds the 999,000 bytes of its body that have arrived (issue 37: bytes are held as they
+  // A holds the 999,000 bytes of its body that have arrived (bytes are held as they
   // arrive, so a declared but unsent body holds nothing; tests/server/hostile_peers_test.cpp).
   const auto a = testing::hold_arrived_body(server, 1'000'000, 999'000);
   ASSERT_FALSE(::testing::Test::HasFailure());

@@ -1,5 +1,5 @@
 #pragma once
-// Issue 37's in-flight byte limit as the hostile-peer and the image-reproducer tests drive it on
+// The server's in-flight byte limit as the hostile-peer and the image-reproducer tests drive it on
 // raw sockets: a connection that has sent part of a declared body (the server holds the bytes
 // that arrived), and a connection that only declares a body and reads the server's refusal.
 #include <gtest/gtest.h>

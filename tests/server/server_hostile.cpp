@@ -1,4 +1,4 @@
-// encbench_server_hostile: issue 37's hostile peers against a running `encbench serve`, for the
+// encbench_server_hostile: hostile peers against a running `encbench serve`, for the
 // figures in docs/server.md (scripts/measure-server-hostile.sh runs it and reads the server's
 // RSS). Not a test: it measures, and prints one JSON line per mode.
 //   encbench_server_hostile images PORT MODEL [png|jpeg]  twenty 7000x7000 images sent over and

@@ -618,7 +618,7 @@ TEST_F(ServerTest, ApiServerStageServesABurstInTurnAndTwoProcessesHalveTheQueue)
   }
 }
 
-// Issue 35: the live API-server stage is bounded. With --max-api-server-queue 2 and a modelled
+// The live API-server stage is bounded. With --max-api-server-queue 2 and a modelled
 // cost of 60 s per request, two requests sit in the stage and every further one is refused at once
 // with 503 api_server_queue_full + Retry-After (vLLM's asyncio front end would queue them all);
 // the places come back when the held requests' clients go, and the next request is admitted.
@@ -665,7 +665,7 @@ TEST_F(ServerTest, ApiServerStageIsBoundedAndRefusesTheOverflowWith503) {
   expect_alive();
 }
 
-// Issue 35 item 4 end to end: three requests through HTTP, the API-server stage (200 ms each, two
+// The planned schedule end to end: three requests through HTTP, the API-server stage (200 ms each, two
 // processes: the third waits for one) and the engine (5 ms steps, 40 tokens each, so they batch).
 // The engine's recorded planned schedule, offset from the first header's arrival, is the virtual
 // loop's for requests sent at the same offsets through the same stage model, to the nanosecond:
@@ -929,7 +929,7 @@ std::filesystem::path source_dir() {
   return dir ? std::filesystem::path(dir) : std::filesystem::current_path();
 }
 
-// Issue #14: the profiler used to renumber device op ids, so host spans (which carry the
+// The profiler used to renumber device op ids, so host spans (which carry the
 // recorder's ids) pointed at the wrong ops or at none. Every linked host span must find its op.
 TEST(ServerTrace, EveryHostSpanLinksToItsDeviceOp) {
   const auto dir = std::filesystem::temp_directory_path() / ("encbench_server_trace_" + std::to_string(::getpid()));
@@ -988,7 +988,7 @@ TEST(ServerTrace, EveryHostSpanLinksToItsDeviceOp) {
   std::filesystem::remove_all(dir);
 }
 
-// Issue #30 item 5: /stop_profile also answers with the engine's steps and requests of the window
+// /stop_profile also answers with the engine's steps and requests of the window
 // (plain times on the server's clock), each request named by its x-request-id and response id.
 TEST(ServerProfile, StopAnswerCarriesTheEngineTimeline) {
   const auto dir = std::filesystem::temp_directory_path() / ("encbench_server_etl_" + std::to_string(::getpid()));

@@ -1,4 +1,4 @@
-// Issue 35 item 6: the arrival jitter of one run (serving/virtual_loop.hpp). A request reaches the
+// The arrival jitter of one run (serving/virtual_loop.hpp). A request reaches the
 // API server (bodies in transit when it was sent, itself included) x per_request x exp(sigma z)
 // after its send, drawn per run. Exact where sigma is 0; bounded on both sides by the sample's own
 // statistics where it is not. Times are virtual: nothing depends on the machine.

@@ -1,4 +1,4 @@
-// Issue 35 item 5: the engine core's host work split into vLLM V1's parts, each overlapping the
+// The engine core's host work split into vLLM V1's parts, each overlapping the
 // device step or not by mode. The rule (serial + max(device, overlapped)) against hand-computed
 // steps, bounded both ways; the same rule on the virtual clock; the parts' reader and its errors;
 // the shipped serving model's split.

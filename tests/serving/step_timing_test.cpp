@@ -1,4 +1,4 @@
-// Issue 35 item 4: serving::step_timing, the one rule for a step's length that the virtual loop and
+// serving::step_timing, the one rule for a step's length that the virtual loop and
 // the live engine thread both call. Hand-computed steps, nanosecond-exact (the coefficients are
 // binary fractions, so every sum is exact in double), and the virtual loop's steps and a lone
 // request's TTFT from the same rule.

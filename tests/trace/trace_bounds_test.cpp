@@ -1,4 +1,4 @@
-// `trace analyze`'s reader bounded by what it keeps, not by the text (issue 37): whitespace runs
+// `trace analyze`'s reader bounded by what it keeps, not by the text: whitespace runs
 // never reach the parser, --max-events and --max-decompressed-bytes stop the read with a message
 // naming the flag, and strings, numbers or bracket runs past max_token_bytes are refused. Inputs
 // are generated here (small, with small limits; the multi-GB figures are in docs/trace.md).

@@ -147,7 +147,7 @@ TEST(ImportTorchNpu, AscendHardwareTasksFlowsAndExactAbsoluteTimes) {
   EXPECT_EQ(runtime_links, 3u);
 }
 
-// One rule for every Ascend Hardware task type, whatever its case (issue 56): waits and records
+// One rule for every Ascend Hardware task type, whatever its case: waits and records
 // only hold a stream, placeholders are the profiler's own markers.
 TEST(ImportTorchNpu, TaskTypesByOneCaseInsensitiveRule) {
   for (const char* sync : {"EVENT_WAIT_SQE", "EVENT_RECORD_SQE", "Notify Wait", "notify_record", "EVENT_WAIT"}) {

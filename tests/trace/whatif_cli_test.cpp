@@ -236,7 +236,7 @@ TEST_F(SimTraces, AnalyzeCriticalPath) {
   EXPECT_NEAR(f["replay_ms"].get<double>(), trace_ms, 0.02 * trace_ms);
   EXPECT_NEAR(f["critical_path"]["length_us"].get<double>() / 1e3, f["replay_ms"].get<double>(), 1e-3 * trace_ms);
   // The baseline forward waits 27 times for its seq_lens copy: the path runs through them. With
-  // the eager host model (issue 35) a 448x448 forward is host-bound, so the eager calls' host work
+  // the eager host model a 448x448 forward is host-bound, so the eager calls' host work
   // leads the path and the D2H is among its eight largest segments, not the top three.
   bool through_d2h = false;
   double host_work_us = 0, device_us = 0;
