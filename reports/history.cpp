@@ -117,7 +117,7 @@ Better better_from(const std::string& s) {
 }
 
 ResultKind kind_from(const std::string& s) {
-  for (auto k : {ResultKind::serving, ResultKind::encode, ResultKind::ab, ResultKind::gbench, ResultKind::closed_loop})
+  for (auto k : {ResultKind::serving, ResultKind::encode, ResultKind::ab, ResultKind::gbench, ResultKind::preset_ab})
     if (to_string(k) == s) return k;
   throw InvalidInput("history database: unknown kind '" + s + "'");
 }

@@ -450,7 +450,7 @@ std::string encoder_bars_chart(const std::string& id, const std::string& title, 
 
 std::vector<EncoderBar> encoder_bars(const RunResult& r, const std::string& prefix) {
   std::vector<EncoderBar> out;
-  if (r.kind != ResultKind::closed_loop || !r.raw.contains("arms") || !r.raw["arms"].is_array()) return out;
+  if (r.kind != ResultKind::preset_ab || !r.raw.contains("arms") || !r.raw["arms"].is_array()) return out;
   for (const auto& arm : r.raw["arms"]) {
     if (!arm.is_object()) continue;
     EncoderBar b;
@@ -521,11 +521,11 @@ code{font-size:12px}
 @media (max-width:900px){body{margin:8px} td,th{padding:2px 4px;font-size:12px}}
 )css";
 
-// A closed-loop result is charted as what it holds: one serving run per arm.
+// A preset A/B result is charted as what it holds: one serving run per arm.
 std::vector<RunResult> with_arms_expanded(const std::vector<RunResult>& runs) {
   std::vector<RunResult> out;
   for (const auto& r : runs) {
-    if (r.kind != ResultKind::closed_loop || !r.raw.contains("arms") || !r.raw["arms"].is_array()) {
+    if (r.kind != ResultKind::preset_ab || !r.raw.contains("arms") || !r.raw["arms"].is_array()) {
       out.push_back(r);
       continue;
     }
@@ -585,7 +585,7 @@ std::vector<RunResult> runs_not_in_comparisons(const ReportContent& content) {
   return uncovered;
 }
 
-// Server-side encoder of closed-loop comparisons: busy vs idle per arm, rounds summed.
+// Server-side encoder of preset A/B comparisons: busy vs idle per arm, rounds summed.
 void gate_encoder_section(Page& page, const ReportContent& content) {
   for (const auto& g : content.gates) {
     std::vector<EncoderBar> bars;
@@ -610,7 +610,7 @@ void gate_encoder_section(Page& page, const ReportContent& content) {
   }
 }
 
-// The same per result given on its own (closed-loop results: one bar per arm).
+// The same per result given on its own (preset A/B results: one bar per arm).
 void run_encoder_section(Page& page, const std::vector<RunResult>& uncovered, const ShortNames& short_name) {
   for (std::size_t i = 0; i < uncovered.size(); ++i) {
     const auto bars = encoder_bars(uncovered[i], "");
@@ -852,7 +852,7 @@ HtmlReport render_html_report(const ReportContent& content) {
   // Verdict first, then its evidence.
   page.add(detail::verdict_section(content));
   page.add(detail::pooled_cdf_section(content));
-  page.add(detail::closed_loop_section(content.runs));
+  page.add(detail::preset_ab_section(content.runs));
   for (std::size_t i = 0; i < content.sweeps.size(); ++i) page.add(detail::sweep_section(content.sweeps[i], i));
   gate_encoder_section(page, content);
   const std::vector<RunResult> uncovered = runs_not_in_comparisons(content);

@@ -14,7 +14,7 @@
 //   dist-<C>-<M>                    BASE vs HEAD distribution of metric M of comparison C
 //   cdf-<C>-<arm>-ttft|itl|e2el     pooled per-request CDF per side, round-to-round band
 //   layers-N, layers-N-a, layers-N-b  device busy / idle by class per layer (encode, ab results)
-//   server-encoder-N                server-side encoder busy / idle (closed-loop arms)
+//   server-encoder-N                server-side encoder busy / idle (preset A/B arms)
 //   cdf-ttft, cdf-itl, cdf-e2el     per-request latency CDFs, one line per serving result
 //   throughput-over-time            output tokens per second over each run (detailed results)
 //   concurrency-over-time           mean requests in flight per second over each run
@@ -24,7 +24,7 @@
 //   ab-bars-N                       A/B bars with 95% intervals of the median for ab result N
 //   runs-bars                       the same bars across several results of one kind
 //   gbench-bars                     Google Benchmark medians with min..max intervals
-//   published-N                     closed-loop result N (virtual): model as % of the published
+//   published-N                     preset A/B result N (virtual): model as % of the published
 //                                   numbers per metric and arm, whiskers the seeds' range
 //   seeds-N-<metric>                the metric per seed, one line per arm (virtual seeds or
 //                                   live rounds)
@@ -72,7 +72,7 @@ struct ReportContent {
   std::vector<std::string> no_verdict_reasons;
 };
 
-// With no comparison given, the A/B a closed-loop result carries is the verdict: `encbench run`
+// With no comparison given, the A/B a preset A/B result carries is the verdict: `encbench run`
 // writes its pooled B-vs-A comparison into the result ("comparison"), and its rounds are the arms'
 // seeds (virtual clock) or rounds (live). Each becomes a gate input named after the scenario; a
 // live result whose verdict is invalid adds its reasons to `no_verdict_reasons` instead. With a

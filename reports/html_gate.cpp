@@ -540,7 +540,7 @@ Section verdict_section(const ReportContent& c) {
   return out;
 }
 
-// Per-request latency CDFs of serving / closed-loop comparisons: one line per side (rounds
+// Per-request latency CDFs of serving / preset A/B comparisons: one line per side (rounds
 // pooled) and a band spanning the rounds' own CDFs.
 Section pooled_cdf_section(const ReportContent& c) {
   Section out;
@@ -548,7 +548,7 @@ Section pooled_cdf_section(const ReportContent& c) {
   for (const auto& g : c.gates) {
     if (g.base_rounds.empty() || g.new_rounds.empty()) continue;
     const ResultKind kind = g.base_rounds.front().kind;
-    if (kind != ResultKind::serving && kind != ResultKind::closed_loop) continue;
+    if (kind != ResultKind::serving && kind != ResultKind::preset_ab) continue;
     // Arms: (label, id part, per-round serving documents per side).
     struct Arm {
       std::string label, id;

@@ -26,11 +26,11 @@ struct Section {
 std::string overall_verdict(const ReportContent& content, std::string& reason);
 // <h1 id="verdict">, gate, alpha, thresholds; the moved table; NOISY and SAME folded; evidence.
 Section verdict_section(const ReportContent& content);
-// Pooled BASE vs HEAD latency CDFs per arm of serving / closed-loop comparisons.
+// Pooled BASE vs HEAD latency CDFs per arm of serving / preset A/B comparisons.
 Section pooled_cdf_section(const ReportContent& content);
-// Closed-loop results (`encbench run`): published vs model with each PR's change, the spread over
-// seeds or rounds (html_closed_loop.cpp). Chart ids carry the result's index in `runs`.
-Section closed_loop_section(const std::vector<RunResult>& runs);
+// Preset A/B results (`encbench run`): published vs model with each PR's change, the spread over
+// seeds or rounds (html_preset_ab.cpp). Chart ids carry the result's index in `runs`.
+Section preset_ab_section(const std::vector<RunResult>& runs);
 // One sweep: its capacity headline, curves against offered load and the points (sweep_html.cpp).
 // Throws InvalidInput naming the file when the points lack what the curves read.
 Section sweep_section(const SweepInput& sweep, std::size_t index);

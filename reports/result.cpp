@@ -27,7 +27,7 @@ std::string to_string(ResultKind kind) {
     case ResultKind::encode: return "encode";
     case ResultKind::ab: return "ab";
     case ResultKind::gbench: return "gbench";
-    case ResultKind::closed_loop: return "closed-loop";
+    case ResultKind::preset_ab: return "preset-ab";
   }
   return "?";
 }
@@ -660,7 +660,7 @@ RunResult parse_gbench(const json& doc, const std::string& source) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// closed loop (`encbench run`)
+// preset A/B (`encbench run`)
 
 // The virtual clock's encoder figures of one arm, summed over its seeds: deterministic (the names
 // carry "virtual"), so a change of one commit is judged exactly, without noise.
@@ -684,16 +684,16 @@ void add_virtual_engine_metrics(RunResult& r, const json& arm, const std::string
                    "ms", MetricGroup::device, Better::lower);
 }
 
-RunResult parse_closed_loop(const json& doc, const std::string& source) {
+RunResult parse_preset_ab(const json& doc, const std::string& source) {
   RunResult r;
-  r.kind = ResultKind::closed_loop;
+  r.kind = ResultKind::preset_ab;
   r.source = source;
   r.producer = "encbench";
   read_envelope(doc, r);
   const json scenario = doc.value("scenario", json::object());
-  require(scenario.is_object(), source + ": closed-loop result: 'scenario' must be an object");
+  require(scenario.is_object(), source + ": preset A/B result: 'scenario' must be an object");
   require(doc.contains("arms") && doc["arms"].is_array() && !doc["arms"].empty(),
-          source + ": closed-loop result needs a non-empty 'arms' list");
+          source + ": preset A/B result needs a non-empty 'arms' list");
   r.identity.model = string_or(scenario, "model");
   r.identity.device = string_or(scenario, "device", device_of(doc));
   // The generated sample is defined by its size, image shape and seed (its path is not).
@@ -784,11 +784,12 @@ ResultKind detect_kind(const json& doc, const std::string& source) {
   if (schema == "encbench-encode") return ResultKind::encode;
   if (schema == "encbench-ab") return ResultKind::ab;
   if (schema == "encbench-serve-bench") return ResultKind::serving;
-  if (schema == "encbench-closed-loop") return ResultKind::closed_loop;
+  if (schema == "encbench-preset-ab") return ResultKind::preset_ab;
+  if (schema == "encbench-closed-loop") return ResultKind::preset_ab;  // the legacy name, results before the rename
   if (!schema.empty())
     throw InvalidInput(source + ": schema '" + schema +
                        "' cannot be compared (expected encbench-encode, encbench-ab, encbench-serve-bench, "
-                       "encbench-closed-loop, vllm bench serve or Google Benchmark JSON)");
+                       "encbench-preset-ab, vllm bench serve or Google Benchmark JSON)");
   if (doc.contains("benchmarks") && doc["benchmarks"].is_array() && doc.contains("context"))
     return ResultKind::gbench;
   if (doc.contains("completed") && (doc.contains("request_throughput") || doc.contains("duration")))
@@ -801,9 +802,9 @@ ResultKind detect_kind(const json& doc, const std::string& source) {
 RunResult parse_result(const json& doc, const std::string& source) {
   const ResultKind kind = detect_kind(doc, source);
   if (doc.contains("schema_version") && doc["schema_version"].is_number_integer()) {
-    // encbench-closed-loop/2 added interleaved rounds, /3 the virtual clock's seeds; every other
+    // encbench-preset-ab/2 added interleaved rounds, /3 the virtual clock's seeds; every other
     // schema is at version 1.
-    const int newest = string_or(doc, "schema") == "encbench-closed-loop" ? 3 : 1;
+    const int newest = kind == ResultKind::preset_ab ? 3 : 1;
     const int version = doc["schema_version"].get<int>();
     require(version >= 1 && version <= newest, source + ": schema_version " + doc["schema_version"].dump() +
                                                    " is not supported (1.." + std::to_string(newest) + " are)");
@@ -815,7 +816,7 @@ RunResult parse_result(const json& doc, const std::string& source) {
       case ResultKind::encode: r = parse_encode(doc, source); break;
       case ResultKind::ab: r = parse_ab(doc, source); break;
       case ResultKind::gbench: r = parse_gbench(doc, source); break;
-      case ResultKind::closed_loop: r = parse_closed_loop(doc, source); break;
+      case ResultKind::preset_ab: r = parse_preset_ab(doc, source); break;
     }
   } catch (const json::exception& e) {
     throw InvalidInput(source + ": unexpected value in a " + to_string(kind) + " result: " + e.what());

@@ -17,9 +17,9 @@
 
 namespace encbench::reports {
 
-// closed_loop: `encbench run` (encbench-closed-loop/1): one serving run per encoder preset ("arm")
+// preset_ab: `encbench run` (encbench-preset-ab/1): one serving run per encoder preset ("arm")
 // plus the server's encoder counters; metric names carry the arm ("a.mean_ttft_ms", "b.idle_pct").
-enum class ResultKind { serving, encode, ab, gbench, closed_loop };
+enum class ResultKind { serving, encode, ab, gbench, preset_ab };
 std::string to_string(ResultKind kind);
 
 // Which way is better. `none`: informational (counts, configuration echoes).

@@ -146,7 +146,7 @@ std::string summary_line(const Comparison& c, std::string (*text)(std::string_vi
 bool is_deterministic_metric(const std::string& name) {
   auto has = [&](const char* part) { return name.find(part) != std::string::npos; };
   if (has("instructions") || has("virtual")) return true;
-  // Arm / side prefixes of ab and closed-loop results ("a.failed", "b.syncs_per_forward").
+  // Arm / side prefixes of ab and preset A/B results ("a.failed", "b.syncs_per_forward").
   std::string base = name;
   if (base.size() > 2 && base[1] == '.' && (base[0] == 'a' || base[0] == 'b')) base = base.substr(2);
   if (base == "failed" || base == "syncs" || base == "syncs_per_forward" || base == "accuracy.verdict")

@@ -18,9 +18,9 @@
 #                       what compare's U test wants)
 #   --micro-filter RE   --benchmark_filter for encbench-micro (default: all)
 #   --micro-min-time S  --benchmark_min_time in seconds (default: Google Benchmark's own)
-#   --serving-cmd CMD   closed-loop serving run per round, run in that side's source tree; {bin}
+#   --serving-cmd CMD   preset A/B serving run per round, run in that side's source tree; {bin}
 #                       is replaced by the build's encbench, {out} by the result JSON path, e.g.
-#                       '{bin} run --scenario scenarios/closed-loop-ci.json --result {out}'
+#                       '{bin} run --scenario scenarios/preset-ab-ci.json --result {out}'
 #                       (default: none; the step is skipped with a message)
 #   --instr-filter RE   cases of encbench-instr to count (default: all); the deterministic step:
 #                       instruction counts under Valgrind, once per side (they do not vary), run
@@ -299,11 +299,11 @@ run_side() {  # run_side SIDE MICRO_JSON SERVING_JSON LOG_STEM REPS
     cmd=${cmd//\{out\}/$3}
     if ! (cd "${src_dir[$side]}" && bash -c "$cmd") >"$4-serving.log" 2>&1; then
       # `encbench run` exits 2 with "NO VERDICT" when this machine could not keep the schedule
-      # (client lag, sim lateness): wall-clock data a loaded runner cannot give. The closed-loop
+      # (client lag, sim lateness): wall-clock data a loaded runner cannot give. The preset-ab
       # gate is then skipped; the deterministic and micro gates still stand. Failed requests
       # are never excused.
       if [[ -s "$3" ]] && grep -q 'could not keep' "$3" && ! grep -q ' failed / ' "$3"; then
-        echo "ci-gate: serving run ($side) could not keep its schedule on this machine (see $4-serving.log); closed-loop gate will be skipped"
+        echo "ci-gate: serving run ($side) could not keep its schedule on this machine (see $4-serving.log); preset A/B gate will be skipped"
         serving_unusable=1
       else
         echo "ci-gate: serving run ($side) failed, see $4-serving.log" >&2
@@ -348,11 +348,11 @@ else
   echo "ci-gate: encbench-micro has no benchmarks at $head_sha; micro gate skipped"
 fi
 if [[ -n "$serving_cmd" ]] && ((serving_unusable)); then
-  echo "ci-gate: closed-loop gate skipped: this machine could not keep the serving schedule (NO VERDICT)"
+  echo "ci-gate: preset A/B gate skipped: this machine could not keep the serving schedule (NO VERDICT)"
 elif [[ -n "$serving_cmd" ]]; then
   judge serving "$out/serving/base" "$out/serving/head"
 else
-  echo "ci-gate: no --serving-cmd; closed-loop gate skipped"
+  echo "ci-gate: no --serving-cmd; preset A/B gate skipped"
 fi
 reports=()
 for f in "$out"/instr/*/run*.json "$out"/micro/*/round*.json "$out"/serving/*/round*.json; do [[ -s "$f" ]] && reports+=("$f"); done

@@ -50,7 +50,7 @@ stage fuzz-runs scripts/fuzz.sh --ci "${ENCBENCH_FUZZ_BUDGET_S:-240}"
 if git rev-parse -q --verify 'HEAD~1^{commit}' >/dev/null 2>&1; then
   stage gate scripts/ci-gate.sh --base HEAD~1 --configure-like build --rounds 3 --warmup-rounds 1 --micro-reps 3 \
     --micro-min-time 0.1 --micro-filter "$(cat scenarios/ci-micro-filter.txt)" --out ci-gate-out \
-    --serving-cmd '{bin} run --scenario scenarios/closed-loop-ci.json --result {out} --result-dir {out}.d'
+    --serving-cmd '{bin} run --scenario scenarios/preset-ab-ci.json --result {out} --result-dir {out}.d'
 else
   echo "encbench: no parent commit to gate against; performance gate skipped"
 fi

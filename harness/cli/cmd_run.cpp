@@ -45,7 +45,7 @@ struct RunFlags {
 };
 
 void add_scenario_flags(CLI::App* sub, RunFlags& f) {
-  sub->add_option("--scenario", f.scenario_file, "Scenario JSON (keys as in scenarios/closed-loop.json); flags override it");
+  sub->add_option("--scenario", f.scenario_file, "Scenario JSON (keys as in scenarios/preset-ab.json); flags override it");
   sub->add_option("--rounds", f.rounds,
                   "Interleaved rounds (ABBA...: each arm once per round on a fresh server; the comparison pools "
                   "them and needs a change to clear the round-to-round spread; default 3)");
@@ -62,7 +62,7 @@ void add_scenario_flags(CLI::App* sub, RunFlags& f) {
   sub->add_option("--image-height", f.image_height, "Height of the generated sample's images (default 480)");
   sub->add_option("--encoder-mlp", f.encoder_mlp, "Encoder layers include norm2 + MLP (true|false; default true)");
   sub->add_option("--result-dir", f.result_dir, "Where the dataset, profiles and result JSON go (default ./encbench-results)");
-  sub->add_option("--result", f.result_file, "Result JSON path (default <result-dir>/closed-loop-<A>-vs-<B>.json)");
+  sub->add_option("--result", f.result_file, "Result JSON path (default <result-dir>/preset-ab-<A>-vs-<B>.json)");
   sub->add_option("--profiles-dir", f.profiles_dir, "Device profiles folder (default: scenarios/devices)");
   sub->add_option("--op-map", f.op_map,
                   "Kernel-name map for a trace:FILE device (JSON, schema encbench-op-name-map; default: "
@@ -250,7 +250,7 @@ void add_run_command(CLI::App& app, CommandContext& ctx) {
              "interleaved rounds (ABBA, a fresh in-process server per arm and round) with the presets as arms, "
              "vision-arena traffic from an open-loop client, the Before/After/Comparison table over the pooled "
              "rounds, verdict, MDE and ab.html; --clock virtual: the same as a discrete-event simulation. Exit 2 "
-             "without a verdict when this machine could not keep up (defaults: scenarios/closed-loop.json)");
+             "without a verdict when this machine could not keep up (defaults: scenarios/preset-ab.json)");
   add_scenario_flags(sub, *flags);
   add_virtual_clock_flags(sub, *flags);
   add_judgement_flags(sub, flags->judgement);

@@ -1,7 +1,7 @@
 #pragma once
 // `encbench bench serve` as a library: configuration (plain data, validated once) ->
 // run_benchmark -> BenchResult (records + metrics) -> printers / JSON. The CLI only fills
-// BenchConfig; closed-loop scenario runners and profilers reuse the same pieces.
+// BenchConfig; preset A/B scenario runners and profilers reuse the same pieces.
 #include <nlohmann/json.hpp>
 
 #include <filesystem>

@@ -1,7 +1,7 @@
 #pragma once
 // Per-op durations taken from a measured profiler trace, for `--device trace:FILE`: the sim
 // device then runs on the trace's own op times instead of its roofline wherever the trace has
-// the op, so closed-loop and A/B figures are anchored to the user's real device.
+// the op, so preset A/B and A/B figures are anchored to the user's real device.
 //
 // Lookup of an op (name, cost):
 //   exact      the trace has the name with the same cost (flops and bytes): its median duration;

@@ -69,7 +69,7 @@ namespace {
 PresetAbRun run_both_clocks(const PresetAbOptions& o, const std::vector<std::string>& argv, std::ostream& out,
                               std::ostream& progress) {
   const std::filesystem::path base =
-      o.outputs.result_file.empty() ? o.outputs.result_dir / ("closed-loop-" + safe_file_component(o.name)) : o.outputs.result_file.parent_path() / o.outputs.result_file.stem();
+      o.outputs.result_file.empty() ? o.outputs.result_dir / ("preset-ab-" + safe_file_component(o.name)) : o.outputs.result_file.parent_path() / o.outputs.result_file.stem();
   PresetAbOptions real = o, virt = o;
   real.clock = RunClock::real;
   real.outputs.result_file = base.string() + "-real.json";
@@ -300,7 +300,7 @@ void print_encoder_totals(std::ostream& out, const std::vector<nlohmann::json>& 
   row("Syncs per forward", "syncs_per_forward", 2);
 }
 
-// The result (schema encbench-closed-loop/3, the name kept, as `encbench compare` reads it) from
+// The result (schema encbench-preset-ab/3, which `encbench compare` reads) from
 // the A/B's rounds; `ab` carries the live A/B's own document and where it was written.
 nlohmann::json preset_result_json(const PresetAbOptions& o, const RealClockAbRecord& record, const LiveAbRun& ab,
                                   const std::vector<std::string>& argv) {
@@ -319,7 +319,7 @@ nlohmann::json preset_result_json(const PresetAbOptions& o, const RealClockAbRec
   }
   const auto invalid = ab.result.value("invalid_reasons", std::vector<std::string>{});
   const bool valid = invalid.empty() && ab.result.contains("comparison");
-  nlohmann::json doc = make_result_envelope("encbench-closed-loop", kPresetAbSchemaVersion, argv, o.device);
+  nlohmann::json doc = make_result_envelope("encbench-preset-ab", kPresetAbSchemaVersion, argv, o.device);
   doc["clock"] = "real";
   doc["scenario"] = to_json(o);
   doc["arms"] = arms;
@@ -336,7 +336,7 @@ nlohmann::json preset_result_json(const PresetAbOptions& o, const RealClockAbRec
 
 std::filesystem::path preset_result_path(const PresetAbOptions& o) {
   const std::filesystem::path result_path =
-      o.outputs.result_file.empty() ? o.outputs.result_dir / ("closed-loop-" + safe_file_component(o.presets[0]) + "-vs-" +
+      o.outputs.result_file.empty() ? o.outputs.result_dir / ("preset-ab-" + safe_file_component(o.presets[0]) + "-vs-" +
                                               safe_file_component(o.presets[1]) + ".json")
                             : o.outputs.result_file;
   for (const auto& dir : {o.outputs.result_dir, result_path.parent_path()}) {
@@ -422,7 +422,7 @@ PresetAbRun run_preset_ab(const PresetAbOptions& o, const std::vector<std::strin
                               std::ostream& progress) {
   validate(o);
   require_known_presets(o.presets);
-  if (o.clock == RunClock::virtual_time) return run_virtual_closed_loop(o, argv, out, progress);
+  if (o.clock == RunClock::virtual_time) return run_virtual_preset_ab(o, argv, out, progress);
   if (o.clock == RunClock::both) return run_both_clocks(o, argv, out, progress);
   // Where the result goes is checked before the arms run, not after minutes of serving.
   const std::filesystem::path result_path = preset_result_path(o);

@@ -5,8 +5,8 @@
 // interleaved ABBA rounds on fresh servers, readiness, warm-ups, stop, pooled comparison, MDE,
 // per-round values, HTML) with the server's encoder counters beside it; on the virtual clock the
 // same scheduler, encoder and metrics run as a discrete-event simulation
-// (virtual_closed_loop.cpp). Both write one versioned JSON (schema "encbench-closed-loop", the
-// name `encbench compare` and the CI gate read; kept for them).
+// (virtual_preset_ab.cpp). Both write one versioned JSON (schema "encbench-preset-ab", which
+// `encbench compare` and the CI gate read).
 // Plain data in (PresetAbOptions, from the scenario file + flags), plain data out (JSON).
 #include <cstdint>
 #include <filesystem>
@@ -81,7 +81,7 @@ std::string to_string(RunClock clock);
 // Where the results go.
 struct PresetAbOutputs {
   std::filesystem::path result_dir = "encbench-results";  // the dataset, profiles and result JSON
-  std::filesystem::path result_file;  // "" = result_dir/closed-loop-<A>-vs-<B>.json (virtual: -<name>-virtual)
+  std::filesystem::path result_file;  // "" = result_dir/preset-ab-<A>-vs-<B>.json (virtual: -<name>-virtual)
   // Virtual clock: vLLM's per-request timeline (with engine steps and the TTFT breakdown) of the
   // first seed goes here; "" = none.
   std::filesystem::path timeline_html;
@@ -102,8 +102,8 @@ struct PresetAbWiring {
 // The preset A/B's options by role: what to run (the scenario: its file's keys with the flags
 // over them), where the results go, and how it is wired in this process.
 struct PresetAbOptions {
-  // ---- what to run. Defaults = scenarios/closed-loop.json (kept in sync by tests/scenario).
-  std::string name = "closed-loop";
+  // ---- what to run. Defaults = scenarios/preset-ab.json (kept in sync by tests/scenario).
+  std::string name = "preset-ab";
   // The arms: two encoder presets on one model, device and server configuration.
   std::string model = "qwen3-vl-8b";
   std::string device = "sim:ascend-910b";
@@ -185,7 +185,7 @@ client::BenchConfig arm_bench_config(const PresetAbOptions& options, const std::
 inline constexpr int kPresetAbSchemaVersion = 3;
 
 struct PresetAbRun {
-  nlohmann::json result;             // schema "encbench-closed-loop" / kPresetAbSchemaVersion
+  nlohmann::json result;             // schema "encbench-preset-ab" / kPresetAbSchemaVersion
   std::filesystem::path result_path; // where it was written
   // False when a guard found that this machine could not keep up (client dispatch lag, failed
   // requests, or the sim device's lateness): the run printed no verdict; `encbench run` exits 2.
@@ -198,8 +198,8 @@ struct PresetAbRun {
 PresetAbRun run_preset_ab(const PresetAbOptions& options, const std::vector<std::string>& argv,
                               std::ostream& out, std::ostream& progress);
 
-// The virtual-clock preset A/B (virtual_closed_loop.cpp).
-PresetAbRun run_virtual_closed_loop(const PresetAbOptions& options, const std::vector<std::string>& argv,
+// The virtual-clock preset A/B (virtual_preset_ab.cpp).
+PresetAbRun run_virtual_preset_ab(const PresetAbOptions& options, const std::vector<std::string>& argv,
                                       std::ostream& out, std::ostream& progress);
 
 }  // namespace encbench::scenario

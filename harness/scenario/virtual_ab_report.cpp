@@ -97,7 +97,7 @@ nlohmann::json virtual_ab_json(const PresetAbOptions& o, const VirtualAbRecord& 
   nlohmann::json arms = nlohmann::json::array();
   for (std::size_t a = 0; a < record.by_arm.size(); ++a)
     arms.push_back(arm_json(o.presets[a], record.by_arm[a], record.serving[a], record.op_times[a]));
-  nlohmann::json doc = make_result_envelope("encbench-closed-loop", kPresetAbSchemaVersion, argv, o.device);
+  nlohmann::json doc = make_result_envelope("encbench-preset-ab", kPresetAbSchemaVersion, argv, o.device);
   doc["clock"] = "virtual";
   doc["scenario"] = to_json(o);
   doc["model"] = record.model;

@@ -1,7 +1,7 @@
 #pragma once
-// The virtual A/B's run record and its reporters: the runner (run_virtual_closed_loop) measures
+// The virtual A/B's run record and its reporters: the runner (run_virtual_preset_ab) measures
 // and compares; these turn what it recorded into the terminal report and the result document
-// (encbench-closed-loop/3). `encbench report` draws the same document (reports/html_closed_loop.cpp).
+// (encbench-preset-ab/3). `encbench report` draws the same document (reports/html_preset_ab.cpp).
 #include <iosfwd>
 #include <optional>
 #include <string>
@@ -45,7 +45,7 @@ void print_virtual_ab(std::ostream& out, const PresetAbOptions& options, const V
 
 // The result document: the scenario, the model, per arm its seeds (serving summary, engine
 // counters, wall time) and their spread, the comparison, the published rows and the TTFT
-// breakdown (encbench-closed-loop/3).
+// breakdown (encbench-preset-ab/3).
 nlohmann::json virtual_ab_json(const PresetAbOptions& options, const VirtualAbRecord& record,
                                const std::vector<std::string>& argv);
 

@@ -7,7 +7,7 @@
 // `decode_threads` parse and decode requests with images (so text never waits behind a decode);
 // the engine runs on its own thread and hands tokens back with asio::post.
 //
-// In-process use (tests, closed-loop scenarios):
+// In-process use (tests, preset A/B scenarios):
 //   Server server(config);
 //   server.start();                 // binds; port 0 picks a free port
 //   ... http://127.0.0.1:<server.port()> ...

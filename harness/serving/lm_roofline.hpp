@@ -1,6 +1,6 @@
 #pragma once
 // The language model's step cost from a roofline of the model and the device, so the encoder's
-// share of TTFT (and with it every closed-loop headline) follows from published numbers instead
+// share of TTFT (and with it every preset A/B headline) follows from published numbers instead
 // of arbitrary constants:
 //
 //   step_ms = fixed_ms                                   (estimate: launches, sampling, scheduling)

@@ -43,7 +43,7 @@ TEST(HostModel, ShippedModelsReadWithASourceForEveryClass) {
     const HostModel again = parse_host_model(to_json(m), "round trip");
     for (HostOpClass c : kHostOpClasses) EXPECT_EQ(again.cost(c), m.cost(c));
   }
-  // The closed loop's model adds nothing to the fitted dispatch; the default one charges a launch.
+  // The preset A/B's model adds nothing to the fitted dispatch; the default one charges a launch.
   EXPECT_EQ(load_host_model("dispatch-only", default_profiles_dir()).cost(HostOpClass::kernel_launch), 0);
   EXPECT_GT(load_host_model(std::string(kDefaultHostModel), default_profiles_dir()).cost(HostOpClass::kernel_launch), 0);
 }

@@ -142,7 +142,7 @@ def results():
 
 
 def scenarios():
-    for f in ["closed-loop.json", "closed-loop-ci.json"]:
+    for f in ["preset-ab.json", "preset-ab-ci.json"]:
         write("fuzz_scenario_json", f, (ROOT / "scenarios" / f).read_bytes())
     write("fuzz_scenario_json", "wrong-types.json", '{"rounds": "3", "presets": "a,b", "seed": -1}')
     write("fuzz_scenario_json", "wrong-schema.json", '{"schema": 5}')

@@ -395,9 +395,9 @@ TEST(CompareRounds, SingleRunsAreJudgedOnTheirRequests) {
 namespace encbench::reports {
 namespace {
 
-nlohmann::json closed_loop(std::uint64_t seed, double ttft_scale_b, double syncs_b,
+nlohmann::json preset_ab(std::uint64_t seed, double ttft_scale_b, double syncs_b,
                            const std::vector<std::string>& presets = {"baseline", "optimized"}) {
-  nlohmann::json scenario = {{"name", "closed-loop-ci"}, {"model", "tiny-qwen2.5-vl"},
+  nlohmann::json scenario = {{"name", "preset-ab-ci"}, {"model", "tiny-qwen2.5-vl"},
                              {"device", "sim:ascend-910b"}, {"presets", presets},
                              {"num_prompts", 300}, {"request_rate", 10.0}, {"burstiness", 5.0},
                              {"output_len", 8}, {"image_width", 448}, {"image_height", 448},
@@ -413,14 +413,14 @@ nlohmann::json closed_loop(std::uint64_t seed, double ttft_scale_b, double syncs
                                                    {"device_busy_ms", 40.0}, {"encoder_wall_ms", 80.0},
                                                    {"encoder_forwards", 30}}}};
   };
-  return {{"schema", "encbench-closed-loop"}, {"schema_version", 1}, {"scenario", scenario},
+  return {{"schema", "encbench-preset-ab"}, {"schema_version", 1}, {"scenario", scenario},
           {"arms", {arm(presets[0], seed, 1.0, 8), arm(presets[1], seed + 7, ttft_scale_b, syncs_b)}}};
 }
 
-TEST(CompareClosedLoop, ReadsBothArmsWithPrefixedNames) {
-  const RunResult r = parse_result(closed_loop(1, 1.0, 0), "cl.json");
-  EXPECT_EQ(r.kind, ResultKind::closed_loop);
-  EXPECT_EQ(to_string(r.kind), "closed-loop");
+TEST(ComparePresetAb, ReadsBothArmsWithPrefixedNames) {
+  const RunResult r = parse_result(preset_ab(1, 1.0, 0), "cl.json");
+  EXPECT_EQ(r.kind, ResultKind::preset_ab);
+  EXPECT_EQ(to_string(r.kind), "preset-ab");
   EXPECT_EQ(r.identity.model, "tiny-qwen2.5-vl");
   EXPECT_EQ(r.identity.device, "sim:ascend-910b");
   ASSERT_NE(r.find("a.mean_ttft_ms"), nullptr);
@@ -433,34 +433,49 @@ TEST(CompareClosedLoop, ReadsBothArmsWithPrefixedNames) {
   EXPECT_EQ(r.find("mean_ttft_ms"), nullptr);
 }
 
-TEST(CompareClosedLoop, RegressionInOneArmFailsTheCiGate) {
+// Results written before the rename carry the legacy name encbench-closed-loop (versions 1 to 3,
+// as reports/results/ keeps them): read as the same kind, so a base from before the rename
+// compares with a head from after it.
+TEST(ComparePresetAb, ReadsTheLegacySchemaName) {
+  const Gate ci = load_gate((test::source_root() / "scenarios/gates/ci.json").string());
+  nlohmann::json legacy = preset_ab(1, 1.0, 0);
+  legacy["schema"] = "encbench-closed-loop";  // the legacy name
+  legacy["schema_version"] = 3;
+  const RunResult old_result = parse_result(legacy, "old.json");
+  EXPECT_EQ(old_result.kind, ResultKind::preset_ab);
+  EXPECT_EQ(compare_runs(old_result, parse_result(preset_ab(100, 1.0, 0), "new.json"), ci).exit_code(), 0);
+  legacy["schema_version"] = 4;
+  EXPECT_THROW(parse_result(legacy, "future.json"), InvalidInput);
+}
+
+TEST(ComparePresetAb, RegressionInOneArmFailsTheCiGate) {
   const Gate ci = load_gate((test::source_root() / "scenarios/gates/ci.json").string());
   // Result directories differ between BASE and NEW (as in scripts/ci-gate.sh): still comparable.
-  const Comparison same = compare_runs(parse_result(closed_loop(1, 1.0, 0), "base"),
-                                       parse_result(closed_loop(100, 1.0, 0), "head"), ci);
+  const Comparison same = compare_runs(parse_result(preset_ab(1, 1.0, 0), "base"),
+                                       parse_result(preset_ab(100, 1.0, 0), "head"), ci);
   EXPECT_EQ(same.exit_code(), 0);
-  const Comparison slower = compare_runs(parse_result(closed_loop(1, 1.0, 0), "base"),
-                                         parse_result(closed_loop(100, 1.3, 0), "head"), ci);
+  const Comparison slower = compare_runs(parse_result(preset_ab(1, 1.0, 0), "base"),
+                                         parse_result(preset_ab(100, 1.3, 0), "head"), ci);
   EXPECT_EQ(row(slower, "b.mean_ttft_ms").verdict, Verdict::slower);
   EXPECT_NE(row(slower, "a.mean_ttft_ms").verdict, Verdict::slower);
   EXPECT_EQ(slower.exit_code(), 1);
 }
 
-TEST(CompareClosedLoop, ASyncCreepingBackFailsTheCiGate) {
+TEST(ComparePresetAb, ASyncCreepingBackFailsTheCiGate) {
   const Gate ci = load_gate((test::source_root() / "scenarios/gates/ci.json").string());
-  const Comparison c = compare_runs(parse_result(closed_loop(1, 1.0, 0), "base"),
-                                    parse_result(closed_loop(100, 1.0, 1), "head"), ci);
+  const Comparison c = compare_runs(parse_result(preset_ab(1, 1.0, 0), "base"),
+                                    parse_result(preset_ab(100, 1.0, 1), "head"), ci);
   bool syncs_failed = false;
   for (const auto& e : c.exact) syncs_failed = syncs_failed || (e.metric == "b.syncs_per_forward" && !e.passed);
   EXPECT_TRUE(syncs_failed);
   EXPECT_EQ(c.exit_code(), 1);
 }
 
-TEST(CompareClosedLoop, DifferentPresetsAreRefused) {
-  EXPECT_THROW(compare_runs(parse_result(closed_loop(1, 1.0, 0), "base"),
-                            parse_result(closed_loop(2, 1.0, 0, {"baseline", "pr7104"}), "head"), default_gate()),
+TEST(ComparePresetAb, DifferentPresetsAreRefused) {
+  EXPECT_THROW(compare_runs(parse_result(preset_ab(1, 1.0, 0), "base"),
+                            parse_result(preset_ab(2, 1.0, 0, {"baseline", "pr7104"}), "head"), default_gate()),
                InvalidInput);
-  nlohmann::json broken = closed_loop(1, 1.0, 0);
+  nlohmann::json broken = preset_ab(1, 1.0, 0);
   broken["arms"] = nlohmann::json::array();
   EXPECT_THROW(parse_result(broken, "broken"), InvalidInput);
   broken["arms"] = {{{"preset", "baseline"}}};

@@ -2,8 +2,8 @@
 // bit-identical between two runs of the same build. Runs the deterministic part of
 // scripts/ci-gate.sh twice: encbench-micro's sim encoder cases of scenarios/ci-micro-filter.txt
 // (when this build has encbench-micro; the sanitizer build has not), `encbench encode` of the same
-// cases, and the closed loop on the virtual clock (the main job's scenarios/seeds/pr7104.json,
-// 2 seeds: the CI closed loop itself is live, wall-clock data). Every
+// cases, and the preset A/B on the virtual clock (the main job's scenarios/seeds/pr7104.json,
+// 2 seeds: the CI preset A/B itself is live, wall-clock data). Every
 // metric deterministic_by_name must match to the bit, and `compare` with scenarios/gates/ci.json
 // must judge each of them as deterministic (its premise held) and pass.
 #include <gtest/gtest.h>
@@ -62,11 +62,11 @@ std::vector<fs::path> run_side(const fs::path& dir) {
     results.push_back(out);
   }
   {
-    const fs::path out = dir / "closed-loop.json";
-    const fs::path log = dir / "closed-loop.log";
-    // The virtual closed loop runs calibrated serving models only: the main job's scenario.
+    const fs::path out = dir / "preset-ab.json";
+    const fs::path log = dir / "preset-ab.log";
+    // The virtual preset A/B runs calibrated serving models only: the main job's scenario.
     EXPECT_EQ(run("cd " + q(root) + " && " + bin + " run --scenario scenarios/seeds/pr7104.json --seeds 2 --result " +
-                      q(out) + " --result-dir " + q(dir / "closed-loop.d"),
+                      q(out) + " --result-dir " + q(dir / "preset-ab.d"),
                   log),
               0)
         << slurp(log);

@@ -63,7 +63,7 @@ TEST(PresetAb, ProfileSummaryMatchesPresetAndServedImages) {
   const int depth = encoder::load_model(kTinyModel).depth;
   // What `encbench compare` and the CI gate read from it: both arms, named a. and b.
   const reports::RunResult parsed = reports::load_result(run.result_path);
-  EXPECT_EQ(parsed.kind, reports::ResultKind::closed_loop);
+  EXPECT_EQ(parsed.kind, reports::ResultKind::preset_ab);
   ASSERT_NE(parsed.find("a.syncs_per_forward"), nullptr);
   EXPECT_EQ(parsed.find("a.syncs_per_forward")->value, depth);
   EXPECT_EQ(parsed.find("b.syncs_per_forward")->value, 0.0);
@@ -247,7 +247,7 @@ TEST(ServerProfile, ClientContinuesWhenServerHasNoProfiler) {
 
 TEST(PresetAb, ScenarioFileMatchesEmbeddedDefaults) {
   const scenario::PresetAbOptions defaults;
-  const auto from_file = scenario::load_scenario(source_dir() / "scenarios/closed-loop.json");
+  const auto from_file = scenario::load_scenario(source_dir() / "scenarios/preset-ab.json");
   EXPECT_EQ(scenario::to_json(from_file), scenario::to_json(defaults));
   EXPECT_THROW(scenario::apply_scenario_json(nlohmann::json{{"num_prompts", "many"}}, "t"), InvalidInput);
   scenario::PresetAbOptions bad;
@@ -262,9 +262,9 @@ TEST(PresetAb, ScenarioFileMatchesEmbeddedDefaults) {
   EXPECT_THROW(scenario::run_preset_ab(unwritable, {"test"}, out, progress), InvalidInput);
   EXPECT_EQ(progress.str().find("server on"), std::string::npos);
   // The CI gate's short scenario is a valid file too.
-  const auto ci = scenario::load_scenario(source_dir() / "scenarios/closed-loop-ci.json");
+  const auto ci = scenario::load_scenario(source_dir() / "scenarios/preset-ab-ci.json");
   EXPECT_NO_THROW(scenario::validate(ci));
-  EXPECT_EQ(ci.name, "closed-loop-ci");
+  EXPECT_EQ(ci.name, "preset-ab-ci");
 }
 
 }  // namespace

@@ -71,7 +71,7 @@ TEST(ReportResults, VirtualAbResultHasItsVerdictPublishedNumbersAndSeedSpread) {
   const json seed_file = read_json_file(source_dir() / "scenarios/seeds/pr7104.json");
   o.published = seed_file["published"];
   std::ostringstream out, progress;
-  const auto run = scenario::run_virtual_closed_loop(o, {"test"}, out, progress);
+  const auto run = scenario::run_virtual_preset_ab(o, {"test"}, out, progress);
   const json& result = run.result;
   ASSERT_TRUE(result.contains("comparison"));
 
@@ -126,7 +126,7 @@ TEST(ReportResults, NoVerdictAndNoAbAreSaidInWords) {
   scenario::PresetAbOptions o = small(dir);
   o.seeds = 1;
   std::ostringstream out, progress;
-  const auto run = scenario::run_virtual_closed_loop(o, {"test"}, out, progress);
+  const auto run = scenario::run_virtual_preset_ab(o, {"test"}, out, progress);
   json invalid = run.result;
   invalid["verdict_valid"] = false;
   invalid["invalid_reasons"] = json::array({"the client could not keep its schedule"});

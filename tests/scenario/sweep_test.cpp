@@ -1,5 +1,5 @@
 // Load sweeps, capacity at an SLO and the per-request timeline, on the virtual clock. References:
-// the queueing facts any closed loop must show (throughput follows offered load until it
+// the queueing facts any preset A/B must show (throughput follows offered load until it
 // saturates; latency grows with load), the SLO checked again at the reported capacity, and the
 // TTFT breakdown adding up to the TTFT the client measured.
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // `serve` and `run` on a trace:FILE device report how their encoder ops got their times (issue
-// #29): /metrics counts the lookups, and the closed loop's result carries each arm's counts on
+// #29): /metrics counts the lookups, and the preset A/B's result carries each arm's counts on
 // both clocks. The trace is the torch_npu-format fixture with real kernel names, so the counts
 // are mostly `mapped` (through the shipped op name map).
 #include <gtest/gtest.h>

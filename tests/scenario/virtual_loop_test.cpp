@@ -1,4 +1,4 @@
-// The closed loop in virtual time: bit-reproducible, in agreement with the live server and client
+// The preset A/B in virtual time: bit-reproducible, in agreement with the live server and client
 // on a scenario this machine keeps up with, and clear errors for what it cannot run. The
 // workload sampler against its own distribution's moments.
 #include <gtest/gtest.h>
@@ -71,7 +71,7 @@ double metric(const nlohmann::json& result, int arm, const char* key, const char
   return a["rounds"][0]["serving"][key].get<double>();
 }
 
-TEST(VirtualClosedLoop, IsBitReproducibleAndItsSeedsDiffer) {
+TEST(VirtualPresetAb, IsBitReproducibleAndItsSeedsDiffer) {
   const auto dir = temp_dir("repro");
   scenario::PresetAbOptions o = small_scenario(dir);
   o.clock = scenario::RunClock::virtual_time;
@@ -99,7 +99,7 @@ TEST(VirtualClosedLoop, IsBitReproducibleAndItsSeedsDiffer) {
   EXPECT_NE(out1.str().find("VIRTUAL clock"), std::string::npos);
 }
 
-TEST(VirtualClosedLoop, AgreesWithTheLiveServerAndClientWithin3Percent) {
+TEST(VirtualPresetAb, AgreesWithTheLiveServerAndClientWithin3Percent) {
   if (encbench::testing::sanitized())
     GTEST_SKIP() << "under sanitizers the live encoder's own host CPU time is many times larger than in a "
                     "release build, so the real clock no longer measures the modelled device";
@@ -171,7 +171,7 @@ TEST(VirtualClosedLoop, AgreesWithTheLiveServerAndClientWithin3Percent) {
   }
 }
 
-TEST(VirtualClosedLoop, TheServingModelsApiServerStageAndItsOverrides) {
+TEST(VirtualPresetAb, TheServingModelsApiServerStageAndItsOverrides) {
   const auto dir = temp_dir("api-server");
   scenario::PresetAbOptions o = small_scenario(dir);
   o.clock = scenario::RunClock::virtual_time;
@@ -202,7 +202,7 @@ TEST(VirtualClosedLoop, TheServingModelsApiServerStageAndItsOverrides) {
             with["engine"]["api_server_queue_ms"].get<double>());
 }
 
-TEST(VirtualClosedLoop, AWorkloadsDuplicatesHitTheApiServersProcessorCache) {
+TEST(VirtualPresetAb, AWorkloadsDuplicatesHitTheApiServersProcessorCache) {
   // 30 prompts from a 10-row dataset: vLLM's client sends the 10 rows and 20 duplicates of them;
   // the API server's processor cache holds every row's image after its first pass, so exactly 20
   // requests hit (its 1 GiB holds 10 small images), and each hit skips the HF processor's cost.
@@ -237,7 +237,7 @@ TEST(VirtualClosedLoop, AWorkloadsDuplicatesHitTheApiServersProcessorCache) {
   EXPECT_LT(saved, 20 * 100.1);
 }
 
-TEST(VirtualClosedLoop, RefusesWhatItCannotRun) {
+TEST(VirtualPresetAb, RefusesWhatItCannotRun) {
   const auto dir = temp_dir("bad");
   scenario::PresetAbOptions o = small_scenario(dir);
   std::ostringstream out, progress;

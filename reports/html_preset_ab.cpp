@@ -290,7 +290,7 @@ void spread_section(Section& out, const RunResult& r, std::size_t index) {
 void add_embedded_comparisons(ReportContent& content) {
   if (!content.gates.empty()) return;
   for (const RunResult& r : content.runs) {
-    if (r.kind != ResultKind::closed_loop) continue;
+    if (r.kind != ResultKind::preset_ab) continue;
     if (!r.raw.value("verdict_valid", true)) {
       std::string reasons;
       for (const auto& reason : r.raw.value("invalid_reasons", json::array()))
@@ -315,10 +315,10 @@ void add_embedded_comparisons(ReportContent& content) {
 
 namespace detail {
 
-Section closed_loop_section(const std::vector<RunResult>& runs) {
+Section preset_ab_section(const std::vector<RunResult>& runs) {
   Section out;
   for (std::size_t i = 0; i < runs.size(); ++i) {
-    if (runs[i].kind != ResultKind::closed_loop) continue;
+    if (runs[i].kind != ResultKind::preset_ab) continue;
     published_section(out, runs[i], i);
     spread_section(out, runs[i], i);
   }

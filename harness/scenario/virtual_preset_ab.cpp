@@ -15,10 +15,10 @@
 
 namespace encbench::scenario {
 
-PresetAbRun run_virtual_closed_loop(const PresetAbOptions& o, const std::vector<std::string>& argv,
+PresetAbRun run_virtual_preset_ab(const PresetAbOptions& o, const std::vector<std::string>& argv,
                                       std::ostream& out, std::ostream& progress) {
   const std::filesystem::path result_path =
-      o.outputs.result_file.empty() ? o.outputs.result_dir / ("closed-loop-" + safe_file_component(o.name) + "-virtual.json") : o.outputs.result_file;
+      o.outputs.result_file.empty() ? o.outputs.result_dir / ("preset-ab-" + safe_file_component(o.name) + "-virtual.json") : o.outputs.result_file;
   std::error_code ec;
   if (!result_path.parent_path().empty()) std::filesystem::create_directories(result_path.parent_path(), ec);
   require(!ec, "cannot create directory " + result_path.parent_path().string() + " for the results: " + ec.message());
