@@ -170,7 +170,8 @@ nlohmann::json load_verdicts(const ConfigSweepOptions& o, std::size_t l, const s
   bool every_other_worse = true;
   for (std::size_t c = 0; c < o.configurations.size(); ++c) {
     if (c == *best || grid[c][l].finished.empty()) continue;
-    const auto jd = judgement::judge(best_evidence, evidence(grid[c][l], key), statistic_of(key), up, judging.settings);
+    const auto jd = judgement::judge(best_evidence, evidence(grid[c][l], key), statistic_of(key), up, judging.settings,
+                                     judging.design);
     every_other_worse = every_other_worse && jd.verdict == judgement::Verdict::slower;
     j["verdicts"].push_back({{"configuration", o.configurations[c].name}, {"verdict", judgement::to_string(jd.verdict)},
                              {"change", judgement::format_change(jd)}, {"value", jd.value_b}, {"reason", jd.reason}});
@@ -245,6 +246,7 @@ nlohmann::json analyse_config_sweep(const ConfigSweepOptions& o, const ConfigSwe
   const bool concurrency = std::all_of(o.loads.begin(), o.loads.end(), [](const SweepLoad& l) { return l.bench.max_concurrency > 0; }) &&
                            o.loads.size() > 1 && o.loads.front().bench.max_concurrency != o.loads.back().bench.max_concurrency;
   const std::string variable = concurrency ? "max-concurrency" : "request-rate";
+  j["clock"] = "live";
   j["load_variable"] = variable;
   j["rank_metric"] = judging.rank_metric;
   j["higher_is_better"] = higher_is_better(judging.rank_metric);
@@ -303,6 +305,12 @@ void print_config_sweep(const nlohmann::json& a, std::ostream& out) {
   out << "\n";
   for (const auto& f : a["failures"]) out << "FAILED " << f["message"].get<std::string>() << "\n";
   const auto& t = a["timing"];
+  if (!t.contains("cells_run")) {  // virtual time: what the model cost to run
+    out << "time: " << fixed(t["wall_s"].get<double>(), 1) << " s wall for " << a["configurations"].size()
+        << " configurations x " << a["loads"].size() << " loads x " << a["rounds"] << " seeds ("
+        << fixed(t["mean_seconds_per_configuration"].get<double>(), 2) << " s per configuration)\n";
+    return;
+  }
   out << "time: " << fixed(t["wall_s"].get<double>(), 1) << " s for " << t["cells_run"] << " rounds; measured runs "
       << fixed(t["measured_s"].get<double>(), 1) << " s, rounds (start to stop) " << fixed(t["rounds_wall_s"].get<double>(), 1)
       << " s; overhead " << fixed(100 * t["overhead_fraction"].get<double>(), 1) << " %\n";

@@ -27,6 +27,8 @@ struct ConfigSweepJudging {
   std::string rank_metric = "mean_e2el_ms";  // a bench serve result key (latency _ms or throughput)
   judgement::Settings settings;
   std::vector<SloTerm> slo;                  // empty: no capacity
+  // Live rounds are independent; virtual-time seeds give every configuration the same requests.
+  judgement::RoundDesign design = judgement::RoundDesign::independent;
 };
 
 // Throws InvalidInput (--rank-by) unless `key` is a metric the sweep records.
