@@ -219,14 +219,16 @@ nlohmann::json pareto_fronts(const nlohmann::json& configurations) {
 // and the sweep itself cost beyond the measured runs.
 nlohmann::json timing_json(const ConfigSweepRecord& r) {
   double rounds_ms = 0, measured_s = 0;
-  std::size_t ran = 0;
+  std::size_t ran = 0, resumed = 0;
   for (const auto& cell : r.outcomes) {
+    resumed += cell.resumed ? 1 : 0;
     if (cell.resumed || !cell.failure.empty()) continue;
     ++ran;
     rounds_ms += cell.server.value("round_wall_ms", 0.0);
     measured_s += cell.serving.value("duration", 0.0);
   }
-  return {{"wall_s", r.wall_s}, {"cells_run", ran}, {"rounds_wall_s", rounds_ms / 1e3}, {"measured_s", measured_s},
+  return {{"wall_s", r.wall_s}, {"cells_run", ran}, {"cells_resumed", resumed}, {"rounds_wall_s", rounds_ms / 1e3},
+          {"measured_s", measured_s},
           {"overhead_s", r.wall_s - measured_s},
           {"overhead_fraction", r.wall_s > 0 ? (r.wall_s - measured_s) / r.wall_s : 0.0}};
 }
@@ -309,6 +311,10 @@ void print_config_sweep(const nlohmann::json& a, std::ostream& out) {
     out << "time: " << fixed(t["wall_s"].get<double>(), 1) << " s wall for " << a["configurations"].size()
         << " configurations x " << a["loads"].size() << " loads x " << a["rounds"] << " seeds ("
         << fixed(t["mean_seconds_per_configuration"].get<double>(), 2) << " s per configuration)\n";
+    return;
+  }
+  if (t["cells_run"].get<int>() == 0) {
+    out << "time: no round run here (" << t["cells_resumed"] << " resumed from an earlier run)\n";
     return;
   }
   out << "time: " << fixed(t["wall_s"].get<double>(), 1) << " s for " << t["cells_run"] << " rounds; measured runs "

@@ -94,10 +94,11 @@ TEST(ConfigSweepOrder, BalancedBlocksHoldEveryCellOnceAndMirrorEachOther) {
 
 TEST(ConfigSweepLive, TheFastConfigurationWinsAtEveryLoadWithStartUpTimesAndThePage) {
   ConfigSweepOptions o = two_by_two("live");
+  o.rounds = 3;  // df 4: one round slowed by a busy machine does not hide a 5 ms against 40 ms TTFT
   o.after_bench_cmd = "echo {port} > {round_dir}/after.txt";
   std::ostringstream progress;
   const auto record = run_config_sweep(o, progress);
-  ASSERT_EQ(record.outcomes.size(), 8u) << progress.str();
+  ASSERT_EQ(record.outcomes.size(), 12u) << progress.str();
   for (const auto& cell : record.outcomes) {
     ASSERT_TRUE(cell.failure.empty()) << cell.failure;
     const double ready = cell.server["ready_ms"].get<double>(), first = cell.server["first_token_ms"].get<double>();
@@ -113,6 +114,7 @@ TEST(ConfigSweepLive, TheFastConfigurationWinsAtEveryLoadWithStartUpTimesAndTheP
     EXPECT_EQ(port, cell.server["port"].get<int>());
   }
   ConfigSweepJudging judging;
+  judging.rank_metric = "median_ttft_ms";  // each round's median: a few late requests do not move it
   judging.slo = parse_slo("ttft_p99<=35");
   const auto a = analyse_config_sweep(o, record, judging, {"test"});
   EXPECT_EQ(a["schema"], "encbench-config-sweep");
@@ -127,10 +129,10 @@ TEST(ConfigSweepLive, TheFastConfigurationWinsAtEveryLoadWithStartUpTimesAndTheP
   EXPECT_TRUE(fast_capacity["kind"] == "at_least" || fast_capacity["kind"] == "bracketed") << fast_capacity.dump();
   EXPECT_EQ(fast_capacity["low"].get<double>(), fast_capacity["kind"] == "at_least" ? 40.0 : 20.0);
   EXPECT_EQ(a["configurations"][1]["capacity"]["kind"], "below_lowest");
-  EXPECT_EQ(a["configurations"][0]["startup"]["ready_ms"].size(), 4u);
+  EXPECT_EQ(a["configurations"][0]["startup"]["ready_ms"].size(), 6u);
   // The capacity front: fast carries more at a lower light-load TTFT; slow has no capacity.
   EXPECT_TRUE(a["pareto"]["capacity"][0]["on_front"].get<bool>());
-  EXPECT_EQ(a["timing"]["cells_run"], 8);
+  EXPECT_EQ(a["timing"]["cells_run"], 12);
   EXPECT_GT(a["timing"]["wall_s"].get<double>(), a["timing"]["measured_s"].get<double>());
   const std::string page = reports::render_config_sweep_html(a);
   EXPECT_NE(page.find("Winners by load"), std::string::npos);
