@@ -238,6 +238,26 @@ TEST(ConfigSweepCli, VllmsDocsFilesRunUnchanged) {
   EXPECT_EQ(rounds, 6u * 3u * 2u);
 }
 
+TEST(ConfigSweepCli, LinkVarsKeepOnlyThePairsWithEqualValues) {
+  const auto dir = testpaths::temp_dir("config-sweep", "cli-link");
+  {
+    std::ofstream(dir / "serve.json") << R"([{"max_num_seqs": 2}, {"max_num_seqs": 4}])";
+    std::ofstream(dir / "bench.json") << R"([{"max_concurrency": 2}, {"max_concurrency": 4}, {"max_concurrency": 8}])";
+  }
+  const Proc p = encbench("bench sweep serve --dry-run --serve-cmd 'encbench serve' --num-runs 1 -o " + dir.string() +
+                          " -e x --serve-params " + (dir / "serve.json").string() + " --bench-params " +
+                          (dir / "bench.json").string() + " --link-vars max_num_seqs=max_concurrency");
+  ASSERT_EQ(p.status, 0) << p.output;
+  EXPECT_NE(p.output.find("round 1 c1-l1\n"), std::string::npos) << p.output;
+  EXPECT_NE(p.output.find("round 1 c2-l2\n"), std::string::npos) << p.output;
+  for (const char* unlinked : {"c1-l2", "c1-l3", "c2-l1", "c2-l3"}) EXPECT_EQ(p.output.find(unlinked), std::string::npos) << unlinked;
+  const Proc none = encbench("bench sweep serve --dry-run --serve-cmd 'encbench serve' -o " + dir.string() +
+                             " -e y --serve-params " + (dir / "serve.json").string() + " --bench-params " +
+                             (dir / "bench.json").string() + " --link-vars max_num_seqs=random_input_len");
+  EXPECT_EQ(none.status, 2) << none.output;  // no pair is linked: nothing would run
+  EXPECT_NE(none.output.find("--link-vars"), std::string::npos) << none.output;
+}
+
 TEST(ConfigSweepCli, AnUnknownKeyOrARefusedValueExitsTwoNamingFileEntryAndKey) {
   const auto dir = testpaths::temp_dir("config-sweep", "cli-bad");
   {
