@@ -16,6 +16,7 @@
 
 #include "harness/core/clock.hpp"
 #include "harness/micro/blis_sgemm.hpp"
+#include "harness/micro/gemm_anchor.hpp"
 #include "harness/micro/registry.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/blocking.hpp"
@@ -179,13 +180,14 @@ void run_gemm(benchmark::State& state, std::int64_t m, std::int64_t n, std::int6
   state.counters["threads"] = threads;
 }
 
-// Ours and BLIS on the same operands, alternately in one process (the order flips every
-// iteration), so machine load and clock drift hit both alike: the ratios are the figure, the
-// absolute rates are only as good as the machine's quietness. No bias on either side.
+// Ours and the anchor library (gemm_anchor.hpp) on the same operands, alternately in one process
+// (the order flips every iteration), so machine load and clock drift hit both alike: the ratios
+// are the figure, the absolute rates are only as good as the machine's quietness. No bias on
+// either side.
 struct SideBySide {
-  double ours_s = 0, blis_s = 0, ours_cpu_s = 0, blis_cpu_s = 0;
-  std::vector<double> ratios;  // per iteration: BLIS time / our time (> 1: ours is faster)
-  // Per iteration, BLIS CPU time / our CPU time: what a descheduled thread does not move (a
+  double ours_s = 0, anchor_s = 0, ours_cpu_s = 0, anchor_cpu_s = 0;
+  std::vector<double> ratios;  // per iteration: anchor time / our time (> 1: ours is faster)
+  // Per iteration, anchor CPU time / our CPU time: what a descheduled thread does not move (a
   // wall-clock pair straddling another process's time slice does), the fair figure at 1 thread.
   std::vector<double> cpu_ratios;
 };
@@ -195,8 +197,8 @@ void time_one(SideBySide& r, bool ours, const std::function<void()>& call) {
   call();
   const double wall = static_cast<double>(encbench::now_ns() - t0) / 1e9;
   const double cpu = static_cast<double>(process_cpu_ns() - cpu0) / 1e9;
-  (ours ? r.ours_s : r.blis_s) += wall;
-  (ours ? r.ours_cpu_s : r.blis_cpu_s) += cpu;
+  (ours ? r.ours_s : r.anchor_s) += wall;
+  (ours ? r.ours_cpu_s : r.anchor_cpu_s) += cpu;
 }
 
 double percentile(std::vector<double> v, double q) {
@@ -204,65 +206,78 @@ double percentile(std::vector<double> v, double q) {
   return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
 }
 
-void run_gemm_vs_blis(benchmark::State& state, std::int64_t m, std::int64_t n, std::int64_t k,
-                      unsigned threads, Peak peak) {
-  if (const std::string why = blis_unavailable_reason(); !why.empty()) {
-    state.SkipWithError(why.c_str());
+double relative_frobenius_diff(const std::vector<float>& a, const std::vector<float>& ref) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    num += (static_cast<double>(a[i]) - ref[i]) * (static_cast<double>(a[i]) - ref[i]);
+    den += static_cast<double>(ref[i]) * ref[i];
+  }
+  return std::sqrt(num / den);
+}
+
+void set_side_by_side_counters(benchmark::State& state, const SideBySide& r, double gflop,
+                               const Peak& peak) {
+  state.counters["ours_GFLOP/s"] = gflop / r.ours_s;
+  state.counters["anchor_GFLOP/s"] = gflop / r.anchor_s;
+  state.counters["ratio"] = r.anchor_s / r.ours_s;
+  state.counters["ratio_min"] = percentile(r.ratios, 0.0);
+  state.counters["ratio_median"] = percentile(r.ratios, 0.5);
+  state.counters["ratio_max"] = percentile(r.ratios, 1.0);
+  state.counters["cpu_ratio"] = r.anchor_cpu_s / r.ours_cpu_s;
+  state.counters["cpu_ratio_min"] = percentile(r.cpu_ratios, 0.0);
+  state.counters["cpu_ratio_median"] = percentile(r.cpu_ratios, 0.5);
+  if (peak.core_gflops > 0) {
+    state.counters["ours_core_peak_fraction"] = gflop / r.ours_cpu_s / peak.core_gflops;
+    state.counters["anchor_core_peak_fraction"] = gflop / r.anchor_cpu_s / peak.core_gflops;
+  }
+  if (peak.pool_gflops > 0) {
+    state.counters["ours_peak_fraction"] = gflop / r.ours_s / peak.pool_gflops;
+    state.counters["anchor_peak_fraction"] = gflop / r.anchor_s / peak.pool_gflops;
+  }
+}
+
+void run_gemm_vs_anchor(benchmark::State& state, std::int64_t m, std::int64_t n, std::int64_t k,
+                        unsigned threads, Peak peak, const GemmAnchor& anchor) {
+  if (anchor.library.empty()) {
+    state.SkipWithError(("no anchor library: " + anchor.unavailable).c_str());
     for (auto _ : state) {
     }
     return;
   }
   ThreadPool pool(threads);
-  blis_set_threads(threads);
+  anchor.set_threads(threads);
   Workspace workspace;
   const auto x = random_floats(m * k, 1), w = random_floats(n * k, 2);
   std::vector<float> out(m * n), ref(m * n);
   const GemmArgs args{x.data(), w.data(), nullptr, out.data(), m, n, k};
-  // Warm both (page faults, packing buffers, BLIS's thread team) outside the timing.
+  // Warm both (page faults, packing buffers, the library's thread team) outside the timing.
   gemm(args, pool, Isa::best, &workspace);
-  blis_sgemm_nt(x.data(), w.data(), ref.data(), m, n, k);
+  anchor.sgemm_nt(x.data(), w.data(), ref.data(), m, n, k);
   SideBySide r;
   bool ours_first = true;
   for (auto _ : state) {
-    const double ours0 = r.ours_s, blis0 = r.blis_s, ours_cpu0 = r.ours_cpu_s,
-                 blis_cpu0 = r.blis_cpu_s;
+    const double ours0 = r.ours_s, anchor0 = r.anchor_s, ours_cpu0 = r.ours_cpu_s,
+                 anchor_cpu0 = r.anchor_cpu_s;
     auto ours = [&] { gemm(args, pool, Isa::best, &workspace); };
-    auto blis = [&] { blis_sgemm_nt(x.data(), w.data(), ref.data(), m, n, k); };
-    if (ours_first) time_one(r, true, ours), time_one(r, false, blis);
-    else time_one(r, false, blis), time_one(r, true, ours);
+    auto lib = [&] { anchor.sgemm_nt(x.data(), w.data(), ref.data(), m, n, k); };
+    if (ours_first) time_one(r, true, ours), time_one(r, false, lib);
+    else time_one(r, false, lib), time_one(r, true, ours);
     ours_first = !ours_first;
-    r.ratios.push_back((r.blis_s - blis0) / (r.ours_s - ours0));
-    r.cpu_ratios.push_back((r.blis_cpu_s - blis_cpu0) / (r.ours_cpu_s - ours_cpu0));
+    r.ratios.push_back((r.anchor_s - anchor0) / (r.ours_s - ours0));
+    r.cpu_ratios.push_back((r.anchor_cpu_s - anchor_cpu0) / (r.ours_cpu_s - ours_cpu0));
     state.SetIterationTime(r.ours_s - ours0);
     benchmark::DoNotOptimize(out.data());
     benchmark::DoNotOptimize(ref.data());
   }
   const double gflop = 2.0 * m * n * k * static_cast<double>(r.ratios.size()) / 1e9;
-  state.counters["ours_GFLOP/s"] = gflop / r.ours_s;
-  state.counters["blis_GFLOP/s"] = gflop / r.blis_s;
-  state.counters["ratio"] = r.blis_s / r.ours_s;
-  state.counters["ratio_min"] = percentile(r.ratios, 0.0);
-  state.counters["ratio_median"] = percentile(r.ratios, 0.5);
-  state.counters["ratio_max"] = percentile(r.ratios, 1.0);
-  state.counters["cpu_ratio"] = r.blis_cpu_s / r.ours_cpu_s;
-  state.counters["cpu_ratio_min"] = percentile(r.cpu_ratios, 0.0);
-  state.counters["cpu_ratio_median"] = percentile(r.cpu_ratios, 0.5);
-  if (peak.core_gflops > 0) {
-    state.counters["ours_core_peak_fraction"] = gflop / r.ours_cpu_s / peak.core_gflops;
-    state.counters["blis_core_peak_fraction"] = gflop / r.blis_cpu_s / peak.core_gflops;
-  }
+  set_side_by_side_counters(state, r, gflop, peak);
   state.counters["threads"] = threads;
   // Same result within fp32 reassociation: a wrong fast kernel must not look like a win.
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    num += (static_cast<double>(out[i]) - ref[i]) * (static_cast<double>(out[i]) - ref[i]);
-    den += static_cast<double>(ref[i]) * ref[i];
-  }
-  state.counters["rel_diff_vs_blis"] = std::sqrt(num / den);
+  state.counters["rel_diff_vs_anchor"] = relative_frobenius_diff(out, ref);
 }
 
 // The machine and the choices the kernels made on it, in the benchmark context.
-void add_kernel_context(unsigned threads) {
+void add_kernel_context(unsigned threads, const GemmAnchor& anchor) {
   const Isa isa = resolve_isa(Isa::best);
   const DetectedCaches caches = detect_cache_sizes();
   benchmark::AddCustomContext("kernels_isa_forced_by_env",
@@ -286,12 +301,17 @@ void add_kernel_context(unsigned threads) {
                                           ? blis_description() + ", " + std::to_string(threads) +
                                                 " threads"
                                           : blis_unavailable_reason());
+  benchmark::AddCustomContext("gemm_anchor", anchor.library.empty()
+                                                 ? "none: " + anchor.unavailable
+                                                 : anchor.library + ": " + anchor.description);
 }
 
 }  // namespace
 
 void register_kernels_benchmarks() {
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  // Before this process starts threads of its own: OpenBLAS core types are probed in children.
+  const std::shared_ptr<const GemmAnchor> anchor = choose_gemm_anchor(resolve_isa(Isa::best));
   // The machine's "100%": the same FMA loop as `encbench peak`, on a pool of the same size as the
   // one the kernels run on, measured once here so every case is a fraction of the same figure.
   ThreadPool peak_pool(threads);
@@ -305,7 +325,7 @@ void register_kernels_benchmarks() {
   benchmark::AddCustomContext("fma_peak_gflops_1_thread", std::to_string(one.gflops_per_s));
   benchmark::AddCustomContext("fma_peak_gflops_per_core_s", std::to_string(one.gflops_per_core_s));
   const Peak peak{all.gflops_per_s, one.gflops_per_core_s};
-  add_kernel_context(threads);
+  add_kernel_context(threads, *anchor);
 
   for (AttnKernel kernel : {AttnKernel::reference, AttnKernel::flash_unpad, AttnKernel::fused_varlen}) {
     for (int head_dim : {64, 72, 80, 128}) {
@@ -351,11 +371,12 @@ void register_kernels_benchmarks() {
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
     // Arg: threads of both (all cores, and 1: a single thread is what a loaded 2-core host can
-    // still compare fairly). Time = our GEMM's; counters hold BLIS's and the ratios.
-    benchmark::RegisterBenchmark((std::string("kernels/gemm_vs_blis/") + s.name).c_str(),
+    // still compare fairly). Time = our GEMM's; counters hold the anchor's and the ratios.
+    benchmark::RegisterBenchmark((std::string("kernels/gemm_vs_anchor/") + s.name).c_str(),
                                  [=](benchmark::State& state) {
-                                   run_gemm_vs_blis(state, s.m, s.n, s.k,
-                                                    static_cast<unsigned>(state.range(0)), peak);
+                                   run_gemm_vs_anchor(state, s.m, s.n, s.k,
+                                                      static_cast<unsigned>(state.range(0)), peak,
+                                                      *anchor);
                                  })
         ->ArgName("threads")
         ->Arg(threads)
