@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <memory>
@@ -18,12 +19,14 @@
 #include "harness/micro/blis_sgemm.hpp"
 #include "harness/micro/gemm_anchor.hpp"
 #include "harness/micro/registry.hpp"
+#include "harness/tuning/tile_selection.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/blocking.hpp"
 #include "kernels/cost.hpp"
 #include "kernels/ops.hpp"
 #include "kernels/peak.hpp"
 #include "kernels/thread_pool.hpp"
+#include "kernels/tuning.hpp"
 
 namespace encbench::micro {
 namespace {
@@ -164,6 +167,16 @@ void run_attention(benchmark::State& state, AttnKernel kernel, int head_dim, Att
 
 void run_gemm(benchmark::State& state, std::int64_t m, std::int64_t n, std::int64_t k,
               unsigned threads, Peak peak) {
+  // kernels/gemm_blocking: this case's KC / MC / nb for the process, the chosen ones afterwards.
+  const TileChoice chosen = process_tiles();
+  if (state.range(0) > 0) {
+    TileChoice forced = chosen;
+    forced.isa = resolve_isa(Isa::best);
+    forced.kc = static_cast<int>(state.range(0)), forced.mc = static_cast<int>(state.range(1));
+    forced.nb = static_cast<int>(state.range(2));
+    set_process_tiles(forced);
+  }
+  const GemmBlocking used = gemm_blocking_for(Isa::best);  // what the timed calls run with
   ThreadPool pool(threads);
   Workspace workspace;
   const auto x = random_floats(m * k, 1), w = random_floats(n * k, 2), b = random_floats(n, 3);
@@ -178,6 +191,10 @@ void run_gemm(benchmark::State& state, std::int64_t m, std::int64_t n, std::int6
   const double cpu_seconds = cpu.seconds();
   set_rate_counters(state, 2.0 * m * n * k, peak, cpu_seconds);
   state.counters["threads"] = threads;
+  set_process_tiles(chosen);
+  state.counters["kc"] = used.kc;
+  state.counters["mc"] = used.mc;
+  state.counters["nb"] = used.nb;
 }
 
 // Ours and the anchor library (gemm_anchor.hpp) on the same operands, alternately in one process
@@ -312,6 +329,11 @@ void register_kernels_benchmarks() {
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
   // Before this process starts threads of its own: OpenBLAS core types are probed in children.
   const std::shared_ptr<const GemmAnchor> anchor = choose_gemm_anchor(resolve_isa(Isa::best));
+  // The tiles every case without explicit ones runs with: ENCBENCH_TILE, the calibration cache,
+  // or a calibration now (harness/tuning).
+  const tuning::TileSelection tiles = tuning::select_and_install_tiles(resolve_isa(Isa::best), "");
+  for (const std::string& note : tiles.notes) std::fprintf(stderr, "%s\n", note.c_str());
+  benchmark::AddCustomContext("kernel_tiles", tuning::describe_selection(tiles));
   // The machine's "100%": the same FMA loop as `encbench peak`, on a pool of the same size as the
   // one the kernels run on, measured once here so every case is a fraction of the same figure.
   ThreadPool peak_pool(threads);
@@ -368,8 +390,19 @@ void register_kernels_benchmarks() {
                                  [=](benchmark::State& state) {
                                    run_gemm(state, s.m, s.n, s.k, threads, peak);
                                  })
+        ->ArgNames({"kc", "mc", "nb"})
+        ->Args({0, 0, 0})
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
+    // Every registered blocking (kernels/tuning.hpp) at this shape: how far the calibrated choice
+    // (the kc:0/mc:0 case above, context kernel_tiles) is from the best of them.
+    auto* sweep = benchmark::RegisterBenchmark(
+        (std::string("kernels/gemm_blocking/") + s.name).c_str(),
+        [=](benchmark::State& state) { run_gemm(state, s.m, s.n, s.k, threads, peak); });
+    sweep->ArgNames({"kc", "mc", "nb"})->Unit(benchmark::kMillisecond)->UseRealTime();
+    for (const GemmBlocking& b :
+         gemm_blocking_candidates(resolve_isa(Isa::best), detect_cache_sizes().sizes))
+      sweep->Args({b.kc, b.mc, b.nb});
     // Arg: threads of both (all cores, and 1: a single thread is what a loaded 2-core host can
     // still compare fairly). Time = our GEMM's; counters hold the anchor's and the ratios.
     benchmark::RegisterBenchmark((std::string("kernels/gemm_vs_anchor/") + s.name).c_str(),
