@@ -309,7 +309,7 @@ void add_kernel_context(unsigned threads, const GemmAnchor& anchor) {
   benchmark::AddCustomContext(
       "gemm_tile", std::to_string(g.mr) + "x" + std::to_string(g.nr) + " kc " +
                        std::to_string(g.kc) + " mc " + std::to_string(g.mc) + " nc " +
-                       std::to_string(g.nc));
+                       std::to_string(g.nc) + " nb " + std::to_string(g.nb));
   const AttentionTiling t = resolve_tiling({}, 80);
   benchmark::AddCustomContext("attention_default_tile_d80", "block_q " + std::to_string(t.block_q) +
                                                                 " block_kv " +

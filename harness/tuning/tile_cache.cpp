@@ -24,12 +24,14 @@ nlohmann::json timings_json(const std::vector<CandidateTiming>& timings) {
 
 }  // namespace
 
-std::string tile_cache_path(kernels::Isa resolved, const char* xdg_cache_home, const char* home) {
+std::string tile_cache_path(kernels::Isa resolved, const std::string& program,
+                            const char* xdg_cache_home, const char* home) {
   std::string dir;
   if (xdg_cache_home && *xdg_cache_home) dir = std::string(xdg_cache_home) + "/encbench";
   else if (home && *home) dir = std::string(home) + "/.cache/encbench";
   else return "";
-  return dir + "/kernel-tiles-" + std::string(kernels::to_string(resolved)) + ".json";
+  return dir + "/kernel-tiles-" + program + "-" + std::string(kernels::to_string(resolved)) +
+         ".json";
 }
 
 CacheLookup read_tile_cache(const std::string& path, const MachineIdentity& id,

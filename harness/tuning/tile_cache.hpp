@@ -1,6 +1,7 @@
 #pragma once
-// The calibration cache: one JSON file per ISA path under $XDG_CACHE_HOME/encbench (or
-// ~/.cache/encbench), keyed by the binary's build id and the CPU model. A file made by another
+// The calibration cache: one JSON file per program and ISA path under $XDG_CACHE_HOME/encbench (or
+// ~/.cache/encbench), keyed by the binary's build id and the CPU model (one file per program, so
+// encbench and encbench-micro, two binaries, do not invalidate each other's). A file made by another
 // build or CPU is stale (recalibrate); one that does not parse, or is not this schema, is ignored
 // with one line and rebuilt.
 #include <string>
@@ -14,9 +15,11 @@ namespace encbench::tuning {
 inline constexpr const char* kTileCacheSchema = "encbench-kernel-tiles";
 inline constexpr int kTileCacheVersion = 1;
 
-// "<xdg_cache_home>/encbench/kernel-tiles-<isa>.json", else "<home>/.cache/encbench/...";
-// "" when neither is set (no cache: calibrate every time). Empty strings count as unset.
-std::string tile_cache_path(kernels::Isa resolved, const char* xdg_cache_home, const char* home);
+// "<xdg_cache_home>/encbench/kernel-tiles-<program>-<isa>.json", else
+// "<home>/.cache/encbench/..."; "" when neither is set (no cache: calibrate every time). Empty
+// strings count as unset.
+std::string tile_cache_path(kernels::Isa resolved, const std::string& program,
+                            const char* xdg_cache_home, const char* home);
 
 struct CacheLookup {
   bool hit = false;

@@ -40,13 +40,9 @@ std::vector<double> best_times(std::size_t count, const std::function<void(std::
   return best;
 }
 
-std::size_t fastest(const std::vector<double>& times) {
-  return static_cast<std::size_t>(std::min_element(times.begin(), times.end()) - times.begin());
-}
-
 void calibrate_gemm(Isa resolved, const CacheSizes& caches, NanosecondClock cpu_clock,
                     ThreadPool& pool, CalibrationResult& r) {
-  constexpr std::int64_t m = 768, n = 1024, k = 1280;
+  constexpr std::int64_t m = 768, n = 768, k = 1280;
   const auto x = random_floats(m * k, 1), w = random_floats(n * k, 2);
   std::vector<float> out(m * n);
   Workspace ws;
@@ -63,13 +59,13 @@ void calibrate_gemm(Isa resolved, const CacheSizes& caches, NanosecondClock cpu_
     c.kc = candidates[i].kc, c.mc = candidates[i].mc, c.nb = candidates[i].nb;
     r.gemm.push_back({format_tile_spec(c), times[i], 2.0 * m * n * k / times[i] / 1e9});
   }
-  const GemmBlocking& best = candidates[fastest(times)];
+  const GemmBlocking& best = candidates[choose_candidate(times, kDefaultTileMargin)];
   r.choice.kc = best.kc, r.choice.mc = best.mc, r.choice.nb = best.nb;
 }
 
 void calibrate_attention(Isa resolved, const CacheSizes& caches, NanosecondClock cpu_clock,
                          ThreadPool& pool, CalibrationResult& r) {
-  constexpr int d = 80, tokens = 2048;
+  constexpr int d = 80, tokens = 1536;
   const auto q = random_floats(std::size_t{tokens} * d, 3), k = random_floats(q.size(), 4),
              v = random_floats(q.size(), 5);
   std::vector<float> out(q.size());
@@ -88,10 +84,17 @@ void calibrate_attention(Isa resolved, const CacheSizes& caches, NanosecondClock
     c.attention = candidates[i];
     r.attention.push_back({format_tile_spec(c), times[i], flops / times[i] / 1e9});
   }
-  r.choice.attention = candidates[fastest(times)];
+  r.choice.attention = candidates[choose_candidate(times, kDefaultTileMargin)];
 }
 
 }  // namespace
+
+std::size_t choose_candidate(const std::vector<double>& best_seconds, double margin) {
+  if (best_seconds.empty()) return 0;
+  const auto fastest = static_cast<std::size_t>(
+      std::min_element(best_seconds.begin(), best_seconds.end()) - best_seconds.begin());
+  return best_seconds[0] <= best_seconds[fastest] * (1.0 + margin) ? 0 : fastest;
+}
 
 CalibrationResult calibrate_tiles(Isa resolved, const CacheSizes& caches,
                                   NanosecondClock wall_clock, NanosecondClock thread_cpu_clock) {

@@ -1,5 +1,7 @@
 #include "harness/tuning/tile_selection.hpp"
 
+#include <errno.h>  // program_invocation_short_name (GNU)
+
 #include <cstdio>
 #include <cstdlib>
 
@@ -85,8 +87,8 @@ TileSelection select_and_install_tiles(kernels::Isa resolved, const std::string&
   request.flag_spec = flag_spec;
   const char* env = std::getenv(kernels::kTileEnvVar);
   request.env_spec = env ? env : "";
-  request.cache_path =
-      tile_cache_path(resolved, std::getenv("XDG_CACHE_HOME"), std::getenv("HOME"));
+  request.cache_path = tile_cache_path(resolved, program_invocation_short_name,
+                                       std::getenv("XDG_CACHE_HOME"), std::getenv("HOME"));
   const kernels::CacheSizes caches = kernels::detect_cache_sizes().sizes;
   TileSelection s = select_tiles(request, caches, current_machine_identity(), [&] {
     return calibrate_tiles(resolved, caches, &encbench::now_ns, &encbench::thread_cpu_ns);

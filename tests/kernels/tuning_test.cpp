@@ -10,6 +10,7 @@
 
 #include "harness/core/error.hpp"
 #include "harness/tuning/tile_cache.hpp"
+#include "harness/tuning/tile_calibration.hpp"
 #include "harness/tuning/tile_selection.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/blocking.hpp"
@@ -138,10 +139,21 @@ TEST(ProcessTiles, ReplaceTheDefaultsForTheirPathOnly) {
   EXPECT_EQ(kernels::resolve_tiling({}, 80).block_q, def_tile.block_q);
 }
 
+TEST(TileCalibration, KeepsTheDefaultUnlessAnotherIsFasterByTheMargin) {
+  EXPECT_EQ(choose_candidate({1.00, 0.99, 1.20}, 0.02), 0u);  // 1 % faster: within the margin
+  EXPECT_EQ(choose_candidate({1.00, 0.97, 0.98}, 0.02), 1u);  // 3 % faster: the fastest wins
+  EXPECT_EQ(choose_candidate({1.00, 0.97, 0.95}, 0.02), 2u);
+  EXPECT_EQ(choose_candidate({0.90, 0.95}, 0.02), 0u);        // the default is the fastest
+  EXPECT_EQ(choose_candidate({1.00, 0.99}, 0.0), 1u);         // no margin: plain fastest
+  EXPECT_EQ(choose_candidate({}, 0.02), 0u);
+}
+
 TEST(TileCachePath, XdgThenHomeThenNone) {
-  EXPECT_EQ(tile_cache_path(Isa::avx2, "/x", "/h"), "/x/encbench/kernel-tiles-avx2.json");
-  EXPECT_EQ(tile_cache_path(Isa::avx512, "", "/h"), "/h/.cache/encbench/kernel-tiles-avx512.json");
-  EXPECT_EQ(tile_cache_path(Isa::avx512, nullptr, nullptr), "");
+  EXPECT_EQ(tile_cache_path(Isa::avx2, "encbench", "/x", "/h"),
+            "/x/encbench/kernel-tiles-encbench-avx2.json");
+  EXPECT_EQ(tile_cache_path(Isa::avx512, "encbench-micro", "", "/h"),
+            "/h/.cache/encbench/kernel-tiles-encbench-micro-avx512.json");
+  EXPECT_EQ(tile_cache_path(Isa::avx512, "encbench", nullptr, nullptr), "");
 }
 
 class TileSelectionTest : public ::testing::Test {
@@ -152,7 +164,7 @@ class TileSelectionTest : public ::testing::Test {
             ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     request_.resolved = Isa::portable;
-    request_.cache_path = (dir_ / "encbench" / "kernel-tiles-portable.json").string();
+    request_.cache_path = (dir_ / "encbench" / "kernel-tiles-test-portable.json").string();
     id_ = {"gnu:aaaa", "Test CPU (family 6 model 207 stepping 2)"};
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
