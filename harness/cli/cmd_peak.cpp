@@ -149,7 +149,7 @@ void add_peak_command(CLI::App& app, CommandContext& ctx) {
   sub->add_option("--json", opt->json_path, "Write the result (schema encbench-peak/1) to FILE");
   sub->add_option("--tile", opt->tile,
                   "Force the kernel tiles instead of the calibrated ones, e.g. "
-                  "kc=384,mc=336,bq=128,bkv=256 (any subset; beats ENCBENCH_TILE)");
+                  "kc=384,mc=336,nb=32,bq=128,bkv=256 (any subset; beats ENCBENCH_TILE)");
   sub->callback([&ctx, opt] {
     ctx.action = [&ctx, opt] { return run_peak(*opt, ctx.argv); };
   });
