@@ -39,6 +39,18 @@ TileSelection select_tiles(const TileRequest& request, const kernels::CacheSizes
                            const MachineIdentity& id,
                            const std::function<CalibrationResult()>& calibrate) {
   TileSelection s;
+  // "default": the cache-size defaults with no calibration and no cache, so that two builds
+  // compared side by side (the CI gate) run the same tiles whatever each would calibrate to.
+  for (const std::string* spec : {&request.flag_spec, &request.env_spec}) {
+    if (spec->empty()) continue;
+    if (*spec == "default") {
+      s.choice.isa = request.resolved;
+      s.source = "cache-size defaults, forced by " +
+                 std::string(spec == &request.flag_spec ? "--tile" : kernels::kTileEnvVar);
+      return s;
+    }
+    break;  // the flag, when given, beats the environment
+  }
   TileChoice forced;
   forced.isa = request.resolved;
   std::string forced_by;

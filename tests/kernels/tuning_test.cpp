@@ -283,5 +283,21 @@ TEST_F(TileSelectionTest, ForcedTileTheCpuCannotRunIsInvalidInput) {
   EXPECT_EQ(calibrations_, 0);
 }
 
+TEST_F(TileSelectionTest, DefaultRunsTheCacheSizeTilesWithoutCacheOrCalibration) {
+  request_.env_spec = "default";
+  const TileSelection by_env = select(id_);
+  EXPECT_EQ(calibrations_, 0);
+  EXPECT_EQ(by_env.source, "cache-size defaults, forced by ENCBENCH_TILE");
+  EXPECT_EQ(kernels::format_tile_spec(by_env.choice), "");  // every field left to the defaults
+  EXPECT_FALSE(std::filesystem::exists(request_.cache_path));
+  // The flag beats the environment here too: a forced flag tile is not overridden by "default".
+  request_.flag_spec = "kc=384,mc=336,nb=16,bq=64,bkv=128";
+  EXPECT_EQ(select(id_).source, "forced by --tile");
+  request_.flag_spec = "default";
+  request_.env_spec = "kc=384";
+  EXPECT_EQ(select(id_).source, "cache-size defaults, forced by --tile");
+  EXPECT_EQ(calibrations_, 0);
+}
+
 }  // namespace
 }  // namespace encbench::tuning::test
