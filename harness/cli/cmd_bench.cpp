@@ -16,6 +16,7 @@
 #include "harness/cli/bench_dataset_stats.hpp"
 #include "harness/cli/bench_parity_flags.hpp"
 #include "harness/cli/cmd_bench_ab.hpp"
+#include "harness/cli/cmd_bench_sweep_serve.hpp"
 #include "harness/core/text_escape.hpp"
 #include "harness/cli/command.hpp"
 #include "harness/scenario/sweep.hpp"
@@ -427,6 +428,7 @@ struct SweepFlags {
 };
 
 int run_sweep(const BenchFlags& flags, const SweepFlags& sf, const std::vector<std::string>& argv) {
+  require(!sf.sweep.empty(), "bench sweep: --sweep is required (request-rate=... or max-concurrency=...)");
   client::BenchConfig config = to_config(flags, argv);
   client::validate(config);
   raise_fd_limit();
@@ -598,6 +600,21 @@ void add_serve_flags(CLI::App* serve, BenchFlags& f) {
   add_parity_flags(serve, f.parity);
 }
 
+// bench serve's flags, as words of its command line, parsed by its own parser (bench sweep
+// serve's --bench-cmd with a --bench-params entry applied). Throws InvalidInput with the reason.
+client::BenchConfig bench_config_from_words(const std::vector<std::string>& words) {
+  CLI::App app;
+  BenchFlags flags;
+  add_serve_flags(&app, flags);
+  std::vector<std::string> reversed(words.rbegin(), words.rend());  // CLI11 takes them last first
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    throw InvalidInput(std::string(e.what()));
+  }
+  return to_config(flags, words);
+}
+
 void add_bench_command(CLI::App& app, CommandContext& ctx) {
   auto* bench = app.add_subcommand("bench", "Serving benchmarks (bench serve: a drop-in for `vllm bench serve`)");
   bench->require_subcommand(1);
@@ -619,14 +636,28 @@ void add_bench_command(CLI::App& app, CommandContext& ctx) {
   auto sweep_flags = std::make_shared<BenchFlags>();
   add_serve_flags(sweep, *sweep_flags);
   auto sweep_only = std::make_shared<SweepFlags>();
-  sweep->add_option("--sweep", sweep_only->sweep, "request-rate=a,b,... or max-concurrency=a,b,... (increasing)")->required();
+  sweep->add_option("--sweep", sweep_only->sweep, "request-rate=a,b,... or max-concurrency=a,b,... (increasing; required)");
   sweep->add_option("--slo", sweep_only->slo, "e.g. 'ttft_p99<=2000,tpot_p99<=300' (as encbench run --slo)");
   sweep->add_option("--capacity-bisections", sweep_only->bisections,
                     "Bisection runs between the last load meeting --slo and the first failing it (default 3)")
       ->check(CLI::Range(0, 20));
   sweep->add_option("--sweep-result", sweep_only->result, "Sweep JSON path (default <result-dir or .>/sweep-<label>.json; "
                                                          "the HTML page goes beside it)");
-  sweep->callback([&ctx, sweep_flags, sweep_only] {
+  // bench sweep serve (cmd_bench_sweep_serve.cpp): vLLM's `bench sweep serve`, server configurations x loads.
+  auto* sweep_serve = sweep->add_subcommand(
+      "serve", "vLLM's `bench sweep serve`: --serve-params x --bench-params combinations (vLLM's JSON files, unchanged), "
+               "each round on a freshly started server, rounds interleaved across configurations in a balanced "
+               "random order; per configuration its load curve, capacity at --slo and start-up time; at each load "
+               "every configuration judged against the best, the Pareto fronts; versioned JSON + HTML (docs/sweep.md)");
+  auto sweep_serve_flags = std::make_shared<SweepServeFlags>();
+  add_sweep_serve_flags(sweep_serve, *sweep_serve_flags);
+  sweep_serve->callback([&ctx, sweep_serve_flags] {
+    ctx.action = [&ctx, sweep_serve_flags] {
+      return run_sweep_serve(*sweep_serve_flags, bench_config_from_words, ctx.argv);
+    };
+  });
+  sweep->callback([&ctx, sweep, sweep_serve, sweep_flags, sweep_only] {
+    if (sweep->got_subcommand(sweep_serve)) return;  // its own action
     ctx.action = [&ctx, sweep_flags, sweep_only] { return run_sweep(*sweep_flags, *sweep_only, ctx.argv); };
   });
 
