@@ -4,6 +4,7 @@
 #include "harness/client/datasets_tokens.hpp"
 
 #include <curl/curl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -30,6 +31,17 @@ namespace encbench::client {
 
 namespace fs = std::filesystem;
 using ojson = nlohmann::ordered_json;
+
+namespace {
+
+// This process's peak resident set so far (getrusage's ru_maxrss; Linux counts KiB).
+std::int64_t process_peak_rss_kib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::int64_t>(usage.ru_maxrss);
+}
+
+}  // namespace
 
 namespace {
 // snprintf into a string of the needed size: long labels and paths are never cut.
@@ -622,6 +634,7 @@ BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult
   if (probes) result.probe_records = probes->finish(result.run.interrupted);
   if (co && !gather_shards(config, *co, common, all_offsets, result)) return result;
   result.date = local_date();  // vllm takes it after the run
+  result.client_peak_rss_kib = process_peak_rss_kib();
   if (config.ramp_up != RampUp::none) {
     // Stamped with each crossing request's release time (the first: the run start), as vllm's
     // datetime.now().isoformat() at the yield.
@@ -1036,6 +1049,7 @@ void add_encbench_keys(ojson& j, const BenchConfig& c, const BenchResult& r) {
   j["client_cpu_user_s"] = r.run.cpu_user_s;
   j["client_cpu_system_s"] = r.run.cpu_system_s;
   j["client_cpu_utilization"] = (r.run.cpu_user_s + r.run.cpu_system_s) / std::max(m.duration_s, 1e-9);
+  j["client_peak_rss_mib"] = static_cast<double>(r.client_peak_rss_kib) / 1024.0;
   j["loop_arrival_timer_lag_ms"] = summary_json(summarize_ms(r.run.loop.arrival_wake_lag_ms, {50, 99}));
   j["loop_iteration_busy_ms"] = summary_json(summarize_ms(r.run.loop.iteration_busy_ms, {50, 99}));
   j["loop_iterations"] = r.run.loop.iterations;

@@ -112,6 +112,7 @@ struct BenchResult {
   std::vector<RequestRecord> probe_records;   // --probe-request-rate: every probe, in send order
   ServingMetrics metrics;
   Nanos prepare_ns = 0;                       // dataset + request building (outside the timed run)
+  std::int64_t client_peak_rss_kib = 0;       // this process's peak RSS after the run (getrusage)
   // --profile: the server's /stop_profile JSON (encbench servers: the encoder summary); null when
   // profiling was off or failed; profile_message says why ("server does not support profiling").
   nlohmann::json server_profile;
