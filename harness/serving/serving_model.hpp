@@ -4,9 +4,12 @@
 // scripts/fit-seeds.py. From them and a model preset's language_model block on a sim profile:
 //
 //   LM step (device)  = fixed_ms + weight_bytes / (bw * achieved_bandwidth_fraction)
+//                     + kernels * kernel_fixed_ns             (with lm_step_ops: its op list)
 //                     + per_seq_ms * sequences
 //                     + prefill_tokens * flops_per_token / (peak * achieved_flops_fraction)
 //                     + context_tokens * kv_bytes_per_token / (bw * achieved_bandwidth_fraction)
+//   LM launch (host)  = the op list's calls at the host model's class costs, by step kind
+//                       (lm_step_ops.hpp; overlaps the step's device work in both modes)
 //   engine-core host  = host_base_ms + host_per_seq_ms * sequences  (overlaps the device step
 //                       with async scheduling, adds to it without; serving/step_cost.hpp), or,
 //                       with engine_host_parts (issue 35 item 5), per part base_share *
