@@ -5,7 +5,9 @@
 //  - vision-arena / hf: local copies of lmarena-ai/vision-arena-bench-v0.1 (prompt
 //    turns[0][0].content) or lmarena-ai/VisionArena-Chat (conversation[0][0].content), images[0]
 //    as {bytes: base64 | path | url} or a string; JSONL or a JSON array; a file or a directory
-//    holding one. The layout is detected from the rows.
+//    holding one. Or parquet as the hub stores it (datasets_parquet.hpp): a Hugging Face id in the
+//    local hub cache, a .parquet file or a directory of shards, only the rows picked read. The
+//    layout is detected from the rows (parquet: the columns).
 //  - random-mm: synthetic noise images of configured sizes/counts and random-word prompts of the
 //    configured lengths, deterministic from the seed. `random` is the same with no images.
 //  - custom: JSONL of {prompt, output_tokens?}, text only (vllm's CustomDataset): max tokens are

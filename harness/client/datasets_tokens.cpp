@@ -13,6 +13,7 @@
 #include "harness/imaging/decode.hpp"
 #include "harness/vision/vision_geometry.hpp"
 #include "harness/tokenizer/unicode.hpp"
+#include "harness/client/datasets_parquet.hpp"
 
 namespace encbench::client {
 
@@ -22,11 +23,7 @@ using tokenizer::Tokenizer;
 namespace {
 
 std::optional<std::filesystem::path> in_hub_cache(const std::string& hub_id) {
-  std::vector<std::filesystem::path> roots;
-  if (const char* c = std::getenv("HF_HUB_CACHE"); c != nullptr && *c != '\0') roots.emplace_back(c);
-  if (const char* h = std::getenv("HF_HOME"); h != nullptr && *h != '\0') roots.emplace_back(std::filesystem::path(h) / "hub");
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
-    roots.emplace_back(std::filesystem::path(home) / ".cache/huggingface/hub");
+  const std::vector<std::filesystem::path> roots = hf_hub_cache_roots();
   std::string folder = "models--" + hub_id;
   for (std::size_t p = folder.find('/'); p != std::string::npos; p = folder.find('/', p)) folder.replace(p, 1, "--");
   std::error_code ec;
