@@ -391,6 +391,7 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
   if (!result.root) return result.run.interrupted ? 130 : 0;
   client::print_errors(std::cout, result);
   client::print_vllm_block(std::cout, config, result);
+  client::print_vision_block(std::cout, result.vision);
   client::print_client_block(std::cout, config, result);
   client::print_server_sections(std::cout, result);
   std::cout.flush();

@@ -88,6 +88,7 @@ struct SampleRequest {
   std::int64_t prompt_len = 0;          // tokens with --tokenizer (datasets_tokens.hpp), else whitespace words
   std::int64_t text_tokens = -1;        // prompt tokens by the tokenizer (-1: none loaded)
   std::int64_t vision_tokens = -1;      // image tokens by the model's rule (-1: unknown; 0: no image)
+  std::int64_t image_pixels = -1;       // width x height summed over the images (-1: unknown; 0: no image)
   std::size_t source_row = 0;           // row in the dataset file (or generated index)
 };
 
