@@ -250,6 +250,25 @@ std::string first_turn_content(const json& row, const char* key, std::size_t row
   return text;
 }
 
+// Every user message after the first of the row's conversation, flattened in order (turns of
+// messages, or messages), text content only.
+std::vector<std::string> later_user_turns(const json& row, const char* key) {
+  std::vector<std::string> out;
+  bool first = true;
+  const auto visit = [&](const json& m) {
+    if (!m.is_object() || m.value("role", "") != "user" || !m.contains("content") || !m["content"].is_string()) return;
+    if (!first) out.push_back(m["content"].get<std::string>());
+    first = false;
+  };
+  const auto it = row.find(key);
+  if (it == row.end() || !it->is_array()) return out;
+  for (const auto& turn : *it) {
+    if (turn.is_array()) for (const auto& m : turn) visit(m);
+    else visit(turn);
+  }
+  return out;
+}
+
 // vLLM's custom_mm sends a local image as a file:// URL for the server to read (process_image:
 // "file://" + the path). A relative path is made absolute against the dataset file's directory
 // here (vLLM sends it as written, which no server resolves); the server must allow the directory
@@ -396,6 +415,7 @@ Dataset load_file_dataset(const DatasetConfig& config, bool custom, bool custom_
         }
       } else {
         s.prompt = first_turn_content(row, key, row_index);
+        s.later_user_turns = later_user_turns(row, key);
         if (auto imgs = row.find("images"); imgs != row.end() && imgs->is_array() && !imgs->empty())
           s.image_urls.push_back(image_item_to_url(imgs->front(), base_dir, where, config.transcode_images));  // images[0] only, as vllm
         s.output_len = config.output_len.value_or(128);

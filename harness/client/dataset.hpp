@@ -90,6 +90,9 @@ struct SampleRequest {
   std::int64_t vision_tokens = -1;      // image tokens by the model's rule (-1: unknown; 0: no image)
   std::int64_t image_pixels = -1;       // width x height summed over the images (-1: unknown; 0: no image)
   std::size_t source_row = 0;           // row in the dataset file (or generated index)
+  // The user's later turns of the row's conversation, in order (VisionArena-Chat's conversation,
+  // ShareGPT's human turns after the first): `bench multi-turn` sends them as a session.
+  std::vector<std::string> later_user_turns;
 };
 
 struct Dataset {
