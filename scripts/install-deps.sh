@@ -8,6 +8,7 @@ set -euo pipefail
 want=(cmake g++ make git pkg-config libbenchmark-dev libgtest-dev libgmock-dev nlohmann-json3-dev
       libcli11-dev libcurl4-openssl-dev libboost-dev libboost-system-dev
       libturbojpeg0-dev libpng-dev libwebp-dev  # harness/imaging: image decoders for untrusted data
+      libsnappy-dev libzstd-dev  # harness/parquet: the hub's parquet pages (zlib1g-dev: GZIP pages)
       libsqlite3-dev zlib1g-dev ca-certificates ccache openmpi-bin libopenmpi-dev
       libblis-dev  # BLIS: encbench-micro's GEMM anchor on AVX2 (kernels/gemm_vs_anchor; optional)
       libopenblas0-pthread  # OpenBLAS: the GEMM anchor on AVX-512, dlopen'ed by its full path

@@ -342,6 +342,7 @@ void prepare_run(const BenchConfig& config, int ranks, const std::string& prefix
     result.vision_tokens.push_back(r.vision_tokens);
     result.image_counts.push_back(r.image_count);
     result.image_bytes.push_back(r.image_bytes);
+    result.vision_requests.push_back({r.image_count, r.image_pixels, r.body.size(), r.text_tokens, r.vision_tokens});
   }
   // timed_trace (self-timed): the trace's timestamps are the schedule (datasets_vllm.hpp).
   if (!dataset.arrival_s.empty() && config.dataset.vllm_text.self_timed) {
@@ -652,6 +653,7 @@ BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult
   mopts.finite_rate = std::isfinite(config.request_rate);
   mopts.mode = config.request_mode;
   result.metrics = calculate_metrics(result.run.records, result.run.end_ns - result.run.start_ns, mopts, result.run.start_ns);
+  result.vision = calculate_vision_metrics(result.run.records, result.vision_requests, result.metrics.duration_s, mopts.percentiles);
   return result;
 }
 
@@ -1036,6 +1038,7 @@ void add_encbench_keys(ojson& j, const BenchConfig& c, const BenchResult& r) {
   j["response_bounds"] = {{"idle_timeout_s", c.idle_timeout_s}, {"max_response_bytes", c.max_response_bytes},
                           {"max_output_chunks", c.max_output_chunks}};
   j["prepare_s"] = static_cast<double>(r.prepare_ns) / 1e9;
+  add_vision_keys(j, r.vision);
   j["ttft_from_intended_ms"] = summary_json(m.ttft_from_intended);
   j["e2el_from_intended_ms"] = summary_json(m.e2el_from_intended);
   j["dispatch_lag_ms"] = summary_json(m.dispatch_lag);

@@ -14,6 +14,7 @@
 
 #include "harness/client/dataset.hpp"
 #include "harness/client/send_loop.hpp"
+#include "harness/client/vision_metrics.hpp"
 #include "harness/client/metrics.hpp"
 #include "harness/client/probe.hpp"
 #include "harness/client/records.hpp"
@@ -107,6 +108,8 @@ struct BenchResult {
   std::string tokenizer_note;                 // how prompts were made and counted: the caller says it once
   std::vector<std::int64_t> text_tokens, vision_tokens;  // per request index (-1: unknown)
   std::vector<std::size_t> image_counts, image_bytes;    // per request index (--plot-dataset-stats)
+  std::vector<VisionRequestInfo> vision_requests;        // per request index: images, pixels, body bytes, tokens
+  VisionMetrics vision;                                  // beside `metrics`: images, pixels, bytes, vision tokens
   bool ignore_eos = false;
   SendLoopResult run;
   std::vector<RequestRecord> probe_records;   // --probe-request-rate: every probe, in send order
