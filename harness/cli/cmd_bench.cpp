@@ -16,6 +16,7 @@
 #include "harness/cli/bench_dataset_stats.hpp"
 #include "harness/cli/bench_parity_flags.hpp"
 #include "harness/cli/cmd_bench_ab.hpp"
+#include "harness/cli/cmd_bench_multi_turn.hpp"
 #include "harness/cli/cmd_bench_sweep_serve.hpp"
 #include "harness/core/text_escape.hpp"
 #include "harness/cli/command.hpp"
@@ -392,6 +393,7 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
   if (!result.root) return result.run.interrupted ? 130 : 0;
   client::print_errors(std::cout, result);
   client::print_vllm_block(std::cout, config, result);
+  client::print_vision_block(std::cout, result.vision);
   client::print_client_block(std::cout, config, result);
   client::print_server_sections(std::cout, result);
   std::cout.flush();
@@ -470,8 +472,8 @@ void add_target_and_dataset_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_option("--label", f.label, "Label used in the result file name instead of the backend");
   serve->add_option("--dataset-name", f.dataset_name, "hf | vision-arena | random-mm | random | custom | custom_image | custom_mm | sharegpt | prefix_repetition | timed_trace | sonnet | burstgpt (the last five need --tokenizer)")->capture_default_str();
   serve->add_option("--dataset-path", f.dataset_path,
-                    "Local dataset file or directory (a Hugging Face id prints how to export a local copy)");
-  serve->add_option("--hf-split", f.hf_split, "Split name used to pick a file inside a dataset directory")->capture_default_str();
+                    "A Hugging Face id in the local hub cache (its parquet shards), a parquet file, a JSONL/JSON file, or a directory of them");
+  serve->add_option("--hf-split", f.hf_split, "Split whose parquet shards are read from a hub id or directory (train-00000-of-00001.parquet), or whose name picks a JSONL file in a directory")->capture_default_str();
   serve->add_option("--hf-output-len", f.hf_output_len, "Output length for hf/vision-arena samples (default 128)");
   serve->add_option("--output-len", f.output_len,
                     "Output length for every dataset: overrides --hf-output-len, --random-output-len, --custom-output-len");
@@ -659,6 +661,19 @@ void add_bench_command(CLI::App& app, CommandContext& ctx) {
   sweep->callback([&ctx, sweep, sweep_serve, sweep_flags, sweep_only] {
     if (sweep->got_subcommand(sweep_serve)) return;  // its own action
     ctx.action = [&ctx, sweep_flags, sweep_only] { return run_sweep(*sweep_flags, *sweep_only, ctx.argv); };
+  });
+
+  // bench multi-turn (cmd_bench_multi_turn.cpp): each row's conversation as a session.
+  auto* mt = bench->add_subcommand(
+      "multi-turn", "Each dataset row's conversation as a session (VisionArena-Chat, ShareGPT): a turn after the "
+                    "previous answer plus --think-time, the history re-sent, --max-concurrency counted in sessions; "
+                    "TTFT of first turns apart from later turns (docs/client.md)");
+  auto mt_flags = std::make_shared<BenchFlags>();
+  add_serve_flags(mt, *mt_flags);
+  auto mt_only = std::make_shared<MultiTurnFlags>();
+  add_multi_turn_flags(mt, *mt_only);
+  mt->callback([&ctx, mt_flags, mt_only] {
+    ctx.action = [&ctx, mt_flags, mt_only] { return run_bench_multi_turn(to_config(*mt_flags, ctx.argv), *mt_only); };
   });
 
   // bench ab (cmd_bench_ab.cpp): two servers in interleaved rounds, every bench serve workload flag.
