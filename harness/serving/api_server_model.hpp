@@ -11,7 +11,7 @@
 //                               + prompt_tokens * prompt_us_per_token
 //                               + image_pixels * process_ns_per_pixel   (processor-cache miss only)
 //                                 or, with process_ms_by_pixels, that curve's ms for each image
-//                                 missed (a measured cost per image by size; issue 59)
+//                                 missed (a measured cost per image by size)
 //                               (+ the decode, when media_loading_threads is 0)
 //
 // How a request passes the two stages, the processor cache and the order of calls:

@@ -1,6 +1,6 @@
 #pragma once
 // The LM forward of one engine step as host work and device work from its op list, like the
-// encoder's (issue 59), as data in the serving-model file:
+// encoder's, as data in the serving-model file:
 //
 //   "lm_step_ops": {"source": "...",
 //     "host_model":  {"name": "<scenarios/devices/host-models name or path>", "source": "..."},

@@ -83,7 +83,7 @@ struct ServingModel {
   // When given, host_per_seq_ms must be 0: the per-sequence costs are the parts' own.
   EngineHostParts engine_host_parts;
   // The LM forward's host and device work from its op list (lm_step_ops.hpp); empty: the roofline
-  // and lm_fixed_ms alone (the rule before issue 59).
+  // and lm_fixed_ms alone (the rule before the op list).
   LmStepOps lm_step_ops;
   std::string encoder_host_model = "dispatch-only";
   std::string encoder_host_model_source = "default: dispatch-only";

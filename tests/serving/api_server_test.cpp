@@ -93,7 +93,7 @@ TEST(ApiServerModel, ShippedModelCostsWhatItsCoefficientsSay) {
     EXPECT_FALSE(c->source.empty());
   EXPECT_EQ(m.media_threads(), 8);                                     // VLLM_MEDIA_LOADING_THREAD_COUNT
   EXPECT_EQ(m.processor_cache_capacity_bytes(), std::int64_t{4} << 30);  // --mm-processor-cache-gb 4
-  // The processor's cost is vLLM's per-image curve (issue 59), not a per-pixel rate.
+  // The processor's cost is vLLM's per-image curve, not a per-pixel rate.
   ASSERT_TRUE(m.process_ms_by_pixels.enabled());
   EXPECT_EQ(m.process_ns_per_pixel.value, 0);
   EXPECT_FALSE(m.process_ms_by_pixels.source.empty());
@@ -174,7 +174,7 @@ TEST(ApiServerModel, BadFilesNameTheFileKeyAndRange) {
   EXPECT_THROW(set_api_server_count(model, kMaxApiServers + 1, "--api-server-count"), InvalidInput);
 }
 
-// Issue 59: the HF processor's cost per image by size, from measured points.
+// The HF processor's cost per image by size, from measured points.
 ApiServerModel curve_model() {
   return parse_api_server_model(nlohmann::json::parse(R"({"schema": "encbench-api-server", "schema_version": 1,
     "hash_ns_per_pixel": {"value": 0.1, "source": "s"}, "parse_ns_per_pixel": {"value": 0.7, "source": "s"},

@@ -1,4 +1,4 @@
-// Issue 59: the LM forward of a step as host work and device work from its op list. The launch
+// The LM forward of a step as host work and device work from its op list. The launch
 // host time and the device gaps against hand computations from the op counts and the host model's
 // class costs (torch-npu-eager, read from its file here, not restated); the step rule with them
 // (a host-bound decode step at small batch); the reader's errors, each naming the file, the key
