@@ -520,7 +520,7 @@ details{margin:6px 0} summary{cursor:pointer;font-size:14px}
 .chart{display:block;margin:10px 0;background:#fff;border:1px solid #eee;max-width:100%;height:auto}
 .pair{display:flex;flex-wrap:wrap;gap:12px} .pair>div{flex:1 1 560px;min-width:0}
 .ctitle{font-size:14px;font-weight:600} .tick{font-size:11px;fill:#444} .axis{font-size:12px;fill:#333}
-.legend{font-size:11px;fill:#222} .cnote{font-size:11px;fill:#333} .grid{stroke:#eee} .frame{fill:none;stroke:#999}
+.legend{font-size:11px;fill:#222} .cnote{font-size:11px;fill:#333;paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round} .grid{stroke:#eee} .frame{fill:none;stroke:#999}
 .meta{font-size:12px;color:#555} .sw{display:inline-block;width:10px;height:10px;margin-right:4px}
 code{font-size:12px}
 @media (max-width:900px){body{margin:8px} td,th{padding:2px 4px;font-size:12px}}

@@ -198,8 +198,7 @@ class LineChart {
   // Ticks of the x axis at these positions with these labels (instead of "nice" numbers).
   void set_x_ticks(std::vector<std::pair<double, std::string>> ticks) { x_ticks_ = std::move(ticks); }
   void add_marker(Marker m) { markers_.push_back(std::move(m)); }
-  // A line of text in the plot's top right corner (what the axis leaves out, e.g. a limit above it).
-  void add_annotation(std::string text) { annotations_.push_back(std::move(text)); }
+  // A legend line beyond the series (colour "none": text alone, e.g. a limit above the axis).
   void add_legend_note(LegendEntry e) { extra_legend_.push_back(std::move(e)); }
   bool empty() const { return series_.empty(); }
 
@@ -214,12 +213,6 @@ class LineChart {
     axes(o, f);
     series(o, f);
     markers(o, f);
-    double y = f.top + 14;
-    for (const auto& a : annotations_) {
-      o << "<text x=\"" << num(f.left + f.pw - 6) << "\" y=\"" << num(y) << "\" class=\"cnote\" text-anchor=\"end\">"
-        << esc(a) << "</text>\n";
-      y += 14;
-    }
     o << "</svg>\n";
     return o.str();
   }
@@ -328,7 +321,6 @@ class LineChart {
   std::vector<LegendEntry> extra_legend_;
   std::vector<std::pair<double, std::string>> x_ticks_;
   std::vector<Marker> markers_;
-  std::vector<std::string> annotations_;
   bool y_fixed_ = false, x_fixed_ = false;
   double y_lo_ = 0, y_hi_ = 1, x_lo_ = 0, x_hi_ = 1;
 };

@@ -99,7 +99,7 @@ std::string chart(const nlohmann::json& doc, const std::string& id, const std::s
                     arm_colours[arm]});
   }
   // The SLO's limit is drawn where the data's axis can hold it (up to 1.5 x the highest point);
-  // a limit far above the data would flatten the curves, so it is written in the corner instead.
+  // a limit far above the data would flatten the curves, so the legend says it instead.
   if (slo_ms > 0 && slo_ms <= 1.5 * y_max) {
     svg::Series s;
     s.name = "SLO " + svg::tick_label(slo_ms) + " ms";
@@ -107,8 +107,9 @@ std::string chart(const nlohmann::json& doc, const std::string& id, const std::s
     s.points = {{xs.front(), slo_ms}, {xs.back(), slo_ms}};
     c.add(std::move(s));
   } else if (slo_ms > 0) {
-    c.add_annotation("SLO " + svg::tick_label(slo_ms) + " ms: above this axis (highest point " + svg::tick_label(y_max) +
-                     " ms)");
+    c.add_legend_note({"SLO " + svg::tick_label(slo_ms) + " ms: above this axis (highest point " + svg::tick_label(y_max) +
+                           " ms)",
+                       "none"});
   }
   return c.svg();
 }
