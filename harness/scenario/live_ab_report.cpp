@@ -214,10 +214,10 @@ std::string html_summary(const LiveAbOptions& o, const nlohmann::json& doc) {
   h << "<table id=\"ab-mde\"><tr><th>Metric</th><th>" << xml_escape(o.arms[0].name) << "</th><th>"
     << xml_escape(o.arms[1].name) << "</th><th>Change</th><th>Verdict</th><th>MDE (80 % power)</th><th>basis</th></tr>\n";
   for (const auto& r : doc.value("verdicts", nlohmann::json::array()))
-    h << "<tr><td>" << xml_escape(r["label"].get<std::string>()) << "</td><td>" << fixed(r["before"].get<double>(), 3)
-      << "</td><td>" << fixed(r["after"].get<double>(), 3) << "</td><td>"
+    h << "<tr><td>" << xml_escape(r["label"].get<std::string>()) << "</td><td class=\"n\">" << fixed(r["before"].get<double>(), 3)
+      << "</td><td class=\"n\">" << fixed(r["after"].get<double>(), 3) << "</td><td class=\"n\">"
       << (r["relative_change"].is_number() ? fixed(100 * r["relative_change"].get<double>(), 2) + " %" : "-")
-      << "</td><td>" << xml_escape(r["verdict"].get<std::string>()) << "</td><td>"
+      << "</td><td>" << xml_escape(r["verdict"].get<std::string>()) << "</td><td class=\"n\">"
       << (r["mde_rel"].is_number() ? fixed(100 * r["mde_rel"].get<double>(), 2) + " %" : "unknown") << "</td><td>"
       << xml_escape(r.value("mde_basis", std::string())) << "</td></tr>\n";
   h << "</table>\n<h2 id=\"ab-rounds\">Per-round values (run order)</h2>\n<table><tr><th>round</th><th>arm</th>";
