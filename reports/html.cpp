@@ -35,7 +35,10 @@ using namespace svg;
 
 std::string bar_chart(const std::string& id, const std::string& title, const std::string& unit,
                       const std::vector<Bar>& bars, const std::string& interval_note) {
-  const double left = 260, right = 60, top = 36, row = 26, width = 760;
+  const double left = 260, right = 60, top = 36, width = 760;
+  std::vector<std::vector<std::string>> labels;  // wrapped to the margin, never cut
+  for (const auto& b : bars) labels.push_back(wrap_text(b.label, static_cast<std::size_t>((left - 12) / kLegendCharPx)));
+  const double row = row_for_lines(labels, 26);
   const double height = top + row * static_cast<double>(bars.size()) + 40;
   double hi = 0;
   for (const auto& b : bars) hi = std::max({hi, b.value, b.high});
@@ -56,21 +59,20 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
   for (std::size_t i = 0; i < bars.size(); ++i) {
     const auto& b = bars[i];
     const double y = top + row * static_cast<double>(i);
-    o << "<text x=\"" << left - 8 << "\" y=\"" << y + 15 << "\" class=\"tick\" text-anchor=\"end\">"
-      << esc(b.label.size() > 40 ? "..." + b.label.substr(b.label.size() - 37) : b.label) << "</text>\n";
-    o << "<rect class=\"bar\" x=\"" << left << "\" y=\"" << y + 3 << "\" width=\"" << num(sx(b.value) - left)
-      << "\" height=\"" << row - 8 << "\" fill=\"" << colour(b.colour_index) << "\" fill-opacity=\"0.75\"><title>"
+    text_lines(o, left - 8, y + row / 2 - 1, labels[i], "tick y", "end");
+    o << "<rect class=\"bar\" x=\"" << left << "\" y=\"" << y + row / 2 - 10 << "\" width=\"" << num(sx(b.value) - left)
+      << "\" height=\"18\" fill=\"" << colour(b.colour_index) << "\" fill-opacity=\"0.75\"><title>"
       << esc(b.label) << ": " << format_number(b.value) << " " << esc(unit) << " [" << format_number(b.low)
       << ", " << format_number(b.high) << "]</title></rect>\n";
     if (b.high > b.low) {
-      const double cy = y + 3 + (row - 8) / 2;
+      const double cy = y + row / 2 - 1;
       o << "<g class=\"interval\" stroke=\"#222\" stroke-width=\"1.5\"><line x1=\"" << num(sx(b.low)) << "\" y1=\""
         << num(cy) << "\" x2=\"" << num(sx(b.high)) << "\" y2=\"" << num(cy) << "\"/><line x1=\"" << num(sx(b.low))
         << "\" y1=\"" << num(cy - 6) << "\" x2=\"" << num(sx(b.low)) << "\" y2=\"" << num(cy + 6)
         << "\"/><line x1=\"" << num(sx(b.high)) << "\" y1=\"" << num(cy - 6) << "\" x2=\"" << num(sx(b.high))
         << "\" y2=\"" << num(cy + 6) << "\"/></g>\n";
     }
-    o << "<text x=\"" << num(std::max(sx(b.value), sx(b.high)) + 4) << "\" y=\"" << y + 15 << "\" class=\"tick\">"
+    o << "<text x=\"" << num(std::max(sx(b.value), sx(b.high)) + 4) << "\" y=\"" << y + row / 2 + 3 << "\" class=\"tick\">"
       << format_number(b.value) << "</text>\n";
   }
   o << "<text x=\"" << left << "\" y=\"" << height - 6 << "\" class=\"axis\">" << esc(unit) << "; "
@@ -427,8 +429,8 @@ std::string encoder_bars_chart(const std::string& id, const std::string& title, 
   for (std::size_t i = 0; i < bars.size(); ++i) {
     const auto& b = bars[i];
     const double y = top + row * static_cast<double>(i);
-    o << "<text x=\"" << left - 8 << "\" y=\"" << y + 15 << "\" class=\"tick\" text-anchor=\"end\">" << esc(shorten(b.label, 28))
-      << "</text>\n";
+    text_lines(o, left - 8, y + 11, wrap_text(b.label, static_cast<std::size_t>((left - 12) / kLegendCharPx)), "tick y",
+               "end");
     double acc = 0;
     auto seg = [&](const std::string& cls, double v) {
       if (v <= 0) return;

@@ -108,6 +108,22 @@ inline std::vector<std::string> wrap_text(const std::string& text, std::size_t c
   return lines;
 }
 
+// Lines of a label drawn as one <text> centred on y_mid, 12 px apart (a wrapped label, never cut).
+inline void text_lines(std::ostringstream& o, double x, double y_mid, const std::vector<std::string>& lines,
+                       const char* cls, const char* anchor) {
+  const double first = y_mid + 4 - 6 * static_cast<double>(lines.size() - 1);
+  o << "<text x=\"" << num(x) << "\" y=\"" << num(first) << "\" class=\"" << cls << "\" text-anchor=\"" << anchor << "\">";
+  for (std::size_t k = 0; k < lines.size(); ++k)
+    o << (k ? "<tspan x=\"" + num(x) + "\" dy=\"12\">" : std::string()) << esc(lines[k]) << (k ? "</tspan>" : "");
+  o << "</text>\n";
+}
+// The row height that holds the longest of these wrapped labels (at least `min_row`).
+inline double row_for_lines(const std::vector<std::vector<std::string>>& labels, double min_row) {
+  std::size_t most = 1;
+  for (const auto& l : labels) most = std::max(most, l.size());
+  return std::max(min_row, 12.0 * static_cast<double>(most) + 6);
+}
+
 struct LegendLayout {
   double column = 250, height = 0;
   std::size_t cols = 1;

@@ -1,6 +1,7 @@
 // Every kind of page encbench writes, made by the real binary and laid out by headless Chromium at
 // 800 px: what a person sees. Each page is checked with one script run on a test copy of it (the
-// pages themselves carry none): every legend label whole and inside its legend box, no two labels
+// pages themselves carry none): every label whole (never shortened with "..."), every legend label
+// inside its legend box, no two labels
 // on top of each other, every chart with axis titles and tick labels, no text outside its chart,
 // no table cell or column whose text overflows it, no sideways scroll, and the first heading
 // holding the verdict and the absolute values, checked against the run's own JSON.
@@ -91,8 +92,8 @@ window.addEventListener('load', () => {
     const frame = svg.getBoundingClientRect();
     const boxes = [...svg.querySelectorAll('rect.legend-box')].map(e => e.getBoundingClientRect());
     const labels = [...svg.querySelectorAll('text.legend')];
+    for (const t of svg.querySelectorAll('text')) if (t.textContent.includes('...')) r.cut.push(id + ': ' + t.textContent);
     for (const t of labels) {
-      if (t.textContent.includes('...')) r.cut.push(id + ': ' + t.textContent);
       if (!boxes.some(b => inside(t.getBoundingClientRect(), b, 0.5))) r.outside_box.push(id + ': ' + t.textContent);
     }
     const marks = [...svg.querySelectorAll('g.marker text')];
@@ -165,7 +166,7 @@ json look_at(const std::filesystem::path& page, const std::string& name) {
 // What every page must show: whole labels in their boxes, axes with ticks, nothing overflowing.
 void expect_readable(const json& c) {
   SCOPED_TRACE(c.value("h1", json::array()).dump());
-  EXPECT_EQ(c["cut"], json::array()) << "legend labels cut short";
+  EXPECT_EQ(c["cut"], json::array()) << "labels cut short";
   EXPECT_EQ(c["outside_box"], json::array()) << "legend labels outside their legend box";
   EXPECT_EQ(c["overlapping"], json::array()) << "labels on top of each other";
   EXPECT_EQ(c["outside_chart"], json::array()) << "text outside its chart";
