@@ -107,11 +107,13 @@ window.addEventListener('load', () => {
       if (b.width > 0 && !inside(b, frame, 1)) r.outside_chart.push(id + ': ' + t.textContent);
     }
     const texts = sel => [...svg.querySelectorAll(sel)].map(t => t.textContent.trim()).filter(t => t !== '');
-    const ys = [...svg.querySelectorAll('text.tick.y')].map(t => t.getBoundingClientRect().top).sort((a, b) => a - b);
+    // Tick labels by their axis (a y tick is right-aligned to the axis, an x tick centred under it).
+    const X = 'text.tick.x, text.tick[text-anchor="middle"]', Y = 'text.tick.y, text.tick[text-anchor="end"]';
+    const ys = [...svg.querySelectorAll(Y)].map(t => t.getBoundingClientRect().top).sort((a, b) => a - b);
     let row_gap = 1e9;
     for (let i = 1; i < ys.length; ++i) row_gap = Math.min(row_gap, ys[i] - ys[i - 1]);
-    r.charts.push({id, axis_titles: texts('text.axis'), ticks: texts('text.tick').length, x_ticks: texts('text.tick.x'),
-                   y_ticks: texts('text.tick.y'), min_y_tick_gap: ys.length > 1 ? row_gap : null,
+    r.charts.push({id, axis_titles: texts('text.axis'), ticks: texts('text.tick').length, x_ticks: texts(X),
+                   y_ticks: texts(Y), min_y_tick_gap: ys.length > 1 ? row_gap : null,
                    markers: [...svg.querySelectorAll('g.marker line')].map(l => l.getBoundingClientRect().left),
                    notes: texts('text.cnote'), legend: texts('text.legend'), series: [...svg.querySelectorAll('polyline.series title')].map(t => t.textContent)});
   });
