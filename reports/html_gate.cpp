@@ -485,9 +485,10 @@ std::optional<std::string> ab_headline(const ReportContent& c, std::string& deta
     change += " [" + pct(m["change_interval"][0].get<double>()) + ", " + pct(m["change_interval"][1].get<double>()) + "]";
   const json& at = c.gates.front().doc.value("judged_at", json::object());
   const auto& sides = c.gates.front().sides;
-  // The absolute values beside the change: "base 93.9 -> opt 84.5 ms".
+  // The absolute values beside the change: "; base 93.9, opt 84.5 ms".
   const std::string unit = m.value("unit", std::string());
-  const std::string values = m["before"].is_number() && m["after"].is_number()
+  const bool both = m.contains("before") && m["before"].is_number() && m.contains("after") && m["after"].is_number();
+  const std::string values = both
                                  ? "; " + sides[0] + " " + format_number(m["before"].get<double>()) + ", " + sides[1] +
                                        " " + format_number(m["after"].get<double>()) + (unit.empty() ? "" : " " + unit)
                                  : "";
@@ -501,7 +502,9 @@ std::optional<std::string> ab_headline(const ReportContent& c, std::string& deta
 std::string first_regression(const ReportContent& c) {
   for (const auto& g : c.gates)
     for (const auto& m : g.doc.value("metrics", json::array())) {
-      if (!m.is_object() || !m.value("regression", false) || !m["before"].is_number() || !m["after"].is_number()) continue;
+      if (!m.is_object() || !m.value("regression", false) || !m.contains("before") || !m["before"].is_number() ||
+          !m.contains("after") || !m["after"].is_number())
+        continue;
       const std::string label = get_s(m, "label").empty() ? get_s(m, "metric") : get_s(m, "label");
       std::string unit = get_s(m, "unit");
       if (label.find("(" + unit + ")") != std::string::npos) unit.clear();  // "real_time (ns)" says it already

@@ -319,8 +319,11 @@ class LineChart {
   void markers(std::ostringstream& o, const Frame& f) const {
     for (std::size_t i = 0; i < markers_.size(); ++i) {
       std::size_t same_before = 0, same = 0;  // markers sharing this x: spread them apart
-      for (std::size_t k = 0; k < markers_.size(); ++k)
-        if (markers_[k].x == markers_[i].x) (k < i ? ++same_before : same_before), ++same;
+      for (std::size_t k = 0; k < markers_.size(); ++k) {
+        if (markers_[k].x != markers_[i].x) continue;
+        ++same;
+        if (k < i) ++same_before;
+      }
       const double x = f.sx(markers_[i].x) + (static_cast<double>(same_before) - (static_cast<double>(same) - 1) / 2) * 4;
       const double label_y = f.top + 12 + 13 * static_cast<double>(same_before);
       const bool right_half = x > f.left + f.pw / 2;
