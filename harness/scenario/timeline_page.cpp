@@ -206,7 +206,8 @@ std::string headline(const std::vector<TimelineArm>& arms) {
     ttft.push_back(ttft_breakdown(arms[a]).value("ttft", 0.0));
     o << (a ? ", " : "") << esc(arms[a].label) << " " << num(ttft.back()) << " ms";
   }
-  if (ttft.size() == 2 && ttft[0] > 0) o << " (" << numbers::signed_fixed(100 * (ttft[1] - ttft[0]) / ttft[0], 1) << " %)";
+  if (ttft.size() == 2 && ttft[0] > 0)
+    o << " (change " << numbers::signed_fixed(100 * (ttft[1] - ttft[0]) / ttft[0], 1) << " %)";
   o << " <small>(" << esc(arms.empty() ? std::string("no run") : arms[0].clock) << ")</small></h1>\n";
   return o.str();
 }
