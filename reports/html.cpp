@@ -39,7 +39,10 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
   std::vector<std::vector<std::string>> labels;  // wrapped to the margin, never cut
   for (const auto& b : bars) labels.push_back(wrap_text(b.label, static_cast<std::size_t>((left - 12) / kLegendCharPx)));
   const double row = row_for_lines(labels, 26);
-  const double height = top + row * static_cast<double>(bars.size()) + 40;
+  // The axis's unit and the note on the whiskers, across the whole width, wrapped when longer.
+  const std::vector<std::string> note = wrap_text(unit + "; " + interval_note, static_cast<std::size_t>((width - 20) / kLegendCharPx));
+  const double bars_bottom = top + row * static_cast<double>(bars.size());
+  const double height = bars_bottom + 28 + 12 * static_cast<double>(note.size());
   double hi = 0;
   for (const auto& b : bars) hi = std::max({hi, b.value, b.high});
   if (hi <= 0) hi = 1;
@@ -53,7 +56,7 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
   o << "<text x=\"10\" y=\"20\" class=\"ctitle\">" << esc(title) << "</text>\n";
   for (double t : nice_ticks(0, hi)) {
     o << "<line x1=\"" << num(sx(t)) << "\" y1=\"" << top - 4 << "\" x2=\"" << num(sx(t)) << "\" y2=\""
-      << height - 36 << "\" class=\"grid\"/><text x=\"" << num(sx(t)) << "\" y=\"" << height - 22
+      << bars_bottom + 4 << "\" class=\"grid\"/><text x=\"" << num(sx(t)) << "\" y=\"" << bars_bottom + 18
       << "\" class=\"tick\" text-anchor=\"middle\">" << tick_label(t) << "</text>\n";
   }
   for (std::size_t i = 0; i < bars.size(); ++i) {
@@ -75,8 +78,7 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
     o << "<text x=\"" << num(std::max(sx(b.value), sx(b.high)) + 4) << "\" y=\"" << y + row / 2 + 3 << "\" class=\"tick\">"
       << format_number(b.value) << "</text>\n";
   }
-  o << "<text x=\"" << left << "\" y=\"" << height - 6 << "\" class=\"axis\">" << esc(unit) << "; "
-    << esc(interval_note) << "</text>\n";
+  text_lines(o, 10, bars_bottom + 30 + 6 * static_cast<double>(note.size() - 1), note, "axis x", "start");
   o << "</svg>\n";
   return o.str();
 }

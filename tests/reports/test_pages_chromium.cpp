@@ -402,6 +402,26 @@ TEST_F(Pages, LiveSweepPage) {
   EXPECT_TRUE(std::regex_search(c["h1"][0].get<std::string>(), std::regex("req/s"))) << c["h1"][0];
 }
 
+// The report of an encbench run (virtual clock, two seeds): the A/B it carries is the verdict,
+// with both arms' mean TTFT as the result's pooled comparison has them.
+TEST_F(Pages, RunReportPage) {
+  const std::string cmd = "cd " + dir_.string() + " && " + encbench() + " run --scenario " +
+                          (test::source_root() / "scenarios/seeds/pr7104.json").string() +
+                          " --seeds 2 --num-prompts 20 > run.log 2>&1 && " + encbench() +
+                          " report encbench-results/closed-loop-pr7104-virtual.json --html report.html >> run.log 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << read_all(dir_ / "run.log");
+  const json c = look_at(dir_ / "report.html", "run-report");
+  expect_readable(c);
+  const json result = read_json_file(dir_ / "encbench-results" / "closed-loop-pr7104-virtual.json");
+  const std::string h1 = c["h1"][0];
+  for (const auto& m : result["comparison"]["metrics"])
+    if (m["metric"] == "mean_ttft_ms") {
+      EXPECT_EQ(h1.rfind(m["verdict"].get<std::string>(), 0), 0u) << h1;
+      EXPECT_NEAR(number_after(h1, "A"), m["before"].get<double>(), 0.01 * m["before"].get<double>()) << h1;
+      EXPECT_NEAR(number_after(h1, "B"), m["after"].get<double>(), 0.01 * m["after"].get<double>()) << h1;
+    }
+}
+
 // The report page of a CI gate with a regression: the verdict and the regressed metric's values.
 TEST_F(Pages, ReportPage) {
   CompareOptions compare;
