@@ -512,7 +512,7 @@ std::string first_regression(const ReportContent& c) {
       if (m.contains("change") && m["change"].is_number()) change = m["change"].get<double>();
       return ": " + label + " " + g.sides[0] + " " +
              format_number(m["before"].get<double>()) + ", " + g.sides[1] + " " + format_number(m["after"].get<double>()) +
-             (unit.empty() ? "" : " " + unit) + (change ? " (" + format_change(change) + ")" : "");
+             (unit.empty() ? "" : " " + unit) + (change ? " (" + format_relative_change(change) + ")" : "");
     }
   return "";
 }
