@@ -108,6 +108,9 @@ struct PresetAbOptions {
   SampleTotals sample_totals;
   std::string sample_totals_source;
   std::filesystem::path serving_model;      // serving/serving_model.hpp; "" = the LM roofline
+  // Which serving model this is and why (the CLI's serving::describe of its choice: the calibrated
+  // default, the file asked for, or the roofline), said on the run's first progress line; "" = none.
+  std::string serving_model_note;
   std::string model_set;                    // name=value overrides of the serving model
   // Virtual clock: draw the serving model's run-to-run noise (step time, arrival, output lengths)
   // in each arm. Off for --clock both's virtual twin: the live round brings its own noise.
