@@ -290,6 +290,7 @@ void apply_api_server(const ServeOptions& o, const std::optional<serving::Servin
 ServerConfig build_server_config(const ServeOptions& options) {
   ServerConfig config;
   ServeOptions o = options;
+  if (!o.null_mode) config.device = o.device;
   std::optional<serving::ServingModel> serving;
   if (!o.serving_model.empty()) {
     serving = serving::load_serving_model(o.serving_model);

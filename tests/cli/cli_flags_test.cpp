@@ -280,6 +280,7 @@ TEST(CliServe, BadFlagsExit2WithTheReason) {
 struct ServedTpot {
   double mean_tpot_ms = 0;
   std::string serve_log;
+  std::string server_device;  // what the result says the server ran on
 };
 
 ServedTpot served_tpot(const fs::path& dir, const std::string& serve_flags) {
@@ -298,7 +299,11 @@ ServedTpot served_tpot(const fs::path& dir, const std::string& serve_flags) {
   const Proc r = run("bash", (dir / "run.sh").string(), 120);
   t.serve_log = read_all(log);
   EXPECT_EQ(r.status, 0) << r.output << read_all(dir / "bench.log") << t.serve_log;
-  if (fs::exists(result)) t.mean_tpot_ms = read_json(result)["mean_tpot_ms"].get<double>();
+  if (fs::exists(result)) {
+    const json j = read_json(result);
+    t.mean_tpot_ms = j["mean_tpot_ms"].get<double>();
+    t.server_device = j.value("server_device", "");
+  }
   return t;
 }
 
@@ -317,6 +322,8 @@ TEST(CliServe, DefaultsToTheCalibratedServingModel) {
   EXPECT_NE(first_line.find("serving_model="), std::string::npos) << first_line;
   EXPECT_NE(first_line.find("scenarios/serving/ascend-910b-qwen3-vl-8b.json"), std::string::npos) << first_line;
   EXPECT_NE(calibrated.serve_log.find("calibrated default for sim:ascend-910b and qwen3-vl-8b"), std::string::npos);
+  // The client recorded the server's device (from its /v1/models), not its own machine's.
+  EXPECT_EQ(calibrated.server_device, "sim:ascend-910b");
   EXPECT_GT(calibrated.mean_tpot_ms, 19.6);
   EXPECT_LT(calibrated.mean_tpot_ms, 22.5);
   const ServedTpot roofline = served_tpot(dir / "roofline", "--serving-model roofline");
