@@ -1,5 +1,6 @@
 # Optional BLIS (Debian libblis-dev): only the side-by-side GEMM benchmark of encbench-micro
-# (kernels/gemm_vs_blis/...) links it; without it that case reports itself skipped.
+# (kernels/gemm_vs_anchor/...: its anchor on AVX2; OpenBLAS, opened at run time, is the AVX-512
+# one) links it; without it the AVX2 case reports itself skipped.
 # Found through pkg-config (blis.pc, as upstream installs it) or else the header and library
 # Debian installs (blis.h and libblis.so via alternatives). -DENCBENCH_BLIS=OFF skips the search.
 option(ENCBENCH_BLIS "Link BLIS into encbench-micro for the GEMM comparison, when found" ON)
@@ -25,7 +26,7 @@ if(ENCBENCH_BLIS)
   endif()
 endif()
 if(ENCBENCH_HAVE_BLIS)
-  message(STATUS "encbench: BLIS found: kernels/gemm_vs_blis benchmarks enabled")
+  message(STATUS "encbench: BLIS found: kernels/gemm_vs_anchor benchmarks enabled")
 else()
-  message(STATUS "encbench: BLIS not found (apt-get install libblis-dev): kernels/gemm_vs_blis skipped")
+  message(STATUS "encbench: BLIS not found (apt-get install libblis-dev): kernels/gemm_vs_anchor skipped")
 endif()

@@ -10,6 +10,7 @@
 #include "harness/core/error.hpp"
 #include "kernels/blocking.hpp"
 #include "kernels/cpu/dispatch.hpp"
+#include "kernels/tuning.hpp"
 
 namespace encbench::kernels {
 namespace {
@@ -310,7 +311,12 @@ int npu_padded_head_dim(int head_dim) { return head_dim > 64 && head_dim < 128 ?
 
 AttentionTiling resolve_tiling(AttentionTiling requested, int head_dim) {
   require(requested.block_q >= 0 && requested.block_kv >= 0, "attention tiling must be >= 0");
-  const AttentionTiling fallback = attention_default_tiling(head_dim);
+  // The process-wide choice (tuning.hpp: forced or calibrated) where installed, else the default
+  // derived from the cache sizes.
+  const AttentionTiling chosen = process_tiles().attention;
+  AttentionTiling fallback = attention_default_tiling(head_dim);
+  if (chosen.block_q > 0) fallback.block_q = chosen.block_q;
+  if (chosen.block_kv > 0) fallback.block_kv = chosen.block_kv;
   AttentionTiling t;
   t.block_q = requested.block_q > 0 ? requested.block_q : fallback.block_q;
   t.block_kv = static_cast<int>(

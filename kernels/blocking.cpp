@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "kernels/cpu/dispatch.hpp"
+#include "kernels/tuning.hpp"
 
 namespace encbench::kernels {
 namespace {
@@ -48,6 +49,7 @@ GemmBlocking gemm_blocking(Isa resolved, const CacheSizes& caches) {
   // NC: the packed B block (KC x NC) is shared by the workers through L3.
   const std::int64_t l3 = std::clamp<std::int64_t>(caches.l3, 1 << 20, 256 << 20);
   b.nc = std::clamp(round_down(l3 / 2 / (b.kc * f), b.nr), 16 * b.nr, 8192 / b.nr * b.nr);
+  b.nb = b.nr;
   return b;
 }
 
@@ -69,7 +71,16 @@ int pow2_floor_in(std::int64_t x, int lo, int hi) {
 }  // namespace
 
 GemmBlocking gemm_blocking_for(Isa isa) {
-  return gemm_blocking(resolve_isa(isa), machine_caches());
+  const Isa resolved = resolve_isa(isa);
+  GemmBlocking b = gemm_blocking(resolved, machine_caches());
+  // A process-wide choice (forced or calibrated, tuning.hpp) for this path replaces KC / MC.
+  const TileChoice chosen = process_tiles();
+  if (chosen.isa == resolved) {
+    if (chosen.kc > 0) b.kc = chosen.kc;
+    if (chosen.mc > 0) b.mc = chosen.mc / b.mr * b.mr;
+    if (chosen.nb > 0) b.nb = chosen.nb / b.nr * b.nr;
+  }
+  return b;
 }
 
 AttentionTiling attention_default_tiling(int head_dim, const CacheSizes& caches) {

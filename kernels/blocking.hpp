@@ -28,9 +28,15 @@ DetectedCaches detect_cache_sizes();
 struct GemmBlocking {
   int mr = 0, nr = 0;   // register tile of the ISA path
   int kc = 0, mc = 0, nc = 0;
+  // Columns per sub-block of the macro-kernel (a multiple of NR): NR = one B micro-panel against
+  // every A panel (the classic order, the default); wider = each A panel against a kc x nb
+  // L2-resident slice of B (the A panel in L1: for tiles whose B micro-panel exceeds L1).
+  int nb = 0;
 };
 GemmBlocking gemm_blocking(Isa resolved, const CacheSizes& caches);
-// The blocking gemm() uses on this machine for `isa` (best resolved as gemm resolves it).
+// The blocking gemm() uses on this machine for `isa` (best resolved as gemm resolves it): the
+// cache-size default, with KC / MC replaced by the process-wide choice for that path
+// (tuning.hpp: forced or calibrated) when one is installed.
 GemmBlocking gemm_blocking_for(Isa isa);
 
 // Attention default: block_kv keys such that the packed K and V block (block_kv x (D + Dp)

@@ -99,6 +99,7 @@ void run_item(const detail::IsaOps& ops, const GemmArgs& a, const GemmBlocking& 
   t.mc = rows;
   t.nc = std::min(s.nc - j0, s.panels_per_split * b.nr);
   t.kc = s.kc;
+  t.nb = b.nb;
   t.c = a.out + i0 * a.n + s.jc + j0;
   t.ldc = static_cast<std::size_t>(a.n);
   t.bias = a.bias ? a.bias + s.jc + j0 : nullptr;

@@ -292,7 +292,9 @@ run_side() {  # run_side SIDE MICRO_JSON SERVING_JSON LOG_STEM REPS
         --benchmark_out="$2" --benchmark_out_format=json)
   [[ -n "$micro_filter" ]] && args+=(--benchmark_filter="$micro_filter")
   [[ -n "$micro_min_time" ]] && args+=(--benchmark_min_time="$micro_min_time")
-  "$(micro "$side")" "${args[@]}" >"$4-micro.log" 2>&1 \
+  # Both builds on the cache-size tiles: each would otherwise calibrate its own (and overwrite the
+  # other's cache), and a verdict would compare two tile choices rather than two commits.
+  ENCBENCH_TILE=default "$(micro "$side")" "${args[@]}" >"$4-micro.log" 2>&1 \
     || { echo "ci-gate: encbench-micro ($side) failed, see $4-micro.log" >&2; exit 2; }
   if [[ -n "$serving_cmd" ]]; then
     local cmd=${serving_cmd//\{bin\}/$(bin "$side")}

@@ -9,7 +9,8 @@ want=(cmake g++ make git pkg-config libbenchmark-dev libgtest-dev libgmock-dev n
       libcli11-dev libcurl4-openssl-dev libboost-dev libboost-system-dev
       libturbojpeg0-dev libpng-dev libwebp-dev  # harness/imaging: image decoders for untrusted data
       libsqlite3-dev zlib1g-dev ca-certificates ccache openmpi-bin libopenmpi-dev
-      libblis-dev  # BLIS: encbench-micro's kernels/gemm_vs_blis reference (optional in CMake)
+      libblis-dev  # BLIS: encbench-micro's GEMM anchor on AVX2 (kernels/gemm_vs_anchor; optional)
+      libopenblas0-pthread  # OpenBLAS: the GEMM anchor on AVX-512, dlopen'ed by its full path
       valgrind)  # callgrind.h and the CI gate's instruction counts (encbench-instr)
 if [[ "${1:-}" == "--test" ]]; then
   want+=(chromium python3-torch python3-numpy python3-jinja2)
@@ -27,5 +28,12 @@ if ((${#missing[@]})); then
   [[ $(id -u) -ne 0 ]] && SUDO="sudo"
   export DEBIAN_FRONTEND=noninteractive
   $SUDO apt-get update -q
+  # libopenblas0-pthread registers itself, at a higher priority, as the system's libblas.so.3 /
+  # liblapack.so.3: keep the alternatives other programs use pointing where they pointed before.
+  blas_alt=libblas.so.3-x86_64-linux-gnu lapack_alt=liblapack.so.3-x86_64-linux-gnu
+  keep_blas=$(update-alternatives --query "$blas_alt" 2>/dev/null | sed -n 's/^Value: //p' || true)
+  keep_lapack=$(update-alternatives --query "$lapack_alt" 2>/dev/null | sed -n 's/^Value: //p' || true)
   $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}"
+  if [[ -n "$keep_blas" ]]; then $SUDO update-alternatives --set "$blas_alt" "$keep_blas"; fi
+  if [[ -n "$keep_lapack" ]]; then $SUDO update-alternatives --set "$lapack_alt" "$keep_lapack"; fi
 fi

@@ -13,6 +13,7 @@
 #include "harness/core/clock.hpp"
 #include "harness/core/error.hpp"
 #include "harness/core/result_json.hpp"
+#include "harness/tuning/tile_selection.hpp"
 #include "kernels/peak.hpp"
 #include "kernels/thread_pool.hpp"
 
@@ -24,6 +25,7 @@ struct PeakOptions {
   double seconds = 1.0;
   std::string isa = "all";
   std::string json_path;
+  std::string tile;  // forced tiles (kernels/tuning.hpp syntax), "" = calibrated / cached
 };
 
 std::int64_t thread_cpu_ns() {
@@ -40,6 +42,36 @@ int vector_bits(kernels::Isa isa) {
   }
 }
 
+void print_candidates(const char* what, const std::vector<tuning::CandidateTiming>& rows,
+                      nlohmann::json& out) {
+  double best = 0;
+  for (const auto& r : rows) best = std::max(best, r.gflops_per_core_s);
+  for (const auto& r : rows) {
+    std::printf("  %-9s %-22s %8.1f GFLOP/s per core  %5.1f %% below the best\n", what,
+                r.tile.c_str(), r.gflops_per_core_s, 100.0 * (1.0 - r.gflops_per_core_s / best));
+    out.push_back({{"kernel", what}, {"tile", r.tile}, {"gflops_per_core_s", r.gflops_per_core_s}});
+  }
+}
+
+// The GEMM blocking and attention tile the kernels of this process run with (forced, cached or
+// calibrated: harness/tuning), printed and returned for the JSON.
+nlohmann::json print_tiles(const tuning::TileSelection& s) {
+  for (const std::string& note : s.notes) std::fprintf(stderr, "%s\n", note.c_str());
+  std::printf("tiles: %s\n", tuning::describe_selection(s).c_str());
+  nlohmann::json j = {{"isa", kernels::to_string(s.choice.isa)},
+                      {"tiles", kernels::format_tile_spec(s.choice)},
+                      {"source", s.source}};
+  if (s.calibration) {
+    nlohmann::json rows = nlohmann::json::array();
+    print_candidates("gemm", s.calibration->gemm, rows);
+    print_candidates("attention", s.calibration->attention, rows);
+    j["candidates"] = rows;
+    j["calibration_wall_s"] = s.calibration->wall_s;
+    j["calibration_cpu_s"] = s.calibration->cpu_s;
+  }
+  return j;
+}
+
 int run_peak(const PeakOptions& opt, const std::vector<std::string>& argv) {
   using kernels::Isa;
   require(opt.seconds > 0 && opt.seconds <= 600, "--seconds must be in (0, 600]");
@@ -54,6 +86,10 @@ int run_peak(const PeakOptions& opt, const std::vector<std::string>& argv) {
     isas.push_back(kernels::resolve_isa(kernels::isa_from_string(opt.isa)));
   }
 
+  // Tiles for the path the kernels run: the one asked for, or (with --isa all) the best. Chosen
+  // first, so a forced tile the CPU cannot run stops the command before any measurement.
+  const tuning::TileSelection tiles = tuning::select_and_install_tiles(
+      opt.isa == "all" ? kernels::resolve_isa(Isa::best) : isas.front(), opt.tile);
   kernels::ThreadPool pool(threads);
   nlohmann::json result = make_result_envelope("encbench-peak", 1, argv, "cpu");
   nlohmann::json rows = nlohmann::json::array();
@@ -83,6 +119,7 @@ int run_peak(const PeakOptions& opt, const std::vector<std::string>& argv) {
     }
   }
   std::printf("* FLOPs per CPU-second the loop actually ran: unaffected by other load on the machine\n");
+  result["tiles"] = print_tiles(tiles);
   result["threads"] = threads;
   result["seconds_per_measurement"] = opt.seconds;
   result["measurements"] = rows;
@@ -110,6 +147,9 @@ void add_peak_command(CLI::App& app, CommandContext& ctx) {
                   "portable, best")
       ->capture_default_str();
   sub->add_option("--json", opt->json_path, "Write the result (schema encbench-peak/1) to FILE");
+  sub->add_option("--tile", opt->tile,
+                  "Force the kernel tiles instead of the calibrated ones, e.g. "
+                  "kc=384,mc=336,nb=32,bq=128,bkv=256 (any subset; beats ENCBENCH_TILE)");
   sub->callback([&ctx, opt] {
     ctx.action = [&ctx, opt] { return run_peak(*opt, ctx.argv); };
   });

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <functional>
 #include <memory>
@@ -16,13 +17,16 @@
 
 #include "harness/core/clock.hpp"
 #include "harness/micro/blis_sgemm.hpp"
+#include "harness/micro/gemm_anchor.hpp"
 #include "harness/micro/registry.hpp"
+#include "harness/tuning/tile_selection.hpp"
 #include "kernels/attention.hpp"
 #include "kernels/blocking.hpp"
 #include "kernels/cost.hpp"
 #include "kernels/ops.hpp"
 #include "kernels/peak.hpp"
 #include "kernels/thread_pool.hpp"
+#include "kernels/tuning.hpp"
 
 namespace encbench::micro {
 namespace {
@@ -163,6 +167,16 @@ void run_attention(benchmark::State& state, AttnKernel kernel, int head_dim, Att
 
 void run_gemm(benchmark::State& state, std::int64_t m, std::int64_t n, std::int64_t k,
               unsigned threads, Peak peak) {
+  // kernels/gemm_blocking: this case's KC / MC / nb for the process, the chosen ones afterwards.
+  const TileChoice chosen = process_tiles();
+  if (state.range(0) > 0) {
+    TileChoice forced = chosen;
+    forced.isa = resolve_isa(Isa::best);
+    forced.kc = static_cast<int>(state.range(0)), forced.mc = static_cast<int>(state.range(1));
+    forced.nb = static_cast<int>(state.range(2));
+    set_process_tiles(forced);
+  }
+  const GemmBlocking used = gemm_blocking_for(Isa::best);  // what the timed calls run with
   ThreadPool pool(threads);
   Workspace workspace;
   const auto x = random_floats(m * k, 1), w = random_floats(n * k, 2), b = random_floats(n, 3);
@@ -177,15 +191,20 @@ void run_gemm(benchmark::State& state, std::int64_t m, std::int64_t n, std::int6
   const double cpu_seconds = cpu.seconds();
   set_rate_counters(state, 2.0 * m * n * k, peak, cpu_seconds);
   state.counters["threads"] = threads;
+  set_process_tiles(chosen);
+  state.counters["kc"] = used.kc;
+  state.counters["mc"] = used.mc;
+  state.counters["nb"] = used.nb;
 }
 
-// Ours and BLIS on the same operands, alternately in one process (the order flips every
-// iteration), so machine load and clock drift hit both alike: the ratios are the figure, the
-// absolute rates are only as good as the machine's quietness. No bias on either side.
+// Ours and the anchor library (gemm_anchor.hpp) on the same operands, alternately in one process
+// (the order flips every iteration), so machine load and clock drift hit both alike: the ratios
+// are the figure, the absolute rates are only as good as the machine's quietness. No bias on
+// either side.
 struct SideBySide {
-  double ours_s = 0, blis_s = 0, ours_cpu_s = 0, blis_cpu_s = 0;
-  std::vector<double> ratios;  // per iteration: BLIS time / our time (> 1: ours is faster)
-  // Per iteration, BLIS CPU time / our CPU time: what a descheduled thread does not move (a
+  double ours_s = 0, anchor_s = 0, ours_cpu_s = 0, anchor_cpu_s = 0;
+  std::vector<double> ratios;  // per iteration: anchor time / our time (> 1: ours is faster)
+  // Per iteration, anchor CPU time / our CPU time: what a descheduled thread does not move (a
   // wall-clock pair straddling another process's time slice does), the fair figure at 1 thread.
   std::vector<double> cpu_ratios;
 };
@@ -195,8 +214,8 @@ void time_one(SideBySide& r, bool ours, const std::function<void()>& call) {
   call();
   const double wall = static_cast<double>(encbench::now_ns() - t0) / 1e9;
   const double cpu = static_cast<double>(process_cpu_ns() - cpu0) / 1e9;
-  (ours ? r.ours_s : r.blis_s) += wall;
-  (ours ? r.ours_cpu_s : r.blis_cpu_s) += cpu;
+  (ours ? r.ours_s : r.anchor_s) += wall;
+  (ours ? r.ours_cpu_s : r.anchor_cpu_s) += cpu;
 }
 
 double percentile(std::vector<double> v, double q) {
@@ -204,65 +223,78 @@ double percentile(std::vector<double> v, double q) {
   return v[static_cast<std::size_t>(q * static_cast<double>(v.size() - 1) + 0.5)];
 }
 
-void run_gemm_vs_blis(benchmark::State& state, std::int64_t m, std::int64_t n, std::int64_t k,
-                      unsigned threads, Peak peak) {
-  if (const std::string why = blis_unavailable_reason(); !why.empty()) {
-    state.SkipWithError(why.c_str());
+double relative_frobenius_diff(const std::vector<float>& a, const std::vector<float>& ref) {
+  double num = 0, den = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    num += (static_cast<double>(a[i]) - ref[i]) * (static_cast<double>(a[i]) - ref[i]);
+    den += static_cast<double>(ref[i]) * ref[i];
+  }
+  return std::sqrt(num / den);
+}
+
+void set_side_by_side_counters(benchmark::State& state, const SideBySide& r, double gflop,
+                               const Peak& peak) {
+  state.counters["ours_GFLOP/s"] = gflop / r.ours_s;
+  state.counters["anchor_GFLOP/s"] = gflop / r.anchor_s;
+  state.counters["ratio"] = r.anchor_s / r.ours_s;
+  state.counters["ratio_min"] = percentile(r.ratios, 0.0);
+  state.counters["ratio_median"] = percentile(r.ratios, 0.5);
+  state.counters["ratio_max"] = percentile(r.ratios, 1.0);
+  state.counters["cpu_ratio"] = r.anchor_cpu_s / r.ours_cpu_s;
+  state.counters["cpu_ratio_min"] = percentile(r.cpu_ratios, 0.0);
+  state.counters["cpu_ratio_median"] = percentile(r.cpu_ratios, 0.5);
+  if (peak.core_gflops > 0) {
+    state.counters["ours_core_peak_fraction"] = gflop / r.ours_cpu_s / peak.core_gflops;
+    state.counters["anchor_core_peak_fraction"] = gflop / r.anchor_cpu_s / peak.core_gflops;
+  }
+  if (peak.pool_gflops > 0) {
+    state.counters["ours_peak_fraction"] = gflop / r.ours_s / peak.pool_gflops;
+    state.counters["anchor_peak_fraction"] = gflop / r.anchor_s / peak.pool_gflops;
+  }
+}
+
+void run_gemm_vs_anchor(benchmark::State& state, std::int64_t m, std::int64_t n, std::int64_t k,
+                        unsigned threads, Peak peak, const GemmAnchor& anchor) {
+  if (anchor.library.empty()) {
+    state.SkipWithError(("no anchor library: " + anchor.unavailable).c_str());
     for (auto _ : state) {
     }
     return;
   }
   ThreadPool pool(threads);
-  blis_set_threads(threads);
+  anchor.set_threads(threads);
   Workspace workspace;
   const auto x = random_floats(m * k, 1), w = random_floats(n * k, 2);
   std::vector<float> out(m * n), ref(m * n);
   const GemmArgs args{x.data(), w.data(), nullptr, out.data(), m, n, k};
-  // Warm both (page faults, packing buffers, BLIS's thread team) outside the timing.
+  // Warm both (page faults, packing buffers, the library's thread team) outside the timing.
   gemm(args, pool, Isa::best, &workspace);
-  blis_sgemm_nt(x.data(), w.data(), ref.data(), m, n, k);
+  anchor.sgemm_nt(x.data(), w.data(), ref.data(), m, n, k);
   SideBySide r;
   bool ours_first = true;
   for (auto _ : state) {
-    const double ours0 = r.ours_s, blis0 = r.blis_s, ours_cpu0 = r.ours_cpu_s,
-                 blis_cpu0 = r.blis_cpu_s;
+    const double ours0 = r.ours_s, anchor0 = r.anchor_s, ours_cpu0 = r.ours_cpu_s,
+                 anchor_cpu0 = r.anchor_cpu_s;
     auto ours = [&] { gemm(args, pool, Isa::best, &workspace); };
-    auto blis = [&] { blis_sgemm_nt(x.data(), w.data(), ref.data(), m, n, k); };
-    if (ours_first) time_one(r, true, ours), time_one(r, false, blis);
-    else time_one(r, false, blis), time_one(r, true, ours);
+    auto lib = [&] { anchor.sgemm_nt(x.data(), w.data(), ref.data(), m, n, k); };
+    if (ours_first) time_one(r, true, ours), time_one(r, false, lib);
+    else time_one(r, false, lib), time_one(r, true, ours);
     ours_first = !ours_first;
-    r.ratios.push_back((r.blis_s - blis0) / (r.ours_s - ours0));
-    r.cpu_ratios.push_back((r.blis_cpu_s - blis_cpu0) / (r.ours_cpu_s - ours_cpu0));
+    r.ratios.push_back((r.anchor_s - anchor0) / (r.ours_s - ours0));
+    r.cpu_ratios.push_back((r.anchor_cpu_s - anchor_cpu0) / (r.ours_cpu_s - ours_cpu0));
     state.SetIterationTime(r.ours_s - ours0);
     benchmark::DoNotOptimize(out.data());
     benchmark::DoNotOptimize(ref.data());
   }
   const double gflop = 2.0 * m * n * k * static_cast<double>(r.ratios.size()) / 1e9;
-  state.counters["ours_GFLOP/s"] = gflop / r.ours_s;
-  state.counters["blis_GFLOP/s"] = gflop / r.blis_s;
-  state.counters["ratio"] = r.blis_s / r.ours_s;
-  state.counters["ratio_min"] = percentile(r.ratios, 0.0);
-  state.counters["ratio_median"] = percentile(r.ratios, 0.5);
-  state.counters["ratio_max"] = percentile(r.ratios, 1.0);
-  state.counters["cpu_ratio"] = r.blis_cpu_s / r.ours_cpu_s;
-  state.counters["cpu_ratio_min"] = percentile(r.cpu_ratios, 0.0);
-  state.counters["cpu_ratio_median"] = percentile(r.cpu_ratios, 0.5);
-  if (peak.core_gflops > 0) {
-    state.counters["ours_core_peak_fraction"] = gflop / r.ours_cpu_s / peak.core_gflops;
-    state.counters["blis_core_peak_fraction"] = gflop / r.blis_cpu_s / peak.core_gflops;
-  }
+  set_side_by_side_counters(state, r, gflop, peak);
   state.counters["threads"] = threads;
   // Same result within fp32 reassociation: a wrong fast kernel must not look like a win.
-  double num = 0, den = 0;
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    num += (static_cast<double>(out[i]) - ref[i]) * (static_cast<double>(out[i]) - ref[i]);
-    den += static_cast<double>(ref[i]) * ref[i];
-  }
-  state.counters["rel_diff_vs_blis"] = std::sqrt(num / den);
+  state.counters["rel_diff_vs_anchor"] = relative_frobenius_diff(out, ref);
 }
 
 // The machine and the choices the kernels made on it, in the benchmark context.
-void add_kernel_context(unsigned threads) {
+void add_kernel_context(unsigned threads, const GemmAnchor& anchor) {
   const Isa isa = resolve_isa(Isa::best);
   const DetectedCaches caches = detect_cache_sizes();
   benchmark::AddCustomContext("kernels_isa_forced_by_env",
@@ -277,7 +309,7 @@ void add_kernel_context(unsigned threads) {
   benchmark::AddCustomContext(
       "gemm_tile", std::to_string(g.mr) + "x" + std::to_string(g.nr) + " kc " +
                        std::to_string(g.kc) + " mc " + std::to_string(g.mc) + " nc " +
-                       std::to_string(g.nc));
+                       std::to_string(g.nc) + " nb " + std::to_string(g.nb));
   const AttentionTiling t = resolve_tiling({}, 80);
   benchmark::AddCustomContext("attention_default_tile_d80", "block_q " + std::to_string(t.block_q) +
                                                                 " block_kv " +
@@ -286,12 +318,22 @@ void add_kernel_context(unsigned threads) {
                                           ? blis_description() + ", " + std::to_string(threads) +
                                                 " threads"
                                           : blis_unavailable_reason());
+  benchmark::AddCustomContext("gemm_anchor", anchor.library.empty()
+                                                 ? "none: " + anchor.unavailable
+                                                 : anchor.library + ": " + anchor.description);
 }
 
 }  // namespace
 
 void register_kernels_benchmarks() {
   const unsigned threads = std::max(1u, std::thread::hardware_concurrency());
+  // Before this process starts threads of its own: OpenBLAS core types are probed in children.
+  const std::shared_ptr<const GemmAnchor> anchor = choose_gemm_anchor(resolve_isa(Isa::best));
+  // The tiles every case without explicit ones runs with: ENCBENCH_TILE, the calibration cache,
+  // or a calibration now (harness/tuning).
+  const tuning::TileSelection tiles = tuning::select_and_install_tiles(resolve_isa(Isa::best), "");
+  for (const std::string& note : tiles.notes) std::fprintf(stderr, "%s\n", note.c_str());
+  benchmark::AddCustomContext("kernel_tiles", tuning::describe_selection(tiles));
   // The machine's "100%": the same FMA loop as `encbench peak`, on a pool of the same size as the
   // one the kernels run on, measured once here so every case is a fraction of the same figure.
   ThreadPool peak_pool(threads);
@@ -305,7 +347,7 @@ void register_kernels_benchmarks() {
   benchmark::AddCustomContext("fma_peak_gflops_1_thread", std::to_string(one.gflops_per_s));
   benchmark::AddCustomContext("fma_peak_gflops_per_core_s", std::to_string(one.gflops_per_core_s));
   const Peak peak{all.gflops_per_s, one.gflops_per_core_s};
-  add_kernel_context(threads);
+  add_kernel_context(threads, *anchor);
 
   for (AttnKernel kernel : {AttnKernel::reference, AttnKernel::flash_unpad, AttnKernel::fused_varlen}) {
     for (int head_dim : {64, 72, 80, 128}) {
@@ -348,14 +390,26 @@ void register_kernels_benchmarks() {
                                  [=](benchmark::State& state) {
                                    run_gemm(state, s.m, s.n, s.k, threads, peak);
                                  })
+        ->ArgNames({"kc", "mc", "nb"})
+        ->Args({0, 0, 0})
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime();
+    // Every registered blocking (kernels/tuning.hpp) at this shape: how far the calibrated choice
+    // (the kc:0/mc:0 case above, context kernel_tiles) is from the best of them.
+    auto* sweep = benchmark::RegisterBenchmark(
+        (std::string("kernels/gemm_blocking/") + s.name).c_str(),
+        [=](benchmark::State& state) { run_gemm(state, s.m, s.n, s.k, threads, peak); });
+    sweep->ArgNames({"kc", "mc", "nb"})->Unit(benchmark::kMillisecond)->UseRealTime();
+    for (const GemmBlocking& b :
+         gemm_blocking_candidates(resolve_isa(Isa::best), detect_cache_sizes().sizes))
+      sweep->Args({b.kc, b.mc, b.nb});
     // Arg: threads of both (all cores, and 1: a single thread is what a loaded 2-core host can
-    // still compare fairly). Time = our GEMM's; counters hold BLIS's and the ratios.
-    benchmark::RegisterBenchmark((std::string("kernels/gemm_vs_blis/") + s.name).c_str(),
+    // still compare fairly). Time = our GEMM's; counters hold the anchor's and the ratios.
+    benchmark::RegisterBenchmark((std::string("kernels/gemm_vs_anchor/") + s.name).c_str(),
                                  [=](benchmark::State& state) {
-                                   run_gemm_vs_blis(state, s.m, s.n, s.k,
-                                                    static_cast<unsigned>(state.range(0)), peak);
+                                   run_gemm_vs_anchor(state, s.m, s.n, s.k,
+                                                      static_cast<unsigned>(state.range(0)), peak,
+                                                      *anchor);
                                  })
         ->ArgName("threads")
         ->Arg(threads)

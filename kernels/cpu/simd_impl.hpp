@@ -37,6 +37,7 @@ inline typename V::reg exp2_poly(typename V::reg f) {
 }
 
 constexpr int imin(int a, int b) { return a < b ? a : b; }
+constexpr int imax(int a, int b) { return a > b ? a : b; }
 
 // Rows of the P.V micro-tile for nc output vectors: as many as the accumulator budget allows
 // (at most 8); the row group's remainder runs as one shorter tile (AVX2 at 2 vectors: 6 + 6 + 4
@@ -375,37 +376,50 @@ struct Impl {
     pack_transposed(w, ldw, cols, kc, NR, dst);
   }
 
-  // The macro-kernel: every MR x NR tile of the block, B micro-panel outer so it stays in L1
-  // while the A panels (the whole packed A block, sized for L2) stream past it.
+  // The macro-kernel: every MR x NR tile of the block. Columns go in sub-blocks of `nb` (a
+  // multiple of NR); within one, each A panel (MR x kc) is used against every B micro-panel of
+  // the sub-block before the next. nb = NR is the classic order: one B micro-panel stays in L1
+  // while the A panels (the packed A block, sized for L2) stream past it. That needs the
+  // kc x NR micro-panel to fit L1: 384 x 32 floats (AVX-512) = 48 KiB does not, on a 32 or
+  // 48 KiB L1. A wider nb turns the order round: the A panel (18 KiB at 12 x 384) stays in L1
+  // and the sub-block's B micro-panels (kc x nb, sized for L2) stream past it.
   static void gemm_block(const GemmBlockTask& t) {
-    alignas(64) float edge[MR * NR];
-    alignas(64) float edge_bias[NR];
-    for (int j0 = 0; j0 < t.nc; j0 += NR) {
-      const int cols = imin(NR, t.nc - j0);
-      const float* bp = t.b_packed + static_cast<std::size_t>(j0) * t.kc;
-      const float* bias = t.bias ? t.bias + j0 : nullptr;
-      if (bias && cols < NR) {  // never read past the caller's bias array
-        for (int j = 0; j < NR; ++j) edge_bias[j] = j < cols ? bias[j] : 0.0f;
-        bias = edge_bias;
-      }
+    const int nb = t.nb > 0 ? imax(NR, t.nb / NR * NR) : NR;
+    for (int jb = 0; jb < t.nc; jb += nb) {
+      const int jb_end = imin(t.nc, jb + nb);
       for (int i0 = 0; i0 < t.mc; i0 += MR) {
         const int rows = imin(MR, t.mc - i0);
         const float* ap = t.a_packed + static_cast<std::size_t>(i0) * t.kc;
-        float* c = t.c + static_cast<std::size_t>(i0) * t.ldc + j0;
-        if (rows == MR && cols == NR) {
-          gemm_micro(t.kc, ap, bp, c, t.ldc, bias, t.first);
-          continue;
-        }
-        // Edge tile: computed whole into scratch (the packed operands are zero-padded), then
-        // the valid part is stored or added.
-        gemm_micro(t.kc, ap, bp, edge, NR, t.first ? bias : nullptr, true);
-        for (int r = 0; r < rows; ++r)
-          for (int j = 0; j < cols; ++j) {
-            float* dst = c + static_cast<std::size_t>(r) * t.ldc + j;
-            *dst = t.first ? edge[r * NR + j] : *dst + edge[r * NR + j];
-          }
+        for (int j0 = jb; j0 < jb_end; j0 += NR)
+          gemm_tile(t, ap, rows, i0, j0);
       }
     }
+  }
+
+  // One MR x NR tile of the block at (i0, j0), `rows` of it valid.
+  static inline void gemm_tile(const GemmBlockTask& t, const float* ap, int rows, int i0, int j0) {
+    alignas(64) float edge[MR * NR];
+    alignas(64) float edge_bias[NR];
+    const int cols = imin(NR, t.nc - j0);
+    const float* bp = t.b_packed + static_cast<std::size_t>(j0) * t.kc;
+    const float* bias = t.bias ? t.bias + j0 : nullptr;
+    if (bias && cols < NR) {  // never read past the caller's bias array
+      for (int j = 0; j < NR; ++j) edge_bias[j] = j < cols ? bias[j] : 0.0f;
+      bias = edge_bias;
+    }
+    float* c = t.c + static_cast<std::size_t>(i0) * t.ldc + j0;
+    if (rows == MR && cols == NR) {
+      gemm_micro(t.kc, ap, bp, c, t.ldc, bias, t.first);
+      return;
+    }
+    // Edge tile: computed whole into scratch (the packed operands are zero-padded), then the
+    // valid part is stored or added.
+    gemm_micro(t.kc, ap, bp, edge, NR, t.first ? bias : nullptr, true);
+    for (int r = 0; r < rows; ++r)
+      for (int j = 0; j < cols; ++j) {
+        float* dst = c + static_cast<std::size_t>(r) * t.ldc + j;
+        *dst = t.first ? edge[r * NR + j] : *dst + edge[r * NR + j];
+      }
   }
 
   static float fma_loop(std::uint64_t iterations) {

@@ -48,6 +48,7 @@ struct GemmBlockTask {
   const float* a_packed = nullptr;
   const float* b_packed = nullptr;
   int mc = 0, nc = 0, kc = 0;     // valid rows, columns, reduction length
+  int nb = 0;                     // columns per sub-block of the macro-kernel (0 or NR: classic)
   float* c = nullptr;             // C[0, 0] of the block
   std::size_t ldc = 0;
   const float* bias = nullptr;    // bias of the block's first column, or null

@@ -10,6 +10,7 @@
 #include "kernels/blocking.hpp"
 #include "kernels/isa.hpp"
 #include "kernels/ops.hpp"
+#include "kernels/tuning.hpp"
 #include "tests/kernels/test_support.hpp"
 
 namespace encbench::kernels::test {
@@ -148,6 +149,24 @@ TEST(Gemm, ShapesCrossingEveryBlockMatchTheReference) {
       {1, 1, 1, false, "single element"},
   };
   for (const BigShape& s : shapes) expect_gemm_matches_reference(s.m, s.n, s.k, s.bias, 4, s.why);
+}
+
+// The macro-kernel's column sub-blocks (nb > NR: each A panel against several B micro-panels)
+// and small KC / MC, installed as the process choice: same result as the reference, with edges
+// in every direction (rows, columns, the last sub-block, the last k slice).
+TEST(Gemm, ColumnSubBlocksAndChosenBlockingMatchTheReference) {
+  for (Isa isa : available_isas()) {
+    const GemmBlocking def = gemm_blocking_for(isa);
+    for (int nb_panels : {1, 3, 1000}) {
+      TileChoice c;
+      c.isa = isa, c.kc = 48, c.mc = 2 * def.mr, c.nb = nb_panels * def.nr;
+      set_process_tiles(c);
+      ASSERT_EQ(gemm_blocking_for(isa).nb, c.nb);
+      expect_gemm_matches_reference(5 * def.mr + 3, 7 * def.nr + 5, 101, true, 7,
+                                    std::string(to_string(isa)) + " nb=" + std::to_string(c.nb));
+    }
+  }
+  set_process_tiles(TileChoice{});
 }
 
 }  // namespace
