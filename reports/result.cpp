@@ -271,6 +271,14 @@ RunResult parse_serving(const json& doc, const std::string& source) {
   point("total_token_throughput", "Total token throughput (tok/s)", "tok/s", MetricGroup::throughput, Better::higher);
   point("max_output_tokens_per_s", "Peak output token throughput (tok/s)", "tok/s", MetricGroup::throughput, Better::higher);
   point("duration", "Benchmark duration (s)", "s", MetricGroup::latency, Better::lower);
+  // encbench's vision keys (harness/client/vision_metrics.hpp), shown for runs that sent images;
+  // informational, so no gate watches them unless a gate file names them.
+  if (doc.value("images_sent", 0) > 0) {
+    point("image_throughput", "Image throughput (images/s)", "images/s", MetricGroup::info, Better::higher);
+    point("mean_image_pixels", "Mean image pixels per request", "px", MetricGroup::info, Better::none);
+    point("mean_request_bytes", "Mean request bytes", "B", MetricGroup::info, Better::none);
+    point("mean_vision_tokens", "Mean vision tokens per request", "tok", MetricGroup::info, Better::none);
+  }
 
   const auto samples = per_request_samples_ms(doc, source);
   for (const auto& series : kServingSeries) {

@@ -24,7 +24,7 @@ import re
 import sys
 
 LOWER_ROOMS = ['core', 'judgement', 'imaging', 'raster', 'timeline', 'trace_read', 'device', 'device_cuda', 'vision',
-               'encoder', 'serving', 'tokenizer', 'client', 'trace']
+               'encoder', 'serving', 'tokenizer', 'parquet', 'client', 'trace']
 SCENARIO_MAY_INCLUDE_FROM_SERVER = {'harness/server/openai_request.hpp'}
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 

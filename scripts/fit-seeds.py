@@ -232,6 +232,9 @@ def main():
     efficiency_names = FREE_EFFICIENCY[:1] if args.tie_attention_kernels else FREE_EFFICIENCY
     names = FREE + efficiency_names + (FREE_API if args.free_api_server_cost else [])
     if args.free_api_server_cost:
+        if "process_ms_by_pixels" in api:
+            ap.error(f"--free-api-server-cost: {api_path} gives process_ms_by_pixels, the HF processor's measured cost per "
+                     "image by size (issue 59): there is no per-pixel cost to fit")
         start.update({n: api[n]["value"] for n in FREE_API})
     for item in filter(None, args.start.split(",")):
         name, value = item.split("=")

@@ -8,12 +8,15 @@ set -euo pipefail
 want=(cmake g++ make git pkg-config libbenchmark-dev libgtest-dev libgmock-dev nlohmann-json3-dev
       libcli11-dev libcurl4-openssl-dev libboost-dev libboost-system-dev
       libturbojpeg0-dev libpng-dev libwebp-dev  # harness/imaging: image decoders for untrusted data
+      libsnappy-dev libzstd-dev  # harness/parquet: the hub's parquet pages (zlib1g-dev: GZIP pages)
       libsqlite3-dev zlib1g-dev ca-certificates ccache openmpi-bin libopenmpi-dev
       libblis-dev  # BLIS: encbench-micro's GEMM anchor on AVX2 (kernels/gemm_vs_anchor; optional)
       libopenblas0-pthread  # OpenBLAS: the GEMM anchor on AVX-512, dlopen'ed by its full path
-      valgrind)  # callgrind.h and the CI gate's instruction counts (encbench-instr)
+      valgrind  # callgrind.h and the CI gate's instruction counts (encbench-instr)
+      time)  # /usr/bin/time -v: peak RSS in scripts/measure-startup.sh and the docs' measurements
 if [[ "${1:-}" == "--test" ]]; then
   want+=(chromium python3-torch python3-numpy python3-jinja2)
+  want+=(linux-perf)  # perf stat: docs/device.md's start-up CPU time
   want+=(clang libclang-rt-14-dev)  # libFuzzer + ASan/UBSan runtimes for scripts/fuzz.sh (build-fuzz)
   command -v node >/dev/null 2>&1 || want+=(nodejs)
   command -v npm >/dev/null 2>&1 || want+=(npm)

@@ -16,6 +16,8 @@
 #include "harness/cli/bench_dataset_stats.hpp"
 #include "harness/cli/bench_parity_flags.hpp"
 #include "harness/cli/cmd_bench_ab.hpp"
+#include "harness/cli/cmd_bench_multi_turn.hpp"
+#include "harness/cli/cmd_bench_sweep_serve.hpp"
 #include "harness/core/text_escape.hpp"
 #include "harness/cli/command.hpp"
 #include "harness/scenario/sweep.hpp"
@@ -391,6 +393,7 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
   if (!result.root) return result.run.interrupted ? 130 : 0;
   client::print_errors(std::cout, result);
   client::print_vllm_block(std::cout, config, result);
+  client::print_vision_block(std::cout, result.vision);
   client::print_client_block(std::cout, config, result);
   client::print_server_sections(std::cout, result);
   std::cout.flush();
@@ -427,6 +430,7 @@ struct SweepFlags {
 };
 
 int run_sweep(const BenchFlags& flags, const SweepFlags& sf, const std::vector<std::string>& argv) {
+  require(!sf.sweep.empty(), "bench sweep: --sweep is required (request-rate=... or max-concurrency=...)");
   client::BenchConfig config = to_config(flags, argv);
   client::validate(config);
   raise_fd_limit();
@@ -468,8 +472,8 @@ void add_target_and_dataset_flags(CLI::App* serve, BenchFlags& f) {
   serve->add_option("--label", f.label, "Label used in the result file name instead of the backend");
   serve->add_option("--dataset-name", f.dataset_name, "hf | vision-arena | random-mm | random | custom | custom_image | custom_mm | sharegpt | prefix_repetition | timed_trace | sonnet | burstgpt (the last five need --tokenizer)")->capture_default_str();
   serve->add_option("--dataset-path", f.dataset_path,
-                    "Local dataset file or directory (a Hugging Face id prints how to export a local copy)");
-  serve->add_option("--hf-split", f.hf_split, "Split name used to pick a file inside a dataset directory")->capture_default_str();
+                    "A Hugging Face id in the local hub cache (its parquet shards), a parquet file, a JSONL/JSON file, or a directory of them");
+  serve->add_option("--hf-split", f.hf_split, "Split whose parquet shards are read from a hub id or directory (train-00000-of-00001.parquet), or whose name picks a JSONL file in a directory")->capture_default_str();
   serve->add_option("--hf-output-len", f.hf_output_len, "Output length for hf/vision-arena samples (default 128)");
   serve->add_option("--output-len", f.output_len,
                     "Output length for every dataset: overrides --hf-output-len, --random-output-len, --custom-output-len");
@@ -598,6 +602,21 @@ void add_serve_flags(CLI::App* serve, BenchFlags& f) {
   add_parity_flags(serve, f.parity);
 }
 
+// bench serve's flags, as words of its command line, parsed by its own parser (bench sweep
+// serve's --bench-cmd with a --bench-params entry applied). Throws InvalidInput with the reason.
+client::BenchConfig bench_config_from_words(const std::vector<std::string>& words) {
+  CLI::App app;
+  BenchFlags flags;
+  add_serve_flags(&app, flags);
+  std::vector<std::string> reversed(words.rbegin(), words.rend());  // CLI11 takes them last first
+  try {
+    app.parse(reversed);
+  } catch (const CLI::ParseError& e) {
+    throw InvalidInput(std::string(e.what()));
+  }
+  return to_config(flags, words);
+}
+
 void add_bench_command(CLI::App& app, CommandContext& ctx) {
   auto* bench = app.add_subcommand("bench", "Serving benchmarks (bench serve: a drop-in for `vllm bench serve`)");
   bench->require_subcommand(1);
@@ -619,15 +638,42 @@ void add_bench_command(CLI::App& app, CommandContext& ctx) {
   auto sweep_flags = std::make_shared<BenchFlags>();
   add_serve_flags(sweep, *sweep_flags);
   auto sweep_only = std::make_shared<SweepFlags>();
-  sweep->add_option("--sweep", sweep_only->sweep, "request-rate=a,b,... or max-concurrency=a,b,... (increasing)")->required();
+  sweep->add_option("--sweep", sweep_only->sweep, "request-rate=a,b,... or max-concurrency=a,b,... (increasing; required)");
   sweep->add_option("--slo", sweep_only->slo, "e.g. 'ttft_p99<=2000,tpot_p99<=300' (as encbench run --slo)");
   sweep->add_option("--capacity-bisections", sweep_only->bisections,
                     "Bisection runs between the last load meeting --slo and the first failing it (default 3)")
       ->check(CLI::Range(0, 20));
   sweep->add_option("--sweep-result", sweep_only->result, "Sweep JSON path (default <result-dir or .>/sweep-<label>.json; "
                                                          "the HTML page goes beside it)");
-  sweep->callback([&ctx, sweep_flags, sweep_only] {
+  // bench sweep serve (cmd_bench_sweep_serve.cpp): vLLM's `bench sweep serve`, server configurations x loads.
+  auto* sweep_serve = sweep->add_subcommand(
+      "serve", "vLLM's `bench sweep serve`: --serve-params x --bench-params combinations (vLLM's JSON files, unchanged), "
+               "each round on a freshly started server, rounds interleaved across configurations in a balanced "
+               "random order; per configuration its load curve, capacity at --slo and start-up time; at each load "
+               "every configuration judged against the best, the Pareto fronts; versioned JSON + HTML (docs/sweep.md)");
+  auto sweep_serve_flags = std::make_shared<SweepServeFlags>();
+  add_sweep_serve_flags(sweep_serve, *sweep_serve_flags);
+  sweep_serve->callback([&ctx, sweep_serve_flags] {
+    ctx.action = [&ctx, sweep_serve_flags] {
+      return run_sweep_serve(*sweep_serve_flags, bench_config_from_words, ctx.argv);
+    };
+  });
+  sweep->callback([&ctx, sweep, sweep_serve, sweep_flags, sweep_only] {
+    if (sweep->got_subcommand(sweep_serve)) return;  // its own action
     ctx.action = [&ctx, sweep_flags, sweep_only] { return run_sweep(*sweep_flags, *sweep_only, ctx.argv); };
+  });
+
+  // bench multi-turn (cmd_bench_multi_turn.cpp): each row's conversation as a session.
+  auto* mt = bench->add_subcommand(
+      "multi-turn", "Each dataset row's conversation as a session (VisionArena-Chat, ShareGPT): a turn after the "
+                    "previous answer plus --think-time, the history re-sent, --max-concurrency counted in sessions; "
+                    "TTFT of first turns apart from later turns (docs/client.md)");
+  auto mt_flags = std::make_shared<BenchFlags>();
+  add_serve_flags(mt, *mt_flags);
+  auto mt_only = std::make_shared<MultiTurnFlags>();
+  add_multi_turn_flags(mt, *mt_only);
+  mt->callback([&ctx, mt_flags, mt_only] {
+    ctx.action = [&ctx, mt_flags, mt_only] { return run_bench_multi_turn(to_config(*mt_flags, ctx.argv), *mt_only); };
   });
 
   // bench ab (cmd_bench_ab.cpp): two servers in interleaved rounds, every bench serve workload flag.

@@ -2,13 +2,19 @@
 #include <iostream>
 #include <memory>
 #include <sstream>
+#include <thread>
 
 #include "harness/cli/command.hpp"
 #include "harness/cli/judgement_flags.hpp"
 #include "harness/cli/preset_server.hpp"
 #include "harness/core/error.hpp"
+#include "harness/core/result_json.hpp"
+#include "harness/core/text_escape.hpp"
+#include "harness/scenario/config_sweep_report.hpp"
 #include "harness/scenario/preset_ab.hpp"
 #include "harness/scenario/sweep.hpp"
+#include "harness/scenario/virtual_grid.hpp"
+#include "reports/config_sweep_html.hpp"
 #include "harness/serving/api_server_model.hpp"
 #include "harness/serving/serving_model_choice.hpp"
 
@@ -36,6 +42,8 @@ struct RunFlags {
   std::optional<int> max_concurrency;
   std::optional<std::int64_t> sample_text_tokens, sample_output_tokens;
   std::string sweep, slo;
+  std::string grid, grid_result, rank_by = "mean_ttft_ms";
+  int grid_jobs = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   int capacity_bisections = 7;
   std::string sweep_html;
   std::string plot_timeline;
@@ -123,6 +131,19 @@ void add_virtual_clock_flags(CLI::App* sub, RunFlags& f) {
                   "with B's gain and its 95 % CI");
   sub->add_option("--capacity-bisections", f.capacity_bisections, "Bisection steps of the capacity search (default 7)")
       ->check(CLI::Range(1, 30));
+  sub->add_option("--grid", f.grid,
+                  "Virtual clock: configurations as the product of axes 'KEY=V1,V2;KEY=...' (preset, an encoder toggle "
+                  "seq-lens|scale|pad-decision|pad-method|out-buffer|kernel, max-num-batched-tokens, max-num-seqs), each "
+                  "at every --sweep load for --seeds seeds: per load the best by --rank-by and every other judged "
+                  "against it, the Pareto fronts, capacity at --slo; JSON + HTML as bench sweep serve (docs/sweep.md)");
+  sub->add_option("--grid-result", f.grid_result, "--grid's JSON path (default <result-dir>/grid-<name>.json; the page beside it)");
+  sub->add_option("--rank-by", f.rank_by,
+                  "--grid: the metric configurations are ranked and judged by at each load (the virtual results "
+                  "carry ttft, tpot and itl statistics)")
+      ->capture_default_str();
+  sub->add_option("--grid-jobs", f.grid_jobs,
+                  "--grid: worker processes (default: this machine's cores); the figures do not depend on it")
+      ->capture_default_str();
   sub->add_option("--sweep-html", f.sweep_html, "Where the sweep's HTML page goes (default: beside the result JSON)");
   sub->add_flag("--save-detailed", f.save_detailed,
                 "With --sweep: keep every point's per-request arrays (per arm and seed) in the sweep JSON; "
@@ -216,6 +237,45 @@ scenario::PresetAbOptions options_from(const RunFlags& f) {
   return o;
 }
 
+// --grid: the configurations in virtual time, judged and written as bench sweep serve's.
+int run_grid(const RunFlags& f, const scenario::PresetAbOptions& o, const std::vector<std::string>& argv) {
+  require(f.plot_timeline.empty(), "--plot-timeline draws one run, not a grid");
+  const auto axes = scenario::parse_grid(f.grid);
+  scenario::SweepSpec loads;
+  if (!f.sweep.empty()) loads = scenario::parse_sweep(f.sweep);
+  scenario::ConfigSweepJudging judging;
+  scenario::validate_rank_metric(f.rank_by);
+  judging.rank_metric = f.rank_by;
+  judging.settings = o.judging;
+  judging.design = judgement::RoundDesign::paired;  // seed k: the same requests for every configuration
+  if (!f.slo.empty()) judging.slo = scenario::parse_slo(f.slo);
+  const auto run = scenario::run_virtual_grid(o, axes, loads, argv, f.grid_jobs, std::cerr);
+  bool ranked = false;
+  for (const auto& cell : run.record.outcomes) ranked = ranked || cell.serving.contains(f.rank_by);
+  require(ranked || run.record.outcomes.empty(),
+          "--rank-by " + f.rank_by + ": the virtual results do not carry it (ttft, tpot, itl statistics do)");
+  nlohmann::json analysis = scenario::analyse_config_sweep(run.options, run.record, judging, argv);
+  analysis["clock"] = "virtual";
+  analysis["order_kind"] = "virtual time (no drift)";
+  analysis["skipped"] = run.skipped;
+  double total = 0;
+  for (double s : run.seconds_per_configuration) total += s;
+  analysis["timing"] = {{"wall_s", run.record.wall_s},
+                        {"seconds_per_configuration", run.seconds_per_configuration},
+                        {"mean_seconds_per_configuration", total / static_cast<double>(run.seconds_per_configuration.size())}};
+  for (const auto& why : run.skipped) std::cout << "skipped " << why << "\n";
+  scenario::print_config_sweep(analysis, std::cout);
+  const std::filesystem::path json_path =
+      !f.grid_result.empty() ? std::filesystem::path(f.grid_result)
+                             : o.result_dir / ("grid-" + safe_file_component(o.name) + ".json");
+  if (json_path.has_parent_path()) std::filesystem::create_directories(json_path.parent_path());
+  write_json_file(json_path, analysis);
+  const auto html = std::filesystem::path(json_path).replace_extension(".html");
+  reports::write_config_sweep_html(html, analysis);
+  std::cerr << "[grid] wrote " << json_path.string() << " and " << html.string() << "\n";
+  return run.record.interrupted ? 130 : 0;
+}
+
 int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   scenario::PresetAbOptions o = options_from(f);
   // The calibrated serving model for the device and model by default; the run says which first.
@@ -228,6 +288,7 @@ int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   o.stop_fd = stop_signal_fd();
   o.start_server = start_preset_server;  // --clock real / both: encbench serve in this process
   signal(SIGPIPE, SIG_IGN);
+  if (!f.grid.empty()) return run_grid(f, o, argv);
   if (!f.sweep.empty() || !f.slo.empty()) {
     // A timeline draws one run; a sweep is many, and none of them would be drawn.
     require(f.plot_timeline.empty(), "--plot-timeline draws one run, not a sweep: drop --sweep/--slo and run the "

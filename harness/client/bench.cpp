@@ -4,6 +4,7 @@
 #include "harness/client/datasets_tokens.hpp"
 
 #include <curl/curl.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -30,6 +31,17 @@ namespace encbench::client {
 
 namespace fs = std::filesystem;
 using ojson = nlohmann::ordered_json;
+
+namespace {
+
+// This process's peak resident set so far (getrusage's ru_maxrss; Linux counts KiB).
+std::int64_t process_peak_rss_kib() {
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  return static_cast<std::int64_t>(usage.ru_maxrss);
+}
+
+}  // namespace
 
 namespace {
 // snprintf into a string of the needed size: long labels and paths are never cut.
@@ -332,6 +344,7 @@ void prepare_run(const BenchConfig& config, int ranks, const std::string& prefix
     result.vision_tokens.push_back(r.vision_tokens);
     result.image_counts.push_back(r.image_count);
     result.image_bytes.push_back(r.image_bytes);
+    result.vision_requests.push_back({r.image_count, r.image_pixels, r.body.size(), r.text_tokens, r.vision_tokens});
   }
   // timed_trace (self-timed): the trace's timestamps are the schedule (datasets_vllm.hpp).
   if (!dataset.arrival_s.empty() && config.dataset.vllm_text.self_timed) {
@@ -624,6 +637,7 @@ BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult
   if (probes) result.probe_records = probes->finish(result.run.interrupted);
   if (co && !gather_shards(config, *co, common, all_offsets, result)) return result;
   result.date = local_date();  // vllm takes it after the run
+  result.client_peak_rss_kib = process_peak_rss_kib();
   if (config.ramp_up != RampUp::none) {
     // Stamped with each crossing request's release time (the first: the run start), as vllm's
     // datetime.now().isoformat() at the yield.
@@ -641,6 +655,7 @@ BenchResult run_prepared(const BenchConfig& config, Coordinator* co, BenchResult
   mopts.finite_rate = std::isfinite(config.request_rate);
   mopts.mode = config.request_mode;
   result.metrics = calculate_metrics(result.run.records, result.run.end_ns - result.run.start_ns, mopts, result.run.start_ns);
+  result.vision = calculate_vision_metrics(result.run.records, result.vision_requests, result.metrics.duration_s, mopts.percentiles);
   return result;
 }
 
@@ -1026,6 +1041,7 @@ void add_encbench_keys(ojson& j, const BenchConfig& c, const BenchResult& r) {
   j["response_bounds"] = {{"idle_timeout_s", c.idle_timeout_s}, {"max_response_bytes", c.max_response_bytes},
                           {"max_output_chunks", c.max_output_chunks}};
   j["prepare_s"] = static_cast<double>(r.prepare_ns) / 1e9;
+  add_vision_keys(j, r.vision);
   j["ttft_from_intended_ms"] = summary_json(m.ttft_from_intended);
   j["e2el_from_intended_ms"] = summary_json(m.e2el_from_intended);
   j["dispatch_lag_ms"] = summary_json(m.dispatch_lag);
@@ -1039,6 +1055,7 @@ void add_encbench_keys(ojson& j, const BenchConfig& c, const BenchResult& r) {
   j["client_cpu_user_s"] = r.run.cpu_user_s;
   j["client_cpu_system_s"] = r.run.cpu_system_s;
   j["client_cpu_utilization"] = (r.run.cpu_user_s + r.run.cpu_system_s) / std::max(m.duration_s, 1e-9);
+  j["client_peak_rss_mib"] = static_cast<double>(r.client_peak_rss_kib) / 1024.0;
   j["loop_arrival_timer_lag_ms"] = summary_json(summarize_ms(r.run.loop.arrival_wake_lag_ms, {50, 99}));
   j["loop_iteration_busy_ms"] = summary_json(summarize_ms(r.run.loop.iteration_busy_ms, {50, 99}));
   j["loop_iterations"] = r.run.loop.iterations;

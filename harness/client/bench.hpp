@@ -14,6 +14,7 @@
 
 #include "harness/client/dataset.hpp"
 #include "harness/client/send_loop.hpp"
+#include "harness/client/vision_metrics.hpp"
 #include "harness/client/metrics.hpp"
 #include "harness/client/probe.hpp"
 #include "harness/client/records.hpp"
@@ -108,11 +109,14 @@ struct BenchResult {
   std::string tokenizer_note;                 // how prompts were made and counted: the caller says it once
   std::vector<std::int64_t> text_tokens, vision_tokens;  // per request index (-1: unknown)
   std::vector<std::size_t> image_counts, image_bytes;    // per request index (--plot-dataset-stats)
+  std::vector<VisionRequestInfo> vision_requests;        // per request index: images, pixels, body bytes, tokens
+  VisionMetrics vision;                                  // beside `metrics`: images, pixels, bytes, vision tokens
   bool ignore_eos = false;
   SendLoopResult run;
   std::vector<RequestRecord> probe_records;   // --probe-request-rate: every probe, in send order
   ServingMetrics metrics;
   Nanos prepare_ns = 0;                       // dataset + request building (outside the timed run)
+  std::int64_t client_peak_rss_kib = 0;       // this process's peak RSS after the run (getrusage)
   // --profile: the server's /stop_profile JSON (encbench servers: the encoder summary); null when
   // profiling was off or failed; profile_message says why ("server does not support profiling").
   nlohmann::json server_profile;

@@ -6,11 +6,13 @@
 #include <cmath>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 #include <cctype>
 #include <cstdlib>
 #include <sstream>
 
+#include "harness/client/datasets_parquet.hpp"
 #include "harness/client/datasets_random_mm.hpp"
 #include "harness/client/image.hpp"
 #include "harness/client/numpy_random.hpp"
@@ -198,6 +200,10 @@ std::string image_item_to_url(const json& item, const fs::path& base_dir, const 
   if (item.is_string()) return from_string(item.get<std::string>());
   require(item.is_object(), "image " + where + " must be an object {bytes|path|url} or a string");
   if (auto b = item.find("bytes"); b != item.end() && !b->is_null()) {
+    if (b->is_binary()) {  // a parquet image column's struct<bytes: binary, path: string>
+      const auto& raw = b->get_binary();
+      return from_bytes(std::string(raw.begin(), raw.end()));
+    }
     if (b->is_string()) {
       std::string raw;
       require(base64_decode(b->get<std::string>(), raw), "image " + where + ": 'bytes' is not base64");
@@ -244,6 +250,25 @@ std::string first_turn_content(const json& row, const char* key, std::size_t row
   return text;
 }
 
+// Every user message after the first of the row's conversation, flattened in order (turns of
+// messages, or messages), text content only.
+std::vector<std::string> later_user_turns(const json& row, const char* key) {
+  std::vector<std::string> out;
+  bool first = true;
+  const auto visit = [&](const json& m) {
+    if (!m.is_object() || m.value("role", "") != "user" || !m.contains("content") || !m["content"].is_string()) return;
+    if (!first) out.push_back(m["content"].get<std::string>());
+    first = false;
+  };
+  const auto it = row.find(key);
+  if (it == row.end() || !it->is_array()) return out;
+  for (const auto& turn : *it) {
+    if (turn.is_array()) for (const auto& m : turn) visit(m);
+    else visit(turn);
+  }
+  return out;
+}
+
 // vLLM's custom_mm sends a local image as a file:// URL for the server to read (process_image:
 // "file://" + the path). A relative path is made absolute against the dataset file's directory
 // here (vLLM sends it as written, which no server resolves); the server must allow the directory
@@ -282,37 +307,77 @@ std::vector<std::size_t> pick_rows(std::size_t n, const DatasetConfig& config, b
   return order;
 }
 
+// The dataset's rows as JSON objects: a JSONL / JSON file read whole, or parquet shards of which
+// only the rows picked are read (datasets_parquet.hpp).
+struct DatasetRows {
+  std::vector<json> loaded;                 // JSONL / JSON: every row
+  std::optional<ParquetRows> parquet;       // parquet: read on demand
+  std::size_t size() const { return parquet ? parquet->size() : loaded.size(); }
+};
+
+// The rows at `order`'s distinct indices, by index (each row once, however often it is picked).
+std::map<std::size_t, json> fetch_rows(DatasetRows& rows, const std::vector<std::size_t>& order, const std::vector<std::string>& columns) {
+  std::vector<std::size_t> wanted(order);
+  std::sort(wanted.begin(), wanted.end());
+  wanted.erase(std::unique(wanted.begin(), wanted.end()), wanted.end());
+  std::map<std::size_t, json> out;
+  if (rows.parquet) {
+    std::vector<json> got = rows.parquet->read(wanted, columns);
+    for (std::size_t i = 0; i < wanted.size(); ++i) out.emplace(wanted[i], std::move(got[i]));
+  } else {
+    for (std::size_t i : wanted) out.emplace(i, std::move(rows.loaded[i]));
+    rows.loaded.clear();
+  }
+  return out;
+}
+
+// The vision-arena layout from the rows' keys: turns (vision-arena-bench-v0.1) or conversation (VisionArena-Chat).
+const char* vision_arena_key(DatasetRows& rows, Dataset& ds) {
+  std::string key;
+  if (rows.parquet) {
+    key = rows.parquet->check_vision_arena_layout();
+  } else {
+    require(rows.loaded.front().is_object(), "dataset rows must be JSON objects");
+    key = rows.loaded.front().contains("turns") ? "turns" : rows.loaded.front().contains("conversation") ? "conversation" : "";
+  }
+  if (key == "turns") {
+    ds.layout = "vision-arena-bench";
+    return "turns";
+  }
+  if (key == "conversation") {
+    ds.layout = "visionarena-chat";
+    return "conversation";
+  }
+  throw InvalidInput("dataset " + ds.file.string() +
+                     ": rows have neither 'turns' (lmarena-ai/vision-arena-bench-v0.1) nor 'conversation' "
+                     "(lmarena-ai/VisionArena-Chat); for {prompt, images} rows use --dataset-name custom");
+}
+
 // first_image_only: vLLM's custom_mm (CustomMMDataset) sends only image_files[0] of each row.
 Dataset load_file_dataset(const DatasetConfig& config, bool custom, bool custom_image = false, bool first_image_only = false) {
   Dataset ds;
-  ds.file = resolve_dataset_file(config.path, config.hf_split);
-  const std::vector<json> rows = read_rows(ds.file);
-  require(!rows.empty(), "dataset " + ds.file.string() + " has no rows");
-  ds.source_rows = rows.size();
-  const char* key = nullptr;
-  if (custom) {
-    ds.layout = first_image_only ? "custom_mm" : custom_image ? "custom_image" : "custom";
+  DatasetRows source;
+  const std::vector<fs::path> shards = custom ? std::vector<fs::path>{} : parquet_shards(config.path, config.hf_split);
+  if (!shards.empty()) {
+    source.parquet.emplace(shards);
+    ds.file = source.parquet->first_file();
   } else {
-    require(rows.front().is_object(), "dataset rows must be JSON objects");
-    if (rows.front().contains("turns")) {
-      ds.layout = "vision-arena-bench";
-      key = "turns";
-    } else if (rows.front().contains("conversation")) {
-      ds.layout = "visionarena-chat";
-      key = "conversation";
-    } else {
-      throw InvalidInput("dataset " + ds.file.string() +
-                         ": rows have neither 'turns' (lmarena-ai/vision-arena-bench-v0.1) nor 'conversation' "
-                         "(lmarena-ai/VisionArena-Chat); for {prompt, images} rows use --dataset-name custom");
-    }
+    ds.file = resolve_dataset_file(config.path, config.hf_split);
+    source.loaded = read_rows(ds.file);
   }
-  const auto order = pick_rows(rows.size(), config, custom, ds.oversampled);
+  require(source.size() > 0, "dataset " + ds.file.string() + " has no rows");
+  ds.source_rows = source.size();
+  const char* key = nullptr;
+  if (custom) ds.layout = first_image_only ? "custom_mm" : custom_image ? "custom_image" : "custom";
+  else key = vision_arena_key(source, ds);
+  const auto order = pick_rows(source.size(), config, custom, ds.oversampled);
+  std::map<std::size_t, json> rows = fetch_rows(source, order, key ? std::vector<std::string>{key, "images"} : std::vector<std::string>{});
   const fs::path base_dir = ds.file.parent_path();
   std::map<std::size_t, SampleRequest> converted;  // each row converted once, even when duplicated
   for (std::size_t row_index : order) {
     auto found = converted.find(row_index);
     if (found == converted.end()) {
-      const json& row = rows[row_index];
+      json row = std::move(rows.at(row_index));
       require(row.is_object(), "row " + std::to_string(row_index) + " is not a JSON object");
       SampleRequest s;
       s.source_row = row_index;
@@ -350,6 +415,7 @@ Dataset load_file_dataset(const DatasetConfig& config, bool custom, bool custom_
         }
       } else {
         s.prompt = first_turn_content(row, key, row_index);
+        s.later_user_turns = later_user_turns(row, key);
         if (auto imgs = row.find("images"); imgs != row.end() && imgs->is_array() && !imgs->empty())
           s.image_urls.push_back(image_item_to_url(imgs->front(), base_dir, where, config.transcode_images));  // images[0] only, as vllm
         s.output_len = config.output_len.value_or(128);
@@ -419,12 +485,17 @@ Dataset load_random_dataset(const DatasetConfig& config) {
 void require_dataset_path_exists(const std::string& path) {
   std::error_code ec;
   if (fs::exists(path, ec)) return;
-  // A Hugging Face id like "lmarena-ai/vision-arena-bench-v0.1" gets the way to a local export
-  // (the recipe lives in the docs); anything else is a missing file.
-  if (looks_like_hf_id(path))
-    throw InvalidInput("--dataset-path '" + path + "': no such file or directory; as a Hugging Face id it needs a "
-                       "local export (encbench does not download):\n  docs/client.md, \"Exporting a Hugging Face "
-                       "dataset\", then --dataset-path FILE.jsonl");
+  // A Hugging Face id like "lmarena-ai/vision-arena-bench-v0.1" is looked up in the local hub
+  // cache (datasets_parquet.hpp); when it is not there, the message says where it looked and how
+  // to fill the cache (the network is never used).
+  if (looks_like_hf_id(path)) {
+    if (find_hf_cached_dataset(path)) return;
+    std::string roots;
+    for (const auto& r : hf_hub_cache_roots()) roots += (roots.empty() ? "" : ", ") + r.string();
+    throw InvalidInput("--dataset-path '" + path + "': no such file or directory, and not in the local Hugging Face cache (" +
+                       roots + "); fill it with `huggingface-cli download --repo-type dataset " + path +
+                       "` (or `vllm bench serve --no-stream` once), or pass a parquet or JSONL file (docs/client.md)");
+  }
   throw InvalidInput("--dataset-path '" + path + "': no such file or directory");
 }
 

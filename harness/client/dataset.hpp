@@ -5,7 +5,9 @@
 //  - vision-arena / hf: local copies of lmarena-ai/vision-arena-bench-v0.1 (prompt
 //    turns[0][0].content) or lmarena-ai/VisionArena-Chat (conversation[0][0].content), images[0]
 //    as {bytes: base64 | path | url} or a string; JSONL or a JSON array; a file or a directory
-//    holding one. The layout is detected from the rows.
+//    holding one. Or parquet as the hub stores it (datasets_parquet.hpp): a Hugging Face id in the
+//    local hub cache, a .parquet file or a directory of shards, only the rows picked read. The
+//    layout is detected from the rows (parquet: the columns).
 //  - random-mm: synthetic noise images of configured sizes/counts and random-word prompts of the
 //    configured lengths, deterministic from the seed. `random` is the same with no images.
 //  - custom: JSONL of {prompt, output_tokens?}, text only (vllm's CustomDataset): max tokens are
@@ -86,7 +88,11 @@ struct SampleRequest {
   std::int64_t prompt_len = 0;          // tokens with --tokenizer (datasets_tokens.hpp), else whitespace words
   std::int64_t text_tokens = -1;        // prompt tokens by the tokenizer (-1: none loaded)
   std::int64_t vision_tokens = -1;      // image tokens by the model's rule (-1: unknown; 0: no image)
+  std::int64_t image_pixels = -1;       // width x height summed over the images (-1: unknown; 0: no image)
   std::size_t source_row = 0;           // row in the dataset file (or generated index)
+  // The user's later turns of the row's conversation, in order (VisionArena-Chat's conversation,
+  // ShareGPT's human turns after the first): `bench multi-turn` sends them as a session.
+  std::vector<std::string> later_user_turns;
 };
 
 struct Dataset {

@@ -13,6 +13,7 @@
 #include "harness/imaging/decode.hpp"
 #include "harness/vision/vision_geometry.hpp"
 #include "harness/tokenizer/unicode.hpp"
+#include "harness/client/datasets_parquet.hpp"
 
 namespace encbench::client {
 
@@ -22,11 +23,7 @@ using tokenizer::Tokenizer;
 namespace {
 
 std::optional<std::filesystem::path> in_hub_cache(const std::string& hub_id) {
-  std::vector<std::filesystem::path> roots;
-  if (const char* c = std::getenv("HF_HUB_CACHE"); c != nullptr && *c != '\0') roots.emplace_back(c);
-  if (const char* h = std::getenv("HF_HOME"); h != nullptr && *h != '\0') roots.emplace_back(std::filesystem::path(h) / "hub");
-  if (const char* home = std::getenv("HOME"); home != nullptr && *home != '\0')
-    roots.emplace_back(std::filesystem::path(home) / ".cache/huggingface/hub");
+  const std::vector<std::filesystem::path> roots = hf_hub_cache_roots();
   std::string folder = "models--" + hub_id;
   for (std::size_t p = folder.find('/'); p != std::string::npos; p = folder.find('/', p)) folder.replace(p, 1, "--");
   std::error_code ec;
@@ -58,20 +55,26 @@ std::optional<std::vector<std::pair<std::int64_t, std::int64_t>>> image_sizes(co
   return sizes;
 }
 
-std::int64_t vision_tokens_of(const SampleRequest& s, const vision::VisionGeometry* geometry) {
-  if (s.image_urls.empty()) return 0;
-  if (geometry == nullptr) return -1;
+// The sample's image pixels and vision tokens (by the model's rule, when known) from one read of
+// its image headers.
+void label_images(SampleRequest& s, const vision::VisionGeometry* geometry) {
+  s.image_pixels = s.image_urls.empty() ? 0 : -1;
+  s.vision_tokens = s.image_urls.empty() ? 0 : -1;
+  if (s.image_urls.empty()) return;
   const auto sizes = image_sizes(s);
-  if (!sizes) return -1;
-  std::int64_t total = 0;
+  if (!sizes) return;
+  std::int64_t pixels = 0, tokens = 0;
+  for (const auto& [h, w] : *sizes) pixels += h * w;
+  s.image_pixels = pixels;
+  if (geometry == nullptr) return;
   for (const auto& [h, w] : *sizes) {
     try {
-      total += vision::image_token_count(*geometry, vision::image_grid(*geometry, h, w));
+      tokens += vision::image_token_count(*geometry, vision::image_grid(*geometry, h, w));
     } catch (const InvalidInput&) {
-      return -1;  // an aspect ratio the processor refuses: the server will refuse it too
+      return;  // an aspect ratio the processor refuses: the server will refuse it too
     }
   }
-  return total;
+  s.vision_tokens = tokens;
 }
 
 }  // namespace
@@ -243,7 +246,7 @@ void label_tokens(Dataset& dataset, const Tokenizer* tok, const std::string& vis
   if (!key.empty()) geometry = vision::vision_geometry_for(key);
   for (auto& s : dataset.samples) {
     s.text_tokens = tok != nullptr ? s.prompt_len : -1;
-    s.vision_tokens = vision_tokens_of(s, geometry ? &*geometry : nullptr);
+    label_images(s, geometry ? &*geometry : nullptr);
   }
 }
 }  // namespace
@@ -359,7 +362,7 @@ TokenizedDataset load_tokenized_dataset(const DatasetConfig& config, const std::
   if (!key.empty()) geometry = vision::vision_geometry_for(key);
   for (auto& s : out.dataset.samples) {
     s.text_tokens = s.prompt_len;
-    s.vision_tokens = vision_tokens_of(s, geometry ? &*geometry : nullptr);
+    label_images(s, geometry ? &*geometry : nullptr);
   }
   out.tokens.tokenizer_file = file->string();
   out.tokens.note = "tokenizer " + out.tokens.tokenizer_file + ": " + config.name + " prompts made and counted as vLLM's" +

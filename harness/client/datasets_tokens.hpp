@@ -19,7 +19,7 @@ namespace encbench::client {
 
 // Where --tokenizer (or --model when no --tokenizer is given) finds a tokenizer.json: the path
 // itself, a directory holding one, or a Hugging Face hub id already in the local hub cache
-// ($HF_HUB_CACHE, $HF_HOME/hub, ~/.cache/huggingface/hub). nullopt: none found (hub downloads are
+// (hf_hub_cache_roots(), datasets_parquet.hpp). nullopt: none found (hub downloads are
 // not done here).
 std::optional<std::filesystem::path> resolve_tokenizer(const std::string& name);
 

@@ -80,6 +80,7 @@ Dataset load_sharegpt(const DatasetConfig& config, const tokenizer::Tokenizer& t
         fixed_output ? *fixed_output : static_cast<std::int64_t>(tok.encode(turn_value(conv[1], where), true).size());
     if (!is_valid_sequence(s.prompt_len, output, fixed_output.has_value())) continue;
     s.output_len = static_cast<int>(output);
+    for (std::size_t t = 2; t < conv.size(); t += 2) s.later_user_turns.push_back(turn_value(conv[t], where));  // human turns
     if (data[i].contains("image") && data[i]["image"].is_string()) {
       s.image_urls.push_back(image_url(data[i]["image"].get<std::string>()));
       ds.multimodal = true;

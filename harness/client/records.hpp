@@ -28,6 +28,7 @@ struct PreparedRequest {
   int output_len = 0;                 // max_completion_tokens / max_tokens sent
   std::size_t image_count = 0;
   std::size_t image_bytes = 0;        // bytes of the image data URLs in the body
+  std::int64_t image_pixels = -1;     // width x height summed over the images (-1: unknown)
 };
 
 // Everything the client saw for one request. Times are absolute now_ns() values; 0 = never.

@@ -66,6 +66,7 @@ std::vector<PreparedRequest> prepare_requests(const std::vector<SampleRequest>& 
     r.vision_tokens = samples[i].vision_tokens;
     r.output_len = samples[i].output_len;
     r.image_count = samples[i].image_urls.size();
+    r.image_pixels = samples[i].image_pixels;
     for (const auto& url : samples[i].image_urls) r.image_bytes += url.size();
     out.push_back(std::move(r));
   }

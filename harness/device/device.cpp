@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "harness/core/error.hpp"
-#include "harness/device/cuda_backend.hpp"
+#include "harness/device/cuda_module.hpp"
 #include "harness/device/measured_op_times.hpp"
 #include "harness/device/op_name_map.hpp"
 #include "harness/device/queue_device.hpp"
@@ -209,16 +209,18 @@ std::unique_ptr<Device> make_device(const DeviceOptions& options) {
       model.profile = std::move(profile);
       return make_queue_device(options, std::move(info), std::move(model));
     }
-    case DeviceSpec::Backend::cuda:
-#ifdef ENCBENCH_WITH_CUDA_BACKEND
-      return make_cuda_device(options, spec.cuda_index);
-#else
-      // The CUDA backend lands in a later issue; the spec is already recognised so the message
-      // can say what is missing instead of "unknown device".
-      throw InvalidInput("device '" + options.spec +
-                         "': encbench was not built with CUDA (reconfigure with -DENCBENCH_CUDA=ON on a machine "
-                         "with the CUDA toolkit)");
-#endif
+    case DeviceSpec::Backend::cuda: {
+      // The backend is a module opened now (harness/device/cuda_module.hpp); a build without
+      // CUDA, or a missing module or CUDA library, is one line naming the device.
+      using MakeCudaDevice = Device* (*)(const DeviceOptions&, int);
+      MakeCudaDevice make = nullptr;
+      try {
+        make = reinterpret_cast<MakeCudaDevice>(cuda_module_symbol("encbench_cuda_make_device"));
+      } catch (const InvalidInput& e) {
+        throw InvalidInput("device '" + options.spec + "': " + e.what());
+      }
+      return std::unique_ptr<Device>(make(options, spec.cuda_index));
+    }
   }
   throw InvalidInput("unknown device '" + options.spec + "'");
 }

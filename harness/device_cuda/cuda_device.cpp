@@ -14,7 +14,6 @@
 
 #include "harness/core/clock.hpp"
 #include "harness/core/error.hpp"
-#include "harness/device/cuda_backend.hpp"
 #include "harness/device_cuda/cuda_memory.hpp"
 #include "harness/device_cuda/cupti_session.hpp"
 #include "kernels/cuda/cuda_check.hpp"

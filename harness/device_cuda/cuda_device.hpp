@@ -1,8 +1,8 @@
 #pragma once
 // The CUDA device backend behind harness/device/device.hpp ("cuda" or "cuda:N").
 //
-// Plain C++ header (no CUDA types): the CLI and the encoder include it under
-// #ifdef ENCBENCH_HAVE_CUDA and link encbench_device_cuda.
+// Plain C++ header (no CUDA types). Built into the CUDA module libencbench-cuda.so, which
+// make_device() opens for "cuda[:N]" (harness/device/cuda_module.hpp); tests/cuda link it.
 //
 // Semantics, the same contract as the cpu device (docs/cuda.md has the details):
 //   launch      KernelLaunch::native_body(cudaStream_t as void*) is called at submit to enqueue
@@ -36,7 +36,7 @@ namespace encbench::device {
 std::unique_ptr<Device> make_cuda_device(const DeviceOptions& options);
 
 // The same for an already parsed ordinal: the hook make_device() forwards "cuda[:N]" to
-// (harness/device/cuda_backend.hpp, when ENCBENCH_WITH_CUDA_BACKEND is defined).
+// (through the CUDA module's entry point, harness/device_cuda/cuda_module_entry.cpp).
 std::unique_ptr<Device> make_cuda_device(const DeviceOptions& options, int device_index);
 
 // Parses "cuda" / "cuda:N" into N. Throws InvalidInput for anything else.

@@ -25,15 +25,6 @@ namespace encbench::scenario {
 
 namespace {
 
-// A round that could not finish: the message names the arm and the round.
-class RoundFailure : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-class RoundInterrupted : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
 // An arm's port is held by another process: thrown before the round's directory is made or any
 // server started, so a run whose first arm meets it has left nothing behind.
 class ArmPortTaken : public RoundFailure {
@@ -125,6 +116,7 @@ struct StartedServer {
   std::string url;
   int port = 0;
   nlohmann::json info;
+  Nanos started_ns = 0;  // when the start began (the process forked, the in-process server built)
 };
 
 // Starts (command arms, on `port` from choose_arm_port) and waits for readiness; throws
@@ -137,6 +129,7 @@ StartedServer start_server(const ArmRecipe& arm, int round, int port, const std:
   std::function<std::optional<std::string>()> died;
   const auto stdout_path = round_dir / "server.stdout.log", stderr_path = round_dir / "server.stderr.log";
   const auto t0 = std::chrono::steady_clock::now();
+  s.started_ns = now_ns();
   if (arm.in_process) {
     try {
       s.in_process = arm.in_process(arm.name, round, round_dir);
@@ -209,6 +202,16 @@ void stop_server(StartedServer& s, const LiveAbOptions& o) {
   s.info["port_free_after_stop"] = wait_port_free(s.port, o.stop_grace_s);
 }
 
+// Start-up to the first token the fresh server served (its first request's first choices
+// event), once per round: the warm-ups' if there were any, else the measured run's.
+void note_first_token(StartedServer& server, const client::BenchResult& result) {
+  if (server.info.contains("first_token_ms")) return;
+  Nanos first = 0;
+  for (const auto& r : result.run.records)
+    if (r.first_choices_ns > 0 && (first == 0 || r.first_choices_ns < first)) first = r.first_choices_ns;
+  if (first > 0) server.info["first_token_ms"] = ns_to_ms(first - server.started_ns);
+}
+
 // The warm-ups (a short run of the same workload at rate inf, discarded) and the measured run.
 // Warm-ups are not bench's own (copies of the first request): its run shares the stop fd and would
 // swallow a Ctrl-C that arrives during them. Connection errors come back in `client_error`.
@@ -225,8 +228,10 @@ client::BenchResult measure_round(const client::BenchConfig& base, client::Bench
       warm.goodput_slo_ms.clear();
       bc.num_warmups = 0;
       const auto w0 = std::chrono::steady_clock::now();
-      if (client::run_benchmark(warm).run.interrupted) result.run.interrupted = true;
+      const client::BenchResult warmed = client::run_benchmark(warm);
+      if (warmed.run.interrupted) result.run.interrupted = true;
       server.info["warmup_ms"] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - w0).count();
+      note_first_token(server, warmed);
     }
     if (!result.run.interrupted) {
       if (server.in_process) server.in_process->measured_run_starts();
@@ -239,6 +244,7 @@ client::BenchResult measure_round(const client::BenchConfig& base, client::Bench
         } catch (const std::exception&) {
           result.server_device.clear();
         }
+      note_first_token(server, result);
     }
   } catch (const client::ServerUnreachable& e) {
     client_error = e.what();
@@ -273,6 +279,8 @@ LiveArmRound record_round(const client::BenchConfig& bc, const client::BenchResu
   return r;
 }
 
+}  // namespace
+
 LiveArmRound run_arm_round(const client::BenchConfig& base, const ArmRecipe& arm, int round, int position,
                            const LiveAbOptions& o, std::ostream& progress) {
   const std::string where = "arm '" + arm.name + "', round " + std::to_string(round) + ": ";
@@ -283,7 +291,7 @@ LiveArmRound run_arm_round(const client::BenchConfig& base, const ArmRecipe& arm
   if (ec) throw RoundFailure(where + "cannot create " + round_dir.string() + ": " + ec.message());
   const auto t0 = std::chrono::steady_clock::now();
   StartedServer server = start_server(arm, round, port, round_dir, o);
-  progress << "[ab] round " << round << "/" << o.rounds << ", " << arm.name << ": ready on " << server.url << " after "
+  progress << o.progress_tag << " round " << round << "/" << o.rounds << ", " << arm.name << ": ready on " << server.url << " after "
            << fixed(server.info["ready_ms"].get<double>(), 0) << " ms (" << server.info["ready_endpoint"].get<std::string>()
            << ")" << std::endl;
   if (o.on_ready) o.on_ready(arm.name, round, server.process ? server.process->pgid() : 0);
@@ -299,9 +307,11 @@ LiveArmRound run_arm_round(const client::BenchConfig& base, const ArmRecipe& arm
   bc.progress = false;
   std::string client_error;
   const client::BenchResult result = measure_round(base, bc, server, client_error);
+  if (o.after_measured && client_error.empty() && !result.run.interrupted)
+    server.info["after_bench"] = o.after_measured(arm.name, round, server.url, round_dir);
   // Every round sends the same dataset: how its prompts were counted is said once, by the first.
   if (round == 1 && position == 0 && !result.tokenizer_note.empty())
-    progress << "[ab] " << result.tokenizer_note << std::endl;
+    progress << o.progress_tag << " " << result.tokenizer_note << std::endl;
   std::optional<std::string> died = server.process ? server.process->exited() : std::nullopt;
   // The client failed to reach a server that was ready: if it is dying, say so rather than
   // quote the connection error (its exit shows a moment after its sockets closed).
@@ -320,13 +330,11 @@ LiveArmRound run_arm_round(const client::BenchConfig& base, const ArmRecipe& arm
   if (!client_error.empty()) throw RoundFailure(where + client_error);
   LiveArmRound r = record_round(bc, result, server, round, position, round_dir, where);
   const auto& m = result.metrics;
-  progress << "[ab] round " << round << ", " << arm.name << ": " << m.completed << " completed, " << m.failed
+  progress << o.progress_tag << " round " << round << ", " << arm.name << ": " << m.completed << " completed, " << m.failed
            << " failed, mean TTFT " << fixed(m.latency.count("ttft") ? m.latency.at("ttft").mean_ms : 0.0, 2)
            << " ms; stopped in " << fixed(server.info.value("stop_ms", 0.0), 0) << " ms" << std::endl;
   return r;
 }
-
-}  // namespace
 
 void validate(const LiveAbOptions& o) {
   validate_arms(o.arms);

@@ -24,12 +24,14 @@
 #include <functional>
 #include <iosfwd>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "harness/client/bench.hpp"
+#include "harness/core/clock.hpp"
 #include "harness/scenario/ab_power.hpp"
 #include "harness/scenario/server_recipe.hpp"
 
@@ -47,6 +49,23 @@ struct LiveAbOptions {
   // Called when the round's server is ready, right before warm-ups and the measured run (pgid 0
   // for a URL arm). Tests use it to end a server or interrupt the run at a known point.
   std::function<void(const std::string& arm, int round, pid_t pgid)> on_ready;
+  // Called after the measured run while the round's server still runs (`bench sweep serve
+  // --after-bench-cmd`); what it returns is kept as the round's server record "after_bench".
+  std::function<nlohmann::json(const std::string& arm, int round, const std::string& base_url,
+                                const std::filesystem::path& round_dir)>
+      after_measured;
+  std::string progress_tag = "[ab]";  // prefix of the progress lines
+};
+
+// A round that could not finish (the message names the arm and the round), and one stopped by
+// SIGINT/SIGTERM.
+class RoundFailure : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+class RoundInterrupted : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
 };
 
 struct LiveAbRun {
@@ -75,6 +94,13 @@ struct LiveAbRounds {
   std::vector<std::vector<LiveArmRound>> by_arm;
   LiveAbRun run;
 };
+
+// One arm's round on a freshly started server: its directory options.out_dir/round-<r>-<arm>
+// (logs, serving.json), start, readiness, warm-ups, the measured run, after_measured, stop. The
+// server record holds ready_ms (start to ready) and first_token_ms (start to the first token it
+// served). Throws RoundFailure / RoundInterrupted; every server it started is stopped either way.
+LiveArmRound run_arm_round(const client::BenchConfig& base, const ArmRecipe& arm, int round, int position,
+                           const LiveAbOptions& options, std::ostream& progress);
 
 void validate(const LiveAbOptions& options);  // throws InvalidInput naming the flag
 

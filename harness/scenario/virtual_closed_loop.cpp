@@ -88,7 +88,7 @@ SharedModel build_shared_model(const PresetAbOptions& o) {
   serving::LanguageModelDims dims;
   require(serving::read_language_model(read_json_file(model_file), model_file.string(), dims),
           "--clock virtual needs a model preset with a language_model block; " + model_file.string() + " has none");
-  m.cost = serving::step_cost_model(m.serving, dims, profile, o.async_scheduling);
+  m.cost = serving::step_cost_model(m.serving, dims, profile, o.async_scheduling, profiles);
   m.scheduler.max_num_seqs = o.max_num_seqs;
   m.scheduler.max_num_batched_tokens = o.max_num_batched_tokens;
   // vLLM: encoder compute budget = cache size = max(max_num_batched_tokens, the largest item).

@@ -218,7 +218,7 @@ void apply_lm_cost(const ServeOptions& o, const std::optional<serving::ServingMo
       require(serving::read_language_model(read_json_file(model_file), model_file.string(), dims),
               "--serving-model needs a model preset with a language_model block; " + model_file.string() + " has none");
       const device::SimProfile sim = device::parse_sim_profile(profile_doc, profile.string());
-      config.engine.lm = serving::step_cost_model(*serving, dims, sim, o.async_scheduling);
+      config.engine.lm = serving::step_cost_model(*serving, dims, sim, o.async_scheduling, profile.parent_path());
       if (o.kv_cache_tokens < 0) config.engine.kv_capacity_tokens = serving::kv_capacity_tokens(*serving, dims);
     }
   } else {

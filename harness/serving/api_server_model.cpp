@@ -29,6 +29,7 @@ const std::map<std::string, ApiServerField>& fields() {
       {"process_ns_per_pixel", {&ApiServerModel::process_ns_per_pixel, 0, 1e4, "ns"}},
       {"prompt_us_per_token", {&ApiServerModel::prompt_us_per_token, 0, 1e4, "us"}},
       {"hash_ns_per_pixel", {&ApiServerModel::hash_ns_per_pixel, 0, 1e4, "ns"}},
+      {"parse_ns_per_pixel", {&ApiServerModel::parse_ns_per_pixel, 0, 1e4, "ns"}},
       {"media_loading_threads", {&ApiServerModel::media_loading_threads, 0, 1024, "threads (an integer)"}},
       {"processor_cache_gib", {&ApiServerModel::processor_cache_gib, 0, 1024, "GiB"}},
       {"processor_bytes_per_element", {&ApiServerModel::processor_bytes_per_element, 0, 8, "bytes"}},
@@ -37,7 +38,7 @@ const std::map<std::string, ApiServerField>& fields() {
 }
 
 std::string known_keys() {
-  std::string keys = "schema, schema_version, name, description";
+  std::string keys = "schema, schema_version, name, description, process_ms_by_pixels";
   for (const auto& [name, field] : fields()) keys += ", " + name;
   return keys;
 }
@@ -68,7 +69,56 @@ void read_coefficient(ApiServerModel& model, const std::string& key, const nlohm
   (model.*f.member) = ApiServerCoefficient{v, source->get<std::string>()};
 }
 
+// {"points": [[pixels, ms], ...], "source": "..."}: pixels strictly increasing, ms never falling.
+ProcessCurve read_curve(const nlohmann::json& value, const std::string& origin) {
+  const std::string key = origin + ": process_ms_by_pixels";
+  require(value.is_object() && value.contains("points") && value["points"].is_array() && value["points"].size() >= 2,
+          key + " must be {\"points\": [[pixels, ms], ...] with two or more points, \"source\": \"...\"}");
+  for (const auto& [inner, unused] : value.items())
+    require(inner == "points" || inner == "source", key + ": unknown key \"" + inner + "\" (known: points, source)");
+  ProcessCurve curve;
+  for (std::size_t i = 0; i < value["points"].size(); ++i) {
+    const nlohmann::json& p = value["points"][i];
+    const std::string at = key + ".points[" + std::to_string(i) + "]";
+    require(p.is_array() && p.size() == 2 && p[0].is_number() && p[1].is_number(), at + " must be [pixels, ms]");
+    const double pixels = p[0].get<double>(), ms = p[1].get<double>();
+    require(std::isfinite(pixels) && pixels > 0 && pixels <= kMaxCurvePixels,
+            at + ": pixels = " + p[0].dump() + " is outside (0, 1e9]");
+    require(std::isfinite(ms) && ms >= 0 && ms <= kMaxCurveMs, at + ": ms = " + p[1].dump() + " is outside [0, 1e4]");
+    if (!curve.points.empty()) {
+      require(pixels > curve.points.back().first,
+              at + ": pixels = " + p[0].dump() + " must be above the previous point's (the curve is by increasing size)");
+      require(ms >= curve.points.back().second,
+              at + ": ms = " + p[1].dump() + " is below the previous point's " + std::to_string(curve.points.back().second) +
+                  " (accepted: [" + std::to_string(curve.points.back().second) +
+                  ", 1e4]; a larger image cannot cost less: pool measured points that fall)");
+    }
+    curve.points.emplace_back(pixels, ms);
+  }
+  const auto source = value.find("source");
+  require(source != value.end() && source->is_string() && !source->get<std::string>().empty(),
+          key + " needs a \"source\" (the measurement, its model and host)");
+  curve.source = source->get<std::string>();
+  return curve;
+}
+
 }  // namespace
+
+double ProcessCurve::ms(double pixels) const {
+  if (points.empty()) return 0;
+  if (pixels <= points.front().first) return points.front().second;
+  std::size_t i = 1;
+  while (i + 1 < points.size() && pixels > points[i].first) ++i;
+  const auto& [x0, y0] = points[i - 1];
+  const auto& [x1, y1] = points[i];
+  return y0 + (y1 - y0) * (pixels - x0) / (x1 - x0);  // beyond the last point: its segment's slope
+}
+
+Nanos ApiServerModel::process_cost_ns(std::int64_t image_pixels) const {
+  if (process_ms_by_pixels.enabled())
+    return image_pixels > 0 ? static_cast<Nanos>(process_ms_by_pixels.ms(static_cast<double>(image_pixels)) * 1e6) : 0;
+  return static_cast<Nanos>(static_cast<double>(image_pixels) * process_ns_per_pixel.value);
+}
 
 std::int64_t ApiServerModel::processor_cache_capacity_bytes() const {
   return static_cast<std::int64_t>(processor_cache_gib.value * 1073741824.0);  // vLLM: GiB_bytes * gb
@@ -79,8 +129,11 @@ Nanos ApiServerModel::decode_cost_ns(std::int64_t image_pixels) const {
 }
 
 Nanos ApiServerModel::serial_cost_ns(const SerialWork& work) const {
-  double cached_per_pixel = hash_ns_per_pixel.value;
-  double processed_per_pixel = hash_ns_per_pixel.value + process_ns_per_pixel.value;
+  // Every pixel is hashed and parsed, hit or miss; only the missed ones pass the HF processor
+  // (per pixel here, or by the curve per image below).
+  double cached_per_pixel = hash_ns_per_pixel.value + parse_ns_per_pixel.value;
+  double processed_per_pixel =
+      cached_per_pixel + (process_ms_by_pixels.enabled() ? 0.0 : process_ns_per_pixel.value);
   if (!pooled_decode()) {
     cached_per_pixel += decode_ns_per_pixel.value;
     processed_per_pixel += decode_ns_per_pixel.value;
@@ -88,7 +141,12 @@ Nanos ApiServerModel::serial_cost_ns(const SerialWork& work) const {
   // One of the two terms is 0 for a one-image request: the sum is then exactly the other.
   const double pixels_ns = static_cast<double>(work.cached_pixels) * cached_per_pixel +
                            static_cast<double>(work.processed_pixels) * processed_per_pixel;
-  const double ns = request_ms.value * 1e6 + pixels_ns +
+  double curve_ns = 0;
+  if (process_ms_by_pixels.enabled()) {
+    if (work.processed_images.empty()) curve_ns = static_cast<double>(process_cost_ns(work.processed_pixels));
+    for (const std::int64_t pixels : work.processed_images) curve_ns += static_cast<double>(process_cost_ns(pixels));
+  }
+  const double ns = request_ms.value * 1e6 + pixels_ns + curve_ns +
                     static_cast<double>(work.prompt_tokens) * prompt_us_per_token.value * 1e3;
   return static_cast<Nanos>(ns);
 }
@@ -110,10 +168,15 @@ ApiServerModel parse_api_server_model(const nlohmann::json& doc, const std::stri
     } else if (key == "name" || key == "description") {
       require(value.is_string(), origin + ": " + key + " must be a string");
       (key == "name" ? model.name : model.description) = value.get<std::string>();
+    } else if (key == "process_ms_by_pixels") {
+      model.process_ms_by_pixels = read_curve(value, origin);
     } else {
       read_coefficient(model, key, value, origin);
     }
   }
+  require(!model.process_ms_by_pixels.enabled() || model.process_ns_per_pixel.value == 0,
+          origin + ": process_ns_per_pixel must be 0 when process_ms_by_pixels is given (accepted: 0; the curve is the "
+                   "processor's whole cost)");
   if (model.name.empty() || model.name == "none") model.name = "unnamed";
   return model;
 }
@@ -123,6 +186,11 @@ nlohmann::json to_json(const ApiServerModel& model) {
   if (!model.description.empty()) j["description"] = model.description;
   for (const auto& [name, field] : fields())
     j[name] = {{"value", (model.*field.member).value}, {"source", (model.*field.member).source}};
+  if (model.process_ms_by_pixels.enabled()) {
+    nlohmann::json points = nlohmann::json::array();
+    for (const auto& [pixels, ms] : model.process_ms_by_pixels.points) points.push_back({pixels, ms});
+    j["process_ms_by_pixels"] = {{"points", points}, {"source", model.process_ms_by_pixels.source}};
+  }
   return j;
 }
 

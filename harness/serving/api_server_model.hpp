@@ -7,9 +7,11 @@
 // request at a time per process. vLLM's default deployment runs one (--api-server-count 1).
 //
 //   decode (media loading pool) = image_pixels * decode_ns_per_pixel
-//   serial (the process's loop) = request_ms + image_pixels * hash_ns_per_pixel
+//   serial (the process's loop) = request_ms + image_pixels * (hash_ns_per_pixel + parse_ns_per_pixel)
 //                               + prompt_tokens * prompt_us_per_token
 //                               + image_pixels * process_ns_per_pixel   (processor-cache miss only)
+//                                 or, with process_ms_by_pixels, that curve's ms for each image
+//                                 missed (a measured cost per image by size; issue 59)
 //                               (+ the decode, when media_loading_threads is 0)
 //
 // How a request passes the two stages, the processor cache and the order of calls:
@@ -36,6 +38,16 @@ struct ApiServerCoefficient {
   std::string source;
 };
 
+// The HF processor's cost per image by its pixels (process_ms_by_pixels): measured points,
+// pixels strictly increasing and ms never falling; linear between points, the first point's ms
+// below it (the per-call cost), the last segment's slope beyond the last.
+struct ProcessCurve {
+  std::vector<std::pair<double, double>> points;  // (pixels, ms)
+  std::string source;
+  bool enabled() const { return !points.empty(); }
+  double ms(double pixels) const;
+};
+
 struct ApiServerModel {
   std::string name = "none";
   std::filesystem::path path;
@@ -47,6 +59,10 @@ struct ApiServerModel {
   ApiServerCoefficient process_ns_per_pixel{0, "none"};
   ApiServerCoefficient prompt_us_per_token{0, "none"};
   ApiServerCoefficient hash_ns_per_pixel{0, "none"};
+  // Parsing the request's JSON body (its data URL's base64 text) on the event loop, per pixel
+  // of the images it carries.
+  ApiServerCoefficient parse_ns_per_pixel{0, "none"};
+  ProcessCurve process_ms_by_pixels;
   // VLLM_MEDIA_LOADING_THREAD_COUNT: decode off the serial path on this many threads; 0 = the
   // decode is charged on the serial path (the stage before the pool was modelled).
   ApiServerCoefficient media_loading_threads{0, "none: decode on the serial path"};
@@ -68,7 +84,11 @@ struct ApiServerModel {
     std::int64_t cached_pixels = 0;
     std::int64_t processed_pixels = 0;
     std::int64_t prompt_tokens = 0;
+    // Each processed image's pixels, for process_ms_by_pixels (empty: processed_pixels is one image).
+    std::vector<std::int64_t> processed_images;
   };
+  // The HF processor on one image (ns, rounded down): the curve, else pixels x process_ns_per_pixel.
+  Nanos process_cost_ns(std::int64_t image_pixels) const;
   // Its serial processing (ns, rounded down): the HF processor on the processed pixels only; with
   // the decode when there is no media pool.
   Nanos serial_cost_ns(const SerialWork& work) const;
@@ -78,9 +98,13 @@ struct ApiServerModel {
 
 // Upper bounds of the file's values (the reader's accepted ranges).
 inline constexpr int kMaxApiServers = 1024;
+inline constexpr double kMaxCurvePixels = 1e9;   // a point's pixels: (0, 1e9]
+inline constexpr double kMaxCurveMs = 1e4;       // a point's ms: [0, 1e4]
 
-// Reads a model; every coefficient is {"value": number, "source": "non-empty"}. Throws InvalidInput
-// naming the origin and key for an unknown key, a missing source, or a value outside its range.
+// Reads a model; every coefficient is {"value": number, "source": "non-empty"}, the curve
+// {"points": [[pixels, ms], ...] (two or more), "source": "non-empty"}. Throws InvalidInput naming
+// the origin and key for an unknown key, a missing source, a value outside its range, a curve
+// whose pixels do not increase or whose ms fall, or a curve beside a non-zero process_ns_per_pixel.
 ApiServerModel parse_api_server_model(const nlohmann::json& doc, const std::string& origin);
 nlohmann::json to_json(const ApiServerModel& model);
 // "none" (no stage), a name in <scenarios_dir>/serving/api-server (else in the fallback's: a

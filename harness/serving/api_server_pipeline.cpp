@@ -60,6 +60,7 @@ ApiServerProcessed ApiServerPipeline::process(Nanos decoded, std::span<const Pro
   for (const ProcessorItem& image : images) {
     const bool hit = !caches_.empty() && image.pixels > 0 && caches_[slot.process].lookup_and_insert(image.key, image.bytes);
     (hit ? work.cached_pixels : work.processed_pixels) += image.pixels;
+    if (!hit) work.processed_images.push_back(image.pixels);
     out.cache_hits += hit ? 1 : 0;
   }
   const std::int64_t image_pixels = work.cached_pixels + work.processed_pixels;

@@ -54,6 +54,10 @@ bool read_language_model(const nlohmann::json& model_json, const std::string& or
   d.head_dim = it->contains("head_dim") ? positive_int(*it, "head_dim", origin) : d.hidden / d.heads;
   d.vocab = positive_int(*it, "vocab_size", origin);
   d.tied_embeddings = it->value("tie_word_embeddings", false);
+  if (it->contains("qk_norm")) {
+    require((*it)["qk_norm"].is_boolean(), origin + ": language_model.qk_norm must be true or false");
+    d.qk_norm = (*it)["qk_norm"].get<bool>();
+  }
   d.source = it->value("source", std::string());
   require(!d.source.empty(), origin + ": language_model.source must name where the dimensions come from");
   dims = d;

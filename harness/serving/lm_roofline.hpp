@@ -28,6 +28,7 @@ struct LanguageModelDims {
   int head_dim = 0;          // per attention head
   long long vocab = 0;
   bool tied_embeddings = false;  // LM head shares the embedding (no extra weight bytes)
+  bool qk_norm = false;          // an RMSNorm on q and on k in every attention (Qwen3): two ops more a layer
   std::string source;
 
   double matrix_params() const;     // attention + MLP matrices of every layer

@@ -4,13 +4,59 @@
 #include <sstream>
 
 #include "harness/core/error.hpp"
+#include "harness/device/host_model.hpp"
 #include "harness/serving/lm_roofline.hpp"
 #include "harness/serving/serving_model.hpp"
 
 namespace encbench::serving {
+namespace {
+
+// Host ms of `calls` at the host model's cost per class; an unknown class is an InvalidInput
+// naming the serving-model file, the key and the accepted names.
+double host_calls_ms(const HostOpCalls& calls, double times, const device::HostModel& host, const std::string& where) {
+  double ns = 0;
+  for (const auto& [name, n] : calls) {
+    const auto op_class = device::parse_host_op_class(name);
+    if (!op_class) {
+      std::string known;
+      for (device::HostOpClass c : device::kHostOpClasses) known += (known.empty() ? "" : ", ") + std::string(to_string(c));
+      throw InvalidInput(where + "." + name + ": unknown host op class (known: " + known + ")");
+    }
+    ns += n * static_cast<double>(host.cost(*op_class));
+  }
+  return times * ns / 1e6;
+}
+
+double op_set_host_ms(const LmOpSet& set, const LanguageModelDims& dims, const device::HostModel& host,
+                      const std::string& origin) {
+  const std::string where = origin + ": lm_step_ops.op_sets." + set.name;
+  return host_calls_ms(set.per_layer, dims.layers, host, where + ".per_layer") +
+         host_calls_ms(set.per_layer_qk_norm, dims.qk_norm ? dims.layers : 0, host, where + ".per_layer_qk_norm") +
+         host_calls_ms(set.per_step, 1, host, where + ".per_step");
+}
+
+// The forward's launch host time by step kind, and its kernels' device gaps (ms per step).
+void apply_lm_step_ops(const LmStepOps& ops, const LanguageModelDims& dims, const device::SimProfile& profile,
+                       const std::filesystem::path& profiles_dir, StepCostModel& c, std::ostringstream& s) {
+  const device::HostModel host =
+      device::load_host_model(ops.host_model, profiles_dir.empty() ? device::default_profiles_dir() : profiles_dir);
+  c.lm_launch.decode_ms = op_set_host_ms(ops.set(true), dims, host, ops.origin);
+  c.lm_launch.mixed_ms = op_set_host_ms(ops.set(false), dims, host, ops.origin);
+  const double kernels = dims.layers * (ops.kernels_per_layer + (dims.qk_norm ? ops.kernels_per_layer_qk_norm : 0)) +
+                         ops.kernels_per_step;
+  const double gaps_ms = kernels * profile.kernel_fixed_ns.value / 1e6;
+  c.base_ms += gaps_ms;
+  s << "; LM ops (" << ops.origin << " lm_step_ops, host model " << host.name << "): launch " << c.lm_launch.decode_ms
+    << " ms a decode step (" << ops.decode_step << "), " << c.lm_launch.mixed_ms << " ms a mixed step ("
+    << ops.mixed_step << "), overlapping the step's device work; " << kernels << " kernels x "
+    << profile.kernel_fixed_ns.value / 1e3 << " us = " << gaps_ms << " ms of device gaps";
+}
+
+}  // namespace
 
 serving::StepCostModel step_cost_model(const ServingModel& m, const LanguageModelDims& dims,
-                                      const device::SimProfile& profile, bool async_scheduling) {
+                                      const device::SimProfile& profile, bool async_scheduling,
+                                      const std::filesystem::path& profiles_dir) {
   const LmRoofline r = lm_roofline(dims, profile, m.lm_fixed_ms.value);
   const double f = m.achieved_flops_fraction.value, b = m.achieved_bandwidth_fraction.value;
   serving::StepCostModel c;
@@ -37,6 +83,7 @@ serving::StepCostModel step_cost_model(const ServingModel& m, const LanguageMode
       s << " " << p.name << " " << p.base_ms << " ms + " << p.per_seq_ms << " ms/seq "
         << ((async_scheduling ? p.overlaps_async : p.overlaps_sync) ? "overlapped" : "serial") << ";";
   }
+  if (m.lm_step_ops.enabled()) apply_lm_step_ops(m.lm_step_ops, dims, profile, profiles_dir, c, s);
   c.source = s.str();
   return c;
 }

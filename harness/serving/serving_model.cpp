@@ -103,6 +103,10 @@ ServingModel parse_serving_model(const nlohmann::json& doc, const std::string& o
       model.engine_host_parts = parse_engine_host_parts(value, origin);
       continue;
     }
+    if (key == "lm_step_ops") {
+      model.lm_step_ops = parse_lm_step_ops(value, origin);
+      continue;
+    }
     if (key == "api_server") {
       require(is_named_reference(value),
               origin + ": api_server must be {\"name\": \"none, an API-server model in scenarios/serving/api-server or "
@@ -139,6 +143,7 @@ nlohmann::json to_json(const ServingModel& model) {
     j[name] = {{"value", (model.*field.member).value}, {"source", (model.*field.member).source}};
   j["encoder_host_model"] = {{"name", model.encoder_host_model}, {"source", model.encoder_host_model_source}};
   if (!model.engine_host_parts.parts.empty()) j["engine_host_parts"] = to_json(model.engine_host_parts);
+  if (model.lm_step_ops.enabled()) j["lm_step_ops"] = to_json(model.lm_step_ops);
   j["api_server"] = {{"name", model.api_server}, {"source", model.api_server_source}};
   return j;
 }

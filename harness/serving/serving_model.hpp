@@ -4,9 +4,12 @@
 // scripts/fit-seeds.py. From them and a model preset's language_model block on a sim profile:
 //
 //   LM step (device)  = fixed_ms + weight_bytes / (bw * achieved_bandwidth_fraction)
+//                     + kernels * kernel_fixed_ns             (with lm_step_ops: its op list)
 //                     + per_seq_ms * sequences
 //                     + prefill_tokens * flops_per_token / (peak * achieved_flops_fraction)
 //                     + context_tokens * kv_bytes_per_token / (bw * achieved_bandwidth_fraction)
+//   LM launch (host)  = the op list's calls at the host model's class costs, by step kind
+//                       (lm_step_ops.hpp; overlaps the step's device work in both modes)
 //   engine-core host  = host_base_ms + host_per_seq_ms * sequences  (overlaps the device step
 //                       with async scheduling, adds to it without; serving/step_cost.hpp), or,
 //                       with engine_host_parts (issue 35 item 5), per part base_share *
@@ -30,6 +33,7 @@
 
 #include "harness/device/sim_profile.hpp"
 #include "harness/serving/engine_host_parts.hpp"
+#include "harness/serving/lm_step_ops.hpp"
 #include "harness/serving/step_cost.hpp"
 #include "harness/serving/lm_roofline.hpp"
 
@@ -78,6 +82,9 @@ struct ServingModel {
   // The engine-core host split into vLLM V1's parts (empty: one part, the rule before item 5).
   // When given, host_per_seq_ms must be 0: the per-sequence costs are the parts' own.
   EngineHostParts engine_host_parts;
+  // The LM forward's host and device work from its op list (lm_step_ops.hpp); empty: the roofline
+  // and lm_fixed_ms alone (the rule before issue 59).
+  LmStepOps lm_step_ops;
   std::string encoder_host_model = "dispatch-only";
   std::string encoder_host_model_source = "default: dispatch-only";
   // vLLM's API-server stage before the scheduler (serving/api_server_model.hpp): "none", a name in
@@ -97,8 +104,10 @@ nlohmann::json to_json(const ServingModel& model);
 // "name=value,name=value" overrides (the fit script's way in); throws InvalidInput naming the key.
 void apply_overrides(ServingModel& model, const std::string& overrides);
 
+// `profiles_dir`: where the lm_step_ops host model is found by name (unused without lm_step_ops).
 serving::StepCostModel step_cost_model(const ServingModel& model, const LanguageModelDims& dims,
-                                      const device::SimProfile& profile, bool async_scheduling);
+                                      const device::SimProfile& profile, bool async_scheduling,
+                                      const std::filesystem::path& profiles_dir = {});
 // 0 when device_memory_gib is 0 (unlimited). Throws InvalidInput when nothing is left for KV.
 std::int64_t kv_capacity_tokens(const ServingModel& model, const LanguageModelDims& dims);
 

@@ -18,7 +18,7 @@ double require_non_negative(const nlohmann::json& object, const char* key, doubl
 
 }  // namespace
 
-HostSplit StepCostModel::host_split(std::int64_t sequences) const {
+HostSplit StepCostModel::host_split(std::int64_t sequences, std::int64_t prefill_tokens) const {
   HostSplit split;
   const auto add = [&](const EngineHostPart& part) {
     const bool overlaps = async_scheduling ? part.overlaps_async : part.overlaps_sync;
@@ -27,18 +27,19 @@ HostSplit StepCostModel::host_split(std::int64_t sequences) const {
   if (host_parts.empty())
     add(EngineHostPart{"engine-core host", host_base_ms, host_per_seq_ms, true, false});
   for (const EngineHostPart& part : host_parts) add(part);
+  split.overlapped_ms += lm_launch.ms(prefill_tokens);  // launches run while their own kernels execute
   return split;
 }
 
-double StepCostModel::host_ms(std::int64_t sequences) const {
-  const HostSplit split = host_split(sequences);
+double StepCostModel::host_ms(std::int64_t sequences, std::int64_t prefill_tokens) const {
+  const HostSplit split = host_split(sequences, prefill_tokens);
   return split.serial_ms + split.overlapped_ms;
 }
 
 double StepCostModel::step_ms(std::int64_t sequences, std::int64_t prefill_tokens, std::int64_t context_tokens,
                               double encoder_lead_ms) const {
   const double device = lm_device_ms(sequences, prefill_tokens, context_tokens);
-  const HostSplit host = host_split(sequences);
+  const HostSplit host = host_split(sequences, prefill_tokens);
   // The overlapped parts run while the device executes the neighbouring step: hidden up to the
   // device time, exactly; the serial ones run while the device waits.
   return host.serial_ms + std::max(device, host.overlapped_ms + encoder_lead_ms);

@@ -32,6 +32,15 @@
 
 namespace encbench::serving {
 
+// The host launching the LM forward and the sampler of one step (serving/lm_step_ops.hpp), by the
+// step's kind: a step of decodes only replays what vllm-ascend captured for it, a step with prompt
+// tokens runs the mixed path. It overlaps the step's own device work in both scheduling modes.
+struct LmLaunchHost {
+  double decode_ms = 0;
+  double mixed_ms = 0;
+  double ms(std::int64_t prefill_tokens) const { return prefill_tokens > 0 ? mixed_ms : decode_ms; }
+};
+
 // One part of the engine core's host work per step, and whether it overlaps the device step.
 struct EngineHostPart {
   std::string name;
@@ -58,6 +67,7 @@ struct StepCostModel {
   bool async_scheduling = false;
   // Empty: one part {host_base_ms, host_per_seq_ms} overlapping only under async scheduling.
   std::vector<EngineHostPart> host_parts;
+  LmLaunchHost lm_launch;  // 0 without lm_step_ops
   std::string source = "defaults (no source; pass --lm-* flags or use a sim device and a preset "
                        "with a language_model block)";
 
@@ -66,9 +76,10 @@ struct StepCostModel {
            per_prefill_token_ms * static_cast<double>(prefill_tokens) +
            per_context_token_ms * static_cast<double>(context_tokens);
   }
-  // All the engine core's host work of a step, overlapped or not.
-  double host_ms(std::int64_t sequences) const;
-  HostSplit host_split(std::int64_t sequences) const;
+  // All the engine core's host work of a step, overlapped or not (the forward's launch by the
+  // step's kind: prefill_tokens 0 is a step of decodes only).
+  double host_ms(std::int64_t sequences, std::int64_t prefill_tokens = 0) const;
+  HostSplit host_split(std::int64_t sequences, std::int64_t prefill_tokens = 0) const;
   // The step without its encoder part. `encoder_lead_ms`: the encoder's host work of this step
   // that overlaps the device step like an overlapped part (the virtual loop passes the forward's
   // host lead under async scheduling, 0 without it).

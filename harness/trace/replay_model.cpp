@@ -443,7 +443,7 @@ bool is_collective_op(std::string_view name, int stream) {
 
 std::vector<std::string> step_marker_candidates(std::string_view marker) {
   if (marker != kDefaultStepMarker) return {std::string(marker)};
-  return {std::string(kDefaultStepMarker), "execute_new_*_cached_*|execute_context_*_generation_*",
+  return {std::string(kDefaultStepMarker), "execute_new_*_cached_*|execute_context_*_generation_*|execute_*_context_*_generation_*",
           "gpu_model_runner: forward"};
 }
 

@@ -111,7 +111,8 @@ inline constexpr std::string_view kDefaultStepMarker = "ProfilerStep#*";
 // the default, ProfilerStep#*, then vLLM's own markers: vLLM starts the profiler without a
 // schedule, so its traces have no ProfilerStep, but its GPU worker annotates each
 // execute_model call (gpu_worker.py annotate_profile: "execute_new_N_cached_M", later
-// "execute_context_N(T)_generation_M(T)"), and its model runner each forward
+// "execute_context_N(T)_generation_M(T)", with the profiler's detailed_trace_annotation
+// "execute_T_context_N(sq..sk..)_generation_M(sq..sk..)"), and its model runner each forward
 // ("gpu_model_runner: forward", inside the former). Any other marker is tried alone.
 std::vector<std::string> step_marker_candidates(std::string_view marker);
 

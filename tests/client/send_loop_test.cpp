@@ -30,6 +30,14 @@ using encbench::testing::TestServer;
 namespace {
 double ms(Nanos ns) { return static_cast<double>(ns) / 1e6; }
 double p90(std::vector<double> v) { return encbench::stats::percentile(v, 90); }
+// A "VmRSS:   1234 kB" line of /proc/self/status, in MiB (the kernel's own count, not getrusage).
+double proc_status_mib(const std::string& field) {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind(field + ":", 0) == 0) return std::stod(line.substr(field.size() + 1)) / 1024.0;
+  }
+  return -1;
+}
 }  // namespace
 
 namespace {
@@ -250,6 +258,7 @@ TEST(Engine, RunBenchmarkEndToEndWithModelDiscoveryAndJson) {
   cfg.goodput_slo_ms = {{"ttft", 10000}};
   cfg.save_detailed = true;
   cfg.num_warmups = 2;
+  const double rss_before_mib = proc_status_mib("VmRSS");
   const BenchResult result = run_benchmark(cfg);
   server.stop();
   EXPECT_EQ(result.model_id, "org/served-model");
@@ -272,6 +281,10 @@ TEST(Engine, RunBenchmarkEndToEndWithModelDiscoveryAndJson) {
                           "dispatch_lag_ms", "ttft_from_intended_ms", "client_cpu_user_s", "request_mode"})
     EXPECT_TRUE(j.contains(key)) << key;
   EXPECT_EQ(j["schema"], "encbench-serve-bench");
+  // The client's own peak RSS (getrusage), between this process's RSS before the run and the
+  // kernel's high-water mark (/proc/self/status VmHWM) read after it.
+  EXPECT_GE(j["client_peak_rss_mib"].get<double>(), rss_before_mib);
+  EXPECT_LE(j["client_peak_rss_mib"].get<double>(), proc_status_mib("VmHWM"));
   EXPECT_EQ(j["request_rate"], 200.0);
   EXPECT_EQ(j["request_goodput"], result.metrics.request_throughput);
   EXPECT_EQ(result_filename(cfg, result), "openai-chat-200.0qps-concurrency3-served-model-" + result.date + ".json");

@@ -330,7 +330,10 @@ TEST(DeviceSpec, ParsesKnownSpecsAndRejectsOthers) {
     auto cuda = make_device(options);
     EXPECT_EQ(cuda->info().kind.rfind("cuda", 0), 0u);
   } catch (const InvalidInput& error) {
-    EXPECT_NE(std::string(error.what()).find("CUDA"), std::string::npos) << error.what();
+    // The module itself loads in this test binary (it exports what the module uses).
+    const std::string what = error.what();
+    EXPECT_TRUE(what.find("no CUDA device") != std::string::npos ||
+                what.find("not built with CUDA") != std::string::npos) << what;
   }
   EXPECT_EQ(parse_alloc_mode("fresh"), AllocMode::fresh);
   EXPECT_THROW(parse_alloc_mode("pooled"), InvalidInput);

@@ -56,9 +56,24 @@ void check_workload(const nlohmann::json& doc) {
   must_read_back([&] { (void)parse_workload(to_json(model), "fuzz round trip"); });
 }
 
+// A serving model that was accepted, with an LM op list, has its counts in range, its sources and
+// the op sets its steps name; it reads back.
 void check_serving_model(const nlohmann::json& doc) {
   using namespace encbench::serving;
   const ServingModel model = parse_serving_model(doc, "fuzz");
+  if (const LmStepOps& ops = model.lm_step_ops; ops.enabled()) {
+    if (ops.source.empty() || ops.host_model.empty() || ops.kernels_source.empty()) __builtin_trap();
+    for (const double n : {ops.kernels_per_layer, ops.kernels_per_layer_qk_norm, ops.kernels_per_step})
+      if (!(n >= 0 && n <= kMaxLmOpCount)) __builtin_trap();
+    (void)ops.set(true);  // both step kinds name a set (std::out_of_range otherwise)
+    (void)ops.set(false);
+    for (const auto& [name, set] : ops.op_sets) {
+      if (set.source.empty()) __builtin_trap();
+      for (const HostOpCalls* calls : {&set.per_layer, &set.per_layer_qk_norm, &set.per_step})
+        for (const auto& [op_class, n] : *calls)
+          if (!(n >= 0 && n <= kMaxLmOpCount)) __builtin_trap();
+    }
+  }
   must_read_back([&] { (void)parse_serving_model(to_json(model), "fuzz round trip"); });
 }
 
@@ -97,6 +112,12 @@ void check_api_server_model(const nlohmann::json& doc) {
                                         &model.processor_cache_gib, &model.processor_bytes_per_element})
     if (!(c->value >= 0) || c->source.empty()) __builtin_trap();
   if (model.processes() < 0 || model.processes() > kMaxApiServers) __builtin_trap();
+  // A processor curve that was accepted never falls with size, nor does its cost per image.
+  const auto& points = model.process_ms_by_pixels.points;
+  for (std::size_t i = 1; i < points.size(); ++i)
+    if (!(points[i].first > points[i - 1].first && points[i].second >= points[i - 1].second)) __builtin_trap();
+  if (model.process_ms_by_pixels.enabled() && model.process_ns_per_pixel.value != 0) __builtin_trap();
+  if (model.process_cost_ns(1 << 22) < model.process_cost_ns(1 << 16)) __builtin_trap();
   if (model.request_cost_ns(1 << 20, 100) < model.request_cost_ns(0, 100)) __builtin_trap();
   if (model.serial_cost_ns({.cached_pixels = 1 << 20, .prompt_tokens = 100}) >
       model.serial_cost_ns({.processed_pixels = 1 << 20, .prompt_tokens = 100}))

@@ -198,6 +198,15 @@ def model_files():
         "schema": "encbench-api-server", "schema_version": 1, "name": "x",
         "request_ms": {"value": -1, "source": "s"}, "decode_ns_per_pixl": {"value": 1, "source": "s"},
         "api_server_count": {"value": 1.5, "source": ""}}))
+    write("fuzz_model_files", "api-server-falling-curve.json", "\x06" + json.dumps({
+        "schema": "encbench-api-server", "schema_version": 1, "name": "x",
+        "process_ms_by_pixels": {"points": [[65536, 5.34], [262144, 4.95], [1048576, 5.85]], "source": "s"}}))
+    write("fuzz_model_files", "serving-bad-lm-step-ops.json", "\x01" + json.dumps({
+        "schema": "encbench-serving-model", "lm_step_ops": {
+            "source": "s", "host_model": {"name": "torch-npu-eager", "source": "s"},
+            "decode_step": {"name": "graph", "source": "s"}, "mixed_step": {"name": "eager", "source": "s"},
+            "device_kernels": {"per_layer": -1, "per_layer_qk_norm": 2, "per_step": 23, "source": "s"},
+            "op_sets": {"eager": {"per_layer": {"torch_dispatch": 11}, "source": "s"}}}}))
     write("fuzz_model_files", "device-bad-efficiency.json", "\x02" + json.dumps({
         "name": "x", "peak_fp32_flops_per_s": {"value": 1e12, "source": "s"},
         "peak_fp16_flops_per_s": {"value": 1e12, "source": "s"}, "mem_bytes_per_s": {"value": 1e9, "source": "s"},

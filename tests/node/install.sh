@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Installs the npm dependencies of the node tests (the official openai SDK, v6; tokenizers.js) if missing.
+# Installs the npm dependencies of the node tests (the official openai SDK, v6; tokenizers.js; the parquet
+# writers and reader of make_parquet_fixtures.mjs) if missing.
 set -euo pipefail
 cd "$(dirname "$0")"
 if ! command -v npm >/dev/null 2>&1; then
@@ -13,7 +14,8 @@ if [[ -f "$marker" ]]; then
   echo "tests/node: the last npm install did not finish; installing again" >&2
   rm -rf node_modules
 fi
-if [[ ! -d node_modules/openai || ! -d node_modules/@huggingface/tokenizers ]]; then
+if [[ ! -d node_modules/openai || ! -d node_modules/@huggingface/tokenizers || ! -d node_modules/hyparquet-writer ||
+      ! -d node_modules/parquetjs-lite ]]; then
   mkdir -p node_modules
   touch "$marker"
   npm install --no-audit --no-fund

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "harness/core/error.hpp"
 #include "harness/serving/api_server_model.hpp"
 #include "harness/serving/api_server_pipeline.hpp"
@@ -91,20 +93,29 @@ TEST(ApiServerModel, ShippedModelCostsWhatItsCoefficientsSay) {
     EXPECT_FALSE(c->source.empty());
   EXPECT_EQ(m.media_threads(), 8);                                     // VLLM_MEDIA_LOADING_THREAD_COUNT
   EXPECT_EQ(m.processor_cache_capacity_bytes(), std::int64_t{4} << 30);  // --mm-processor-cache-gb 4
-  // A hit skips exactly the HF processor's per-pixel cost; the decode is off the serial path.
+  // The processor's cost is vLLM's per-image curve (issue 59), not a per-pixel rate.
+  ASSERT_TRUE(m.process_ms_by_pixels.enabled());
+  EXPECT_EQ(m.process_ns_per_pixel.value, 0);
+  EXPECT_FALSE(m.process_ms_by_pixels.source.empty());
+  EXPECT_FALSE(m.parse_ns_per_pixel.source.empty());
+  // A hit skips exactly the HF processor's cost for that image; the decode is off the serial path.
   const Nanos missed = m.serial_cost_ns({.processed_pixels = 1'000'000, .prompt_tokens = 100});
-  EXPECT_EQ(missed - m.serial_cost_ns({.cached_pixels = 1'000'000, .prompt_tokens = 100}),
-            static_cast<Nanos>(1e6 * m.process_ns_per_pixel.value));
-  // Two images, one cached: the processor runs on the other only.
-  EXPECT_EQ(m.serial_cost_ns({.cached_pixels = 1'000'000, .processed_pixels = 1'000'000, .prompt_tokens = 100}) - missed,
-            static_cast<Nanos>(1e6 * m.hash_ns_per_pixel.value));
+  EXPECT_EQ(missed - m.serial_cost_ns({.cached_pixels = 1'000'000, .prompt_tokens = 100}), m.process_cost_ns(1'000'000));
+  // 1 MP lies between the 512^2 and 1024^2 points: 5.145 + (5.85 - 5.145) x (1e6 - 262144) / 786432 ms.
+  EXPECT_NEAR(static_cast<double>(m.process_cost_ns(1'000'000)) / 1e6, 5.145 + 0.705 * 737856.0 / 786432.0, 1e-6);
+  // Two images, one cached: the second pays the hash and the body's parse only.
+  EXPECT_NEAR(static_cast<double>(
+                  m.serial_cost_ns({.cached_pixels = 1'000'000, .processed_pixels = 1'000'000, .prompt_tokens = 100}) -
+                  missed),
+              1e6 * (m.hash_ns_per_pixel.value + m.parse_ns_per_pixel.value), 1.0);
   EXPECT_EQ(m.request_cost_ns(1'000'000, 100), m.decode_cost_ns(1'000'000) + missed);
   EXPECT_EQ(m.request_cost_ns(0, 0), static_cast<Nanos>(m.request_ms.value * 1e6));
-  // A 1024x768 image: within the per-pixel rate of Qwen-VL processors users report (a 1 MP image
-  // in 0.1-0.4 s), far above a C++ decode alone (~3 ns a pixel).
+  // A 1024x768 image: the processor inside vLLM's own measurements at 512^2-1024^2 (4.95 ms, PR
+  // #50390, to 12.2 ms, PR #50411); the whole serial stage far under the 110 ms the per-pixel fit gave.
+  EXPECT_GT(m.process_cost_ns(1024 * 768), static_cast<Nanos>(4.95e6));
+  EXPECT_LT(m.process_cost_ns(1024 * 768), static_cast<Nanos>(12.2e6));
   const Nanos image = m.request_cost_ns(1024 * 768, 0) - m.request_cost_ns(0, 0);
-  EXPECT_GT(image, 1024 * 768 * 100);
-  EXPECT_LT(image, 1024 * 768 * 400);
+  EXPECT_LT(image, 1024 * 768 * 25);
   EXPECT_NEAR(static_cast<double>(m.request_cost_ns(0, 1000) - m.request_cost_ns(0, 0)),
               1000 * m.prompt_us_per_token.value * 1e3, 1.0);
   EXPECT_FALSE(load_api_server_model("none", scenarios_dir()).enabled());
@@ -161,6 +172,70 @@ TEST(ApiServerModel, BadFilesNameTheFileKeyAndRange) {
   ApiServerModel model;
   EXPECT_THROW(set_api_server_count(model, -1, "--api-server-count"), InvalidInput);
   EXPECT_THROW(set_api_server_count(model, kMaxApiServers + 1, "--api-server-count"), InvalidInput);
+}
+
+// Issue 59: the HF processor's cost per image by size, from measured points.
+ApiServerModel curve_model() {
+  return parse_api_server_model(nlohmann::json::parse(R"({"schema": "encbench-api-server", "schema_version": 1,
+    "hash_ns_per_pixel": {"value": 0.1, "source": "s"}, "parse_ns_per_pixel": {"value": 0.7, "source": "s"},
+    "process_ms_by_pixels": {"points": [[65536, 5.145], [262144, 5.145], [1048576, 5.85], [2359296, 8.66],
+                                        [4194304, 11.46]], "source": "s"}})"), "curve.json");
+}
+
+TEST(ApiServerModel, TheProcessorCurveInterpolatesItsPointsPerImage) {
+  const ApiServerModel m = curve_model();
+  const ProcessCurve& c = m.process_ms_by_pixels;
+  EXPECT_DOUBLE_EQ(c.ms(65536), 5.145);    // at a point: the point
+  EXPECT_DOUBLE_EQ(c.ms(2359296), 8.66);
+  EXPECT_DOUBLE_EQ(c.ms(1000), 5.145);     // below the first: the per-call cost
+  // Half-way between 1024^2 and 1536^2: (5.85 + 8.66) / 2.
+  EXPECT_NEAR(c.ms((1048576.0 + 2359296.0) / 2), 7.255, 1e-12);
+  // Beyond 2048^2 the last segment's slope: (11.46 - 8.66) / (4194304 - 2359296) ms a pixel.
+  EXPECT_NEAR(c.ms(5000000), 11.46 + 2.8 * (5000000.0 - 4194304) / 1835008, 1e-12);
+  // vision-arena's mean image (~0.63 MP) costs 5.5 ms: inside vLLM's 4.95-12.2 ms for 512^2-1024^2.
+  EXPECT_GT(c.ms(630000), 4.95);
+  EXPECT_LT(c.ms(630000), 12.2);
+  // Two images missed pay the curve each (two per-call costs), not the curve of their sum.
+  const Nanos two = m.serial_cost_ns({.processed_pixels = 2 * 65536, .prompt_tokens = 0, .processed_images = {65536, 65536}});
+  const Nanos one = m.serial_cost_ns({.processed_pixels = 65536, .prompt_tokens = 0});
+  EXPECT_NEAR(static_cast<double>(two - one), 5.145e6 + 65536 * 0.8, 2.0);
+  // A hit pays the hash and the body's parse, not the processor.
+  EXPECT_NEAR(static_cast<double>(m.serial_cost_ns({.cached_pixels = 65536})), 65536 * 0.8, 1.0);
+  EXPECT_EQ(m.process_cost_ns(0), 0);
+  // The curve reads back.
+  const ApiServerModel back = parse_api_server_model(to_json(m), "round trip");
+  EXPECT_EQ(back.process_ms_by_pixels.points, c.points);
+}
+
+TEST(ApiServerModel, ABadCurveNamesTheFileThePointAndTheAcceptedRange) {
+  const auto message = [](const std::string& curve, const std::string& extra = "") {
+    try {
+      (void)parse_api_server_model(nlohmann::json::parse(R"({"schema": "encbench-api-server", "schema_version": 1, )" +
+                                                         extra + R"("process_ms_by_pixels": )" + curve + "}"),
+                                   "api.json");
+    } catch (const InvalidInput& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  std::string m = message(R"({"points": [[65536, 5.34], [262144, 4.95]], "source": "s"})");
+  EXPECT_NE(m.find("api.json: process_ms_by_pixels.points[1]: ms = 4.95 is below the previous point's"),
+            std::string::npos) << m;
+  EXPECT_NE(m.find("accepted: [5.34"), std::string::npos) << m;
+  m = message(R"({"points": [[262144, 5], [65536, 6]], "source": "s"})");
+  EXPECT_NE(m.find("points[1]: pixels = 65536 must be above the previous point's"), std::string::npos) << m;
+  m = message(R"({"points": [[65536, -1], [262144, 6]], "source": "s"})");
+  EXPECT_NE(m.find("points[0]: ms = -1 is outside [0, 1e4]"), std::string::npos) << m;
+  m = message(R"({"points": [[0, 1], [262144, 6]], "source": "s"})");
+  EXPECT_NE(m.find("points[0]: pixels = 0 is outside (0, 1e9]"), std::string::npos) << m;
+  m = message(R"({"points": [[65536, 5]], "source": "s"})");
+  EXPECT_NE(m.find("two or more points"), std::string::npos) << m;
+  m = message(R"({"points": [[65536, 5], [262144, 6]]})");
+  EXPECT_NE(m.find("process_ms_by_pixels needs a \"source\""), std::string::npos) << m;
+  m = message(R"({"points": [[65536, 5], [262144, 6]], "source": "s"})",
+              R"("process_ns_per_pixel": {"value": 140, "source": "s"}, )");
+  EXPECT_NE(m.find("process_ns_per_pixel must be 0 when process_ms_by_pixels is given"), std::string::npos) << m;
+  EXPECT_EQ(message(R"({"points": [[65536, 5], [262144, 5]], "source": "s"})"), "accepted");  // flat is allowed
 }
 
 TEST(VirtualApiServer, ALoneRequestsTtftRisesByExactlyTheModelledCost) {

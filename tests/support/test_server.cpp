@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstring>
 #include <queue>
 #include <stdexcept>
@@ -299,6 +300,15 @@ class Server {
     return run_steps(c);
   }
 
+  // A machine that slows down over time: the scripted delays grow by slowdown_per_s (a
+  // fraction) for each second of wall clock since slowdown_since_unix_ms, across restarts.
+  double drift_factor() const {
+    if (config_.slowdown_per_s == 0) return 1.0;
+    const auto now_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                            std::chrono::system_clock::now().time_since_epoch()).count();
+    return 1.0 + config_.slowdown_per_s * static_cast<double>(now_ms - config_.slowdown_since_unix_ms) / 1e3;
+  }
+
   void build_completion(Connection& c, const Script& s, const std::string& body, ServedRequest& req, Nanos t0) {
     const bool chat = req.path.find("chat/completions") != std::string::npos;
     req.stream = !body_says_no_stream(body);
@@ -306,8 +316,9 @@ class Server {
     if (tokens < 0) tokens = find_int_field(body, chat ? "max_completion_tokens" : "max_tokens");
     if (tokens < 0) tokens = 16;
     req.tokens = static_cast<int>(tokens);
-    const Nanos ttft = static_cast<Nanos>(s.ttft_ms * 1e6);
-    const Nanos itl = static_cast<Nanos>(s.itl_ms * 1e6);
+    const double slowdown = drift_factor();
+    const Nanos ttft = static_cast<Nanos>(s.ttft_ms * slowdown * 1e6);
+    const Nanos itl = static_cast<Nanos>(s.itl_ms * slowdown * 1e6);
     const int tpc = std::max(1, s.tokens_per_chunk);
     const long chunks = (tokens + tpc - 1) / tpc;
 

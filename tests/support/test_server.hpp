@@ -57,6 +57,10 @@ struct ServerConfig {
   std::string model_root;                 // GET /v1/models data[0].root ("" = no root field)
   int port = 0;
   int backlog = 4096;
+  // Drift: every delay scaled by 1 + slowdown_per_s x (seconds since slowdown_since_unix_ms, wall
+  // clock), so servers restarted one after another see one machine slowing down.
+  double slowdown_per_s = 0;
+  std::int64_t slowdown_since_unix_ms = 0;
 };
 
 struct ServedRequest {

@@ -26,6 +26,10 @@ int main(int argc, char** argv) {
   app.add_option("--fault", fault, "none|http-error|malformed-json|error-event|error-event-typed|no-done|disconnect|stall");
   app.add_option("--model", config.model, "Model id served by GET /v1/models");
   app.add_option("--backlog", config.backlog, "listen() backlog");
+  app.add_option("--slowdown-per-s", config.slowdown_per_s,
+                 "Drift: delays grow by this fraction per second since --slowdown-since-unix-ms (0.01/60: 1 % per minute)");
+  app.add_option("--slowdown-since-unix-ms", config.slowdown_since_unix_ms,
+                 "Wall-clock start of the drift (Unix time in ms), shared by servers started one after another");
   CLI11_PARSE(app, argc, argv);
   try {
     script.fault = parse_fault(fault);

@@ -6,9 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
+#include "harness/core/result_json.hpp"
 #include "harness/trace/replay.hpp"
+#include "harness/trace/trace_diff.hpp"
 #include "harness/trace/trace_analysis.hpp"
 #include "tests/trace/trace_test_support.hpp"
 
@@ -101,6 +106,95 @@ TEST(VllmTrace, StepWindowFromVllmMarkersAndTheBlockedHostIsASyncStall) {
   EXPECT_EQ(d.gaps.gaps[1].start_ns, us(1625));
   EXPECT_EQ(d.gaps.gaps[1].duration_ns(), us(405));
   EXPECT_EQ(d.gaps.gaps[1].gap_class, GapClass::sync_stall);
+}
+
+}  // namespace
+}  // namespace encbench::trace
+
+// Real vLLM serving steps on an MI300X under HIP graphs (AMD-AGI/TraceLens's test traces,
+// fixtures/tracelens_vllm/README.md), against the figures expected_figures.py there computes from
+// the raw events without encbench's code: one FULL-graph decode step (1 hipGraphLaunch replays
+// 421 of its 434 ops) and one piecewise prefill+decode step (25 graph launches, attention eager).
+namespace encbench::trace {
+namespace {
+
+std::filesystem::path tracelens_dir() { return support::fixture("tracelens_vllm"); }
+
+const nlohmann::json& tracelens_expected() {
+  static const nlohmann::json j = read_json_file(tracelens_dir() / "expected.json");
+  return j;
+}
+
+TEST(VllmRealTrace, IdleIsExactlyTheIndependentFigure) {
+  for (const auto& e : tracelens_expected()["traces"]) {
+    SCOPED_TRACE(e["trace"].get<std::string>());
+    const ImportedTrace t = import_trace_file(tracelens_dir() / e["trace"].get<std::string>());
+    EXPECT_EQ(t.layout, TraceLayout::kineto);
+    EXPECT_EQ(t.counts.device_ops, e["device_ops"].get<std::size_t>());
+    EXPECT_EQ(t.counts.linked_by_correlation, e["linked_by_correlation"].get<std::size_t>());
+    EXPECT_EQ(t.devices.at(0).ops_without_launch, 0u);
+    const TraceReport r = analyze_trace(t, {});
+    ASSERT_EQ(r.devices.size(), 1u);
+    const DeviceReport& d = r.devices[0];
+    EXPECT_EQ(d.device, e["devices"][0].get<int>());
+    // The step window comes from vLLM's execute_model annotation (no ProfilerStep in the trace).
+    EXPECT_NE(d.window.source.find("execute_"), std::string::npos) << d.window.source;
+    EXPECT_EQ(d.window.start_ns, e["window_start_ns"].get<Nanos>());
+    EXPECT_EQ(d.window.end_ns, e["window_end_ns"].get<Nanos>());
+    for (const auto& [g, x] : {std::pair{&d.gaps, &e["window"]}, std::pair{&*d.whole_trace, &e["whole_trace"]}}) {
+      EXPECT_EQ(g->op_count, (*x)["op_count"].get<std::size_t>());
+      EXPECT_EQ(g->span_start_ns, (*x)["span_start_ns"].get<Nanos>());
+      EXPECT_EQ(g->span_end_ns, (*x)["span_end_ns"].get<Nanos>());
+      EXPECT_EQ(g->busy_ns, (*x)["busy_ns"].get<Nanos>());
+      EXPECT_EQ(g->idle_ns, (*x)["idle_ns"].get<Nanos>());
+      EXPECT_EQ(g->gaps.size(), (*x)["gaps"].get<std::size_t>());
+    }
+  }
+}
+
+// Graph-replayed ops are ops: a forward counts every kernel its graph launches ran (before: one
+// per launch call: 14 calls on the decode step that runs 434 ops).
+TEST(VllmRealTrace, OpsPerForwardCountsTheOpsGraphsReplay) {
+  for (const auto& e : tracelens_expected()["traces"]) {
+    SCOPED_TRACE(e["trace"].get<std::string>());
+    const ImportedTrace t = import_trace_file(tracelens_dir() / e["trace"].get<std::string>());
+    const ReplayModel m = build_replay_model(t, -1);
+    ASSERT_EQ(m.forwards.size(), 1u);
+    EXPECT_EQ(m.forwards[0].name.rfind("execute_", 0), 0u) << m.forwards[0].name;
+    const TraceSummary s = summarize_trace(t, m, us(30));
+    ASSERT_EQ(s.forwards.size(), 1u);
+    const std::size_t ops = e["ops_per_forward"].get<std::size_t>();
+    EXPECT_EQ(s.forwards[0].ops, ops);
+    EXPECT_DOUBLE_EQ(s.metrics.at("ops_per_forward"), static_cast<double>(ops));
+    EXPECT_EQ(s.forwards[0].launches, e["launch_calls_per_forward"].get<std::size_t>());
+    EXPECT_GT(e["graph_replayed_ops"].get<std::size_t>(), ops / 2);  // the graphs hold most ops
+    std::size_t named = 0;
+    for (const OpNameStats& n : s.by_name) named += n.count;
+    EXPECT_EQ(named, ops);  // the per-name table sums to the same count
+  }
+}
+
+// The device is busy 99.8 % of the step: the critical path runs through device ops, not all
+// through the host.
+TEST(VllmRealTrace, CriticalPathHasTheDeviceOpsOnIt) {
+  for (const auto& e : tracelens_expected()["traces"]) {
+    SCOPED_TRACE(e["trace"].get<std::string>());
+    const ReplayModel m = build_replay_model(import_trace_file(tracelens_dir() / e["trace"].get<std::string>()), -1);
+    const ReplayMetrics r = measure_replay(m, replay(m), us(30), 20);
+    ASSERT_EQ(r.forwards.size(), 1u);
+    const CriticalPath& p = r.forwards[0].critical_path;
+    EXPECT_EQ(p.length_ns, p.device_ns + p.host_ns + p.wait_ns + p.latency_ns);
+    // At most the forward's device time; at least half of it (the ops run back to back).
+    EXPECT_LE(p.device_ns, e["forward_busy_ns"].get<Nanos>());
+    EXPECT_GE(p.device_ns, e["forward_busy_ns"].get<Nanos>() / 2);
+    EXPECT_GT(p.device_ns, p.host_ns);
+  }
+}
+
+TEST(VllmRealTrace, ExpectedFiguresAreCurrent) {
+  if (std::system("python3 -c 'import json' > /dev/null 2>&1") != 0) GTEST_SKIP() << "no python3";
+  const std::string command = "python3 '" + (tracelens_dir() / "expected_figures.py").string() + "' --check";
+  EXPECT_EQ(std::system(command.c_str()), 0) << command;
 }
 
 }  // namespace
