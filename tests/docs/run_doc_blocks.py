@@ -12,8 +12,9 @@ The command text is the doc's. What the runner changes, each change listed in SU
   - `cmake --build ...` lines do nothing (ctest builds the binaries before this test runs);
   - /tmp/ is the block's own temporary directory (blocks run in parallel and leave nothing behind);
   - a line ending in `&` starts a server in the background; the runner waits for the port it prints
-    (`port=N` or `http://127.0.0.1:N`) and the word PORT in later lines is that port; the runner
-    stops every server it started when the block ends;
+    (`port=N` or `http://127.0.0.1:N`, in the doc's own `> FILE` if it has one) and the word PORT
+    in later lines is that port, unless the block sets PORT itself; the runner stops every server
+    it started when the block ends;
   - sizes are scaled down (--num-prompts 500 -> 10, --seeds 10 -> 1, ...) so the whole run takes a few
     minutes on two cores.
 
@@ -206,18 +207,28 @@ def to_script(block):
     if needs_live_server:
         body.append('encbench serve --port 0 --null > "$DOC_TMP/live-server.log" 2>&1 & __doc_pids+=($!)')
         body.append('DOC_PORT=$(__doc_wait_port "$DOC_TMP/live-server.log")')
+    # A block that sets PORT itself (PORT=$(grep ... server.txt)) keeps its own; else the word
+    # PORT is the port the last background server printed.
+    assigns_port = any(re.search(r"(^|[;&\s])PORT=", split_comment(line)[0]) for line in logical_lines(block))
     for line in logical_lines(block):
         command, comment = split_comment(line)
         if not command.strip():
             continue
         for pattern, replacement, _why in SUBSTITUTIONS:
             command = re.sub(pattern, replacement, command)
-        command = re.sub(r"(?<![\w$-])PORT\b", "$PORT", command)
+        if not assigns_port:
+            command = re.sub(r"(?<![\w$-])PORT\b(?!=)", "$PORT", command)
         if command.rstrip().endswith("&") and not command.rstrip().endswith("&&"):
             background += 1
-            log = f'"$DOC_TMP/background-{background}.log"'
-            body.append(f"{command.rstrip()[:-1].rstrip()} > {log} 2>&1 & __doc_pids+=($!)")
-            body.append(f"PORT=$(__doc_wait_port {log})")
+            command = command.rstrip()[:-1].rstrip()
+            # The doc's own `> FILE` keeps its output there (a later line may read it); else a log.
+            own = re.search(r"(?<![0-9&])>\s*(\S+)\s*$", command)
+            log = f'"{own.group(1)}"' if own else f'"$DOC_TMP/background-{background}.log"'
+            body.append(f"{command} {'' if own else '> ' + log + ' 2>&1'} & __doc_pids+=($!)")
+            if assigns_port:
+                body.append(f"__doc_wait_port {log} >/dev/null")
+            else:
+                body.append(f"PORT=$(__doc_wait_port {log})")
             continue
         stated = re.search(r"\bexits? (\d+)\b", comment)
         if stated:
