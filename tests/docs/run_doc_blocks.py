@@ -5,7 +5,7 @@ Each block runs as one bash script (set -eo pipefail) in a temporary directory o
 mirrors the checkout (a symlink per top-level entry, so scenarios/, scripts/ and tests/ resolve)
 with build/ pointing at the test build, and with the test build's binaries first on PATH, so both
 `build/harness/cli/encbench` and a bare `encbench` are the binaries under test. A block passes when
-every command exits 0 (or the code the doc states in a trailing comment, `# exit 2`) and every
+every command exits 0 (or the code the doc states in a trailing comment, `# exit 2`, `# exit 0 or 1`) and every
 output file a command names (--out, --result, --json, --html, ...) exists afterwards.
 
 The command text is the doc's. What the runner changes, each change listed in SUBSTITUTIONS below:
@@ -32,6 +32,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 RUNNABLE_LANGUAGES = {"bash", "sh", "console", "shell"}
@@ -95,8 +96,9 @@ __doc_expect() {
   [ -e "$1" ] || { echo "doc-test: the command named $1 but it was not written" >&2; return 1; }
 }
 __doc_expect_rc() {
-  local want=$1 got=$2
-  [ "$got" = "$want" ] || { echo "doc-test: exit $got, the doc states $want" >&2; return 1; }
+  local want=$1 got=$2 code
+  for code in $want; do [ "$got" = "$code" ] && return 0; done
+  echo "doc-test: exit $got, the doc states $want" >&2; return 1
 }
 """
 
@@ -230,9 +232,10 @@ def to_script(block):
             else:
                 body.append(f"PORT=$(__doc_wait_port {log})")
             continue
-        stated = re.search(r"\bexits? (\d+)\b", comment)
+        stated = re.search(r"\bexits? (\d+(?:(?:,| or|, or) \d+)*)\b", comment)
         if stated:
-            body.append(f"__doc_rc=0; {command} || __doc_rc=$?; __doc_expect_rc {stated.group(1)} $__doc_rc")
+            codes = " ".join(re.findall(r"\d+", stated.group(1)))
+            body.append(f'__doc_rc=0; {command} || __doc_rc=$?; __doc_expect_rc "{codes}" $__doc_rc')
         else:
             body.append(command)
         for path in output_paths(command):
@@ -252,7 +255,19 @@ def make_workdir(source, build):
     return work
 
 
+# Blocks that bind a fixed port (vLLM's 8000, as `bench sweep serve` examples do) run one at a time.
+FIXED_PORT = re.compile(r"--port[ =]8000\b|:8000\b")
+FIXED_PORT_LOCK = threading.Lock()
+
+
 def run_block(block, source, build, timeout_s):
+    if FIXED_PORT.search(block.text) and "http://host:8000" not in block.text:
+        with FIXED_PORT_LOCK:
+            return run_block_now(block, source, build, timeout_s)
+    return run_block_now(block, source, build, timeout_s)
+
+
+def run_block_now(block, source, build, timeout_s):
     work = make_workdir(source, build)
     script = to_script(block)
     env = dict(os.environ)
