@@ -35,8 +35,14 @@ using namespace svg;
 
 std::string bar_chart(const std::string& id, const std::string& title, const std::string& unit,
                       const std::vector<Bar>& bars, const std::string& interval_note) {
-  const double left = 260, right = 60, top = 36, row = 26, width = 760;
-  const double height = top + row * static_cast<double>(bars.size()) + 40;
+  const double left = 260, right = 60, top = 36, width = 760;
+  std::vector<std::vector<std::string>> labels;  // wrapped to the margin, never cut
+  for (const auto& b : bars) labels.push_back(wrap_text(b.label, static_cast<std::size_t>((left - 12) / kLegendCharPx)));
+  const double row = row_for_lines(labels, 26);
+  // The axis's unit and the note on the whiskers, across the whole width, wrapped when longer.
+  const std::vector<std::string> note = wrap_text(unit + "; " + interval_note, static_cast<std::size_t>((width - 20) / kLegendCharPx));
+  const double bars_bottom = top + row * static_cast<double>(bars.size());
+  const double height = bars_bottom + 28 + 12 * static_cast<double>(note.size());
   double hi = 0;
   for (const auto& b : bars) hi = std::max({hi, b.value, b.high});
   if (hi <= 0) hi = 1;
@@ -50,31 +56,29 @@ std::string bar_chart(const std::string& id, const std::string& title, const std
   o << "<text x=\"10\" y=\"20\" class=\"ctitle\">" << esc(title) << "</text>\n";
   for (double t : nice_ticks(0, hi)) {
     o << "<line x1=\"" << num(sx(t)) << "\" y1=\"" << top - 4 << "\" x2=\"" << num(sx(t)) << "\" y2=\""
-      << height - 36 << "\" class=\"grid\"/><text x=\"" << num(sx(t)) << "\" y=\"" << height - 22
+      << bars_bottom + 4 << "\" class=\"grid\"/><text x=\"" << num(sx(t)) << "\" y=\"" << bars_bottom + 18
       << "\" class=\"tick\" text-anchor=\"middle\">" << tick_label(t) << "</text>\n";
   }
   for (std::size_t i = 0; i < bars.size(); ++i) {
     const auto& b = bars[i];
     const double y = top + row * static_cast<double>(i);
-    o << "<text x=\"" << left - 8 << "\" y=\"" << y + 15 << "\" class=\"tick\" text-anchor=\"end\">"
-      << esc(b.label.size() > 40 ? "..." + b.label.substr(b.label.size() - 37) : b.label) << "</text>\n";
-    o << "<rect class=\"bar\" x=\"" << left << "\" y=\"" << y + 3 << "\" width=\"" << num(sx(b.value) - left)
-      << "\" height=\"" << row - 8 << "\" fill=\"" << colour(b.colour_index) << "\" fill-opacity=\"0.75\"><title>"
+    text_lines(o, left - 8, y + row / 2 - 1, labels[i], "tick y", "end");
+    o << "<rect class=\"bar\" x=\"" << left << "\" y=\"" << y + row / 2 - 10 << "\" width=\"" << num(sx(b.value) - left)
+      << "\" height=\"18\" fill=\"" << colour(b.colour_index) << "\" fill-opacity=\"0.75\"><title>"
       << esc(b.label) << ": " << format_number(b.value) << " " << esc(unit) << " [" << format_number(b.low)
       << ", " << format_number(b.high) << "]</title></rect>\n";
     if (b.high > b.low) {
-      const double cy = y + 3 + (row - 8) / 2;
+      const double cy = y + row / 2 - 1;
       o << "<g class=\"interval\" stroke=\"#222\" stroke-width=\"1.5\"><line x1=\"" << num(sx(b.low)) << "\" y1=\""
         << num(cy) << "\" x2=\"" << num(sx(b.high)) << "\" y2=\"" << num(cy) << "\"/><line x1=\"" << num(sx(b.low))
         << "\" y1=\"" << num(cy - 6) << "\" x2=\"" << num(sx(b.low)) << "\" y2=\"" << num(cy + 6)
         << "\"/><line x1=\"" << num(sx(b.high)) << "\" y1=\"" << num(cy - 6) << "\" x2=\"" << num(sx(b.high))
         << "\" y2=\"" << num(cy + 6) << "\"/></g>\n";
     }
-    o << "<text x=\"" << num(std::max(sx(b.value), sx(b.high)) + 4) << "\" y=\"" << y + 15 << "\" class=\"tick\">"
+    o << "<text x=\"" << num(std::max(sx(b.value), sx(b.high)) + 4) << "\" y=\"" << y + row / 2 + 3 << "\" class=\"tick\">"
       << format_number(b.value) << "</text>\n";
   }
-  o << "<text x=\"" << left << "\" y=\"" << height - 6 << "\" class=\"axis\">" << esc(unit) << "; "
-    << esc(interval_note) << "</text>\n";
+  text_lines(o, 10, bars_bottom + 30 + 6 * static_cast<double>(note.size() - 1), note, "axis x", "start");
   o << "</svg>\n";
   return o.str();
 }
@@ -163,6 +167,16 @@ const char* op_colour(const std::string& category) {
 // Device timeline of one encode result: one lane per stream, idle gaps as a lane of their own,
 // and above them the host's row when the result lists its spans (host_spans: torch calls and
 // host steps in one colour, blocking waits in the sync colour).
+// The idle time of each gap class, as the device timeline's legend says it.
+std::vector<LegendEntry> gap_legend(const std::map<std::string, double>& idle_by_class) {
+  std::vector<LegendEntry> entries;
+  for (const char* cls : {"host_wait", "sync_stall", "kernel_wait", "other"}) {
+    const auto it = idle_by_class.find(cls);
+    entries.push_back({std::string(cls) + " " + num(it == idle_by_class.end() ? 0.0 : it->second) + " us", gap_colour(cls)});
+  }
+  return entries;
+}
+
 std::string timeline_chart(const std::string& id, const json& doc, const std::string& title, std::string& note) {
   const json ops = doc.value("ops", json::array());
   const json gaps = doc.value("gaps", json::array());
@@ -197,8 +211,8 @@ std::string timeline_chart(const std::string& id, const json& doc, const std::st
   for (auto& [stream, lane] : lanes) lane = lane_index++;
   const double left = 110, right = 20, top = 36, lane_h = 30, width = 900;
   const double gap_lane_y = top + lane_h * lane_index;
-  const double height = gap_lane_y + lane_h + 70;
   const double pw = width - left - right;
+  const double height = gap_lane_y + lane_h + 44 + legend_height(gap_legend({}), pw, 185) + 6;
   auto sx = [&](double t) { return left + (t - t0) / (t1 - t0) * pw; };
   std::ostringstream o;
   o << "<svg id=\"" << esc(id) << "\" class=\"chart timeline\" xmlns=\"http://www.w3.org/2000/svg\" width=\"" << width
@@ -250,13 +264,7 @@ std::string timeline_chart(const std::string& id, const json& doc, const std::st
     o << "<text x=\"" << num(sx(t0 + t)) << "\" y=\"" << gap_lane_y + lane_h + 16
       << "\" class=\"tick\" text-anchor=\"middle\">" << tick_label(t) << "</text>\n";
   o << "<text x=\"" << left << "\" y=\"" << gap_lane_y + lane_h + 34 << "\" class=\"axis\">time since first op (us)</text>\n";
-  double x = left;
-  for (const char* cls : {"host_wait", "sync_stall", "kernel_wait", "other"}) {
-    o << "<g class=\"legend\"><rect x=\"" << x << "\" y=\"" << height - 22 << "\" width=\"10\" height=\"10\" fill=\""
-      << gap_colour(cls) << "\"/><text x=\"" << x + 14 << "\" y=\"" << height - 13 << "\" class=\"legend\">" << cls
-      << " " << num(idle_by_class.count(cls) ? idle_by_class[cls] : 0.0) << " us</text></g>\n";
-    x += 185;
-  }
+  draw_legend(o, gap_legend(idle_by_class), left, gap_lane_y + lane_h + 44, pw, 185);
   o << "</svg>\n";
   return o.str();
 }
@@ -326,7 +334,7 @@ std::string layers_chart(const std::string& id, const std::string& title, const 
   if (totals["unclassified"] > 0)
     legend.push_back({"idle, not in the gap list " + format_number(totals["unclassified"]) + " us",
                       gap_colour("unclassified")});
-  const double top = 30 + legend_height(legend.size(), pw, 230) + 8, height = top + ph + bottom;
+  const double top = 30 + legend_height(legend, pw, 230) + 8, height = top + ph + bottom;
   if (!(y_max > 0)) y_max = 1;
   const double slot = pw / static_cast<double>(bars.size());
   auto sy = [&](double v) { return top + ph - v / y_max * ph; };
@@ -405,7 +413,7 @@ std::string encoder_bars_chart(const std::string& id, const std::string& title, 
   const std::vector<LegendEntry> legend = {{"busy", gap_colour("busy")},           {"sync_stall", gap_colour("sync_stall")},
                                            {"host_wait", gap_colour("host_wait")}, {"kernel_wait", gap_colour("kernel_wait")},
                                            {"other", gap_colour("other")},         {"idle, no class", gap_colour("unclassified")}};
-  const double top = 30 + legend_height(legend.size(), pw, 130) + 8;
+  const double top = 30 + legend_height(legend, pw, 130) + 8;
   const double height = top + row * static_cast<double>(bars.size()) + 40;
   double hi = 0;
   for (const auto& b : bars) hi = std::max(hi, b.busy + b.idle);
@@ -423,8 +431,8 @@ std::string encoder_bars_chart(const std::string& id, const std::string& title, 
   for (std::size_t i = 0; i < bars.size(); ++i) {
     const auto& b = bars[i];
     const double y = top + row * static_cast<double>(i);
-    o << "<text x=\"" << left - 8 << "\" y=\"" << y + 15 << "\" class=\"tick\" text-anchor=\"end\">" << esc(shorten(b.label, 28))
-      << "</text>\n";
+    text_lines(o, left - 8, y + 11, wrap_text(b.label, static_cast<std::size_t>((left - 12) / kLegendCharPx)), "tick y",
+               "end");
     double acc = 0;
     auto seg = [&](const std::string& cls, double v) {
       if (v <= 0) return;
@@ -505,7 +513,8 @@ std::string summary_table(const RunResult& r) {
 constexpr const char* kStyle = R"css(
 body{font-family:-apple-system,"Segoe UI",Helvetica,Arial,sans-serif;margin:16px 24px;color:#222;max-width:1100px}
 h1{font-size:24px;margin:4px 0 2px;padding:6px 10px;border-radius:4px} h1 small{font-size:15px;font-weight:400}
-h1.pass{background:#e3f4e1;color:#135f13} h1.fail{background:#fbe3e1;color:#8b1212} h1.invalid{background:#fff1d6;color:#7a4b00} h1.ab{background:#e8eef7;color:#1d3557}
+.pass{background:#e3f4e1;color:#135f13} .fail{background:#fbe3e1;color:#8b1212} .invalid{background:#fff1d6;color:#7a4b00} .ab{background:#e8eef7;color:#1d3557}
+h2.verdict{padding:4px 8px;border-radius:4px} h2.verdict small{font-size:13px;font-weight:400}
 h2{font-size:18px;margin-top:28px;border-bottom:1px solid #ddd} h3{font-size:15px;margin:18px 0 4px}
 .sub{font-size:13px;color:#444;margin:4px 0 8px}
 table{border-collapse:collapse;font-size:13px;margin:6px 0} td,th{border:1px solid #ddd;padding:2px 7px;text-align:left;vertical-align:top}
@@ -515,7 +524,7 @@ details{margin:6px 0} summary{cursor:pointer;font-size:14px}
 .chart{display:block;margin:10px 0;background:#fff;border:1px solid #eee;max-width:100%;height:auto}
 .pair{display:flex;flex-wrap:wrap;gap:12px} .pair>div{flex:1 1 560px;min-width:0}
 .ctitle{font-size:14px;font-weight:600} .tick{font-size:11px;fill:#444} .axis{font-size:12px;fill:#333}
-.legend{font-size:11px;fill:#222} .grid{stroke:#eee} .frame{fill:none;stroke:#999}
+.legend{font-size:11px;fill:#222} .cnote{font-size:11px;fill:#333;paint-order:stroke;stroke:#fff;stroke-width:3px;stroke-linejoin:round} .grid{stroke:#eee} .frame{fill:none;stroke:#999}
 .meta{font-size:12px;color:#555} .sw{display:inline-block;width:10px;height:10px;margin-right:4px}
 code{font-size:12px}
 @media (max-width:900px){body{margin:8px} td,th{padding:2px 4px;font-size:12px}}
@@ -593,7 +602,7 @@ void gate_encoder_section(Page& page, const ReportContent& content) {
       std::map<std::string, EncoderBar> sum;
       std::vector<std::string> order;
       for (const auto& r : s ? g.new_rounds : g.base_rounds)
-        for (auto& b : encoder_bars(r, s ? "HEAD " : "BASE ")) {
+        for (auto& b : encoder_bars(r, g.sides[s] + " ")) {
           if (!sum.count(b.label)) order.push_back(b.label);
           auto& t = sum[b.label];
           t.label = b.label;
@@ -807,6 +816,7 @@ void gbench_section(Page& page, const std::vector<RunResult>& runs) {
 // Inputs, compact: the common directory once, the scenario once when every input shares it.
 void inputs_section(Page& page, const ReportContent& content, const std::string& prefix) {
   const auto& all = content.runs;
+  if (all.empty()) return;  // a page drawn from a comparison alone (bench ab) has no inputs to list
   auto& body = page.body;
   bool one_scenario = !all.empty();
   for (const auto& r : all) one_scenario = one_scenario && r.identity.scenario == all.front().identity.scenario;
@@ -830,6 +840,7 @@ void inputs_section(Page& page, const ReportContent& content, const std::string&
 }
 
 void metrics_appendix(Page& page, const ReportContent& content) {
+  if (content.runs.empty()) return;
   page.body << "<details id=\"metrics\"><summary>Every metric of every input</summary>\n";
   for (std::size_t i = 0; i < content.runs.size(); ++i)
     page.body << "<h3>#" << i + 1 << " " << esc(content.runs[i].source) << "</h3>\n" << summary_table(content.runs[i]);

@@ -29,6 +29,7 @@
 //   seeds-N-<metric>                the metric per seed, one line per arm (virtual seeds or
 //                                   live rounds)
 //   sweep-N-ttft|tpot|throughput|pareto  sweep result N: curves against offered load
+#include <array>
 #include <optional>
 #include <string>
 #include <vector>
@@ -51,6 +52,9 @@ struct GateInput {
   nlohmann::json doc;
   std::vector<RunResult> base_rounds, new_rounds;
   std::string rounds_note;  // why the rounds are missing, when they are
+  // What the page calls the two sides (tables, legends, headline): BASE and HEAD for a CI gate,
+  // the arms' own names for an A/B of named arms (bench ab), A and B for a run's presets.
+  std::array<std::string, 2> sides{"BASE", "HEAD"};
 };
 // Throws InvalidInput when the file is not an encbench-compare result.
 GateInput load_gate_input(const std::string& path);

@@ -305,6 +305,7 @@ void add_embedded_comparisons(ReportContent& content) {
     GateInput g;
     g.source = r.source;
     g.name = scenario_name(r) + " B vs A";
+    g.sides = {"A", "B"};
     g.doc = comparison;
     if (!g.doc.contains("gate") || g.doc["gate"] == "") g.doc["gate"] = "built-in default (encbench run)";
     g.base_rounds = arm_rounds(r, arms[0]);

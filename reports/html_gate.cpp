@@ -3,6 +3,7 @@
 #include "reports/html_sections.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <set>
@@ -84,7 +85,8 @@ Side side_of(const std::vector<RunResult>& rounds, const std::string& metric) {
 // BASE vs HEAD of one metric: a box per side (quartiles, whiskers p5..p95 or min..max below 20
 // samples), the pooled statistic as a diamond, each round's own value as a hollow circle.
 std::string distribution_chart(const std::string& id, const std::string& title, const std::string& unit,
-                               const Side& base, const Side& head, double before, double after) {
+                               const Side& base, const Side& head, double before, double after,
+                               const std::array<std::string, 2>& names) {
   double lo = std::min(before, after), hi = std::max(before, after);
   auto extend = [&](const Side& s) {
     if (s.pooled.empty()) return;
@@ -107,9 +109,9 @@ std::string distribution_chart(const std::string& id, const std::string& title, 
   hi += pad_x;
   const double left = 70, right = 20, width = 760, row = 38;
   const double pw = width - left - right;
-  const std::vector<LegendEntry> legend = {{"BASE (" + std::to_string(base.rounds.size()) + " rounds pooled)", kBaseColour},
-                                           {"HEAD (" + std::to_string(head.rounds.size()) + " rounds pooled)", kHeadColour}};
-  const double top = 30 + legend_height(legend.size(), pw) + 8;
+  const std::vector<LegendEntry> legend = {{names[0] + " (" + std::to_string(base.rounds.size()) + " rounds pooled)", kBaseColour},
+                                           {names[1] + " (" + std::to_string(head.rounds.size()) + " rounds pooled)", kHeadColour}};
+  const double top = 30 + legend_height(legend, pw) + 8;
   const double height = top + 2 * row + 44;
   auto sx = [&](double v) { return left + (std::clamp(v, lo, hi) - lo) / (hi - lo) * pw; };
   std::ostringstream o;
@@ -133,13 +135,13 @@ std::string distribution_chart(const std::string& id, const std::string& title, 
     const char* c = i == 0 ? kBaseColour : kHeadColour;
     const double y0 = top + row * i, cy = y0 + row / 2;
     o << "<text x=\"" << left - 6 << "\" y=\"" << cy + 4 << "\" class=\"tick\" text-anchor=\"end\">"
-      << (i == 0 ? "BASE" : "HEAD") << "</text>\n";
+      << esc(names[i]) << "</text>\n";
     if (!s.pooled.empty()) {
       const bool many = s.pooled.size() >= 20;
       const double w_lo = many ? quantile(s.pooled, 0.05) : s.pooled.front();
       const double w_hi = many ? quantile(s.pooled, 0.95) : s.pooled.back();
       const double q1 = quantile(s.pooled, 0.25), q2 = quantile(s.pooled, 0.5), q3 = quantile(s.pooled, 0.75);
-      o << "<g class=\"box\" stroke=\"" << c << "\"><title>" << (i == 0 ? "BASE" : "HEAD") << ": n="
+      o << "<g class=\"box\" stroke=\"" << c << "\"><title>" << esc(names[i]) << ": n="
         << s.pooled.size() << ", quartiles " << format_number(q1) << " / " << format_number(q2) << " / "
         << format_number(q3) << ", whiskers " << (many ? "p5..p95 " : "min..max ") << format_number(w_lo) << ".."
         << format_number(w_hi) << "</title>";
@@ -165,14 +167,14 @@ std::string distribution_chart(const std::string& id, const std::string& title, 
   return o.str();
 }
 
-std::string per_round_table(const Side& base, const Side& head) {
+std::string per_round_table(const Side& base, const Side& head, const std::array<std::string, 2>& names) {
   std::ostringstream o;
   o << "<details class=\"rounds\"><summary>Per round</summary><table><tr><th>side</th><th>round</th><th>file</th>"
        "<th>value</th><th>samples</th><th>median of samples</th></tr>\n";
   const Side* sides[2] = {&base, &head};
   for (int i = 0; i < 2; ++i)
     for (std::size_t k = 0; k < sides[i]->rounds.size(); ++k)
-      o << "<tr><td>" << (i == 0 ? "BASE" : "HEAD") << "</td><td>" << k + 1 << "</td><td>"
+      o << "<tr><td>" << esc(names[i]) << "</td><td>" << k + 1 << "</td><td>"
         << esc(std::filesystem::path(sides[i]->rounds[k].first).filename().string()) << "</td><td>"
         << format_number(sides[i]->rounds[k].second) << "</td><td>" << sides[i]->round_samples[k] << "</td><td>"
         << format_number(sides[i]->round_medians[k]) << "</td></tr>\n";
@@ -374,11 +376,10 @@ std::string row_html(const GateRow& r, bool with_link) {
 }
 
 // The moved table, then NOISY and SAME folded.
-std::string verdict_tables(const ClassifiedRows& rows) {
+std::string verdict_tables(const ClassifiedRows& rows, const std::array<std::string, 2>& sides) {
   std::ostringstream o;
-  const char* header =
-      "<tr><th>gate</th><th>metric</th><th>BASE</th><th>HEAD</th><th>change</th><th>interval / spread</th>"
-      "<th>kind</th><th>verdict</th>";
+  const std::string header = "<tr><th>gate</th><th>metric</th><th>" + esc(sides[0]) + "</th><th>" + esc(sides[1]) +
+                             "</th><th>change</th><th>interval / spread</th><th>kind</th><th>verdict</th>";
   o << "<h2 id=\"moved\">Moved beyond noise: " << rows.moved.size() << "</h2>\n";
   if (rows.moved.empty()) {
     o << "<p>No metric moved beyond noise (" << rows.same.size() << " SAME, " << rows.noisy.size() << " NOISY).</p>\n";
@@ -411,17 +412,19 @@ std::string evidence_html(const std::vector<GateRow>& moved, std::vector<std::st
     const std::string name = get_s(m, "metric");
     const Side base = side_of(r.gate->base_rounds, name), head = side_of(r.gate->new_rounds, name);
     if (base.rounds.empty() || head.rounds.empty()) continue;
-    if (!any_evidence) o << "<h2 id=\"evidence\">Evidence: BASE vs HEAD, rounds pooled</h2>\n";
+    const auto& names = r.gate->sides;
+    if (!any_evidence) o << "<h2 id=\"evidence\">Evidence: " << esc(names[0]) << " vs " << esc(names[1]) << ", rounds pooled</h2>\n";
     any_evidence = true;
     const std::string id = "dist-" + slug(gate_label(*r.gate)) + "-" + slug(name);
     o << "<div class=\"ev\" id=\"" << r.evidence_id << "\"><h3>" << esc(gate_label(*r.gate)) << ": "
       << esc(get_s(m, "label")) << " " << verdict_badge(r.verdict, r.regression) << "</h3>\n";
-    o << distribution_chart(id, get_s(m, "label"), get_s(m, "unit"), base, head, get_d(m, "before"), get_d(m, "after"));
+    o << distribution_chart(id, get_s(m, "label"), get_s(m, "unit"), base, head, get_d(m, "before"), get_d(m, "after"),
+                            names);
     charts.push_back(id);
     o << "<p class=\"meta\">box: quartiles of the pooled " << esc(get_s(m, "sample_kind").empty() ? "values" : get_s(m, "sample_kind"))
       << ", whiskers p5..p95 (min..max below 20); \u25c6 the pooled value compared; \u25cb each round's own value. "
       << esc(get_s(m, "reason")) << "</p>\n";
-    o << per_round_table(base, head) << "</div>\n";
+    o << per_round_table(base, head, names) << "</div>\n";
   }
   return o.str();
 }
@@ -457,10 +460,15 @@ GateInput load_gate_input(const std::string& path) {
 namespace detail {
 
 // An A/B's own comparison (no gate asked): the page's question is the change. The headline is
-// the primary metric's verdict with its change and interval and the rule it was judged at:
-// "SAME", "B vs A: mean TTFT -1.30 % [-4.10, +1.50] (threshold 5 %, alpha 0.05, power 0.80)".
+// the primary metric's verdict with its change and interval, both sides' values and the rule it
+// was judged at: "SAME", "opt vs base: Mean TTFT (ms) -1.30 % [-4.10, +1.50]; base 93.9, opt 92.7
+// ms (threshold 5 %, alpha 0.05, power 0.80)", the sides named as the comparison names them.
 std::optional<std::string> ab_headline(const ReportContent& c, std::string& detail_text) {
   if (c.gates.empty() || c.gate_exit) return std::nullopt;
+  if (!c.no_verdict_reasons.empty()) {  // the run itself says its comparison is no verdict
+    detail_text = c.no_verdict_reasons.front();
+    return "NO VERDICT";
+  }
   for (const auto& g : c.gates)
     if (g.doc.value("gate_requested", true)) return std::nullopt;
   const json& metrics = c.gates.front().doc["metrics"];
@@ -476,10 +484,37 @@ std::optional<std::string> ab_headline(const ReportContent& c, std::string& deta
   if (m["change_interval"].is_array())
     change += " [" + pct(m["change_interval"][0].get<double>()) + ", " + pct(m["change_interval"][1].get<double>()) + "]";
   const json& at = c.gates.front().doc.value("judged_at", json::object());
-  detail_text = "B vs A: " + m.value("label", m.value("metric", std::string())) + " " + change +
+  const auto& sides = c.gates.front().sides;
+  // The absolute values beside the change: "; base 93.9, opt 84.5 ms".
+  const std::string unit = m.value("unit", std::string());
+  const bool both = m.contains("before") && m["before"].is_number() && m.contains("after") && m["after"].is_number();
+  const std::string values = both
+                                 ? "; " + sides[0] + " " + format_number(m["before"].get<double>()) + ", " + sides[1] +
+                                       " " + format_number(m["after"].get<double>()) + (unit.empty() ? "" : " " + unit)
+                                 : "";
+  detail_text = sides[1] + " vs " + sides[0] + ": " + m.value("label", m.value("metric", std::string())) + " " + change +
                 (m["mde_relative"].is_number() ? ", MDE " + numbers::fixed(100 * m["mde_relative"].get<double>(), 2) + " %" : "") +
-                " (" + at.value("rule", std::string("rule not recorded")) + ")";
+                values + " (" + at.value("rule", std::string("rule not recorded")) + ")";
   return m.value("verdict", std::string("-"));
+}
+
+// The first regressed metric with both sides' values: ": BM_x real_time BASE 100, HEAD 120 ns (+20.00 %)".
+std::string first_regression(const ReportContent& c) {
+  for (const auto& g : c.gates)
+    for (const auto& m : g.doc.value("metrics", json::array())) {
+      if (!m.is_object() || !m.value("regression", false) || !m.contains("before") || !m["before"].is_number() ||
+          !m.contains("after") || !m["after"].is_number())
+        continue;
+      const std::string label = get_s(m, "label").empty() ? get_s(m, "metric") : get_s(m, "label");
+      std::string unit = get_s(m, "unit");
+      if (label.find("(" + unit + ")") != std::string::npos) unit.clear();  // "real_time (ns)" says it already
+      std::optional<double> change;
+      if (m.contains("change") && m["change"].is_number()) change = m["change"].get<double>();
+      return ": " + label + " " + g.sides[0] + " " +
+             format_number(m["before"].get<double>()) + ", " + g.sides[1] + " " + format_number(m["after"].get<double>()) +
+             (unit.empty() ? "" : " " + unit) + (change ? " (" + format_change(change) + ")" : "");
+    }
+  return "";
 }
 
 std::string overall_verdict(const ReportContent& c, std::string& detail_text) {
@@ -491,7 +526,8 @@ std::string overall_verdict(const ReportContent& c, std::string& detail_text) {
                               : !c.no_verdict_reasons.empty() ? "NO VERDICT"
                                                               : "NO A/B";
   if (!c.gates.empty()) {
-    if (regressions) detail_text = std::to_string(regressions) + " regression" + (regressions > 1 ? "s" : "");
+    if (regressions) detail_text = std::to_string(regressions) + " regression" + (regressions > 1 ? "s" : "") +
+                                   first_regression(c);
     else detail_text = "no regression";
   } else if (!c.no_verdict_reasons.empty()) {
     detail_text = "the A/B in " + c.no_verdict_reasons.front();
@@ -528,7 +564,11 @@ Section verdict_section(const ReportContent& c) {
     out.html = o.str();
     return out;
   }
-  o << verdict_tables(rows);
+  // One pair of names for the table's columns: the comparisons' own when they share them.
+  std::array<std::string, 2> sides = c.gates.front().sides;
+  for (const auto& g : c.gates)
+    if (g.sides != sides) sides = GateInput{}.sides;
+  o << verdict_tables(rows, sides);
   for (const auto& g : c.gates) {
     for (const auto& w : g.doc.value("warnings", json::array()))
       if (w.is_string() && w.get<std::string>().find("unreliable") != std::string::npos)
@@ -588,7 +628,7 @@ Section pooled_cdf_section(const ReportContent& c) {
         if (pooled[0].empty() || pooled[1].empty()) continue;
         if (!header) {
           o << "<h2 id=\"cdf-" << slug(gate_label(g)) << "\">" << esc(gate_label(g))
-            << ": latency distributions, BASE vs HEAD</h2>\n";
+            << ": latency distributions, " << esc(g.sides[0]) << " vs " << esc(g.sides[1]) << "</h2>\n";
           header = true;
         }
         const std::string id = "cdf-" + slug(gate_label(g)) + "-" + arm.id + "-" + key;
@@ -602,7 +642,7 @@ Section pooled_cdf_section(const ReportContent& c) {
         }
         chart.set_x_range(0, x_hi * 1.02);
         for (int s = 0; s < 2; ++s) {
-          svg::Series line{std::string(s ? "HEAD" : "BASE") + " (" + std::to_string(per_round[s].size()) +
+          svg::Series line{g.sides[s] + " (" + std::to_string(per_round[s].size()) +
                                " rounds, n=" + std::to_string(pooled[s].size()) + "; band: range of the rounds)",
                            {}, false, s ? kHeadColour : kBaseColour, {}};
           for (int q = 0; q <= 200; ++q) line.points.emplace_back(quantile(pooled[s], q / 200.0), q / 200.0);
@@ -628,7 +668,7 @@ Section pooled_cdf_section(const ReportContent& c) {
              "<th>round</th><th>n</th><th>median</th><th>p90</th><th>p99</th></tr>\n";
         for (int s = 0; s < 2; ++s)
           for (std::size_t k = 0; k < per_round[s].size(); ++k)
-            o << "<tr><td>" << (s ? "HEAD" : "BASE") << "</td><td>" << k + 1 << "</td><td>" << per_round[s][k].size()
+            o << "<tr><td>" << esc(g.sides[s]) << "</td><td>" << k + 1 << "</td><td>" << per_round[s][k].size()
               << "</td><td>" << format_number(quantile(per_round[s][k], 0.5)) << "</td><td>"
               << format_number(quantile(per_round[s][k], 0.9)) << "</td><td>"
               << format_number(quantile(per_round[s][k], 0.99)) << "</td></tr>\n";

@@ -1,5 +1,6 @@
 #include "reports/sweep_html.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -44,18 +45,45 @@ int knee(const nlohmann::json& points, std::size_t arm) {
   return -1;
 }
 
+// A load as the page prints it: a number, or inf (the JSON keeps "inf" as a string).
+std::string load_text(const nlohmann::json& value) {
+  return value.is_number() ? svg::tick_label(value.get<double>()) : value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+// The x axis's ticks: "nice" numbers up to the last finite load, and "inf" at its own position.
+std::vector<std::pair<double, std::string>> load_ticks(const nlohmann::json& points, const std::vector<double>& xs) {
+  std::vector<std::pair<double, std::string>> ticks;
+  double lo = 1e300, hi = -1e300;
+  for (std::size_t i = 0; i < points.size(); ++i)
+    if (points[i]["value"].is_number()) lo = std::min(lo, xs[i]), hi = std::max(hi, xs[i]);
+  if (hi >= lo)
+    for (double t : svg::nice_ticks(std::min(lo, 0.0), hi))
+      if (t >= lo - 1e-9) ticks.emplace_back(t, svg::tick_label(t));
+  for (std::size_t i = 0; i < points.size(); ++i)
+    if (!points[i]["value"].is_number()) ticks.emplace_back(xs[i], load_text(points[i]["value"]));
+  return ticks;
+}
+
+// "mean_ttft_ms" -> "mean", "p99_tpot_ms" -> "p99": the statistic, the chart's title says the metric.
+std::string statistic_name(const std::string& key) {
+  if (key == "request_throughput") return "achieved";
+  return key.substr(0, key.find('_'));
+}
+
 std::string chart(const nlohmann::json& doc, const std::string& id, const std::string& title, const std::string& y_label,
                   const std::vector<std::string>& keys, double slo_ms) {
   const auto& points = doc["points"];
   const std::vector<double> xs = x_positions(points);
   const std::string variable = points.empty() ? "load" : points[0]["variable"].get<std::string>();
-  svg::LineChart c(id, title, variable + (variable == "request-rate" ? " (req/s offered; inf drawn last)" : ""), y_label);
+  svg::LineChart c(id, title, variable + (variable == "request-rate" ? " (req/s offered; inf: all at once)" : ""), y_label);
+  c.set_x_ticks(load_ticks(points, xs));
   const char* arm_colours[] = {svg::kBaseColour, svg::kHeadColour};
   double y_max = 0;
   for (std::size_t arm = 0; arm < doc["presets"].size() && arm < 2; ++arm) {
+    const std::string name = doc["presets"][arm].get<std::string>();
     for (const std::string& key : keys) {
       svg::Series s;
-      s.name = doc["presets"][arm].get<std::string>() + " " + key;
+      s.name = name + " " + statistic_name(key);
       s.colour = arm_colours[arm];
       s.dashed = key.rfind("p99", 0) == 0;  // the tail dashed, the mean solid
       for (std::size_t i = 0; i < points.size(); ++i) {
@@ -65,22 +93,23 @@ std::string chart(const nlohmann::json& doc, const std::string& id, const std::s
       }
       c.add(std::move(s));
     }
-    const int k = knee(points, arm);
-    if (k >= 0) {
-      svg::Series s;
-      s.name = doc["presets"][arm].get<std::string>() + " knee";
-      s.colour = arm_colours[arm];
-      s.dashed = true;
-      s.points = {{xs[static_cast<std::size_t>(k)], 0}, {xs[static_cast<std::size_t>(k)], y_max}};
-      c.add(std::move(s));
-    }
+    // Knees of both arms at one load are set apart and labelled by the chart (svg::Marker).
+    if (const int k = knee(points, arm); k >= 0)
+      c.add_marker({xs[static_cast<std::size_t>(k)], "knee " + name + " at " + load_text(points[static_cast<std::size_t>(k)]["value"]),
+                    arm_colours[arm]});
   }
-  if (slo_ms > 0) {
+  // The SLO's limit is drawn where the data's axis can hold it (up to 1.5 x the highest point);
+  // a limit far above the data would flatten the curves, so the legend says it instead.
+  if (slo_ms > 0 && slo_ms <= 1.5 * y_max) {
     svg::Series s;
     s.name = "SLO " + svg::tick_label(slo_ms) + " ms";
     s.colour = "#b00";
     s.points = {{xs.front(), slo_ms}, {xs.back(), slo_ms}};
     c.add(std::move(s));
+  } else if (slo_ms > 0) {
+    c.add_legend_note({"SLO " + svg::tick_label(slo_ms) + " ms: above this axis (highest point " + svg::tick_label(y_max) +
+                           " ms)",
+                       "none"});
   }
   return c.svg();
 }
@@ -130,19 +159,44 @@ std::string search_brackets(const nlohmann::json& doc, bool& bounded) {
   return text;
 }
 
+// "pr7104 6.02 req/s [5.80, 8.33]": an arm's capacity at the SLO, its seeds' mean and CI.
+std::string arm_capacity(const nlohmann::json& doc, std::size_t arm) {
+  const std::string preset = doc["presets"][arm].get<std::string>();
+  for (const auto& a : doc["capacity"].value("arms", nlohmann::json::array()))
+    if (a.value("preset", std::string()) == preset && a.contains("capacity_req_s")) {
+      const auto& c = a["capacity_req_s"];
+      return preset + " " + svg::tick_label(c["mean"].get<double>()) + " req/s" +
+             (c.value("n", 0) > 1 ? " [" + svg::tick_label(c["ci95_low"].get<double>()) + ", " +
+                                        svg::tick_label(c["ci95_high"].get<double>()) + "]"
+                                  : "");
+    }
+  return preset + " (capacity not recorded)";
+}
+
+// The verdict on B's capacity against A's: its CI above zero, below it, or across it; none when a
+// bound entered it.
+std::string capacity_verdict(const nlohmann::json& gain, bool bounded) {
+  if (bounded) return "NO VERDICT";
+  if (gain["ci95_low"].get<double>() > 0) return "HIGHER CAPACITY";
+  if (gain["ci95_high"].get<double>() < 0) return "LOWER CAPACITY";
+  return "SAME CAPACITY";
+}
+
 std::string gain_header(const nlohmann::json& doc) {
   std::ostringstream o;
   const auto& presets = doc["presets"];
   const auto& g = doc["capacity"]["gain_pct"];
   bool bounded = false;
   const std::string brackets = search_brackets(doc, bounded);
-  const bool better = g["ci95_low"].get<double>() > 0, worse = g["ci95_high"].get<double>() < 0;
-  o << "<h1 class=\"" << (bounded ? "invalid" : worse ? "fail" : better ? "pass" : "invalid") << "\">"
-    << svg::esc(presets[1].get<std::string>()) << ": " << (g["mean"].get<double>() >= 0 ? "+" : "")
-    << svg::num(g["mean"].get<double>()) << " % capacity at " << svg::esc(doc["slo"].get<std::string>())
-    << " <small>CI [" << svg::num(g["ci95_low"].get<double>()) << ", " << svg::num(g["ci95_high"].get<double>())
-    << "] vs " << svg::esc(presets[0].get<std::string>())
-    << (bounded ? "; a bound, not a bracketed capacity" : brackets.empty() ? "" : "; bracketed per seed") << "</small></h1>\n";
+  const std::string verdict = capacity_verdict(g, bounded);
+  o << "<h1 id=\"sweep-verdict\" class=\""
+    << (bounded ? "invalid" : verdict == "LOWER CAPACITY" ? "fail" : verdict == "HIGHER CAPACITY" ? "pass" : "invalid")
+    << "\">" << verdict << ": " << svg::esc(presets[1].get<std::string>()) << " "
+    << (g["mean"].get<double>() >= 0 ? "+" : "") << svg::num(g["mean"].get<double>()) << " % capacity at "
+    << svg::esc(doc["slo"].get<std::string>()) << " <small>(" << svg::esc(arm_capacity(doc, 1)) << " vs "
+    << svg::esc(arm_capacity(doc, 0)) << "; change CI [" << svg::num(g["ci95_low"].get<double>()) << ", "
+    << svg::num(g["ci95_high"].get<double>()) << "] %"
+    << (bounded ? "; a bound, not a bracketed capacity" : brackets.empty() ? "" : "; bracketed per seed") << ")</small></h1>\n";
   if (!brackets.empty()) o << "<p class=\"sub\"><b>Capacity:</b> " << svg::esc(brackets) << "</p>\n";
   return o.str();
 }
@@ -154,13 +208,13 @@ std::string live_header(const nlohmann::json& doc) {
   const auto& c = doc["capacity"];
   const std::string arm = doc["presets"][0].get<std::string>(), slo = doc["slo"].get<std::string>();
   if (!c.contains("capacity_bracket")) {
-    o << "<h1 class=\"invalid\">" << svg::esc(arm) << ": highest load meeting " << svg::esc(slo) << ": "
+    o << "<h1 id=\"sweep-verdict\" class=\"invalid\">" << svg::esc(arm) << ": highest load meeting " << svg::esc(slo) << ": "
       << svg::num(c["highest_passing"].get<double>()) << " <small>(not bracketed: this result predates brackets)</small></h1>\n";
     return o.str();
   }
   const CapacityBracket b = bracket_from_json(c["capacity_bracket"]);
   const std::string variable = doc["points"].empty() ? "request-rate" : doc["points"][0].value("variable", std::string());
-  o << "<h1 class=\"" << bracket_class(b.kind) << "\">" << svg::esc(arm) << ": capacity at " << svg::esc(slo) << ": "
+  o << "<h1 id=\"sweep-verdict\" class=\"" << bracket_class(b.kind) << "\">" << svg::esc(arm) << ": capacity at " << svg::esc(slo) << ": "
     << svg::esc(describe_bracket(b, load_unit(variable),
                                  doc.contains("stopped_early") ? "the sweep stopped early (over-saturated)" : "extend --sweep"))
     << "</h1>\n";
@@ -175,9 +229,16 @@ std::string verdict_header(const nlohmann::json& doc) {
   } else if (doc.contains("capacity") && doc["capacity"].contains("highest_passing")) {
     o << live_header(doc);
   } else {
-    std::string arms;
-    for (const auto& p : presets) arms += (arms.empty() ? "" : " vs ") + p.get<std::string>();
-    o << "<h1 class=\"invalid\">Sweep: " << svg::esc(arms) << " <small>(no SLO given: no capacity verdict)</small></h1>\n";
+    // No SLO: no capacity, so the absolute values are each arm's highest achieved throughput.
+    std::string arms, peaks;
+    for (std::size_t a = 0; a < presets.size(); ++a) {
+      double peak = 0;
+      for (const auto& p : doc["points"]) peak = std::max(peak, p["arms"][a]["request_throughput"]["mean"].get<double>());
+      arms += (arms.empty() ? "" : " vs ") + presets[a].get<std::string>();
+      peaks += (peaks.empty() ? "" : ", ") + presets[a].get<std::string>() + " " + svg::tick_label(peak) + " req/s";
+    }
+    o << "<h1 id=\"sweep-verdict\" class=\"invalid\">NO VERDICT: sweep " << svg::esc(arms)
+      << " <small>(no SLO given, so no capacity; highest achieved throughput: " << svg::esc(peaks) << ")</small></h1>\n";
   }
   if (doc.contains("points_capacity")) {
     std::string points;
@@ -203,7 +264,7 @@ std::string points_table(const nlohmann::json& doc) {
     for (std::size_t arm = 0; arm < p["arms"].size(); ++arm) {
       const auto& a = p["arms"][arm];
       const auto m = [&](const char* key) { return svg::num(a[key]["mean"].get<double>()); };
-      o << "<tr><td class=\"n\">" << svg::esc(p["value"].dump()) << "</td><td>"
+      o << "<tr><td class=\"n\">" << svg::esc(load_text(p["value"])) << "</td><td>"
         << svg::esc(doc["presets"][arm].get<std::string>()) << "</td><td class=\"n\">" << m("request_throughput")
         << "</td><td class=\"n\">" << m("mean_ttft_ms") << "</td><td class=\"n\">" << m("p99_ttft_ms")
         << "</td><td class=\"n\">" << m("mean_tpot_ms") << "</td><td class=\"n\">" << m("p99_tpot_ms")
@@ -275,7 +336,9 @@ Section sweep_section(const SweepInput& sweep, std::size_t index) {
   const std::string prefix = "sweep-" + std::to_string(index + 1) + "-";
   // Inside the report the page's verdict is the h1: the sweep's headline is a section title.
   std::string header = verdict_header(sweep.doc);
-  for (const auto& [from, to] : {std::pair{"<h1", "<h2"}, std::pair{"</h1>", "</h2>"}})
+  const std::string own_id = "id=\"" + prefix + "verdict\"";
+  for (const auto& [from, to] : {std::pair<const char*, const char*>{"<h1", "<h2"}, {"</h1>", "</h2>"},
+                                 {"id=\"sweep-verdict\"", own_id.c_str()}})
     for (auto at = header.find(from); at != std::string::npos; at = header.find(from, at))
       header.replace(at, std::strlen(from), to);
   out.html = "<p class=\"meta\">sweep <code>" + svg::esc(sweep.source) + "</code></p>\n" + header +

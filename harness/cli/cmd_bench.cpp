@@ -321,6 +321,19 @@ void raise_fd_limit() {
   }
 }
 
+// The timeline page's name for the run: --label, else what the server says it ran (encbench
+// serve's encoder preset, in its /stop_profile answer), else the served model; the backend's name
+// ("openai-chat") says nothing about the arm.
+std::string timeline_label(const client::BenchConfig& config, const client::BenchResult& result) {
+  if (!config.label.empty()) return config.label;
+  const nlohmann::json& server = result.server_profile.is_object() && result.server_profile.contains("server")
+                                     ? result.server_profile["server"]
+                                     : nlohmann::json::object();
+  if (server.is_object() && server.value("encoder_preset", std::string()) != "")
+    return "encoder preset " + server["encoder_preset"].get<std::string>() + " (" + server.value("model", std::string()) + ")";
+  return !result.model_id.empty() ? result.model_id : client::to_string(config.backend);
+}
+
 // vLLM's lines before the run (rate, burstiness, concurrency) and ours beside them, printed once
 // the run is prepared and about to send.
 void print_traffic_header(std::ostream& out, const BenchFlags& flags, const client::BenchConfig& config,
@@ -403,7 +416,7 @@ int run_serve(const BenchFlags& flags, const std::vector<std::string>& argv) {
     std::cerr << "encbench: results written to " << path << (result.run.interrupted ? " (marked interrupted)" : "") << "\n";
   }
   if (flags.plot_timeline) {
-    const std::string label = config.label.empty() ? client::to_string(config.backend) : config.label;
+    const std::string label = timeline_label(config, result);
     // vLLM's name: the result file's with ".timeline.html" for its last extension.
     const std::filesystem::path html = client::result_sibling_path(config, result, ".timeline.html");
     std::error_code ec;

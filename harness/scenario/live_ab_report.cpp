@@ -176,31 +176,55 @@ nlohmann::json rounds_json(const LiveAbOptions& o, const std::vector<std::vector
   return arms;
 }
 
+// The headline's absolute values: the first verdict row's (mean TTFT) value on each arm.
+std::string headline_values(const LiveAbOptions& o, const nlohmann::json& doc) {
+  const auto verdicts = doc.value("verdicts", nlohmann::json::array());
+  if (verdicts.empty()) return "";
+  const auto& r = verdicts.front();
+  return r["label"].get<std::string>() + ": " + o.arms[0].name + " " + fixed(r["before"].get<double>(), 2) + ", " +
+         o.arms[1].name + " " + fixed(r["after"].get<double>(), 2);
+}
+
+// Every round of both arms in the order they ran (round by round, each round's first arm first).
+std::vector<std::pair<std::string, nlohmann::json>> rounds_in_run_order(const nlohmann::json& arms) {
+  std::vector<std::pair<std::string, nlohmann::json>> rounds;
+  for (const auto& arm : arms)
+    for (const auto& r : arm["rounds"]) rounds.emplace_back(arm["name"].get<std::string>(), r);
+  std::stable_sort(rounds.begin(), rounds.end(), [](const auto& a, const auto& b) {
+    return std::pair(a.second["round"].template get<int>(), a.second["position"].template get<int>()) <
+           std::pair(b.second["round"].template get<int>(), b.second["position"].template get<int>());
+  });
+  return rounds;
+}
+
+// The arms are called by their own names everywhere on the page (never Before/After or BASE/HEAD).
 std::string html_summary(const LiveAbOptions& o, const nlohmann::json& doc) {
   using reports::xml_escape;
   std::ostringstream h;
-  h << "<h1 id=\"ab-verdict\">A/B " << xml_escape(o.arms[0].name) << " (Before) vs " << xml_escape(o.arms[1].name)
-    << " (After): " << xml_escape(doc.value("headline", std::string("no verdict"))) << "</h1>\n";
+  const std::string values = headline_values(o, doc);
+  h << "<h1 id=\"ab-verdict\" class=\"" << (doc.value("headline", std::string("no verdict")) == "no verdict" ? "invalid" : "ab")
+    << "\">A/B " << xml_escape(o.arms[1].name) << " vs " << xml_escape(o.arms[0].name) << ": "
+    << xml_escape(doc.value("headline", std::string("no verdict"))) << (values.empty() ? "" : " <small>(" + xml_escape(values) + ")</small>")
+    << "</h1>\n";
   if (!doc.value("failure", std::string()).empty())
     h << "<p class=\"warn\">Stopped early: " << xml_escape(doc["failure"].get<std::string>()) << "</p>\n";
   if (doc.value("interrupted", false)) h << "<p class=\"warn\">Interrupted: the rounds that finished are shown.</p>\n";
   for (const auto& reason : doc.value("invalid_reasons", nlohmann::json::array()))
     h << "<p class=\"warn\">" << xml_escape(reason.get<std::string>()) << "</p>\n";
-  h << "<table id=\"ab-mde\"><tr><th>Metric</th><th>Before</th><th>After</th><th>Change</th><th>Verdict</th>"
-       "<th>MDE (80 % power)</th><th>basis</th></tr>\n";
+  h << "<table id=\"ab-mde\"><tr><th>Metric</th><th>" << xml_escape(o.arms[0].name) << "</th><th>"
+    << xml_escape(o.arms[1].name) << "</th><th>Change</th><th>Verdict</th><th>MDE (80 % power)</th><th>basis</th></tr>\n";
   for (const auto& r : doc.value("verdicts", nlohmann::json::array()))
-    h << "<tr><td>" << xml_escape(r["label"].get<std::string>()) << "</td><td>" << fixed(r["before"].get<double>(), 3)
-      << "</td><td>" << fixed(r["after"].get<double>(), 3) << "</td><td>"
+    h << "<tr><td>" << xml_escape(r["label"].get<std::string>()) << "</td><td class=\"n\">" << fixed(r["before"].get<double>(), 3)
+      << "</td><td class=\"n\">" << fixed(r["after"].get<double>(), 3) << "</td><td class=\"n\">"
       << (r["relative_change"].is_number() ? fixed(100 * r["relative_change"].get<double>(), 2) + " %" : "-")
-      << "</td><td>" << xml_escape(r["verdict"].get<std::string>()) << "</td><td>"
+      << "</td><td>" << xml_escape(r["verdict"].get<std::string>()) << "</td><td class=\"n\">"
       << (r["mde_rel"].is_number() ? fixed(100 * r["mde_rel"].get<double>(), 2) + " %" : "unknown") << "</td><td>"
       << xml_escape(r.value("mde_basis", std::string())) << "</td></tr>\n";
   h << "</table>\n<h2 id=\"ab-rounds\">Per-round values (run order)</h2>\n<table><tr><th>round</th><th>arm</th>";
   for (const auto& c : kRoundColumns) h << "<th>" << c.title << "</th>";
   h << "<th>start ms</th><th>stop ms</th><th>server notes</th></tr>\n";
-  for (const auto& arm : doc["arms"])
-    for (const auto& r : arm["rounds"]) {
-      h << "<tr><td>" << r["round"].get<int>() << "</td><td>" << xml_escape(arm["name"].get<std::string>()) << "</td>";
+  for (const auto& [arm_name, r] : rounds_in_run_order(doc["arms"])) {
+      h << "<tr><td>" << r["round"].get<int>() << "</td><td>" << xml_escape(arm_name) << "</td>";
       for (const auto& c : kRoundColumns) h << "<td>" << fixed(r["serving"].value(c.key, 0.0), c.digits) << "</td>";
       h << "<td>" << fixed(r["server"].value("ready_ms", 0.0), 0) << "</td><td>"
         << (r["server"].contains("stop_ms") ? fixed(r["server"]["stop_ms"].get<double>(), 0) : "-") << "</td><td>"
@@ -249,10 +273,11 @@ std::string html_summary(const LiveAbOptions& o, const nlohmann::json& doc) {
 std::string render_page(const LiveAbOptions& o, const nlohmann::json& doc, const reports::Comparison& c,
                         const std::vector<std::vector<LiveArmRound>>& by_arm) {
   reports::ReportContent content;
-  content.title = "encbench bench ab: " + o.arms[0].name + " vs " + o.arms[1].name;
+  content.title = "encbench bench ab: " + o.arms[1].name + " vs " + o.arms[0].name;
   reports::GateInput gate;
   gate.source = (o.out_dir / "ab.json").string();
-  gate.name = o.arms[0].name + " vs " + o.arms[1].name;
+  gate.name = o.arms[1].name + " vs " + o.arms[0].name;
+  gate.sides = {o.arms[0].name, o.arms[1].name};
   gate.doc = make_result_envelope("encbench-compare", 1, {}, c.identity.device);
   gate.doc.update(reports::to_json(c));
   for (std::size_t a = 0; a < by_arm.size(); ++a)
@@ -262,10 +287,18 @@ std::string render_page(const LiveAbOptions& o, const nlohmann::json& doc, const
       (a == 0 ? gate.base_rounds : gate.new_rounds).push_back(reports::parse_result(r.serving, source));
     }
   content.gates.push_back(std::move(gate));
+  for (const auto& reason : doc.value("invalid_reasons", nlohmann::json::array()))
+    content.no_verdict_reasons.push_back(reason.get<std::string>());
   std::string html = reports::render_html_report(content).html;
-  const std::string summary = html_summary(o, doc);
-  const auto at = html.find("<h1 id=\"verdict\"");
-  html.insert(at == std::string::npos ? html.find("<body>") + 7 : at, summary);
+  // The A/B summary is the page's headline (its one h1); the report's verdict follows as a section.
+  const std::string verdict_open = "<h1 id=\"verdict\"";
+  auto at = html.find(verdict_open);
+  if (at != std::string::npos) {
+    html.replace(at, 3, "<h2");
+    const auto close = html.find("</h1>", at);
+    if (close != std::string::npos) html.replace(close, 5, "</h2>");
+  }
+  html.insert(at == std::string::npos ? html.find("<body>") + 7 : at, html_summary(o, doc));
   return html;
 }
 

@@ -233,6 +233,18 @@ void apply_lm_cost(const ServeOptions& o, const std::optional<serving::ServingMo
   if (o.lm_per_prefill_token_ms >= 0) config.engine.lm.per_prefill_token_ms = o.lm_per_prefill_token_ms;
 }
 
+// /stop_profile's answer also names the server's encoder preset and model, so that a client's
+// page (bench serve --plot-timeline) can call the run by them rather than by its backend.
+ProfileReply with_server_identity(ProfileReply reply, ProfileAction action, const std::string& preset,
+                                  const std::string& model) {
+  if (action != ProfileAction::stop || reply.status != 200) return reply;
+  nlohmann::json body = nlohmann::json::parse(reply.body, nullptr, false);
+  if (!body.is_object()) return reply;
+  body["server"] = {{"encoder_preset", preset}, {"model", model}};
+  reply.body = body.dump();
+  return reply;
+}
+
 // The encoder step: the real encoder path on --device with its profiler, or the cost model.
 void apply_encoder(const ServeOptions& o, ServerConfig& config) {
   (void)encoder::parse_preset_spec(o.encoder_preset);  // throws InvalidInput listing the presets
@@ -263,7 +275,10 @@ void apply_encoder(const ServeOptions& o, ServerConfig& config) {
   config.measured_op_times = std::move(real.measured_op_times);
   // vLLM's practice: the profiler endpoints exist only when asked for (anyone who can reach
   // the port could otherwise fill the profile directory).
-  if (o.enable_profiling) config.profile = [profiler](ProfileAction action) { return profiler->handle(action); };
+  if (o.enable_profiling)
+    config.profile = [profiler, preset = o.encoder_preset, model = o.model](ProfileAction action) {
+      return with_server_identity(profiler->handle(action), action, preset, model);
+    };
 }
 
 // vLLM's API-server stage: --api-server-model, else the serving model's, else none; then

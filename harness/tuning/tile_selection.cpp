@@ -82,6 +82,9 @@ TileSelection select_tiles(const TileRequest& request, const kernels::CacheSizes
     if (!request.cache_path.empty()) {
       const std::string error = write_tile_cache(request.cache_path, id, *s.calibration);
       if (error.empty()) s.source += ", written to " + request.cache_path;
+      // One line per cause: a stale file that also cannot be rewritten (a read-only home) is the
+      // same fault, said once.
+      else if (!s.notes.empty()) s.notes.back() += "; cannot rewrite it: " + error;
       else s.notes.push_back("encbench: tile cache not written: " + error);
     }
   }

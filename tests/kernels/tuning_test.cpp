@@ -299,5 +299,16 @@ TEST_F(TileSelectionTest, DefaultRunsTheCacheSizeTilesWithoutCacheOrCalibration)
   EXPECT_EQ(calibrations_, 0);
 }
 
+TEST_F(TileSelectionTest, AStaleCacheThatCannotBeRewrittenIsOneLine) {
+  write_cache_text("{ not json");
+  // A directory where the rewrite's temporary file goes: the write fails even for root.
+  std::filesystem::create_directories(request_.cache_path + ".tmp");
+  const TileSelection s = select(id_);
+  EXPECT_EQ(calibrations_, 1);
+  ASSERT_EQ(s.notes.size(), 1u);
+  EXPECT_NE(s.notes[0].find("ignoring tile cache"), std::string::npos) << s.notes[0];
+  EXPECT_NE(s.notes[0].find("cannot rewrite it: cannot write"), std::string::npos) << s.notes[0];
+}
+
 }  // namespace
 }  // namespace encbench::tuning::test

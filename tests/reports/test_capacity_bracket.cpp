@@ -115,16 +115,16 @@ nlohmann::json live_sweep(const nlohmann::json& bracket_json) {
 
 TEST(CapacityBracket, TheSweepPageHeadlineSaysBracketedOrBound) {
   const std::string bound = render_sweep_html(live_sweep(to_json(bracket({{5, true}, {40, true}}))));
-  EXPECT_NE(bound.find("<h1 class=\"invalid\">server: capacity at ttft p99 &lt;= 2000 ms: &gt;= 40 req/s: no point "
+  EXPECT_NE(bound.find("<h1 id=\"sweep-verdict\" class=\"invalid\">server: capacity at ttft p99 &lt;= 2000 ms: &gt;= 40 req/s: no point "
                        "failed; extend --sweep</h1>"),
             std::string::npos)
       << bound;
   const std::string bracketed = render_sweep_html(live_sweep(to_json(bracket({{20, true}, {40, false}}))));
-  EXPECT_NE(bracketed.find("<h1 class=\"pass\">server: capacity at ttft p99 &lt;= 2000 ms: between 20 and 40 req/s</h1>"),
+  EXPECT_NE(bracketed.find("<h1 id=\"sweep-verdict\" class=\"pass\">server: capacity at ttft p99 &lt;= 2000 ms: between 20 and 40 req/s</h1>"),
             std::string::npos)
       << bracketed;
   const std::string failed = render_sweep_html(live_sweep(to_json(bracket({{5, false}}))));
-  EXPECT_NE(failed.find("<h1 class=\"fail\">"), std::string::npos) << failed;
+  EXPECT_NE(failed.find("<h1 id=\"sweep-verdict\" class=\"fail\">"), std::string::npos) << failed;
   EXPECT_NE(failed.find("&lt; 5 req/s: every point failed"), std::string::npos) << failed;
   // A result from before brackets: its highest passing load, said to be unbracketed.
   nlohmann::json old = live_sweep(nullptr);
