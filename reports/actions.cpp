@@ -2,6 +2,8 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -160,28 +162,49 @@ static int run_report_impl(const ReportOptions& o, std::ostream& out) {
   return 0;
 }
 
+// `history list`: one row per run with the run's own time (its created_utc; when it was recorded
+// only for a result without one) and the device it ran on, each column as wide as its widest
+// value, so no value runs into the next. Returns the rows as JSON.
+static nlohmann::json print_history_list(const History& history, const std::vector<HistoryRun>& runs,
+                                         std::ostream& out) {
+  struct Row {
+    std::string id, created, sha, kind, device, metrics, series;
+  };
+  std::vector<Row> rows{{"id", "created (UTC)", "git sha", "kind", "device", "metrics", "series"}};
+  nlohmann::json json_rows = nlohmann::json::array();
+  for (const auto& h : runs) {
+    const std::string created = h.created_utc.empty() ? h.recorded_utc + " (recorded)" : h.created_utc;
+    rows.push_back({std::to_string(h.id), created, h.git_sha.empty() ? "-" : short_sha(h.git_sha),
+                    to_string(h.run.kind), h.run.identity.device.empty() ? "-" : h.run.identity.device,
+                    std::to_string(h.run.metrics.size()),
+                    h.series + (h.before_reset ? "  (before baseline reset)" : "") +
+                        (h.gate_status == "fail" ? "  (failed its gate)" : "")});
+    json_rows.push_back({{"id", h.id}, {"created_utc", h.created_utc}, {"recorded_utc", h.recorded_utc},
+                         {"git_sha", h.git_sha}, {"kind", to_string(h.run.kind)}, {"device", h.run.identity.device},
+                         {"series", h.series}, {"source", h.source}, {"metrics", h.run.metrics.size()},
+                         {"before_reset", h.before_reset}, {"gate_status", h.gate_status}});
+  }
+  std::array<std::size_t, 6> width{};
+  for (const Row& r : rows) {
+    const std::array<const std::string*, 6> cells{&r.id, &r.created, &r.sha, &r.kind, &r.device, &r.metrics};
+    for (std::size_t c = 0; c < cells.size(); ++c) width[c] = std::max(width[c], cells[c]->size());
+  }
+  out << "history " << history.path().string() << ": " << runs.size() << " run(s) shown\n";
+  for (const Row& r : rows) {
+    const std::array<const std::string*, 6> cells{&r.id, &r.created, &r.sha, &r.kind, &r.device, &r.metrics};
+    for (std::size_t c = 0; c < cells.size(); ++c) out << std::left << std::setw(static_cast<int>(width[c] + 2)) << *cells[c];
+    out << r.series << "\n";
+  }
+  return json_rows;
+}
+
 static int run_history_impl(const HistoryOptions& o, std::ostream& out) {
   History history(history_path(o.history_file));
   nlohmann::json doc = make_result_envelope("encbench-history", 1, o.argv, "");
   doc["history"] = history.path().string();
   doc["action"] = o.action;
   if (o.action == "list") {
-    const auto runs = history.list(o.series, o.last);
-    out << "history " << history.path().string() << ": " << runs.size() << " run(s) shown\n";
-    out << std::left << std::setw(6) << "id" << std::setw(22) << "recorded" << std::setw(14) << "git sha"
-        << std::setw(9) << "kind" << std::setw(8) << "metrics" << "series\n";
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& h : runs) {
-      out << std::left << std::setw(6) << h.id << std::setw(22) << h.recorded_utc << std::setw(14)
-          << (h.git_sha.empty() ? "-" : short_sha(h.git_sha)) << std::setw(9) << to_string(h.run.kind)
-          << std::setw(8) << h.run.metrics.size() << h.series << (h.before_reset ? "  (before baseline reset)" : "")
-          << (h.gate_status == "fail" ? "  (failed its gate)" : "") << "\n";
-      rows.push_back({{"id", h.id}, {"recorded_utc", h.recorded_utc}, {"git_sha", h.git_sha},
-                      {"kind", to_string(h.run.kind)}, {"series", h.series}, {"source", h.source},
-                      {"metrics", h.run.metrics.size()}, {"before_reset", h.before_reset},
-                      {"gate_status", h.gate_status}});
-    }
-    doc["runs"] = rows;
+    doc["runs"] = print_history_list(history, history.list(o.series, o.last), out);
   } else if (o.action == "trend") {
     require(!o.metric.empty(), "history trend needs a METRIC name (e.g. mean_ttft_ms)");
     const std::optional<std::string> key = history.resolve_metric(o.metric);

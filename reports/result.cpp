@@ -245,7 +245,8 @@ RunResult parse_serving(const json& doc, const std::string& source) {
   r.producer = string_or(doc, "schema") == "encbench-serve-bench" ? "encbench" : "vllm";
   read_envelope(doc, r);
   r.identity.model = string_or(doc, "model_id", string_or(doc, "model"));
-  r.identity.device = device_of(doc);
+  // The server's device when the server said it (encbench serve), else the envelope's.
+  r.identity.device = string_or(doc, "server_device", device_of(doc));
   r.identity.dataset = dataset_of(doc);
   {
     std::ostringstream s;
@@ -784,6 +785,35 @@ RunResult parse_preset_ab(const json& doc, const std::string& source) {
   return r;
 }
 
+// `bench ab`'s own result (encbench-live-ab/1) in the preset A/B shape `run --clock real` writes:
+// its arms' rounds (each round's serving result, pooled per arm as rounds are), the arm names as
+// the presets, and a scenario from the first round's serving result, so report and compare read
+// both alike. Needs two arms with at least one round each.
+json preset_ab_from_live_ab(const json& doc, const std::string& source) {
+  require(doc.contains("arms") && doc["arms"].is_array() && doc["arms"].size() == 2,
+          source + ": bench ab result needs its two 'arms'");
+  json out = doc;
+  json first_serving;
+  for (std::size_t i = 0; i < 2; ++i) {
+    json& arm = out["arms"][i];
+    const std::string what = source + ": arms[" + std::to_string(i) + "]";
+    require(arm.is_object() && arm.contains("rounds") && arm["rounds"].is_array() && !arm["rounds"].empty(),
+            what + " finished no round: nothing to compare");
+    arm["preset"] = string_or(arm, "name", std::string(1, static_cast<char>('a' + i)));
+    if (first_serving.is_null() && arm["rounds"][0].is_object()) first_serving = arm["rounds"][0].value("serving", json());
+  }
+  require(first_serving.is_object(), source + ": arms[0].rounds[0] needs a 'serving' object");
+  out["scenario"] = {{"name", "bench ab"},
+                     {"model", string_or(first_serving, "model_id", string_or(first_serving, "model"))},
+                     {"device", string_or(first_serving, "server_device", device_of(first_serving))},
+                     {"presets", {out["arms"][0]["preset"], out["arms"][1]["preset"]}},
+                     {"num_prompts", first_serving.value("num_prompts", json())},
+                     {"request_rate", first_serving.value("request_rate", json())},
+                     {"burstiness", first_serving.value("burstiness", json())}};
+  out["verdict_valid"] = doc.value("invalid_reasons", json::array()).empty();
+  return out;
+}
+
 }  // namespace
 
 ResultKind detect_kind(const json& doc, const std::string& source) {
@@ -794,10 +824,13 @@ ResultKind detect_kind(const json& doc, const std::string& source) {
   if (schema == "encbench-serve-bench") return ResultKind::serving;
   if (schema == "encbench-preset-ab") return ResultKind::preset_ab;
   if (schema == "encbench-closed-loop") return ResultKind::preset_ab;  // the legacy name, results before the rename
+  // The legacy name (results before the rename), and bench ab's ab.json: interleaved rounds of
+  // two arms, read as `run --clock real`'s result is.
+  if (schema == "encbench-preset-ab" || schema == "encbench-live-ab") return ResultKind::preset_ab;
   if (!schema.empty())
     throw InvalidInput(source + ": schema '" + schema +
                        "' cannot be compared (expected encbench-encode, encbench-ab, encbench-serve-bench, "
-                       "encbench-preset-ab, vllm bench serve or Google Benchmark JSON)");
+                       "encbench-preset-ab, encbench-live-ab, vllm bench serve or Google Benchmark JSON)");
   if (doc.contains("benchmarks") && doc["benchmarks"].is_array() && doc.contains("context"))
     return ResultKind::gbench;
   if (doc.contains("completed") && (doc.contains("request_throughput") || doc.contains("duration")))
@@ -817,6 +850,8 @@ RunResult parse_result(const json& doc, const std::string& source) {
     require(version >= 1 && version <= newest, source + ": schema_version " + doc["schema_version"].dump() +
                                                    " is not supported (1.." + std::to_string(newest) + " are)");
   }
+  const bool live_ab = string_or(doc, "schema") == "encbench-live-ab";
+  const json shaped = live_ab ? preset_ab_from_live_ab(doc, source) : json();
   RunResult r;
   try {
     switch (kind) {
@@ -824,12 +859,14 @@ RunResult parse_result(const json& doc, const std::string& source) {
       case ResultKind::encode: r = parse_encode(doc, source); break;
       case ResultKind::ab: r = parse_ab(doc, source); break;
       case ResultKind::gbench: r = parse_gbench(doc, source); break;
-      case ResultKind::preset_ab: r = parse_preset_ab(doc, source); break;
+      case ResultKind::preset_ab: r = parse_preset_ab(live_ab ? shaped : doc, source); break;
     }
   } catch (const json::exception& e) {
     throw InvalidInput(source + ": unexpected value in a " + to_string(kind) + " result: " + e.what());
   }
-  r.raw = doc;
+  // A bench ab run's workload is its client's (dataset, load), not run's generated sample.
+  if (live_ab) r.identity.dataset = dataset_of(shaped["arms"][0]["rounds"][0]["serving"]);
+  r.raw = live_ab ? shaped : doc;
   return r;
 }
 

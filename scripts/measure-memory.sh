@@ -24,7 +24,8 @@ for model in qwen2.5-vl-7b qwen3-vl-8b; do
       else name=${config%%:*}; flags=${config#*:}; fi
       f="$out/${model}_${input_name}_${name}.json"
       # shellcheck disable=SC2086
-      "$bin" encode --model "$model" $input_flags --device sim:ascend-910b $flags --forwards 1 --warmup 1 \
+      # --no-mlp: the tables this script's docs show were measured on the attention blocks alone
+      "$bin" encode --model "$model" $input_flags --device sim:ascend-910b $flags --no-mlp --forwards 1 --warmup 1 \
         --json "$f" >/dev/null
       python3 - "$f" "$model" "$input_name" "$name" <<'PY'
 import json, sys

@@ -22,7 +22,12 @@ void add_encoder_run_flags(CLI::App* sub, encoder::RunOptions& o) {
   sub->add_option("--forwards", o.forwards, "Measured forwards (ab: repetitions per side)")->capture_default_str();
   sub->add_option("--warmup", o.warmup, "Warm-up forwards (not measured)")->capture_default_str();
   sub->add_option("--seed", o.seed, "Seed of the random weights and pixels")->capture_default_str();
-  sub->add_flag("--mlp", o.mlp, "Add norm2 + MLP to every layer (realistic device time)");
+  // On by default, as `serve` and `run` run the encoder, so one model's forward times agree between
+  // commands; --mlp stays accepted (it was the way to ask for it).
+  o.mlp = true;
+  sub->add_flag("--mlp,!--no-mlp", o.mlp,
+                "Run norm2 + MLP in every layer (default, as serve and run do); --no-mlp leaves them out "
+                "(attention blocks only)");
   sub->add_flag("--verify", o.verify,
                 "Run the reference path and report per-layer relative error (non-zero exit on FAIL); "
                 "on sim devices an extra (unmeasured) sim device computes the results for it");

@@ -16,6 +16,7 @@
 #include "harness/scenario/virtual_grid.hpp"
 #include "reports/config_sweep_html.hpp"
 #include "harness/serving/api_server_model.hpp"
+#include "harness/serving/serving_model_choice.hpp"
 
 #include <signal.h>
 
@@ -86,7 +87,9 @@ void add_scenario_flags(CLI::App* sub, RunFlags& f) {
                   "Request-shape distribution file (scenarios/workloads/*.json; virtual clock); default: the fixed "
                   "sample of --image-width x --image-height and --output-len");
   sub->add_option("--serving-model", f.serving_model,
-                  "Serving-model coefficients (scenarios/serving/*.json); default: the LM roofline");
+                  "Serving-model coefficients (scenarios/serving/*.json); default: the calibrated one the project "
+                  "ships for --device and --model (scenarios/serving/<profile>-<model>.json), else the LM roofline; "
+                  "'roofline' = the roofline alone");
   sub->add_option("--model-set", f.model_set,
                   "Override serving-model coefficients: name=value,... (virtual clock; scripts/fit-seeds.py)");
   sub->add_option("--async-scheduling", f.async_scheduling,
@@ -275,6 +278,11 @@ int run_grid(const RunFlags& f, const scenario::PresetAbOptions& o, const std::v
 
 int run_command(const RunFlags& f, const std::vector<std::string>& argv) {
   scenario::PresetAbOptions o = options_from(f);
+  // The calibrated serving model for the device and model by default; the run says which first.
+  const serving::ServingModelChoice choice =
+      serving::choose_serving_model(o.serving_model.string(), o.device, o.model, o.profiles_dir);
+  o.serving_model = choice.file;
+  o.serving_model_note = serving::describe(choice);
   // SIGINT/SIGTERM: finish the current seed or point (virtual clock), or stop the round's server
   // (real clock), and write what finished.
   o.wiring.stop_fd = stop_signal_fd();

@@ -4,6 +4,7 @@
 
 #include "harness/cli/command.hpp"
 #include "harness/server/serve_command.hpp"
+#include "harness/serving/serving_model_choice.hpp"
 
 namespace encbench::cli {
 namespace {
@@ -155,7 +156,9 @@ void add_cost_model_flags(CLI::App* sub, server::ServeOptions& o) {
                   "Override the LM cost model's per_prefill_token_ms");
   sub->add_option("--serving-model", o.serving_model,
                   "Serving-model coefficients (scenarios/serving/*.json: achieved FLOP/s and bandwidth, engine-core "
-                  "host costs, encoder dispatch, KV capacity; each with its source); sim devices only");
+                  "host costs, encoder dispatch, KV capacity; each with its source); sim devices only. Default: the "
+                  "calibrated one the project ships for --device and --model (scenarios/serving/<profile>-<model>.json, "
+                  "e.g. ascend-910b-qwen3-vl-8b.json), else the LM roofline; 'roofline' = the roofline alone");
   sub->add_flag("!--no-async-scheduling", o.async_scheduling,
                 "Engine-core host work adds to each step instead of overlapping it (vLLM --no-async-scheduling)");
   sub->add_option("--kv-cache-tokens", o.kv_cache_tokens,
@@ -205,7 +208,15 @@ void add_serve_command(CLI::App& app, CommandContext& ctx) {
   add_api_server_flags(sub, o);
   sub->add_option("--result-json", o.result_json, "Write a summary (schema encbench-serve/1) at shutdown");
   sub->callback([&ctx, options] {
-    ctx.action = [&ctx, options] { return server::run_serve(*options, ctx.argv, std::cout); };
+    ctx.action = [&ctx, options] {
+      // The calibrated serving model by default (null mode has no engine to model).
+      const serving::ServingModelChoice choice = serving::choose_serving_model(
+          options->null_mode ? serving::kRooflineServingModel : options->serving_model.string(), options->device,
+          options->model, options->profiles_dir);
+      options->serving_model = choice.file;
+      options->serving_model_description = serving::describe(choice);
+      return server::run_serve(*options, ctx.argv, std::cout);
+    };
   });
 }
 }  // namespace encbench::cli

@@ -176,7 +176,7 @@ std::string first_model_from_server(const std::string& base, double timeout_s) {
 }
 
 std::pair<std::string, std::string> first_model_id_and_root(const std::string& base, const std::vector<std::string>& extra_headers,
-                                                            double timeout_s) {
+                                                            double timeout_s, std::string* server_device) {
   global_curl_init();
   const std::string url = base + "/v1/models";
   std::unique_ptr<CURL, void (*)(CURL*)> easy(curl_easy_init(), curl_easy_cleanup);
@@ -206,6 +206,8 @@ std::pair<std::string, std::string> first_model_id_and_root(const std::string& b
   require(first["id"].is_string(), "GET " + url + ": data[0].id is not a string");
   const std::string id = first["id"].get<std::string>();
   const std::string root = first.contains("root") && first["root"].is_string() ? first["root"].get<std::string>() : id;
+  if (server_device && first.contains("encbench_device") && first["encbench_device"].is_string())
+    *server_device = first["encbench_device"].get<std::string>();
   return {id, root};
 }
 
@@ -314,7 +316,7 @@ void prepare_run(const BenchConfig& config, int ranks, const std::string& prefix
   model_name = config.served_model_name;
   if (config.model.empty()) {
     // vllm: model_name = data[0].id (sent), model_id = data[0].root (reported), --header applied.
-    auto [id, root] = first_model_id_and_root(base_url(config), header_lines(config));
+    auto [id, root] = first_model_id_and_root(base_url(config), header_lines(config), 30, &result.server_device);
     model_name = id;
     result.model_id = root;
   } else {
@@ -921,6 +923,7 @@ void add_vllm_setup_keys(ojson& j, const BenchConfig& c, const BenchResult& r) {
   j["backend"] = backend;
   j["label"] = c.label.empty() ? nullptr : ojson(c.label);
   j["model_id"] = r.model_id;
+  if (!r.server_device.empty()) j["server_device"] = r.server_device;
   j["tokenizer_id"] = c.skip_tokenizer_init ? ojson(nullptr) : ojson(c.tokenizer.empty() ? r.model_id : c.tokenizer);
   j["num_prompts"] = c.dataset.num_prompts;
   for (const auto& [k, v] : c.metadata) j[k] = v;  // vllm stores the (stripped) strings: tp=1 -> "1"

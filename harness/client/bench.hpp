@@ -98,6 +98,7 @@ std::string base_url(const BenchConfig& config);
 
 struct BenchResult {
   std::string model_id;                       // resolved model
+  std::string server_device;                  // the server's own device when it says (encbench serve)
   std::string api_url;
   std::string date;                           // YYYYmmdd-HHMMSS, local time after the run (as vllm)
   // --ramp-up-strategy: vllm's rps_change_events (rps, local ISO time of the release that passed it)
@@ -149,9 +150,11 @@ std::string python_float(double v);
 // GET {base}/v1/models with the given header lines -> (data[0].id, data[0].root) as vllm's
 // get_first_model_from_server: the id is sent as "model", the root is the result's model_id
 // (root falls back to the id when the server has none). Throws ServerUnreachable or InvalidInput.
+// `server_device`, when given, receives data[0].encbench_device (what an encbench server runs on;
+// "" from other servers).
 std::pair<std::string, std::string> first_model_id_and_root(const std::string& base_url,
                                                             const std::vector<std::string>& headers,
-                                                            double timeout_s = 30);
+                                                            double timeout_s = 30, std::string* server_device = nullptr);
 // The id alone, with only the OPENAI_API_KEY header (kept for existing callers).
 std::string first_model_from_server(const std::string& base_url, double timeout_s = 30);
 // Opens (and closes) one TCP connection to the URL's host; throws ServerUnreachable on failure.

@@ -272,7 +272,7 @@ std::string encode_summary(const ResolvedRun& r, const RunOptions& o, const devi
     << (m.has_windows() ? ", window " + std::to_string(m.window_size) + " px, full-attention layers " +
                               layers_text(m.fullatt_block_indexes)
                         : std::string(", full attention in every layer"))
-    << (o.mlp ? ", with MLP" : ", attention blocks only (no --mlp)") << ")\n";
+    << (o.mlp ? ", with MLP" : ", attention blocks only (--no-mlp)") << ")\n";
   s << "inputs:   ";
   for (std::size_t i = 0; i < r.media.size(); ++i)
     s << (i ? ", " : "") << (r.media[i].is_video ? "video " : "image ") << r.media[i].spec << " -> grid ("

@@ -237,6 +237,13 @@ client::BenchResult measure_round(const client::BenchConfig& base, client::Bench
       if (server.in_process) server.in_process->measured_run_starts();
       result = client::run_benchmark(bc);
       if (server.in_process) server.in_process->measured_run_ended();
+      // What the arm's server ran on, for the record (the client asks only when it looks up the
+      // model); a server that does not say (vLLM) leaves it empty, and a failed ask changes nothing.
+      if (result.server_device.empty()) try {
+          (void)client::first_model_id_and_root(client::base_url(bc), {}, 5, &result.server_device);
+        } catch (const std::exception&) {
+          result.server_device.clear();
+        }
       note_first_token(server, result);
     }
   } catch (const client::ServerUnreachable& e) {

@@ -258,6 +258,7 @@ client::BenchConfig preset_bench_config(const PresetAbOptions& o, const std::vec
   gen.height = o.image_height;
   gen.image_format = "jpeg";
   gen.out = o.outputs.result_dir / ("vision-arena-" + std::to_string(o.num_prompts) + ".jsonl");
+  if (!o.serving_model_note.empty()) progress << "[run] serving model: " << o.serving_model_note << std::endl;
   progress << "[run] generating " << o.num_prompts << " vision-arena prompts (" << o.image_width << "x"
            << o.image_height << ") -> " << gen.out.string() << std::endl;
   client::generate_dataset(gen);

@@ -117,6 +117,9 @@ struct PresetAbOptions {
   std::int64_t max_num_encoder_input_tokens = 0;
   bool async_scheduling = true;
   std::filesystem::path serving_model;      // serving/serving_model.hpp; "" = the LM roofline
+  // Which serving model this is and why (the CLI's serving::describe of its choice: the calibrated
+  // default, the file asked for, or the roofline), said on the run's first progress line; "" = none.
+  std::string serving_model_note;
   std::string model_set;                    // name=value overrides of the serving model
   // vLLM's API-server stage (serving/api_server_model.hpp), both clocks: "" = the serving model's
   // (none without one), else none | a name in scenarios/serving/api-server | a path; processes:

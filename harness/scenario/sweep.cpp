@@ -263,6 +263,7 @@ PresetAbRun run_virtual_sweep(const PresetAbOptions& o, const SweepOptions& w, c
   const std::filesystem::path result_path = prepare_result_path(
       o.outputs.result_file.empty() ? o.outputs.result_dir / ("sweep-" + safe_file_component(o.name) + ".json") : o.outputs.result_file);
   VirtualExperiment experiment(o, argv);
+  if (!o.serving_model_note.empty()) progress << "[sweep] serving model: " << o.serving_model_note << std::endl;
   progress << "[sweep] virtual clock: " << experiment.description() << std::endl;
   SweepRecord record;
   record.presets = o.presets;

@@ -23,6 +23,7 @@ PresetAbRun run_virtual_preset_ab(const PresetAbOptions& o, const std::vector<st
   if (!result_path.parent_path().empty()) std::filesystem::create_directories(result_path.parent_path(), ec);
   require(!ec, "cannot create directory " + result_path.parent_path().string() + " for the results: " + ec.message());
   VirtualExperiment experiment(o, argv);
+  if (!o.serving_model_note.empty()) progress << "[run] serving model: " << o.serving_model_note << std::endl;
   progress << "[run] virtual clock: " << o.model << " on " << o.device << ", " << experiment.description() << std::endl;
   VirtualAbRecord record;
   record.by_arm = experiment.run_all(o, &progress, !o.outputs.timeline_html.empty());

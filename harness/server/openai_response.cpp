@@ -95,7 +95,8 @@ std::string ResponseFormatter::final_body(std::string_view text, FinishReason fi
   return out;
 }
 
-std::string models_list_body(std::string_view model, std::int64_t created, std::int64_t max_model_len) {
+std::string models_list_body(std::string_view model, std::int64_t created, std::int64_t max_model_len,
+                             std::string_view device) {
   nlohmann::json body = {
       {"object", "list"},
       {"data",
@@ -106,6 +107,7 @@ std::string models_list_body(std::string_view model, std::int64_t created, std::
          {"root", std::string(model)},
          {"parent", nullptr},
          {"max_model_len", max_model_len}}}}};
+  if (!device.empty()) body["data"][0]["encbench_device"] = std::string(device);
   return body.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

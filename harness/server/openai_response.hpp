@@ -43,6 +43,8 @@ class ResponseFormatter {
   std::string chunk_prefix_; // data: {"id":..,"object":..,"created":..,"model":..,"choices":[
 };
 
-std::string models_list_body(std::string_view model, std::int64_t created, std::int64_t max_model_len);
+// `device` ("" = not said) goes in as "encbench_device", so a client can record what the server ran on.
+std::string models_list_body(std::string_view model, std::int64_t created, std::int64_t max_model_len,
+                             std::string_view device = {});
 
 }  // namespace encbench::server

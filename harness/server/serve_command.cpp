@@ -305,6 +305,7 @@ void apply_api_server(const ServeOptions& o, const std::optional<serving::Servin
 ServerConfig build_server_config(const ServeOptions& options) {
   ServerConfig config;
   ServeOptions o = options;
+  if (!o.null_mode) config.device = o.device;
   std::optional<serving::ServingModel> serving;
   if (!o.serving_model.empty()) {
     serving = serving::load_serving_model(o.serving_model);
@@ -418,9 +419,14 @@ int run_serve(const ServeOptions& options, const std::vector<std::string>& argv,
   }
   Server server(config);
   server.start();
+  // One parseable line first (key=value words); the serving model by its file, or "roofline".
   out << "encbench-serve listening url=" << server.base_url() << " port=" << server.port()
-      << " model=" << config.request.served_model_name << " mode=" << (options.null_mode ? "null" : "engine")
-      << std::endl;
+      << " model=" << config.request.served_model_name << " mode=" << (options.null_mode ? "null" : "engine");
+  if (!options.null_mode)
+    out << " serving_model=" << (options.serving_model.empty() ? "roofline" : options.serving_model.string());
+  out << std::endl;
+  if (!options.null_mode && !options.serving_model_description.empty())
+    out << "encbench-serve serving model: " << options.serving_model_description << std::endl;
   if (!options.null_mode) out << "encbench-serve lm step cost: " << config.engine.lm.source << std::endl;
   if (config.engine.encoder_time == EngineCoreConfig::EncoderTime::modelled)
     out << "encbench-serve encoder clock: virtual (each step waits out the virtual-clock forward)" << std::endl;

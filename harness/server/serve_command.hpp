@@ -66,6 +66,9 @@ struct ServeOptions {
   // --serving-model FILE (serving/serving_model.hpp): LM step, engine-core host, encoder host and
   // KV coefficients with their sources; the --lm-* overrides still apply on top.
   std::filesystem::path serving_model;
+  // Which serving model this is and why (serving/serving_model_choice.hpp describe()), said on the
+  // server's first lines; "" when the caller chose the file itself.
+  std::string serving_model_description;
   bool async_scheduling = true;            // vLLM >= 0.14 default; --no-async-scheduling
   std::int64_t kv_cache_tokens = -1;       // -1: from the serving model (none: unlimited); 0: unlimited
   // Host costs of the encoder that the eager framework pays and this C++ does not (negative: the

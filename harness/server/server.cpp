@@ -892,7 +892,8 @@ class Server::Impl::Session : public SessionStreamer {
       if (!only(http::verb::get)) return;
       return send_response(200, "application/json",
                            models_list_body(server_.config_.request.served_model_name,
-                                            unix_seconds(), server_.config_.request.max_model_len));
+                                            unix_seconds(), server_.config_.request.max_model_len,
+                                            server_.config_.device));
     }
     if (path == "/metrics") {
       if (!only(http::verb::get)) return;

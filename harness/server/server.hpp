@@ -53,6 +53,7 @@ struct ServerConfig {
   std::string host = "127.0.0.1";
   std::uint16_t port = 8000;               // 0 = any free port (read it back with port())
   RequestParseOptions request;                  // served model name, geometry, image limits
+  std::string device;                      // what the encoder runs on, as --device; said in /v1/models
   EngineCoreConfig engine;
   std::int64_t eos_mean_tokens = 128;      // natural stop length spread (see plan_output)
   std::uint64_t seed = 0;                  // output lengths and words

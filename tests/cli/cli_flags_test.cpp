@@ -167,6 +167,26 @@ TEST(CliEncode, FlagsReachTheResult) {
   fs::remove_all(dir);
 }
 
+// encode runs the encoder with its MLP by default, as serve and run do; --no-mlp leaves it out and
+// --mlp is accepted as before (the virtual clock makes the two defaults' forwards bit-identical).
+TEST(CliEncode, MlpIsOnByDefault) {
+  const fs::path dir = temp_dir("encode-mlp");
+  const std::string base = "encode " + kTiny + " --forwards 2 --warmup 0 --json ";
+  ASSERT_EQ(encbench(base + (dir / "default.json").string()).status, 0);
+  ASSERT_EQ(encbench(base + (dir / "mlp.json").string() + " --mlp").status, 0);
+  const Proc without = encbench(base + (dir / "no-mlp.json").string() + " --no-mlp");
+  ASSERT_EQ(without.status, 0) << without.output;
+  const json d = read_json(dir / "default.json"), m = read_json(dir / "mlp.json"), n = read_json(dir / "no-mlp.json");
+  EXPECT_TRUE(d["mlp"].get<bool>());
+  EXPECT_TRUE(m["mlp"].get<bool>());
+  EXPECT_FALSE(n["mlp"].get<bool>());
+  EXPECT_EQ(d["samples"]["forward_ms"], m["samples"]["forward_ms"]);
+  // The MLP is two GEMMs of 4x the hidden width a layer: it costs more than it could round away.
+  EXPECT_GT(d["summary"]["forward_ms"].get<double>(), 1.2 * n["summary"]["forward_ms"].get<double>());
+  EXPECT_NE(without.output.find("attention blocks only (--no-mlp)"), std::string::npos) << without.output;
+  fs::remove_all(dir);
+}
+
 TEST(CliAb, BadFlagsExit2WithTheReason) {
   expect_refused({
       {"ab --bogus", "--bogus"},
@@ -255,6 +275,87 @@ TEST(CliServe, BadFlagsExit2WithTheReason) {
 
 // A port another process holds, or an address this host does not have: the OS's reason in one
 // line (the error code used to be read after close() had reset it: "Success"), exit 2.
+// One 200-in/128-out request pair against `encbench serve --port 0 FLAGS` (1 req/s, ignore_eos):
+// the client's mean TPOT, and the server's log (its first line says which serving model it runs).
+struct ServedTpot {
+  double mean_tpot_ms = 0;
+  std::string serve_log;
+  std::string server_device;  // what the result says the server ran on
+};
+
+ServedTpot served_tpot(const fs::path& dir, const std::string& serve_flags) {
+  const std::string e = ENCBENCH_BINARY;
+  const fs::path log = dir / "serve.log", result = dir / "r.json";
+  const std::string script =
+      e + " serve --port 0 " + serve_flags + " > " + log.string() + " 2>&1 &\npid=$!\n" +
+      "for i in $(seq 600); do grep -q listening " + log.string() + " && break; sleep 0.1; done\n" +
+      "port=$(grep -o 'port=[0-9]*' " + log.string() + " | head -1 | cut -d= -f2)\n" + e +
+      " bench serve --backend openai-chat --endpoint /v1/chat/completions --port $port --dataset-name random "
+      "--random-input-len 200 --random-output-len 128 --num-prompts 2 --request-rate 1 --ignore-eos --save-result "
+      "--result-dir " + dir.string() + " --result-filename r.json > " + (dir / "bench.log").string() + " 2>&1\n" +
+      "rc=$?\nkill -INT $pid; wait $pid\nexit $rc\n";
+  std::ofstream(dir / "run.sh") << script;
+  ServedTpot t;
+  const Proc r = run("bash", (dir / "run.sh").string(), 120);
+  t.serve_log = read_all(log);
+  EXPECT_EQ(r.status, 0) << r.output << read_all(dir / "bench.log") << t.serve_log;
+  if (fs::exists(result)) {
+    const json j = read_json(result);
+    t.mean_tpot_ms = j["mean_tpot_ms"].get<double>();
+    t.server_device = j.value("server_device", "");
+  }
+  return t;
+}
+
+// serve's default device and model (sim:ascend-910b, qwen3-vl-8b) run the calibrated serving model
+// the project ships, and its first line says so; --serving-model roofline is the roofline alone.
+// Hand computation of one decode step (Qwen3-8B's 16.38 GB of bf16 weights, the profile's
+// 1.6 TB/s), from the serving model file's coefficients: calibrated = 16.38 / (1.6 x 0.70 of
+// bandwidth) + 10 ms fixed + 0.191 ms a sequence + 455 LM kernels x 4 us of device gaps = 26.64 ms
+// (plus a few us of KV reads and the real clock's lateness); roofline = 16.38 / 1.6 + 2 ms fixed
+// = 12.24 ms. A refit of the serving model moves the first: rerun and update both.
+TEST(CliServe, DefaultsToTheCalibratedServingModel) {
+  const fs::path dir = temp_dir("serve-default-model");
+  fs::create_directories(dir / "calibrated");
+  fs::create_directories(dir / "roofline");
+  const ServedTpot calibrated = served_tpot(dir / "calibrated", "");
+  const std::string first_line = calibrated.serve_log.substr(0, calibrated.serve_log.find('\n'));
+  EXPECT_NE(first_line.find("serving_model="), std::string::npos) << first_line;
+  EXPECT_NE(first_line.find("scenarios/serving/ascend-910b-qwen3-vl-8b.json"), std::string::npos) << first_line;
+  EXPECT_NE(calibrated.serve_log.find("calibrated default for sim:ascend-910b and qwen3-vl-8b"), std::string::npos);
+  // The client recorded the server's device (from its /v1/models), not its own machine's.
+  EXPECT_EQ(calibrated.server_device, "sim:ascend-910b");
+  EXPECT_GT(calibrated.mean_tpot_ms, 26.3);
+  EXPECT_LT(calibrated.mean_tpot_ms, 29.5);
+  const ServedTpot roofline = served_tpot(dir / "roofline", "--serving-model roofline");
+  EXPECT_NE(roofline.serve_log.find("serving_model=roofline"), std::string::npos) << roofline.serve_log;
+  EXPECT_GT(roofline.mean_tpot_ms, 12.0);
+  EXPECT_LT(roofline.mean_tpot_ms, 14.5);
+  fs::remove_all(dir);
+}
+
+// run: the same default, said on its first progress line and kept in the result's scenario.
+TEST(CliRun, DefaultsToTheCalibratedServingModel) {
+  const fs::path dir = temp_dir("run-default-model");
+  const std::string base = "run --clock virtual --num-prompts 20 --seeds 1 --result ";
+  const Proc calibrated = encbench(base + (dir / "c.json").string());
+  ASSERT_EQ(calibrated.status, 0) << calibrated.output;
+  EXPECT_EQ(calibrated.output.rfind("[run] serving model: ", 0), 0u) << calibrated.output.substr(0, 300);
+  EXPECT_NE(calibrated.output.find("ascend-910b-qwen3-vl-8b.json (calibrated default"), std::string::npos);
+  EXPECT_TRUE(read_json(dir / "c.json")["scenario"]["serving_model"].get<std::string>().ends_with(
+      "scenarios/serving/ascend-910b-qwen3-vl-8b.json"));
+  const Proc roofline = encbench(base + (dir / "r.json").string() + " --serving-model roofline");
+  ASSERT_EQ(roofline.status, 0) << roofline.output;
+  EXPECT_EQ(roofline.output.rfind("[run] serving model: roofline", 0), 0u) << roofline.output.substr(0, 300);
+  EXPECT_EQ(read_json(dir / "r.json")["scenario"]["serving_model"], "");
+  // The calibrated decode step is the slower one (26.6 vs 12.2 ms by hand, above).
+  const auto tpot = [&](const char* name) {
+    return read_json(dir / name)["arms"][0]["seeds"][0]["serving"]["mean_tpot_ms"].get<double>();
+  };
+  EXPECT_GT(tpot("c.json"), tpot("r.json") + 5.0);
+  fs::remove_all(dir);
+}
+
 TEST(CliServe, CannotListenSaysTheOsReason) {
   const HeldPort held;
   ASSERT_GT(held.port, 0);

@@ -184,6 +184,73 @@ TEST_F(Cli, HistoryRoundTrip) {
   EXPECT_EQ(encbench("history frobnicate --history " + q(db), dir).code, 2);
 }
 
+// A real `bench ab` result (ab.json, schema encbench-live-ab): two `encbench serve --null` arms,
+// two rounds of 20 requests each at 50 req/s. "" when bench ab wrote none (the test says why).
+std::filesystem::path bench_ab_result(const std::filesystem::path& dir) {
+  const std::string serve = std::string(ENCBENCH_BINARY) + " serve --null --port {port}";
+  const CliRun r = encbench("bench ab --arm 'base=" + serve + "' --arm 'opt=" + serve + "' --rounds 2 " +
+                                "--backend openai-chat --dataset-name random --random-input-len 8 " +
+                                "--random-output-len 4 --num-prompts 20 --request-rate 50 --ab-dir " + q(dir / "ab"),
+                            dir);
+  // On a loaded machine a round may miss its schedule: NO VERDICT (exit 1), ab.json written anyway.
+  const bool written = std::filesystem::exists(dir / "ab" / "ab.json");
+  EXPECT_TRUE(written && (r.code == 0 || r.code == 1)) << r.code << "\n" << r.output;
+  return written ? dir / "ab" / "ab.json" : std::filesystem::path();
+}
+
+// report and compare read bench ab's own ab.json, its arms pooled over their rounds as
+// `run --clock real`'s result is (they refused it: "schema 'encbench-live-ab' cannot be compared").
+TEST_F(Cli, ReportAndCompareReadBenchAbsResult) {
+  const std::filesystem::path ab = bench_ab_result(dir);
+  ASSERT_FALSE(ab.empty());
+  EXPECT_EQ(read_json_file(ab)["schema"], "encbench-live-ab");
+  const CliRun report = encbench("report " + q(ab) + " --html " + q(dir / "ab-report.html"), dir);
+  EXPECT_EQ(report.code, 0) << report.output;
+  EXPECT_TRUE(std::filesystem::exists(dir / "ab-report.html"));
+  const CliRun same = encbench("compare " + q(ab) + " " + q(ab) + " --json " + q(dir / "cmp.json"), dir);
+  EXPECT_EQ(same.code, 0) << same.output;  // a result against itself: no regression
+  EXPECT_EQ(same.output.find("cannot be compared"), std::string::npos) << same.output;
+  // Both arms' serving metrics, named by position and labelled with the arm names.
+  EXPECT_NE(same.output.find("A (base)"), std::string::npos) << same.output;
+  EXPECT_NE(same.output.find("B (opt)"), std::string::npos) << same.output;
+  const auto cmp = read_json_file(dir / "cmp.json");
+  EXPECT_NE(cmp.dump().find("a.mean_ttft_ms"), std::string::npos);
+  // A bench ab result against a single serving run is a mismatch (exit 2), not a crash.
+  EXPECT_EQ(encbench("compare " + q(ab) + " " + q(dir / "base.json"), dir).code, 2);
+}
+
+// history list: the run's own created_utc (not when `history record` ran), its device, and a kind
+// column as wide as its widest value ("preset-ab" ran into the next column at width 9).
+TEST_F(Cli, HistoryListShowsTheRunsOwnTimeAndDevice) {
+  nlohmann::json old_run = test::crafted_serving(1, 50, 1.0);
+  old_run["created_utc"] = "2025-06-01T12:00:00Z";
+  // bench serve's result: the client machine has no device, the server said it ran sim:ascend-910b.
+  old_run["machine"] = {{"device_kind", "none"}};
+  old_run["server_device"] = "sim:ascend-910b";
+  test::write_json(dir / "old.json", old_run);
+  const auto db = dir / "h.sqlite";
+  ASSERT_EQ(encbench("history record " + q(dir / "old.json") + " --history " + q(db), dir).code, 0);
+  const std::filesystem::path ab = bench_ab_result(dir);
+  ASSERT_FALSE(ab.empty());
+  ASSERT_EQ(encbench("history record " + q(ab) + " --history " + q(db), dir).code, 0);
+  const CliRun list = encbench("history list --history " + q(db) + " --json " + q(dir / "list.json"), dir);
+  ASSERT_EQ(list.code, 0) << list.output;
+  EXPECT_NE(list.output.find("2025-06-01T12:00:00Z"), std::string::npos) << list.output;
+  EXPECT_NE(list.output.find("sim:ascend-910b"), std::string::npos) << list.output;
+  // Every kind is followed by at least two spaces before the device column.
+  EXPECT_NE(list.output.find("preset-ab  "), std::string::npos) << list.output;
+  EXPECT_EQ(list.output.find("preset-absim"), std::string::npos) << list.output;
+  const auto doc = read_json_file(dir / "list.json");
+  bool found = false;
+  for (const auto& row : doc["runs"])
+    if (row["created_utc"] == "2025-06-01T12:00:00Z") {
+      found = true;
+      EXPECT_EQ(row["device"], "sim:ascend-910b");
+      EXPECT_NE(row["recorded_utc"], row["created_utc"]);
+    }
+  EXPECT_TRUE(found) << doc.dump(1);
+}
+
 }  // namespace
 }  // namespace encbench::reports
 
