@@ -28,9 +28,11 @@ function(encbench_library name)
   target_link_libraries(${name} PUBLIC encbench_build_flags ${ARG_PUBLIC_LINKS} PRIVATE ${ARG_PRIVATE_LINKS})
 endfunction()
 
-# encbench_test(NAME SOURCES... LINKS ...) : a GoogleTest binary registered with CTest.
+# encbench_test(NAME SOURCES... LINKS ... [SERIAL]) : a GoogleTest binary registered with CTest.
+# SERIAL: its tests run with nothing else beside them (they judge live timings, which another
+# test's load on a 2-core machine would move).
 function(encbench_test name)
-  cmake_parse_arguments(ARG "" "TIMEOUT" "SOURCES;LINKS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "SERIAL" "TIMEOUT" "SOURCES;LINKS;LABELS" ${ARGN})
   add_executable(${name} ${ARG_SOURCES})
   target_link_libraries(${name} PRIVATE encbench_build_flags ${ARG_LINKS} GTest::gtest GTest::gtest_main)
   include(GoogleTest)
@@ -49,6 +51,9 @@ function(encbench_test name)
     "  set_tests_properties(\"\${_t}\" PROPERTIES ENVIRONMENT \"${_env}\")\n")
   if(ARG_LABELS)
     file(APPEND "${_props_file}" "  set_tests_properties(\"\${_t}\" PROPERTIES LABELS \"${ARG_LABELS}\")\n")
+  endif()
+  if(ARG_SERIAL)
+    file(APPEND "${_props_file}" "  set_tests_properties(\"\${_t}\" PROPERTIES RUN_SERIAL TRUE)\n")
   endif()
   file(APPEND "${_props_file}" "endforeach()\n")
   set_property(DIRECTORY APPEND PROPERTY TEST_INCLUDE_FILES "${_props_file}")

@@ -11,6 +11,9 @@
 #include <cctype>
 #include <cstdlib>
 #include <sstream>
+#include <thread>
+
+#include <unistd.h>
 
 #include "harness/client/datasets_parquet.hpp"
 #include "harness/client/datasets_random_mm.hpp"
@@ -532,7 +535,12 @@ std::size_t generate_dataset(const GenerateConfig& config) {
       "Explain the gradient direction in the background.", "What would be a good title for this artwork?"};
   std::error_code ec;
   if (config.out.has_parent_path()) fs::create_directories(config.out.parent_path(), ec);
-  std::ofstream out(config.out, std::ios::trunc);
+  // Written under a name of this process and thread, then renamed into place: runs that make the
+  // same sample at once (run --grid's worker processes, experiments side by side) each read a
+  // whole file, never one another writes over.
+  const fs::path partial = config.out.string() + ".partial-" + std::to_string(::getpid()) + "-" +
+                           std::to_string(std::hash<std::thread::id>{}(std::this_thread::get_id()));
+  std::ofstream out(partial, std::ios::trunc);
   require(static_cast<bool>(out), "cannot write " + config.out.string());
   std::mt19937_64 rng(config.seed);
   const fs::path image_dir = config.out.parent_path() / (config.out.stem().string() + "_images");
@@ -572,8 +580,17 @@ std::size_t generate_dataset(const GenerateConfig& config) {
     }
     out << row.dump() << '\n';
   }
-  out.flush();
-  require(static_cast<bool>(out), "error writing " + config.out.string());
+  out.close();
+  if (!out) {
+    fs::remove(partial, ec);
+    throw InvalidInput("error writing " + config.out.string());
+  }
+  fs::rename(partial, config.out, ec);
+  if (ec) {
+    const std::string why = ec.message();
+    fs::remove(partial, ec);
+    throw InvalidInput("cannot write " + config.out.string() + ": " + why);
+  }
   return config.num;
 }
 
