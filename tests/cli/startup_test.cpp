@@ -102,7 +102,11 @@ TEST(Startup, IdleServeOnSimMapsNoCudaLibraryAndStaysSmall) {
   ASSERT_NE(at, std::string::npos) << status;
   const double rss_mib = std::stod(status.substr(at + 6)) / 1024.0;
   EXPECT_GT(rss_mib, 1.0);
+#if !defined(ENCBENCH_SANITIZED)
+  // The bound is the product's (an idle server under 60 MB); a sanitizer build's shadow memory and
+  // allocator quarantine are not, so there only the CUDA check above applies.
   EXPECT_LT(rss_mib, 60.0) << "idle serve on sim: " << rss_mib << " MiB";
+#endif
 }
 
 // `--device cuda` where no CUDA device can be made: one line, nothing on stdout, exit 2. Without
